@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Install every Debian 12 package gatekeeper needs to build, test and
+# benchmark. Idempotent; safe to re-run. Must run as root.
+set -euo pipefail
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps.sh: run as root (apt-get needs it)" >&2
+	exit 2
+fi
+
+PKGS=(
+	# build
+	build-essential pkg-config meson ninja-build clang
+	libfuzzer-14-dev libclang-rt-14-dev
+	# libraries (the whole design, not only today's modules)
+	libevent-dev libc-ares-dev libpsl-dev publicsuffix libjson-c-dev
+	libnftnl-dev libmnl-dev libnl-3-dev libnl-route-3-dev libssl-dev
+	libseccomp-dev libcmocka-dev
+	# runtime pieces of the sandbox
+	bubblewrap nftables iproute2
+	# real peers for tests and benchmarks
+	bind9-dnsutils dnsmasq-base dnsperf prometheus curl git openssl
+	nginx-light openssh-client openssh-server python3 procps
+)
+
+export DEBIAN_FRONTEND=noninteractive
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}" </dev/null
+fi
+# The prometheus package starts a server we do not want; promtool is all we use.
+if command -v systemctl >/dev/null 2>&1; then
+	systemctl disable --now prometheus prometheus-node-exporter nginx \
+		>/dev/null 2>&1 || true
+fi

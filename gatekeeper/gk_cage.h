@@ -1,0 +1,113 @@
+/*
+ * gk_cage: the cage table. A cage is one sandbox's identity (id, label,
+ * owner uid, source address) and policy (its allowlist), the addresses its
+ * DNS answers pinned to it (each until a deadline), and its own counters.
+ *
+ * Lookup by source address and by id are O(1) (hash tables). Times are
+ * monotonic seconds supplied by the caller, so the table is testable.
+ */
+#ifndef GK_CAGE_H
+#define GK_CAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "gk_addr.h"
+#include "gk_policy.h"
+#include "gk_stats.h"
+
+#define GK_CAGE_ID_LEN		8	/* [a-z0-9] */
+#define GK_CAGE_LABEL_MAX	64
+#define GK_CAGE_MAX		65536	/* cages in one table */
+#define GK_CAGE_PINS_MAX	4096	/* pinned (name, address) per cage */
+
+struct gk_pinset;
+
+struct gk_cage {
+	char		 id[GK_CAGE_ID_LEN + 1];
+	char		 label[GK_CAGE_LABEL_MAX + 1];
+	uid_t		 uid;
+	struct gk_addr	 source;
+	struct gk_allowlist *allow;		/* owned */
+	time_t		 created;		/* wall clock, for display */
+
+	/* Per-cage counters; series live while the cage lives. */
+	uint64_t	 denied[GK_KIND__MAX];
+	uint64_t	 dns_queries;
+	uint64_t	 connections;
+
+	void		*owner;			/* control connection */
+
+	/* private to gk_cage.c */
+	struct gk_pinset *pins;
+	struct gk_cage	*src_next;
+	struct gk_cage	*id_next;
+};
+
+enum gk_cage_err {
+	GK_CAGE_E_OK,
+	GK_CAGE_E_SOURCE_IN_USE,
+	GK_CAGE_E_TOO_MANY,
+	GK_CAGE_E_BAD_LABEL,	/* over 64 bytes or a non-printable byte */
+	GK_CAGE_E_NOMEM,
+};
+
+struct gk_cage_table;
+
+struct gk_cage_table *gk_cage_table_new(void);
+/* Frees every cage still in it. */
+void		 gk_cage_table_free(struct gk_cage_table *t);
+size_t		 gk_cage_count(const struct gk_cage_table *t);
+
+/*
+ * Create a cage. Takes ownership of `allow` on success only. A label may be
+ * NULL or empty. The id is random, printable and unique in the table.
+ */
+struct gk_cage	*gk_cage_create(struct gk_cage_table *t,
+		    const struct gk_addr *source, const char *label, uid_t uid,
+		    struct gk_allowlist *allow, enum gk_cage_err *err);
+void		 gk_cage_destroy(struct gk_cage_table *t, struct gk_cage *c);
+const char	*gk_cage_strerror(enum gk_cage_err e);
+
+struct gk_cage	*gk_cage_by_source(const struct gk_cage_table *t,
+		    const struct gk_addr *source);
+struct gk_cage	*gk_cage_by_id(const struct gk_cage_table *t, const char *id);
+
+/*
+ * Replace the allowlist (takes ownership; the old one is freed). Pins of
+ * names no longer allowed (on any port) are dropped at once.
+ */
+void		 gk_cage_set_allow(struct gk_cage *c, struct gk_allowlist *al);
+
+/* Iterate; the callback may not destroy cages. Order is unspecified. */
+void		 gk_cage_foreach(const struct gk_cage_table *t,
+		    void (*cb)(struct gk_cage *, void *), void *arg);
+
+/*
+ * Pinning: `name` (normalized, as allowed) resolved to `a` for this cage
+ * until `expires`. Re-pinning extends the deadline (never shortens it).
+ * When the per-cage cap is reached the entry closest to expiry goes.
+ */
+int		 gk_cage_pin(struct gk_cage *c, const char *name,
+		    const struct gk_addr *a, time_t expires);
+/* Is `a` pinned (unexpired at `now`) to this cage? */
+bool		 gk_cage_pinned(const struct gk_cage *c, const struct gk_addr *a,
+		    time_t now);
+/* Is `a` pinned to this cage for exactly this name (normalized)? */
+bool		 gk_cage_pinned_name(const struct gk_cage *c,
+		    const struct gk_addr *a, const char *name, time_t now);
+/*
+ * The names `a` is pinned to (unexpired), for audit lines and for the
+ * transparent proxy. Returns how many were written (at most max).
+ */
+size_t		 gk_cage_pin_names(const struct gk_cage *c,
+		    const struct gk_addr *a, time_t now, const char **names,
+		    size_t max);
+size_t		 gk_cage_pin_count(const struct gk_cage *c);
+/* Drop expired pins; returns how many went. */
+size_t		 gk_cage_expire(struct gk_cage *c, time_t now);
+
+#endif /* GK_CAGE_H */

@@ -1,0 +1,126 @@
+/*
+ * gk_policy: the allowlist pattern grammar (DESIGN.md, "Allowlist patterns")
+ * and matching of names and addresses against a cage's allowlist.
+ *
+ *   example.com           exactly that name, any port
+ *   *.example.com         example.com and every name below it, any depth
+ *   **.example.com        the same as *.example.com
+ *   example.com:443       ... restricted to one port (also after wildcards)
+ *   203.0.113.0/24[:P]    IPv4 CIDR (a bare address is a /32)
+ *   [2001:db8::/32][:P]   bracketed IPv6 CIDR (a bare address is a /128)
+ *
+ * Names compare case-insensitively with a trailing dot ignored; a name
+ * pattern never matches an IP literal. Wildcards over a public suffix
+ * (libpsl, ICANN and private sections: *.com, *.co.uk, *.github.io) are
+ * refused.
+ */
+#ifndef GK_POLICY_H
+#define GK_POLICY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_addr.h"
+
+#define GK_NAME_MAX		253	/* presentation form, no trailing dot */
+#define GK_LABEL_MAX		63
+#define GK_PATTERN_MAX		300	/* longest accepted pattern text */
+#define GK_ALLOWLIST_MAX	4096	/* patterns in one allowlist */
+
+enum gk_pat_kind {
+	GK_PAT_EXACT,
+	GK_PAT_WILDCARD,	/* name and everything below it */
+	GK_PAT_CIDR,
+};
+
+enum gk_pat_status {
+	GK_PAT_OK,
+	GK_PAT_EMPTY,
+	GK_PAT_TOO_LONG,	/* text over GK_PATTERN_MAX */
+	GK_PAT_EMPTY_LABEL,
+	GK_PAT_LABEL_TOO_LONG,
+	GK_PAT_NAME_TOO_LONG,
+	GK_PAT_NON_ASCII,
+	GK_PAT_BAD_CHAR,
+	GK_PAT_BAD_WILDCARD,	/* '*' anywhere but a whole leading label */
+	GK_PAT_BARE_WILDCARD,	/* "*" or "**" alone */
+	GK_PAT_BAD_PORT,
+	GK_PAT_BAD_CIDR,
+	GK_PAT_PUBLIC_SUFFIX,
+};
+
+struct gk_pattern {
+	enum gk_pat_kind kind;
+	char		 name[GK_NAME_MAX + 1];	/* lower case, no "*.", no dot */
+	struct gk_addr	 net;			/* GK_PAT_CIDR, host bits zero */
+	uint8_t		 prefix;
+	uint16_t	 port;			/* 0: any port */
+};
+
+/* Pure parser: no I/O, no logging. */
+enum gk_pat_status gk_pattern_parse(const uint8_t *buf, size_t len,
+		    struct gk_pattern *out);
+/* Canonical text of a parsed pattern ("*.github.com:443"). */
+size_t		 gk_pattern_format(const struct gk_pattern *p, char *buf,
+		    size_t len);
+/*
+ * A message a person can act on: "invalid pattern '*.com': ...". The
+ * pattern text is quoted with non-printable bytes escaped.
+ */
+size_t		 gk_pattern_error(const uint8_t *buf, size_t len,
+		    enum gk_pat_status st, char *msg, size_t msglen);
+const char	*gk_pat_strstatus(enum gk_pat_status st);
+
+/*
+ * Normalize a host name for matching: lower case, trailing dot dropped.
+ * Returns the length, or -1 if it is not a syntactically valid LDH name
+ * (letters, digits, '-', '_', dots between non-empty labels, label <= 63,
+ * name <= 253). IP literals are returned as -1 too.
+ */
+int		 gk_name_normalize(const char *in, size_t len,
+		    char out[GK_NAME_MAX + 1]);
+
+struct gk_allowlist;
+
+/*
+ * Build an allowlist from pattern texts; duplicates are merged. On the
+ * first invalid pattern returns NULL with the gk_pattern_error() text
+ * in err. An empty list (n == 0) is valid and allows nothing.
+ */
+struct gk_allowlist *gk_allowlist_new(const char *const *patterns, size_t n,
+		    char *err, size_t errlen);
+void		 gk_allowlist_free(struct gk_allowlist *al);
+size_t		 gk_allowlist_len(const struct gk_allowlist *al);
+const struct gk_pattern *gk_allowlist_at(const struct gk_allowlist *al,
+		    size_t i);
+
+/*
+ * Name matching. `name` need not be normalized (it is, internally);
+ * names that are not valid LDH names never match. port 0 means "any
+ * port would do" (a DNS lookup): the name is allowed if a name pattern
+ * covers it on some port.
+ */
+bool		 gk_allow_name(const struct gk_allowlist *al, const char *name,
+		    size_t len, uint16_t port);
+/* Address matching against CIDR entries only. port 0: any port. */
+bool		 gk_allow_addr(const struct gk_allowlist *al,
+		    const struct gk_addr *a, uint16_t port);
+/* True if a CIDR entry explicitly covers a (any port). */
+bool		 gk_allow_addr_cidr(const struct gk_allowlist *al,
+		    const struct gk_addr *a);
+
+/*
+ * Why a name was denied, for deny records and error messages: names the
+ * pattern that came closest and what would allow the name, e.g.
+ *   "closest pattern 'github.com' is exact; '*.github.com' would cover
+ *    api.github.com"
+ *   "'*.github.com' covers the name but only on port 443"
+ *   "no pattern shares a domain with 'evil.example'"
+ *   "the allowlist is empty"
+ */
+size_t		 gk_allow_explain(const struct gk_allowlist *al,
+		    const char *name, size_t len, uint16_t port, char *buf,
+		    size_t buflen);
+
+#endif /* GK_POLICY_H */

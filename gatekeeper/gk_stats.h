@@ -1,0 +1,83 @@
+/*
+ * gk_stats: the daemon's global counters (never reset) and the names of
+ * their Prometheus labels. One process, one event loop: plain integers.
+ */
+#ifndef GK_STATS_H
+#define GK_STATS_H
+
+#include <stdint.h>
+
+enum gk_dns_verdict {
+	GK_DNSV_ALLOWED,	/* allowed name, answered or forwarded */
+	GK_DNSV_DENIED,		/* name not in the cage's allowlist */
+	GK_DNSV_REFUSED,	/* source address names no cage */
+	GK_DNSV_FILTERED,	/* allowed name, HTTPS/SVCB answered NODATA */
+	GK_DNSV_MALFORMED,	/* FORMERR */
+	GK_DNSV_NOTIMP,		/* opcode other than QUERY */
+	GK_DNSV__MAX
+};
+
+enum gk_proto {
+	GK_PROTO_DNS,
+	GK_PROTO_SOCKS,
+	GK_PROTO_HTTP,
+	GK_PROTO_TRANSPARENT,
+	GK_PROTO__MAX
+};
+
+enum gk_conn_verdict {
+	GK_CONNV_ALLOWED,
+	GK_CONNV_DENIED,
+	GK_CONNV_FAILED,	/* allowed, but upstream failed */
+	GK_CONNV__MAX
+};
+
+/* Where a deny happened: the "kind" label. */
+enum gk_deny_kind {
+	GK_KIND_DNS,
+	GK_KIND_SOCKS,
+	GK_KIND_HTTP,
+	GK_KIND_TRANSPARENT,
+	GK_KIND__MAX
+};
+
+enum gk_deny_reason {
+	GK_REASON_NOT_ALLOWLISTED,
+	GK_REASON_UNKNOWN_SOURCE,
+	GK_REASON_IP_NOT_PINNED,
+	GK_REASON_SPECIAL_RANGE,
+	GK_REASON_SNI_MISMATCH,
+	GK_REASON_NO_SNI,
+	GK_REASON_HOST_MISMATCH,
+	GK_REASON_UNSUPPORTED_COMMAND,
+	GK_REASON__MAX
+};
+
+enum gk_direction {
+	GK_DIR_UPSTREAM,	/* cage -> world */
+	GK_DIR_DOWNSTREAM,	/* world -> cage */
+	GK_DIR__MAX
+};
+
+struct gk_stats {
+	uint64_t	dns_queries[GK_DNSV__MAX];
+	uint64_t	dns_cache_hits;
+	uint64_t	dns_cache_misses;
+	uint64_t	dns_upstream_errors;
+	uint64_t	connections[GK_PROTO__MAX][GK_CONNV__MAX];
+	uint64_t	denied[GK_KIND__MAX][GK_REASON__MAX];
+	uint64_t	bytes[GK_DIR__MAX];
+	uint64_t	active_tunnels;
+	uint64_t	cages_created;
+};
+
+extern struct gk_stats gk_stats;
+
+const char	*gk_dns_verdict_name(enum gk_dns_verdict v);
+const char	*gk_proto_name(enum gk_proto p);
+const char	*gk_conn_verdict_name(enum gk_conn_verdict v);
+const char	*gk_deny_kind_name(enum gk_deny_kind k);
+const char	*gk_deny_reason_name(enum gk_deny_reason r);
+const char	*gk_direction_name(enum gk_direction d);
+
+#endif /* GK_STATS_H */
