@@ -1,4 +1,229 @@
-/* gatekeeperd: replaced by the real daemon entry point shortly. */
+/*
+ * gatekeeperd: the host service. Composes the cage table, the control
+ * socket, the allowlisting DNS resolver, metrics and the audit log on one
+ * libevent loop.
+ */
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
-int main(void);
-int main(void) { return 1; }
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "dns.h"
+#include "gk_audit.h"
+#include "gk_cage.h"
+#include "gk_conf.h"
+#include "gk_control.h"
+#include "gk_log.h"
+#include "gk_metrics.h"
+
+struct gk_daemon {
+	struct event_base	*base;
+	struct gk_conf		 conf;
+	int			 argc;
+	char			**argv;
+	struct gk_cage_table	*cages;
+	struct gk_audit		*audit;
+	struct dns_server	*dns;
+	struct gk_control	*control;
+	struct gk_metrics	*metrics;
+	struct event		*ev_term, *ev_int, *ev_hup;
+};
+
+static void
+dns_conf(const struct gk_conf *c, struct dns_server_conf *sc)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->listen = c->listen;
+	sc->port = c->dns_port;
+	sc->upstreams = c->upstreams;
+	sc->nupstreams = c->nupstreams;
+	sc->ttl_cap = c->ttl_cap;
+	sc->timeout_ms = c->upstream_timeout_ms;
+	sc->cache_size = c->cache_size;
+}
+
+static void
+stop_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct gk_daemon *d = arg;
+
+	(void)what;
+	log_info("%s: stopping", strsignal((int)sig));
+	event_base_loopbreak(d->base);
+}
+
+static void
+warn_fixed(const struct gk_conf *old, const struct gk_conf *new)
+{
+	if (!gk_addr_eq(&old->listen, &new->listen) ||
+	    old->dns_port != new->dns_port ||
+	    strcmp(old->control, new->control) != 0 ||
+	    old->metrics_off != new->metrics_off ||
+	    old->metrics_port != new->metrics_port ||
+	    !gk_addr_eq(&old->metrics_addr, &new->metrics_addr) ||
+	    strcmp(old->audit_log, new->audit_log) != 0)
+		log_warnx("listen, dns-port, control, metrics and audit-log "
+		    "changes take effect only after a restart");
+}
+
+static void
+hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct gk_daemon *d = arg;
+	struct dns_server_conf sc;
+	char errs[GK_CONF_ERRLEN];
+	struct gk_conf nc;
+
+	(void)sig;
+	(void)what;
+	if (gk_conf_load(&nc, d->argc, d->argv, errs, sizeof(errs)) !=
+	    GK_CONF_RUN) {
+		log_warnx("reload failed, keeping the running configuration:"
+		    "\n%s", errs);
+		return;
+	}
+	warn_fixed(&d->conf, &nc);
+	dns_conf(&nc, &sc);
+	if (dns_server_reload(d->dns, &sc, errs, sizeof(errs)) == -1) {
+		log_warnx("reload failed, keeping the running configuration: "
+		    "%s", errs);
+		return;
+	}
+	/* keep what cannot change at run time */
+	nc.listen = d->conf.listen;
+	nc.dns_port = d->conf.dns_port;
+	memcpy(nc.control, d->conf.control, sizeof(nc.control));
+	d->conf = nc;
+	log_setlevel(nc.log_level);
+	gk_audit_reopen(d->audit);
+	log_info("reloaded: upstreams %s, ttl-cap %us, %zu cages kept",
+	    dns_server_upstreams(d->dns), nc.ttl_cap, gk_cage_count(d->cages));
+}
+
+static int
+start(struct gk_daemon *d)
+{
+	struct dns_server_conf sc;
+	char err[1024] = "";
+
+	if (d->conf.audit_log[0] != '\0' &&
+	    (d->audit = gk_audit_open(d->base, d->conf.audit_log, err,
+	    sizeof(err))) == NULL)
+		goto fail;
+	if ((d->cages = gk_cage_table_new()) == NULL) {
+		snprintf(err, sizeof(err), "out of memory");
+		goto fail;
+	}
+	dns_conf(&d->conf, &sc);
+	if ((d->dns = dns_server_new(d->base, &sc, d->cages, d->audit, err,
+	    sizeof(err))) == NULL)
+		goto fail;
+	if (!d->conf.metrics_off && (d->metrics = gk_metrics_new(d->base,
+	    &d->conf.metrics_addr, d->conf.metrics_port, d->cages, err,
+	    sizeof(err))) == NULL)
+		goto fail;
+	if ((d->control = gk_control_new(d->base, d->conf.control, d->cages,
+	    d->audit, err, sizeof(err))) == NULL)
+		goto fail;
+	return 0;
+fail:
+	log_warnx("%s", err);
+	return -1;
+}
+
+static void
+stop(struct gk_daemon *d)
+{
+	gk_control_free(d->control);	/* destroys the cages */
+	gk_metrics_free(d->metrics);
+	dns_server_free(d->dns);
+	gk_cage_table_free(d->cages);
+	gk_audit_close(d->audit);
+	if (d->ev_term != NULL)
+		event_free(d->ev_term);
+	if (d->ev_int != NULL)
+		event_free(d->ev_int);
+	if (d->ev_hup != NULL)
+		event_free(d->ev_hup);
+	event_base_free(d->base);
+}
+
+static int
+add_signals(struct gk_daemon *d)
+{
+	signal(SIGPIPE, SIG_IGN);
+	d->ev_term = evsignal_new(d->base, SIGTERM, stop_cb, d);
+	d->ev_int = evsignal_new(d->base, SIGINT, stop_cb, d);
+	d->ev_hup = evsignal_new(d->base, SIGHUP, hup_cb, d);
+	if (d->ev_term == NULL || d->ev_int == NULL || d->ev_hup == NULL ||
+	    evsignal_add(d->ev_term, NULL) == -1 ||
+	    evsignal_add(d->ev_int, NULL) == -1 ||
+	    evsignal_add(d->ev_hup, NULL) == -1)
+		return -1;
+	return 0;
+}
+
+static void
+log_ready(const struct gk_daemon *d)
+{
+	char addr[GK_ADDR_STRLEN], maddr[GK_ADDR_STRLEN], metrics[64];
+
+	gk_addr_ntop(&d->conf.listen, addr, sizeof(addr));
+	if (d->conf.metrics_off)
+		snprintf(metrics, sizeof(metrics), "off");
+	else
+		snprintf(metrics, sizeof(metrics), "%s:%u",
+		    gk_addr_ntop(&d->conf.metrics_addr, maddr, sizeof(maddr)),
+		    d->conf.metrics_port);
+	log_info("ready: dns %s port %u (udp, tcp), upstreams %s, ttl-cap %us, "
+	    "control %s, metrics %s", addr, d->conf.dns_port,
+	    dns_server_upstreams(d->dns), d->conf.ttl_cap, d->conf.control,
+	    metrics);
+}
+
+int
+main(int argc, char **argv)
+{
+	static struct gk_daemon d;
+	char errs[GK_CONF_ERRLEN];
+	int rc;
+
+	d.argc = argc;
+	d.argv = argv;
+	switch (gk_conf_load(&d.conf, argc, argv, errs, sizeof(errs))) {
+	case GK_CONF_HELP:
+		gk_conf_usage(stdout);
+		return 0;
+	case GK_CONF_VERSION:
+		printf("%s\n", PACKAGE_STRING);
+		return 0;
+	case GK_CONF_ERROR:
+		fprintf(stderr, "gatekeeperd: %s", errs);
+		return 2;
+	case GK_CONF_RUN:
+		break;
+	}
+	if (d.conf.check_only) {
+		printf("configuration OK\n");
+		return 0;
+	}
+	log_init("gatekeeperd", d.conf.log_level);
+	if ((d.base = event_base_new()) == NULL || add_signals(&d) == -1) {
+		log_warnx("cannot set up the event loop");
+		return 1;
+	}
+	if (start(&d) == -1) {
+		stop(&d);
+		return 1;
+	}
+	log_ready(&d);
+	rc = event_base_dispatch(d.base) == -1 ? 1 : 0;
+	stop(&d);
+	log_info("stopped");
+	return rc;
+}

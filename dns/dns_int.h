@@ -1,0 +1,109 @@
+/*
+ * dns_int.h: the resolver's internal pieces (upstream client).
+ */
+#ifndef DNS_INT_H
+#define DNS_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_conf.h"
+
+struct event_base;
+struct dns_upstream;
+
+/*
+ * Called once per dns_upstream_send(): ok with the raw answer, or !ok
+ * (timeout, network error, destruction) with abuf NULL.
+ */
+typedef void (*dns_upstream_cb)(void *arg, bool ok, const uint8_t *abuf,
+    size_t alen);
+
+/* n == 0: the servers in the host's /etc/resolv.conf. */
+struct dns_upstream *dns_upstream_new(struct event_base *base,
+		    const struct gk_upstream *ups, size_t n,
+		    uint32_t timeout_ms, char *err, size_t errlen);
+/* Outstanding callbacks run with ok == false before this returns. */
+void		 dns_upstream_free(struct dns_upstream *u);
+int		 dns_upstream_send(struct dns_upstream *u, const uint8_t *q,
+		    size_t qlen, dns_upstream_cb cb, void *arg);
+/* A comma-separated description of the servers in use, for logs. */
+const char	*dns_upstream_describe(const struct dns_upstream *u);
+
+#endif /* DNS_INT_H */
+
+/* ---- resolver core shared by dns_server.c and dns_resolve.c ---- */
+
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "dns.h"
+#include "dns_cache.h"
+#include "dns_msg.h"
+#include "gk_addr.h"
+
+#define DNS_UDP_BATCH		32	/* datagrams per recvmmsg */
+#define DNS_UDP_ROUNDS		4	/* batches per wake-up */
+#define DNS_UDP_INMAX		4096	/* larger queries are FORMERR */
+#define DNS_UDP_OUTMAX		1500	/* >= DNS_EDNS_SIZE */
+#define DNS_PENDING_MAX		10000	/* distinct upstream queries */
+#define DNS_WAITERS_MAX		256	/* clients waiting on one query */
+#define DNS_TCP_MAX		256	/* concurrent TCP clients */
+#define DNS_TCP_IDLE_SEC	10
+#define DNS_TCP_OUT_HIGH	(256 * 1024)
+#define DNS_PENDING_BUCKETS	4096
+
+struct dns_tcp;
+
+/* Where a reply goes. */
+struct dns_client {
+	struct gk_addr		 addr;
+	struct sockaddr_storage	 ss;		/* UDP peer */
+	socklen_t		 sslen;
+	struct dns_tcp		*tcp;		/* NULL: UDP */
+};
+
+struct dns_pending;
+
+struct dns_server {
+	struct event_base	*base;
+	struct gk_cage_table	*cages;
+	struct gk_audit		*audit;
+	struct dns_upstream	*up;
+	struct dns_cache	*cache;
+	uint32_t		 ttl_cap;
+	uint32_t		 timeout_ms;
+	size_t			 cache_size;
+	bool			 stopping;
+
+	int			 udp_fd;
+	struct event		*udp_ev;
+	struct evconnlistener	*tcp_lev;
+	TAILQ_HEAD(, dns_tcp)	 tcp_conns;
+	size_t			 ntcp;
+	struct event		*expire_ev;
+
+	struct dns_pending	*pending[DNS_PENDING_BUCKETS];
+	size_t			 npending;
+	uint16_t		 next_id;
+};
+
+/* dns_resolve.c */
+/*
+ * Handle one query; write an immediate reply into out and return its
+ * length, or return 0 when there is nothing to send now (dropped, or
+ * waiting on the upstream: dns_send_reply() is called later).
+ */
+size_t		 dns_handle_query(struct dns_server *s,
+		    const struct dns_client *cl, const uint8_t *buf,
+		    size_t len, time_t now, uint8_t *out, size_t outlen);
+void		 dns_pending_free_all(struct dns_server *s);
+time_t		 dns_now(void);
+
+/* dns_server.c */
+void		 dns_send_reply(struct dns_server *s,
+		    const struct dns_client *cl, const uint8_t *msg,
+		    size_t len);
+void		 dns_tcp_ref(struct dns_tcp *t);
+void		 dns_tcp_unref(struct dns_tcp *t);

@@ -1,0 +1,394 @@
+/*
+ * dns_resolve: what the resolver answers. Source address -> cage ->
+ * allowlist; allowed names from the shared cache or the upstream (one
+ * upstream query per distinct question, however many cages ask); the
+ * answer's addresses pinned to the asking cage until the capped TTL ends.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <event2/event.h>
+
+#include "dns_int.h"
+#include "gk_audit.h"
+#include "gk_cage.h"
+#include "gk_log.h"
+#include "gk_policy.h"
+#include "gk_stats.h"
+
+struct dns_waiter {
+	struct dns_waiter	*next;
+	struct dns_client	 client;
+	char			 cage_id[GK_CAGE_ID_LEN + 1];
+	struct dns_query	 q;
+};
+
+struct dns_pending {
+	struct dns_pending	*hnext;
+	struct dns_server	*srv;
+	uint32_t		 hash;
+	bool			 in_table;	/* still collecting waiters */
+	struct dns_query	 q;		/* the question asked upstream */
+	struct dns_waiter	*waiters;
+	size_t			 nwaiters;
+	struct event		*deadline;
+};
+
+time_t
+dns_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec;
+}
+
+static uint32_t
+key_hash(const struct dns_query *q)
+{
+	uint32_t h = 2166136261u ^ q->qtype ^ ((uint32_t)q->qclass << 16);
+	size_t i;
+
+	for (i = 0; i < q->name_len; i++) {
+		h ^= (uint8_t)q->name[i];
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static bool
+key_eq(const struct dns_query *a, const struct dns_query *b)
+{
+	return a->qtype == b->qtype && a->qclass == b->qclass &&
+	    a->name_len == b->name_len &&
+	    memcmp(a->name, b->name, a->name_len) == 0;
+}
+
+static void
+pin_addrs(struct gk_cage *c, const char *name, const struct dns_addr *addrs,
+    size_t n, time_t base, uint32_t cap, time_t now)
+{
+	struct gk_addr a;
+	time_t exp;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		exp = base + (time_t)(addrs[i].ttl < cap ? addrs[i].ttl : cap);
+		if (exp <= now)
+			continue;
+		gk_addr_from_bytes(&a, addrs[i].family, addrs[i].addr);
+		gk_cage_pin(c, name, &a, exp);
+	}
+}
+
+static size_t
+deny(struct dns_server *s, struct gk_cage *c, const struct dns_client *cl,
+    const struct dns_query *q, uint8_t *out, size_t outlen)
+{
+	char why[256];
+
+	gk_stats.dns_queries[GK_DNSV_DENIED]++;
+	gk_stats.denied[GK_KIND_DNS][GK_REASON_NOT_ALLOWLISTED]++;
+	c->denied[GK_KIND_DNS]++;
+	if (s->audit != NULL) {
+		if (q->name_ldh)
+			gk_allow_explain(c->allow, q->name, q->name_len, 0, why,
+			    sizeof(why));
+		else
+			snprintf(why, sizeof(why), "not a host name (bytes "
+			    "outside letters, digits, '-' and '_')");
+		gk_audit_dns_deny(s->audit, c, &cl->addr, q->name, q->qtype,
+		    why);
+	}
+	log_debug("cage=%s name=%s qtype=%u action=deny", c->id, q->name,
+	    q->qtype);
+	return dns_reply_empty(q, DNS_RC_NXDOMAIN, out, outlen);
+}
+
+static bool
+name_allowed(const struct gk_cage *c, const struct dns_query *q)
+{
+	return q->name_ldh && q->name_len > 0 &&
+	    gk_allow_name(c->allow, q->name, q->name_len, 0);
+}
+
+static size_t
+client_limit(const struct dns_client *cl, const struct dns_query *q)
+{
+	return cl->tcp != NULL ? DNS_MAX_MSG : dns_query_udp_limit(q);
+}
+
+/* ---- upstream queries in flight ---- */
+
+static void
+pending_unlink(struct dns_server *s, struct dns_pending *p)
+{
+	struct dns_pending **pp;
+
+	if (!p->in_table)
+		return;
+	for (pp = &s->pending[p->hash % DNS_PENDING_BUCKETS]; *pp != NULL;
+	    pp = &(*pp)->hnext)
+		if (*pp == p) {
+			*pp = p->hnext;
+			break;
+		}
+	p->in_table = false;
+	s->npending--;
+	evtimer_del(p->deadline);
+}
+
+static void
+waiter_free(struct dns_waiter *w)
+{
+	if (w->client.tcp != NULL)
+		dns_tcp_unref(w->client.tcp);
+	free(w);
+}
+
+/* Answer one waiter from an upstream message (or SERVFAIL if a==NULL). */
+static void
+answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
+    const struct dns_answer *a, time_t now)
+{
+	uint8_t out[DNS_MAX_MSG];
+	struct gk_cage *c;
+	size_t len;
+
+	c = gk_cage_by_source(s->cages, &w->client.addr);
+	if (c == NULL || strcmp(c->id, w->cage_id) != 0)
+		len = dns_reply_empty(&w->q, DNS_RC_REFUSED, out, sizeof(out));
+	else if (!name_allowed(c, &w->q))
+		len = dns_reply_empty(&w->q, DNS_RC_NXDOMAIN, out, sizeof(out));
+	else if (a == NULL)
+		len = dns_reply_empty(&w->q, DNS_RC_SERVFAIL, out, sizeof(out));
+	else {
+		len = dns_reply_records(&w->q, a->rcode, msg + a->rrs_off,
+		    a->rrs_len, a->ancount, a->nscount, s->ttl_cap, 0, out,
+		    sizeof(out), client_limit(&w->client, &w->q));
+		pin_addrs(c, w->q.name, a->addrs, a->naddrs, now, s->ttl_cap,
+		    now);
+	}
+	if (len > 0)
+		dns_send_reply(s, &w->client, out, len);
+}
+
+static void
+pending_finish(struct dns_pending *p, const uint8_t *msg,
+    const struct dns_answer *a)
+{
+	struct dns_server *s = p->srv;
+	struct dns_waiter *w, *next;
+	time_t now = dns_now();
+
+	for (w = p->waiters; w != NULL; w = next) {
+		next = w->next;
+		if (!s->stopping)
+			answer_waiter(s, w, msg, a, now);
+		waiter_free(w);
+	}
+	p->waiters = NULL;
+	p->nwaiters = 0;
+}
+
+static void
+pending_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct dns_pending *p = arg;
+
+	(void)fd;
+	(void)what;
+	/* Answer SERVFAIL now; the upstream query stays alive (its late
+	 * answer still fills the cache) and frees p when it ends. */
+	gk_stats.dns_upstream_errors++;
+	log_debug("upstream timeout for %s type %u", p->q.name, p->q.qtype);
+	pending_unlink(p->srv, p);
+	pending_finish(p, NULL, NULL);
+}
+
+static void
+upstream_cb(void *arg, bool ok, const uint8_t *abuf, size_t alen)
+{
+	struct dns_pending *p = arg;
+	struct dns_server *s = p->srv;
+	struct dns_answer *a = NULL, ans;
+	bool was_waiting = p->in_table;
+
+	if (ok && dns_answer_parse(abuf, alen, &p->q, &ans) == DNS_OK) {
+		if (ans.rcode == DNS_RC_NOERROR || ans.rcode == DNS_RC_NXDOMAIN)
+			a = &ans;
+	}
+	if (a != NULL && s->cache != NULL && !s->stopping)
+		dns_cache_put(s->cache, p->q.name, p->q.name_len, p->q.qtype,
+		    p->q.qclass, abuf, alen, a, s->ttl_cap, dns_now());
+	if (a == NULL && was_waiting)
+		gk_stats.dns_upstream_errors++;
+	pending_unlink(s, p);
+	pending_finish(p, abuf, a);
+	event_free(p->deadline);
+	free(p);
+}
+
+static struct dns_pending *
+pending_find(struct dns_server *s, const struct dns_query *q, uint32_t h)
+{
+	struct dns_pending *p;
+
+	for (p = s->pending[h % DNS_PENDING_BUCKETS]; p != NULL; p = p->hnext)
+		if (p->hash == h && key_eq(&p->q, q))
+			return p;
+	return NULL;
+}
+
+static int
+pending_add_waiter(struct dns_pending *p, const struct dns_client *cl,
+    const struct gk_cage *c, const struct dns_query *q)
+{
+	struct dns_waiter *w;
+
+	if (p->nwaiters >= DNS_WAITERS_MAX || (w = malloc(sizeof(*w))) == NULL)
+		return -1;
+	w->client = *cl;
+	if (cl->tcp != NULL)
+		dns_tcp_ref(cl->tcp);
+	memcpy(w->cage_id, c->id, sizeof(w->cage_id));
+	w->q = *q;
+	w->next = p->waiters;
+	p->waiters = w;
+	p->nwaiters++;
+	return 0;
+}
+
+/* Returns 0 if the client will be answered later, -1 to SERVFAIL now. */
+static int
+forward(struct dns_server *s, const struct dns_client *cl,
+    const struct gk_cage *c, const struct dns_query *q)
+{
+	uint8_t qbuf[DNS_HDR_LEN + DNS_MAX_NAME + 4 + 11];
+	struct timeval tv;
+	struct dns_pending *p;
+	uint32_t h = key_hash(q);
+	size_t qlen;
+
+	if ((p = pending_find(s, q, h)) != NULL)
+		return pending_add_waiter(p, cl, c, q);
+	if (s->npending >= DNS_PENDING_MAX || (p = calloc(1, sizeof(*p))) == NULL)
+		return -1;
+	p->srv = s;
+	p->hash = h;
+	p->q = *q;
+	if ((p->deadline = evtimer_new(s->base, pending_deadline_cb, p)) == NULL ||
+	    (qlen = dns_build_query(s->next_id++, q, qbuf, sizeof(qbuf))) == 0 ||
+	    pending_add_waiter(p, cl, c, q) == -1) {
+		if (p->deadline != NULL)
+			event_free(p->deadline);
+		free(p);
+		return -1;
+	}
+	p->hnext = s->pending[h % DNS_PENDING_BUCKETS];
+	s->pending[h % DNS_PENDING_BUCKETS] = p;
+	p->in_table = true;
+	s->npending++;
+	tv.tv_sec = s->timeout_ms / 1000;
+	tv.tv_usec = (suseconds_t)(s->timeout_ms % 1000) * 1000;
+	evtimer_add(p->deadline, &tv);
+	/* may call upstream_cb (and free p) before it returns */
+	if (dns_upstream_send(s->up, qbuf, qlen, upstream_cb, p) == -1)
+		upstream_cb(p, false, NULL, 0);
+	return 0;
+}
+
+void
+dns_pending_free_all(struct dns_server *s)
+{
+	struct dns_pending *p;
+	size_t i;
+
+	for (i = 0; i < DNS_PENDING_BUCKETS; i++)
+		while ((p = s->pending[i]) != NULL) {
+			pending_unlink(s, p);
+			pending_finish(p, NULL, NULL);
+		}
+}
+
+/* ---- the decision ---- */
+
+static size_t
+answer_allowed(struct dns_server *s, const struct dns_client *cl,
+    struct gk_cage *c, const struct dns_query *q, time_t now, uint8_t *out,
+    size_t outlen)
+{
+	const struct dns_cached *e;
+
+	gk_stats.dns_queries[GK_DNSV_ALLOWED]++;
+	if (s->cache != NULL && (e = dns_cache_get(s->cache, q->name,
+	    q->name_len, q->qtype, q->qclass, s->ttl_cap, now)) != NULL) {
+		gk_stats.dns_cache_hits++;
+		pin_addrs(c, q->name, e->addrs, e->naddrs, e->stored,
+		    s->ttl_cap, now);
+		return dns_reply_records(q, e->rcode, e->rrs, e->rrs_len,
+		    e->ancount, e->nscount, s->ttl_cap,
+		    (uint32_t)(now - e->stored), out, outlen,
+		    client_limit(cl, q));
+	}
+	gk_stats.dns_cache_misses++;
+	if (forward(s, cl, c, q) == 0)
+		return 0;
+	gk_stats.dns_upstream_errors++;
+	return dns_reply_empty(q, DNS_RC_SERVFAIL, out, outlen);
+}
+
+static size_t
+answer_bad(enum dns_status st, const struct dns_query *q, uint8_t *out,
+    size_t outlen)
+{
+	if (st == DNS_NOTIMP) {
+		gk_stats.dns_queries[GK_DNSV_NOTIMP]++;
+		return dns_reply_empty(q, DNS_RC_NOTIMP, out, outlen);
+	}
+	gk_stats.dns_queries[GK_DNSV_MALFORMED]++;
+	if (st == DNS_FORMERR)
+		return dns_reply_empty(q, DNS_RC_FORMERR, out, outlen);
+	return 0;
+}
+
+size_t
+dns_handle_query(struct dns_server *s, const struct dns_client *cl,
+    const uint8_t *buf, size_t len, time_t now, uint8_t *out, size_t outlen)
+{
+	struct dns_query q;
+	struct gk_cage *c;
+	enum dns_status st;
+
+	if ((st = dns_query_parse(buf, len, &q)) != DNS_OK)
+		return answer_bad(st, &q, out, outlen);
+	if ((c = gk_cage_by_source(s->cages, &cl->addr)) == NULL) {
+		gk_stats.dns_queries[GK_DNSV_REFUSED]++;
+		gk_stats.denied[GK_KIND_DNS][GK_REASON_UNKNOWN_SOURCE]++;
+		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
+	}
+	c->dns_queries++;
+	if (q.qclass != DNS_CLASS_IN) {
+		gk_stats.dns_queries[GK_DNSV_REFUSED]++;
+		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
+	}
+	if (!name_allowed(c, &q))
+		return deny(s, c, cl, &q, out, outlen);
+	switch (q.qtype) {
+	case DNS_T_HTTPS:
+	case DNS_T_SVCB:
+		/* no ECH keys (or alt endpoints) reach a cage */
+		gk_stats.dns_queries[GK_DNSV_FILTERED]++;
+		return dns_reply_empty(&q, DNS_RC_NOERROR, out, outlen);
+	case DNS_T_ANY:
+		gk_stats.dns_queries[GK_DNSV_ALLOWED]++;
+		return dns_reply_rfc8482(&q, s->ttl_cap, out, outlen);
+	case 251:	/* IXFR */
+	case 252:	/* AXFR */
+		gk_stats.dns_queries[GK_DNSV_NOTIMP]++;
+		return dns_reply_empty(&q, DNS_RC_NOTIMP, out, outlen);
+	default:
+		return answer_allowed(s, cl, c, &q, now, out, outlen);
+	}
+}

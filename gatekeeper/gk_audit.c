@@ -1,0 +1,250 @@
+/*
+ * gk_audit: JSON-lines audit log, buffered and flushed by a timer.
+ */
+#include <sys/time.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <json-c/json.h>
+
+#include "gk_addr.h"
+#include "gk_audit.h"
+#include "gk_cage.h"
+#include "gk_log.h"
+
+#define AUDIT_FLUSH_MS		100
+#define AUDIT_HIGH_WATER	(256 * 1024)	/* flush at once above */
+#define AUDIT_MAX_BUFFERED	(16 * 1024 * 1024) /* drop (and count) above */
+
+struct gk_audit {
+	struct event_base	*base;
+	char			*path;		/* NULL: stdout */
+	int			 fd;
+	struct evbuffer		*buf;
+	struct event		*flush_ev;
+	uint64_t		 dropped;
+};
+
+static int
+audit_open_fd(const char *path)
+{
+	if (path == NULL)
+		return STDOUT_FILENO;
+	return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+}
+
+static void
+audit_flush_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	gk_audit_flush(arg);
+}
+
+struct gk_audit *
+gk_audit_open(struct event_base *base, const char *path, char *err,
+    size_t errlen)
+{
+	struct gk_audit *a;
+
+	if (path == NULL)
+		return NULL;
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		goto fail;
+	a->base = base;
+	a->fd = -1;
+	if (strcmp(path, "-") != 0 && (a->path = strdup(path)) == NULL)
+		goto fail;
+	if ((a->fd = audit_open_fd(a->path)) == -1) {
+		snprintf(err, errlen, "audit log %s: %s", path,
+		    strerror(errno));
+		goto fail;
+	}
+	if ((a->buf = evbuffer_new()) == NULL)
+		goto fail;
+	if (base != NULL &&
+	    (a->flush_ev = event_new(base, -1, 0, audit_flush_cb, a)) == NULL)
+		goto fail;
+	return a;
+fail:
+	if (err[0] == '\0')
+		snprintf(err, errlen, "audit log %s: out of memory", path);
+	gk_audit_close(a);
+	return NULL;
+}
+
+void
+gk_audit_close(struct gk_audit *a)
+{
+	if (a == NULL)
+		return;
+	if (a->buf != NULL)
+		gk_audit_flush(a);
+	if (a->flush_ev != NULL)
+		event_free(a->flush_ev);
+	if (a->buf != NULL)
+		evbuffer_free(a->buf);
+	if (a->fd != -1 && a->fd != STDOUT_FILENO)
+		close(a->fd);
+	free(a->path);
+	free(a);
+}
+
+int
+gk_audit_reopen(struct gk_audit *a)
+{
+	int fd;
+
+	if (a == NULL || a->path == NULL)
+		return 0;
+	gk_audit_flush(a);
+	if ((fd = audit_open_fd(a->path)) == -1) {
+		log_warn("audit log %s", a->path);
+		return -1;
+	}
+	close(a->fd);
+	a->fd = fd;
+	return 0;
+}
+
+void
+gk_audit_flush(struct gk_audit *a)
+{
+	int n;
+
+	if (a == NULL)
+		return;
+	while (evbuffer_get_length(a->buf) > 0) {
+		n = evbuffer_write(a->buf, a->fd);
+		if (n > 0)
+			continue;
+		if (n == -1 && errno == EINTR)
+			continue;
+		/* EAGAIN on a pipe, or a real error: keep what is left for
+		 * the next flush, up to the cap. */
+		if (n == -1 && errno != EAGAIN)
+			log_warn("audit log write");
+		break;
+	}
+}
+
+static void
+audit_schedule(struct gk_audit *a)
+{
+	struct timeval tv = { 0, AUDIT_FLUSH_MS * 1000 };
+	size_t len = evbuffer_get_length(a->buf);
+
+	if (a->flush_ev == NULL || len >= AUDIT_HIGH_WATER)
+		gk_audit_flush(a);
+	else if (!evtimer_pending(a->flush_ev, NULL))
+		evtimer_add(a->flush_ev, &tv);
+}
+
+/* Append `s` as a JSON string (with quotes). */
+static void
+json_str(struct evbuffer *b, const char *s)
+{
+	static const char hex[] = "0123456789abcdef";
+	char esc[7];
+	const unsigned char *p = (const unsigned char *)s;
+	const unsigned char *run = p;
+
+	evbuffer_add(b, "\"", 1);
+	for (; *p != '\0'; p++) {
+		if (*p >= 0x20 && *p != '"' && *p != '\\' && *p < 0x7f)
+			continue;
+		evbuffer_add(b, run, (size_t)(p - run));
+		memcpy(esc, "\\u00", 4);
+		esc[4] = hex[*p >> 4];
+		esc[5] = hex[*p & 15];
+		evbuffer_add(b, esc, 6);
+		run = p + 1;
+	}
+	evbuffer_add(b, run, (size_t)(p - run));
+	evbuffer_add(b, "\"", 1);
+}
+
+/* {"time":"...","event":"...","cage":"...","label":"..." -- no closing. */
+static bool
+audit_head(struct gk_audit *a, const char *event, const struct gk_cage *c)
+{
+	struct timeval tv;
+	struct tm tm;
+	char ts[64];
+
+	if (evbuffer_get_length(a->buf) > AUDIT_MAX_BUFFERED) {
+		a->dropped++;
+		return false;
+	}
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+	evbuffer_add_printf(a->buf, "{\"time\":\"%s\",\"event\":", ts);
+	json_str(a->buf, event);
+	if (c != NULL) {
+		evbuffer_add(a->buf, ",\"cage\":", 8);
+		json_str(a->buf, c->id);
+		evbuffer_add(a->buf, ",\"label\":", 9);
+		json_str(a->buf, c->label);
+	}
+	return true;
+}
+
+void
+gk_audit_event(struct gk_audit *a, const char *event, const struct gk_cage *c,
+    struct json_object *details)
+{
+	const char *s;
+	size_t n;
+
+	if (a == NULL || !audit_head(a, event, c)) {
+		json_object_put(details);
+		return;
+	}
+	if (details != NULL && json_object_is_type(details, json_type_object)) {
+		s = json_object_to_json_string_ext(details,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+		n = strlen(s);
+		/* merge: drop the braces of the details object */
+		if (n > 2) {
+			evbuffer_add(a->buf, ",", 1);
+			evbuffer_add(a->buf, s + 1, n - 2);
+		}
+	}
+	json_object_put(details);
+	evbuffer_add(a->buf, "}\n", 2);
+	audit_schedule(a);
+}
+
+void
+gk_audit_dns_deny(struct gk_audit *a, const struct gk_cage *c,
+    const struct gk_addr *client, const char *name, uint16_t qtype,
+    const char *why)
+{
+	char addr[GK_ADDR_STRLEN];
+
+	if (a == NULL || !audit_head(a, "dns.deny", c))
+		return;
+	evbuffer_add(a->buf, ",\"client\":", 10);
+	json_str(a->buf, gk_addr_ntop(client, addr, sizeof(addr)));
+	evbuffer_add(a->buf, ",\"name\":", 8);
+	json_str(a->buf, name);
+	evbuffer_add_printf(a->buf, ",\"qtype\":%u,\"reason\":\"not_allowlisted\"",
+	    qtype);
+	if (why != NULL) {
+		evbuffer_add(a->buf, ",\"why\":", 7);
+		json_str(a->buf, why);
+	}
+	evbuffer_add(a->buf, "}\n", 2);
+	audit_schedule(a);
+}

@@ -1,0 +1,589 @@
+/*
+ * gk_conf: command line and config file, one table of keys for both.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "gk_conf.h"
+#include "gk_log.h"
+
+#define SRC_FILE	0
+#define SRC_CLI		1
+#define CONF_MAX_FILE	(1024 * 1024)
+#define CONF_MAX_LINE	4096
+
+enum key_id {
+	K_CONFIG, K_CONTROL, K_LISTEN, K_DNS_PORT, K_SOCKS_PORT, K_HTTP_PORT,
+	K_CAGE_SUBNET, K_UPSTREAM, K_TTL_CAP, K_UPSTREAM_TIMEOUT,
+	K_CACHE_SIZE, K_METRICS, K_AUDIT_LOG, K_LOG_LEVEL, K_FOREGROUND,
+	K_CHECK, K_VERBOSE, K_HELP, K_VERSION, K__MAX
+};
+
+struct key {
+	const char	*name;
+	int		 shortopt;	/* 0: none */
+	bool		 arg;
+	bool		 in_file;	/* allowed in the config file */
+	const char	*metavar;
+	const char	*deflt;
+	const char	*help;
+};
+
+static const struct key keys[K__MAX] = {
+	[K_CONFIG] = { "config", 'c', true, false, "FILE",
+	    GK_CONF_DEFAULT_PATH, "config file (key = value); absent is fine "
+	    "unless given with -c" },
+	[K_CONTROL] = { "control", 'C', true, true, "PATH",
+	    "/run/gatekeeper/control.sock", "control socket (mode 0660, "
+	    "group gatekeeper)" },
+	[K_LISTEN] = { "listen", 'l', true, true, "ADDR", "10.143.0.1",
+	    "address of the DNS listener (bound with IP_FREEBIND)" },
+	[K_DNS_PORT] = { "dns-port", 'd', true, true, "PORT", "53",
+	    "DNS port, UDP and TCP" },
+	[K_SOCKS_PORT] = { "socks-port", 's', true, true, "PORT", "1080",
+	    "SOCKS5 port (checked; the proxies are not in this release)" },
+	[K_HTTP_PORT] = { "http-port", 'H', true, true, "PORT", "3128",
+	    "HTTP proxy port (checked; the proxies are not in this release)" },
+	[K_CAGE_SUBNET] = { "cage-subnet", 'S', true, true, "CIDR",
+	    "10.143.0.0/16", "IPv4 range cage addresses come from "
+	    "(checked; used by the kernel plumbing, not in this release)" },
+	[K_UPSTREAM] = { "upstream", 'u', true, true, "IP[:PORT]",
+	    "the host's /etc/resolv.conf", "upstream resolver (repeatable, "
+	    "up to 8)" },
+	[K_TTL_CAP] = { "ttl-cap", 't', true, true, "SECONDS", "60",
+	    "cap on cache lifetime and on TTLs handed to cages (1-86400)" },
+	[K_UPSTREAM_TIMEOUT] = { "upstream-timeout", 'T', true, true,
+	    "SECONDS", "2", "answer SERVFAIL when upstreams have not "
+	    "answered by then (0.1-30)" },
+	[K_CACHE_SIZE] = { "cache-size", 'z', true, true, "ENTRIES", "10000",
+	    "DNS cache entries (0 disables the cache)" },
+	[K_METRICS] = { "metrics", 'm', true, true, "ADDR:PORT|off",
+	    "127.0.0.1:9477", "Prometheus endpoint, GET /metrics" },
+	[K_AUDIT_LOG] = { "audit-log", 'a', true, true, "PATH|-", "none",
+	    "audit log, JSON lines (- for stdout)" },
+	[K_LOG_LEVEL] = { "log-level", 'L', true, true,
+	    "error|warn|info|debug", "info", "log verbosity (stderr)" },
+	[K_FOREGROUND] = { "foreground", 'f', false, false, NULL, NULL,
+	    "stay in the foreground (the daemon never forks; for "
+	    "compatibility with init scripts)" },
+	[K_CHECK] = { "check", 'n', false, false, NULL, NULL,
+	    "check the configuration, print \"configuration OK\" and exit" },
+	[K_VERBOSE] = { "verbose", 'v', false, false, NULL, NULL,
+	    "more log output (repeatable)" },
+	[K_HELP] = { "help", 'h', false, false, NULL, NULL,
+	    "show this help and exit" },
+	[K_VERSION] = { "version", 'V', false, false, NULL, NULL,
+	    "print the version and exit" },
+};
+
+static int
+errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int
+errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+void
+gk_conf_defaults(struct gk_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->config_path, sizeof(c->config_path), "%s",
+	    GK_CONF_DEFAULT_PATH);
+	snprintf(c->control, sizeof(c->control), "%s",
+	    "/run/gatekeeper/control.sock");
+	gk_addr_parse("10.143.0.1", &c->listen);
+	c->dns_port = 53;
+	c->socks_port = 1080;
+	c->http_port = 3128;
+	gk_addr_parse("10.143.0.0", &c->cage_net);
+	c->cage_prefix = 16;
+	c->ttl_cap = 60;
+	c->upstream_timeout_ms = 2000;
+	c->cache_size = 10000;
+	gk_addr_parse("127.0.0.1", &c->metrics_addr);
+	c->metrics_port = 9477;
+	c->log_level = LOG_LVL_INFO;
+	c->upstream_src = -1;
+}
+
+static int
+parse_uint(const char *v, unsigned long min, unsigned long max,
+    unsigned long *out)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)v[0]))
+		return -1;
+	errno = 0;
+	*out = strtoul(v, &end, 10);
+	if (errno != 0 || *end != '\0' || *out < min || *out > max)
+		return -1;
+	return 0;
+}
+
+static int
+set_port(const char *key, const char *v, uint16_t *port, char *err,
+    size_t errlen)
+{
+	unsigned long n;
+
+	if (parse_uint(v, 1, 65535, &n) == -1)
+		return errf(err, errlen, "%s: '%s' is not a port (1-65535)",
+		    key, v);
+	*port = (uint16_t)n;
+	return 0;
+}
+
+static int
+set_subnet(struct gk_conf *c, const char *v, char *err, size_t errlen)
+{
+	char buf[GK_ADDR_STRLEN];
+	const char *slash = strchr(v, '/');
+	unsigned long prefix;
+	struct gk_addr a, net;
+	unsigned i;
+	size_t n;
+
+	if (slash == NULL || (n = (size_t)(slash - v)) >= sizeof(buf))
+		return errf(err, errlen, "cage-subnet: '%s' is not an IPv4 "
+		    "CIDR such as 10.143.0.0/16", v);
+	memcpy(buf, v, n);
+	buf[n] = '\0';
+	if (gk_addr_parse(buf, &a) == -1 || a.family != AF_INET ||
+	    parse_uint(slash + 1, 8, 30, &prefix) == -1)
+		return errf(err, errlen, "cage-subnet: '%s' is not an IPv4 "
+		    "CIDR with a prefix of 8 to 30, such as 10.143.0.0/16", v);
+	net = a;
+	for (i = (unsigned)prefix; i < 32; i++)
+		net.bytes[i / 8] &= (uint8_t)~(0x80 >> (i % 8));
+	if (!gk_addr_eq(&net, &a))
+		return errf(err, errlen, "cage-subnet: '%s' has host bits "
+		    "set; did you mean %s/%lu?", v,
+		    gk_addr_ntop(&net, buf, sizeof(buf)), prefix);
+	c->cage_net = a;
+	c->cage_prefix = (uint8_t)prefix;
+	return 0;
+}
+
+static int
+set_upstream(struct gk_conf *c, const char *v, int src, char *err,
+    size_t errlen)
+{
+	struct gk_upstream u;
+
+	if (c->upstream_src != src) {
+		/* a later source replaces the earlier list */
+		c->nupstreams = 0;
+		c->upstream_src = src;
+	}
+	u.port = 53;
+	if (gk_addr_parse_port(v, &u.addr, &u.port) == -1)
+		return errf(err, errlen, "upstream: '%s' is not IP[:PORT] "
+		    "(IPv6 as [addr]:port)", v);
+	if (c->nupstreams == GK_CONF_MAX_UPSTREAMS)
+		return errf(err, errlen, "upstream: more than %d upstreams",
+		    GK_CONF_MAX_UPSTREAMS);
+	c->upstreams[c->nupstreams++] = u;
+	return 0;
+}
+
+static int
+set_timeout(struct gk_conf *c, const char *v, char *err, size_t errlen)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(v, &end);
+	if (!isdigit((unsigned char)v[0]) || errno != 0 || *end != '\0' ||
+	    d < 0.1 || d > 30)
+		return errf(err, errlen, "upstream-timeout: '%s' is not a "
+		    "number of seconds from 0.1 to 30", v);
+	c->upstream_timeout_ms = (uint32_t)(d * 1000 + 0.5);
+	return 0;
+}
+
+static int
+set_metrics(struct gk_conf *c, const char *v, char *err, size_t errlen)
+{
+	uint16_t port = 0;
+	struct gk_addr a;
+
+	if (strcmp(v, "off") == 0) {
+		c->metrics_off = true;
+		return 0;
+	}
+	if (gk_addr_parse_port(v, &a, &port) == -1 || port == 0)
+		return errf(err, errlen, "metrics: '%s' is not ADDR:PORT "
+		    "(such as 127.0.0.1:9477) or off", v);
+	c->metrics_off = false;
+	c->metrics_addr = a;
+	c->metrics_port = port;
+	return 0;
+}
+
+static int
+set_string(const char *key, char *dst, size_t dstlen, const char *v,
+    char *err, size_t errlen)
+{
+	if (v[0] == '\0')
+		return errf(err, errlen, "%s: empty value", key);
+	if (strlen(v) >= dstlen)
+		return errf(err, errlen, "%s: longer than %zu bytes", key,
+		    dstlen - 1);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+static int
+find_key(const char *name)
+{
+	int i;
+
+	for (i = 0; i < K__MAX; i++)
+		if (strcmp(keys[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static int
+set_number_key(struct gk_conf *c, int k, const char *v, char *err,
+    size_t errlen)
+{
+	unsigned long n;
+
+	if (k == K_TTL_CAP) {
+		if (parse_uint(v, 1, 86400, &n) == -1)
+			return errf(err, errlen, "ttl-cap: '%s' is not a "
+			    "number of seconds from 1 to 86400", v);
+		c->ttl_cap = (uint32_t)n;
+		return 0;
+	}
+	if (parse_uint(v, 0, 10000000, &n) == -1)
+		return errf(err, errlen, "cache-size: '%s' is not a number "
+		    "of entries from 0 to 10000000", v);
+	c->cache_size = n;
+	return 0;
+}
+
+int
+gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
+    char *err, size_t errlen)
+{
+	int k = find_key(key), lvl;
+
+	switch (k) {
+	case K_CONTROL:
+		return set_string(key, c->control, sizeof(c->control), value,
+		    err, errlen);
+	case K_LISTEN:
+		if (gk_addr_parse(value, &c->listen) == -1)
+			return errf(err, errlen, "listen: '%s' is not an IP "
+			    "address", value);
+		return 0;
+	case K_DNS_PORT:
+		return set_port(key, value, &c->dns_port, err, errlen);
+	case K_SOCKS_PORT:
+		return set_port(key, value, &c->socks_port, err, errlen);
+	case K_HTTP_PORT:
+		return set_port(key, value, &c->http_port, err, errlen);
+	case K_CAGE_SUBNET:
+		return set_subnet(c, value, err, errlen);
+	case K_UPSTREAM:
+		return set_upstream(c, value, src, err, errlen);
+	case K_TTL_CAP:
+	case K_CACHE_SIZE:
+		return set_number_key(c, k, value, err, errlen);
+	case K_UPSTREAM_TIMEOUT:
+		return set_timeout(c, value, err, errlen);
+	case K_METRICS:
+		return set_metrics(c, value, err, errlen);
+	case K_AUDIT_LOG:
+		return set_string(key, c->audit_log, sizeof(c->audit_log),
+		    value, err, errlen);
+	case K_LOG_LEVEL:
+		if ((lvl = log_level_parse(value)) == -1)
+			return errf(err, errlen, "log-level: '%s' is not one "
+			    "of error, warn, info, debug", value);
+		c->log_level = lvl;
+		return 0;
+	default:
+		if (k >= 0 && !keys[k].in_file)
+			return errf(err, errlen, "'%s' is a command-line "
+			    "option, not a config key", key);
+		return errf(err, errlen, "unknown key '%s' (see "
+		    "gatekeeperd --help for the keys)", key);
+	}
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		*--e = '\0';
+	return s;
+}
+
+static void
+adderr(char *errs, size_t errslen, const char *fname, int line,
+    const char *msg)
+{
+	size_t used = strnlen(errs, errslen);
+
+	if (used + 1 < errslen)
+		snprintf(errs + used, errslen - used, "%s:%d: %s\n", fname,
+		    line, msg);
+}
+
+static int
+parse_line(struct gk_conf *c, char *line, bool seen[K__MAX], char *err,
+    size_t errlen)
+{
+	char *eq, *key, *val;
+	int k;
+
+	if ((eq = strchr(line, '=')) == NULL)
+		return errf(err, errlen, "expected 'key = value'");
+	*eq = '\0';
+	key = trim(line);
+	val = trim(eq + 1);
+	if (val[0] == '"' && strlen(val) >= 2 && val[strlen(val) - 1] == '"') {
+		val[strlen(val) - 1] = '\0';
+		val++;
+	}
+	k = find_key(key);
+	if (k >= 0 && k != K_UPSTREAM && keys[k].in_file) {
+		if (seen[k])
+			return errf(err, errlen, "duplicate key '%s'", key);
+		seen[k] = true;
+	}
+	return gk_conf_set(c, key, val, SRC_FILE, err, errlen);
+}
+
+int
+gk_conf_parse_text(struct gk_conf *c, const char *fname, const char *text,
+    size_t len, char *errs, size_t errslen)
+{
+	bool seen[K__MAX] = { false };
+	char line[CONF_MAX_LINE], err[512], *s;
+	size_t pos = 0, n;
+	int lineno = 0, nerr = 0;
+	const char *nl;
+
+	while (pos < len) {
+		lineno++;
+		nl = memchr(text + pos, '\n', len - pos);
+		n = (nl != NULL ? (size_t)(nl - text) : len) - pos;
+		if (n >= sizeof(line) || memchr(text + pos, '\0', n) != NULL) {
+			adderr(errs, errslen, fname, lineno, n >= sizeof(line) ?
+			    "line too long" : "NUL byte in line");
+			nerr++;
+		} else {
+			memcpy(line, text + pos, n);
+			line[n] = '\0';
+			if ((s = strchr(line, '#')) != NULL)
+				*s = '\0';
+			s = trim(line);
+			if (*s != '\0' && parse_line(c, s, seen, err,
+			    sizeof(err)) == -1) {
+				adderr(errs, errslen, fname, lineno, err);
+				nerr++;
+			}
+		}
+		pos += n + (nl != NULL ? 1 : 0);
+	}
+	return nerr;
+}
+
+int
+gk_conf_load_file(struct gk_conf *c, const char *path, bool must_exist,
+    char *errs, size_t errslen)
+{
+	char *text = NULL;
+	size_t len;
+	FILE *f;
+	int nerr;
+
+	if ((f = fopen(path, "re")) == NULL) {
+		if (errno == ENOENT && !must_exist)
+			return 0;
+		snprintf(errs, errslen, "%s: %s\n", path, strerror(errno));
+		return 1;
+	}
+	if ((text = malloc(CONF_MAX_FILE + 1)) == NULL) {
+		fclose(f);
+		snprintf(errs, errslen, "%s: out of memory\n", path);
+		return 1;
+	}
+	len = fread(text, 1, CONF_MAX_FILE + 1, f);
+	if (ferror(f) || len > CONF_MAX_FILE) {
+		snprintf(errs, errslen, "%s: %s\n", path, ferror(f) ?
+		    "read error" : "larger than 1 MiB");
+		nerr = 1;
+	} else
+		nerr = gk_conf_parse_text(c, path, text, len, errs, errslen);
+	free(text);
+	fclose(f);
+	return nerr;
+}
+
+void
+gk_conf_usage(FILE *f)
+{
+	char opt[64];
+	int i;
+
+	fprintf(f, "usage: gatekeeperd [OPTIONS]\n\n"
+	    "The gatekeeper host service: a per-cage allowlisting DNS "
+	    "resolver,\ncontrol socket and Prometheus metrics. Every option "
+	    "except -c, -f, -n, -v,\n--help and --version is also a config "
+	    "file key (key = value).\n\n");
+	for (i = 0; i < K__MAX; i++) {
+		snprintf(opt, sizeof(opt), "-%c, --%s%s%s", keys[i].shortopt,
+		    keys[i].name, keys[i].arg ? " " : "",
+		    keys[i].arg ? keys[i].metavar : "");
+		fprintf(f, "  %-36s %s", opt, keys[i].help);
+		if (keys[i].deflt != NULL)
+			fprintf(f, "\n  %-36s (default: %s)", "",
+			    keys[i].deflt);
+		fputc('\n', f);
+	}
+	fprintf(f, "\nExit status: 0 clean stop, 1 runtime failure, 2 usage "
+	    "or configuration error.\nSignals: SIGTERM/SIGINT stop; SIGHUP "
+	    "rereads the config file (upstreams,\nttl-cap, upstream-timeout, "
+	    "log-level) and reopens the audit log, keeping cages.\n");
+}
+
+static void
+build_longopts(struct option *lo, char *shortopts, size_t slen)
+{
+	size_t sp = 0;
+	int i;
+
+	for (i = 0; i < K__MAX; i++) {
+		lo[i].name = keys[i].name;
+		lo[i].has_arg = keys[i].arg ? required_argument : no_argument;
+		lo[i].flag = NULL;
+		lo[i].val = keys[i].shortopt;
+		if (sp + 3 < slen) {
+			shortopts[sp++] = (char)keys[i].shortopt;
+			if (keys[i].arg)
+				shortopts[sp++] = ':';
+		}
+	}
+	memset(&lo[K__MAX], 0, sizeof(lo[K__MAX]));
+	shortopts[sp] = '\0';
+}
+
+static int
+key_of_short(int ch)
+{
+	int i;
+
+	for (i = 0; i < K__MAX; i++)
+		if (keys[i].shortopt == ch)
+			return i;
+	return -1;
+}
+
+/* First pass: only -c, -h, -V, -n, -v, -f. */
+static enum gk_conf_action
+scan_args(struct gk_conf *c, int argc, char **argv, struct option *lo,
+    const char *so, int *verbose, char *errs, size_t errslen)
+{
+	int ch, k;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		if (ch == '?' || ch == ':') {
+			snprintf(errs, errslen, "%s: unknown option or missing "
+			    "value (see --help)\n", argv[optind - 1]);
+			return GK_CONF_ERROR;
+		}
+		switch ((k = key_of_short(ch))) {
+		case K_HELP:
+			return GK_CONF_HELP;
+		case K_VERSION:
+			return GK_CONF_VERSION;
+		case K_CONFIG:
+			if (set_string("config", c->config_path,
+			    sizeof(c->config_path), optarg, errs,
+			    errslen) == -1)
+				return GK_CONF_ERROR;
+			c->config_given = true;
+			break;
+		case K_CHECK:
+			c->check_only = true;
+			break;
+		case K_VERBOSE:
+			(*verbose)++;
+			break;
+		case K_FOREGROUND:
+			c->foreground = true;
+			break;
+		default:
+			break;
+		}
+	}
+	if (optind < argc) {
+		snprintf(errs, errslen, "unexpected argument '%s' (see "
+		    "--help)\n", argv[optind]);
+		return GK_CONF_ERROR;
+	}
+	return GK_CONF_RUN;
+}
+
+enum gk_conf_action
+gk_conf_load(struct gk_conf *c, int argc, char **argv, char *errs,
+    size_t errslen)
+{
+	struct option lo[K__MAX + 1];
+	char so[2 * K__MAX + 2], err[512];
+	enum gk_conf_action act;
+	int ch, k, verbose = 0;
+
+	errs[0] = '\0';
+	gk_conf_defaults(c);
+	build_longopts(lo, so, sizeof(so));
+	act = scan_args(c, argc, argv, lo, so, &verbose, errs, errslen);
+	if (act != GK_CONF_RUN)
+		return act;
+	if (gk_conf_load_file(c, c->config_path, c->config_given, errs,
+	    errslen) > 0)
+		return GK_CONF_ERROR;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
+		k = key_of_short(ch);
+		if (k < 0 || !keys[k].arg || k == K_CONFIG)
+			continue;
+		if (gk_conf_set(c, keys[k].name, optarg, SRC_CLI, err,
+		    sizeof(err)) == -1) {
+			snprintf(errs, errslen, "--%s\n", err);
+			return GK_CONF_ERROR;
+		}
+	}
+	c->log_level += verbose;
+	if (c->log_level > LOG_LVL_DEBUG)
+		c->log_level = LOG_LVL_DEBUG;
+	return GK_CONF_RUN;
+}

@@ -1,0 +1,91 @@
+/*
+ * gk_conf: gatekeeperd's settings. The same keys come from the command
+ * line (--key value) and the config file (key = value); the file is read
+ * first, then the command line overrides it. Every value is checked for
+ * range, truncation and duplicates before anything touches the system.
+ */
+#ifndef GK_CONF_H
+#define GK_CONF_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gk_addr.h"
+
+#define GK_CONF_DEFAULT_PATH	"/etc/gatekeeper/gatekeeperd.conf"
+#define GK_CONF_MAX_UPSTREAMS	8
+#define GK_CONF_ERRLEN		4096
+
+struct gk_upstream {
+	struct gk_addr	addr;
+	uint16_t	port;
+};
+
+struct gk_conf {
+	char		 config_path[PATH_MAX];
+	bool		 config_given;		/* -c on the command line */
+	char		 control[108];		/* sun_path */
+	struct gk_addr	 listen;
+	uint16_t	 dns_port;
+	uint16_t	 socks_port;
+	uint16_t	 http_port;
+	struct gk_addr	 cage_net;
+	uint8_t		 cage_prefix;
+	size_t		 nupstreams;		/* 0: the host's resolv.conf */
+	struct gk_upstream upstreams[GK_CONF_MAX_UPSTREAMS];
+	uint32_t	 ttl_cap;		/* seconds */
+	uint32_t	 upstream_timeout_ms;
+	size_t		 cache_size;		/* entries */
+	bool		 metrics_off;
+	struct gk_addr	 metrics_addr;
+	uint16_t	 metrics_port;
+	char		 audit_log[PATH_MAX];	/* "" none, "-" stdout */
+	int		 log_level;
+	bool		 foreground;
+	bool		 check_only;		/* -n */
+
+	/* bookkeeping: which source set the upstream list last */
+	int		 upstream_src;
+};
+
+enum gk_conf_action {
+	GK_CONF_RUN,
+	GK_CONF_HELP,
+	GK_CONF_VERSION,
+	GK_CONF_ERROR,
+};
+
+void		 gk_conf_defaults(struct gk_conf *c);
+
+/*
+ * Set one key (long option name without dashes) from its text value.
+ * `src` tags where it came from (0 file, 1 command line). 0 or -1 with a
+ * message in err.
+ */
+int		 gk_conf_set(struct gk_conf *c, const char *key,
+		    const char *value, int src, char *err, size_t errlen);
+
+/*
+ * Parse config file text. Every error is appended to errs as
+ * "fname:line: message\n"; returns the number of errors.
+ */
+int		 gk_conf_parse_text(struct gk_conf *c, const char *fname,
+		    const char *text, size_t len, char *errs, size_t errslen);
+
+/* Read and parse a file; a missing file is fine unless must_exist. */
+int		 gk_conf_load_file(struct gk_conf *c, const char *path,
+		    bool must_exist, char *errs, size_t errslen);
+
+/*
+ * The whole startup order: defaults, then the config file (-c or the
+ * default path), then the command line. On GK_CONF_ERROR errs says why.
+ */
+enum gk_conf_action gk_conf_load(struct gk_conf *c, int argc, char **argv,
+		    char *errs, size_t errslen);
+
+void		 gk_conf_usage(FILE *f);
+
+#endif /* GK_CONF_H */
