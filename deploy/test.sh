@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it (as root, no standard input):
+#  1. install the dependencies,
+#  2. build with warnings as errors and run every test (unit, fuzz corpora,
+#     integration against real dig, dnsmasq and promtool),
+#  3. the same again under AddressSanitizer + UndefinedBehaviorSanitizer,
+#  4. each fuzz target briefly under libFuzzer.
+# The closing line gives the counts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+
+bash deploy/install-deps.sh
+
+status=0
+run_suite() {
+	local dir=$1
+	shift
+	rm -rf "$dir"
+	meson setup "$dir" -Dwerror=true -Dtests=enabled "$@" >/dev/null
+	ninja -C "$dir"
+	meson test -C "$dir" --print-errorlogs --num-processes 2 || status=1
+}
+
+echo "== build with -Werror and test"
+run_suite build-test
+echo "== build with -Db_sanitize=address,undefined and test"
+run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
+
+echo "== fuzz each target for ${FUZZ_SECONDS}s (libFuzzer)"
+rm -rf build-fuzz
+CC=clang meson setup build-fuzz -Dfuzzing=libfuzzer -Dtests=disabled \
+	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
+ninja -C build-fuzz
+fuzz_ok=0
+fuzz_fail=0
+for corpus in tests/fuzz/*.in; do
+	name=$(basename "$corpus" .in)
+	exe=build-fuzz/tests/$name
+	[ -x "$exe" ] || continue
+	work=$(mktemp -d)
+	cp -r "$corpus"/. "$work"/
+	if "$exe" -max_total_time="$FUZZ_SECONDS" -timeout=10 \
+		-rss_limit_mb=2048 -artifact_prefix="build-fuzz/$name-" \
+		"$work" >"build-fuzz/$name.log" 2>&1; then
+		echo "fuzz $name: ok ($(grep -c . "build-fuzz/$name.log") log lines)"
+		fuzz_ok=$((fuzz_ok + 1))
+	else
+		echo "fuzz $name: FAILED, see build-fuzz/$name.log:"
+		tail -30 "build-fuzz/$name.log"
+		fuzz_fail=$((fuzz_fail + 1))
+		status=1
+	fi
+	rm -rf "$work"
+done
+
+python3 - "$fuzz_ok" "$fuzz_fail" <<'PY'
+import json, sys
+ok = int(sys.argv[1]); fail = int(sys.argv[2]); skip = 0
+for d in ("build-test", "build-asan"):
+    try:
+        with open(f"{d}/meson-logs/testlog.json") as f:
+            for line in f:
+                r = json.loads(line).get("result")
+                if r in ("OK", "EXPECTEDFAIL"):
+                    ok += 1
+                elif r == "SKIP":
+                    skip += 1
+                else:
+                    fail += 1
+    except FileNotFoundError:
+        fail += 1
+print(f"{ok} passed, {fail} failed, {skip} skipped")
+PY
+exit $status
