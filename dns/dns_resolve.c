@@ -369,6 +369,10 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
 	}
 	c->dns_queries++;
+	if (q.edns && q.edns_version > 0) {
+		gk_stats.dns_queries[GK_DNSV_MALFORMED]++;
+		return dns_reply_empty(&q, DNS_RC_BADVERS, out, outlen);
+	}
 	if (q.qclass != DNS_CLASS_IN) {
 		gk_stats.dns_queries[GK_DNSV_REFUSED]++;
 		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);

@@ -20,6 +20,7 @@
 #include "gk_control.h"
 #include "gk_log.h"
 #include "gk_metrics.h"
+#include "gk_policy.h"
 
 struct gk_daemon {
 	struct event_base	*base;
@@ -213,6 +214,10 @@ main(int argc, char **argv)
 		return 0;
 	}
 	log_init("gatekeeperd", d.conf.log_level);
+	if (gk_policy_psl_load(NULL) == -1)
+		log_warnx("no public suffix list could be loaded: every "
+		    "wildcard pattern will be refused (install the publicsuffix "
+		    "package)");
 	if ((d.base = event_base_new()) == NULL || add_signals(&d) == -1) {
 		log_warnx("cannot set up the event loop");
 		return 1;
