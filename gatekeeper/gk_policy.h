@@ -58,10 +58,24 @@ struct gk_pattern {
 	uint16_t	 port;			/* 0: any port */
 };
 
-/* Pure parser: no I/O, no logging. */
+/*
+ * Load the Public Suffix List used to refuse wildcards over public
+ * suffixes: path NULL picks the newest of libpsl's built-in data and the
+ * distribution file (/usr/share/publicsuffix). The parser calls it lazily
+ * on first use; call it at startup, before dropping privileges or
+ * entering a sandbox. Returns 0, or -1 if nothing could be loaded: every
+ * wildcard is then refused (fail closed). Not thread-safe.
+ */
+int		 gk_policy_psl_load(const char *path);
+
+/* Pure parser: no I/O (except the lazy PSL load), no logging. */
 enum gk_pat_status gk_pattern_parse(const uint8_t *buf, size_t len,
 		    struct gk_pattern *out);
-/* Canonical text of a parsed pattern ("*.github.com:443"). */
+/*
+ * Canonical text of a parsed pattern ("*.github.com:443"). Like
+ * gk_pattern_error() and gk_allow_explain(), returns the length written
+ * (always NUL-terminated when len > 0; truncated to fit).
+ */
 size_t		 gk_pattern_format(const struct gk_pattern *p, char *buf,
 		    size_t len);
 /*
