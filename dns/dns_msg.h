@@ -27,6 +27,8 @@ enum dns_rcode {
 	DNS_RC_NOTIMP = 4,
 	DNS_RC_REFUSED = 5,
 };
+/* Extended rcode (RFC 6891): only in replies carrying our OPT. */
+#define DNS_RC_BADVERS	16
 
 enum dns_type {
 	DNS_T_A = 1,
@@ -74,7 +76,10 @@ struct dns_query {
  * opcode) are valid and, where the question could be read, so is it, so a
  * reply can echo them. Trailing bytes after the question and the OPT
  * record are a FORMERR; so are ANCOUNT/NSCOUNT != 0 and more than one
- * OPT.
+ * OPT. A pointer in the question name is a FORMERR. qname_wire_len is 0
+ * when the question was not read (the reply functions then omit it).
+ * An OPT with edns_version > 0 parses as DNS_OK: the caller replies
+ * dns_reply_empty(q, DNS_RC_BADVERS, ...).
  */
 enum dns_status	 dns_query_parse(const uint8_t *buf, size_t len,
 		    struct dns_query *q);
@@ -87,7 +92,8 @@ size_t		 dns_query_udp_limit(const struct dns_query *q);
  * Reply with no records: header (id, QR, opcode, RD copied, RA set, rcode),
  * the question when it was read, and an OPT record (our DNS_EDNS_SIZE,
  * version 0) when the query had one. Returns the length, 0 if `outlen` is
- * too small.
+ * too small. An rcode > 15 (DNS_RC_BADVERS) is split between the header
+ * and the OPT; without an OPT, SERVFAIL is sent instead.
  */
 size_t		 dns_reply_empty(const struct dns_query *q, uint8_t rcode,
 		    uint8_t *out, size_t outlen);
@@ -125,9 +131,12 @@ struct dns_answer {
 	uint16_t	ancount, nscount;
 	size_t		rrs_off;	/* answer + authority records ... */
 	size_t		rrs_len;	/* ... as a byte range of the message */
-	uint32_t	min_ttl;	/* over those records; for negative
-					 * answers min(SOA ttl, SOA minimum);
-					 * UINT32_MAX when there are none */
+	uint32_t	min_ttl;	/* over those records, an SOA in
+					 * authority counting as min(SOA ttl,
+					 * SOA minimum) (RFC 2308); 0 (do not
+					 * cache) when there are no records or
+					 * for a negative answer (NXDOMAIN,
+					 * NODATA) without an SOA */
 	size_t		naddrs;
 	struct dns_addr	addrs[DNS_MAX_ADDRS]; /* A/AAAA owned by the qname
 					 * or a CNAME target reached from it */
@@ -137,6 +146,9 @@ struct dns_answer {
  * Parse an upstream answer to q: QR set, question equal to q's
  * (case-insensitive name, same type and class). Names are decompressed
  * with backward-only pointers and a hop cap to follow the CNAME chain.
+ * The id is not checked (the caller matches it). DNS_DROP: not a response
+ * to q (QR clear, other question); DNS_FORMERR: malformed. With TC set the
+ * records are not parsed (ancount = nscount = rrs_len = 0): retry on TCP.
  */
 enum dns_status	 dns_answer_parse(const uint8_t *buf, size_t len,
 		    const struct dns_query *q, struct dns_answer *a);
