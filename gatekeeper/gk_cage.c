@@ -1,0 +1,603 @@
+/*
+ * gk_cage: the cage table (by source address and by id, both chained hash
+ * tables that double as they fill) and each cage's pins (a hash table on
+ * the address plus a min-heap on the deadline, for expiry and eviction).
+ */
+#include <sys/random.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "gk_cage.h"
+#include "gk_log.h"
+
+#define TABLE_MIN_BUCKETS	64
+#define PINS_MIN_BUCKETS	16
+
+struct gk_cage_table {
+	struct gk_cage	**by_src;
+	struct gk_cage	**by_id;
+	size_t		  nbuckets;	/* power of two, both tables */
+	size_t		  count;
+};
+
+struct pin {
+	struct pin	*next;		/* hash chain */
+	size_t		 heap_idx;
+	struct gk_addr	 addr;
+	time_t		 expires;
+	char		 name[];	/* NUL-terminated */
+};
+
+struct gk_pinset {
+	struct pin	**buckets;
+	size_t		  nbuckets;	/* power of two */
+	struct pin	**heap;		/* min-heap on expires */
+	size_t		  count;
+	size_t		  cap;		/* of heap */
+};
+
+/* ---- the cage table --------------------------------------------------- */
+
+static uint32_t
+id_hash(const char *id)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *id != '\0'; id++)
+		h = (h ^ (uint8_t)*id) * 16777619u;
+	return h;
+}
+
+static size_t
+src_slot(const struct gk_cage_table *t, const struct gk_addr *a)
+{
+	return gk_addr_hash(a) & (t->nbuckets - 1);
+}
+
+static size_t
+id_slot(const struct gk_cage_table *t, const char *id)
+{
+	return id_hash(id) & (t->nbuckets - 1);
+}
+
+struct gk_cage_table *
+gk_cage_table_new(void)
+{
+	struct gk_cage_table *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return NULL;
+	t->nbuckets = TABLE_MIN_BUCKETS;
+	t->by_src = calloc(t->nbuckets, sizeof(*t->by_src));
+	t->by_id = calloc(t->nbuckets, sizeof(*t->by_id));
+	if (t->by_src == NULL || t->by_id == NULL) {
+		free(t->by_src);
+		free(t->by_id);
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
+static void pins_free(struct gk_pinset *ps);
+
+static void
+cage_free(struct gk_cage *c)
+{
+	gk_allowlist_free(c->allow);
+	pins_free(c->pins);
+	free(c);
+}
+
+void
+gk_cage_table_free(struct gk_cage_table *t)
+{
+	struct gk_cage *c, *next;
+	size_t i;
+
+	if (t == NULL)
+		return;
+	for (i = 0; i < t->nbuckets; i++) {
+		for (c = t->by_src[i]; c != NULL; c = next) {
+			next = c->src_next;
+			cage_free(c);
+		}
+	}
+	free(t->by_src);
+	free(t->by_id);
+	free(t);
+}
+
+size_t
+gk_cage_count(const struct gk_cage_table *t)
+{
+	return t == NULL ? 0 : t->count;
+}
+
+/* Double both tables; on allocation failure keep the old ones. */
+static void
+table_grow(struct gk_cage_table *t)
+{
+	struct gk_cage **src, **ids, *c, *next;
+	size_t i, n = t->nbuckets * 2, old = t->nbuckets;
+
+	src = calloc(n, sizeof(*src));
+	ids = calloc(n, sizeof(*ids));
+	if (src == NULL || ids == NULL) {
+		free(src);
+		free(ids);
+		return;
+	}
+	t->nbuckets = n;
+	for (i = 0; i < old; i++) {
+		for (c = t->by_src[i]; c != NULL; c = next) {
+			next = c->src_next;
+			c->src_next = src[src_slot(t, &c->source)];
+			src[src_slot(t, &c->source)] = c;
+		}
+		for (c = t->by_id[i]; c != NULL; c = next) {
+			next = c->id_next;
+			c->id_next = ids[id_slot(t, c->id)];
+			ids[id_slot(t, c->id)] = c;
+		}
+	}
+	free(t->by_src);
+	free(t->by_id);
+	t->by_src = src;
+	t->by_id = ids;
+}
+
+static bool
+label_ok(const char *label)
+{
+	size_t i;
+
+	for (i = 0; label[i] != '\0'; i++) {
+		if (i >= GK_CAGE_LABEL_MAX || label[i] < 0x20 ||
+		    label[i] > 0x7e)
+			return false;
+	}
+	return true;
+}
+
+/* A random id, [a-z0-9]{8}, by rejection sampling (no modulo bias). */
+static int
+make_id(char id[GK_CAGE_ID_LEN + 1])
+{
+	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+	uint8_t rnd[32];
+	size_t i, k = 0;
+	ssize_t n;
+
+	while (k < GK_CAGE_ID_LEN) {
+		if ((n = getrandom(rnd, sizeof(rnd), 0)) == -1) {
+			if (errno == EINTR)
+				continue;
+			log_warn("getrandom");
+			return -1;
+		}
+		for (i = 0; i < (size_t)n && k < GK_CAGE_ID_LEN; i++) {
+			if (rnd[i] < 252)	/* 252 = 7 * 36 */
+				id[k++] = alphabet[rnd[i] % 36];
+		}
+	}
+	id[k] = '\0';
+	return 0;
+}
+
+static int
+unique_id(const struct gk_cage_table *t, char id[GK_CAGE_ID_LEN + 1])
+{
+	int tries;
+
+	for (tries = 0; tries < 100; tries++) {
+		if (make_id(id) == -1)
+			return -1;
+		if (gk_cage_by_id(t, id) == NULL)
+			return 0;
+	}
+	return -1;
+}
+
+struct gk_cage *
+gk_cage_create(struct gk_cage_table *t, const struct gk_addr *source,
+    const char *label, uid_t uid, struct gk_allowlist *allow,
+    enum gk_cage_err *err)
+{
+	struct gk_cage *c;
+	enum gk_cage_err e = GK_CAGE_E_OK;
+
+	if (label == NULL)
+		label = "";
+	if (!label_ok(label))
+		e = GK_CAGE_E_BAD_LABEL;
+	else if (gk_cage_by_source(t, source) != NULL)
+		e = GK_CAGE_E_SOURCE_IN_USE;
+	else if (t->count >= GK_CAGE_MAX)
+		e = GK_CAGE_E_TOO_MANY;
+	else if ((c = calloc(1, sizeof(*c))) == NULL)
+		e = GK_CAGE_E_NOMEM;
+	else if (unique_id(t, c->id) == -1) {
+		free(c);
+		e = GK_CAGE_E_NOMEM;
+	}
+	if (err != NULL)
+		*err = e;
+	if (e != GK_CAGE_E_OK)
+		return NULL;
+	memcpy(c->label, label, strlen(label) + 1);
+	c->uid = uid;
+	c->source = *source;
+	c->allow = allow;
+	c->created = time(NULL);
+	if (t->count >= t->nbuckets)
+		table_grow(t);
+	c->src_next = t->by_src[src_slot(t, source)];
+	t->by_src[src_slot(t, source)] = c;
+	c->id_next = t->by_id[id_slot(t, c->id)];
+	t->by_id[id_slot(t, c->id)] = c;
+	t->count++;
+	return c;
+}
+
+void
+gk_cage_destroy(struct gk_cage_table *t, struct gk_cage *c)
+{
+	struct gk_cage **pp;
+
+	if (c == NULL)
+		return;
+	for (pp = &t->by_src[src_slot(t, &c->source)]; *pp != NULL;
+	    pp = &(*pp)->src_next) {
+		if (*pp == c) {
+			*pp = c->src_next;
+			break;
+		}
+	}
+	for (pp = &t->by_id[id_slot(t, c->id)]; *pp != NULL;
+	    pp = &(*pp)->id_next) {
+		if (*pp == c) {
+			*pp = c->id_next;
+			break;
+		}
+	}
+	t->count--;
+	cage_free(c);
+}
+
+const char *
+gk_cage_strerror(enum gk_cage_err e)
+{
+	switch (e) {
+	case GK_CAGE_E_OK:
+		return "ok";
+	case GK_CAGE_E_SOURCE_IN_USE:
+		return "source address already in use by another cage";
+	case GK_CAGE_E_TOO_MANY:
+		return "too many cages";
+	case GK_CAGE_E_BAD_LABEL:
+		return "label must be at most 64 printable ASCII characters";
+	case GK_CAGE_E_NOMEM:
+		return "out of memory";
+	}
+	return "unknown error";
+}
+
+struct gk_cage *
+gk_cage_by_source(const struct gk_cage_table *t, const struct gk_addr *source)
+{
+	struct gk_cage *c;
+
+	for (c = t->by_src[src_slot(t, source)]; c != NULL; c = c->src_next) {
+		if (gk_addr_eq(&c->source, source))
+			return c;
+	}
+	return NULL;
+}
+
+struct gk_cage *
+gk_cage_by_id(const struct gk_cage_table *t, const char *id)
+{
+	struct gk_cage *c;
+
+	for (c = t->by_id[id_slot(t, id)]; c != NULL; c = c->id_next) {
+		if (strcmp(c->id, id) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+void
+gk_cage_foreach(const struct gk_cage_table *t,
+    void (*cb)(struct gk_cage *, void *), void *arg)
+{
+	struct gk_cage *c;
+	size_t i;
+
+	for (i = 0; i < t->nbuckets; i++) {
+		for (c = t->by_src[i]; c != NULL; c = c->src_next)
+			cb(c, arg);
+	}
+}
+
+/* ---- pins: heap ------------------------------------------------------- */
+
+static void
+heap_set(struct gk_pinset *ps, size_t i, struct pin *p)
+{
+	ps->heap[i] = p;
+	p->heap_idx = i;
+}
+
+static void
+heap_up(struct gk_pinset *ps, size_t i)
+{
+	struct pin *p = ps->heap[i];
+	size_t parent;
+
+	while (i > 0) {
+		parent = (i - 1) / 2;
+		if (ps->heap[parent]->expires <= p->expires)
+			break;
+		heap_set(ps, i, ps->heap[parent]);
+		i = parent;
+	}
+	heap_set(ps, i, p);
+}
+
+static void
+heap_down(struct gk_pinset *ps, size_t i)
+{
+	struct pin *p = ps->heap[i];
+	size_t child;
+
+	for (;;) {
+		child = 2 * i + 1;
+		if (child >= ps->count)
+			break;
+		if (child + 1 < ps->count &&
+		    ps->heap[child + 1]->expires < ps->heap[child]->expires)
+			child++;
+		if (p->expires <= ps->heap[child]->expires)
+			break;
+		heap_set(ps, i, ps->heap[child]);
+		i = child;
+	}
+	heap_set(ps, i, p);
+}
+
+/* ---- pins: hash on the address ---------------------------------------- */
+
+static size_t
+pin_slot(const struct gk_pinset *ps, const struct gk_addr *a)
+{
+	return gk_addr_hash(a) & (ps->nbuckets - 1);
+}
+
+static void
+pins_rehash(struct gk_pinset *ps, struct pin **nb, size_t n)
+{
+	size_t i, s;
+
+	free(ps->buckets);
+	ps->buckets = nb;
+	ps->nbuckets = n;
+	for (i = 0; i < ps->count; i++) {
+		s = pin_slot(ps, &ps->heap[i]->addr);
+		ps->heap[i]->next = nb[s];
+		nb[s] = ps->heap[i];
+	}
+}
+
+/* Make room for one more pin; -1 on allocation failure. */
+static int
+pins_reserve(struct gk_pinset *ps)
+{
+	struct pin **nh, **nb;
+	size_t n;
+
+	if (ps->count == ps->cap) {
+		n = ps->cap == 0 ? PINS_MIN_BUCKETS : ps->cap * 2;
+		if ((nh = reallocarray(ps->heap, n, sizeof(*nh))) == NULL)
+			return -1;
+		ps->heap = nh;
+		ps->cap = n;
+	}
+	if (ps->buckets == NULL || ps->count >= ps->nbuckets) {
+		n = ps->buckets == NULL ? PINS_MIN_BUCKETS : ps->nbuckets * 2;
+		if ((nb = calloc(n, sizeof(*nb))) == NULL)
+			return ps->buckets == NULL ? -1 : 0;
+		pins_rehash(ps, nb, n);
+	}
+	return 0;
+}
+
+static void
+pins_free(struct gk_pinset *ps)
+{
+	size_t i;
+
+	if (ps == NULL)
+		return;
+	for (i = 0; i < ps->count; i++)
+		free(ps->heap[i]);
+	free(ps->heap);
+	free(ps->buckets);
+	free(ps);
+}
+
+static struct pin *
+pin_find(const struct gk_pinset *ps, const struct gk_addr *a,
+    const char *name)
+{
+	struct pin *p;
+
+	if (ps == NULL || ps->count == 0)
+		return NULL;
+	for (p = ps->buckets[pin_slot(ps, a)]; p != NULL; p = p->next) {
+		if (gk_addr_eq(&p->addr, a) && strcmp(p->name, name) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* Unlink p from its chain and the heap, and free it. */
+static void
+pin_remove(struct gk_pinset *ps, struct pin *p)
+{
+	struct pin **pp, *last;
+	size_t i = p->heap_idx;
+
+	for (pp = &ps->buckets[pin_slot(ps, &p->addr)]; *pp != NULL;
+	    pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	}
+	last = ps->heap[--ps->count];
+	if (i < ps->count) {
+		heap_set(ps, i, last);
+		heap_up(ps, i);
+		heap_down(ps, last->heap_idx);
+	}
+	free(p);
+}
+
+int
+gk_cage_pin(struct gk_cage *c, const char *name, const struct gk_addr *a,
+    time_t expires)
+{
+	struct gk_pinset *ps;
+	struct pin *p;
+	size_t len, s;
+
+	len = strlen(name);
+	if (len == 0 || len > GK_NAME_MAX) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((p = pin_find(c->pins, a, name)) != NULL) {
+		if (expires > p->expires) {
+			p->expires = expires;
+			heap_down(c->pins, p->heap_idx);
+		}
+		return 0;
+	}
+	if (c->pins == NULL && (c->pins = calloc(1, sizeof(*ps))) == NULL)
+		return -1;
+	ps = c->pins;
+	if (ps->count >= GK_CAGE_PINS_MAX)
+		pin_remove(ps, ps->heap[0]);
+	if (pins_reserve(ps) == -1 ||
+	    (p = calloc(1, sizeof(*p) + len + 1)) == NULL) {
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(p->name, name, len + 1);
+	p->addr = *a;
+	p->expires = expires;
+	s = pin_slot(ps, a);
+	p->next = ps->buckets[s];
+	ps->buckets[s] = p;
+	ps->heap[ps->count] = p;
+	p->heap_idx = ps->count++;
+	heap_up(ps, p->heap_idx);
+	return 0;
+}
+
+bool
+gk_cage_pinned(const struct gk_cage *c, const struct gk_addr *a, time_t now)
+{
+	const struct gk_pinset *ps = c->pins;
+	const struct pin *p;
+
+	if (ps == NULL || ps->count == 0)
+		return false;
+	for (p = ps->buckets[pin_slot(ps, a)]; p != NULL; p = p->next) {
+		if (p->expires > now && gk_addr_eq(&p->addr, a))
+			return true;
+	}
+	return false;
+}
+
+bool
+gk_cage_pinned_name(const struct gk_cage *c, const struct gk_addr *a,
+    const char *name, time_t now)
+{
+	const struct pin *p;
+
+	p = pin_find(c->pins, a, name);
+	return p != NULL && p->expires > now;
+}
+
+size_t
+gk_cage_pin_names(const struct gk_cage *c, const struct gk_addr *a,
+    time_t now, const char **names, size_t max)
+{
+	const struct gk_pinset *ps = c->pins;
+	const struct pin *p;
+	size_t n = 0;
+
+	if (ps == NULL || ps->count == 0)
+		return 0;
+	for (p = ps->buckets[pin_slot(ps, a)]; p != NULL && n < max;
+	    p = p->next) {
+		if (p->expires > now && gk_addr_eq(&p->addr, a))
+			names[n++] = p->name;
+	}
+	return n;
+}
+
+size_t
+gk_cage_pin_count(const struct gk_cage *c)
+{
+	return c->pins == NULL ? 0 : c->pins->count;
+}
+
+size_t
+gk_cage_expire(struct gk_cage *c, time_t now)
+{
+	struct gk_pinset *ps = c->pins;
+	size_t n = 0;
+
+	while (ps != NULL && ps->count > 0 && ps->heap[0]->expires <= now) {
+		pin_remove(ps, ps->heap[0]);
+		n++;
+	}
+	return n;
+}
+
+void
+gk_cage_set_allow(struct gk_cage *c, struct gk_allowlist *al)
+{
+	struct gk_pinset *ps = c->pins;
+	struct pin *p;
+	size_t i, kept = 0;
+
+	gk_allowlist_free(c->allow);
+	c->allow = al;
+	if (ps == NULL || ps->count == 0)
+		return;
+	/* Compact the survivors, then rebuild the chains and the heap. */
+	for (i = 0; i < ps->count; i++) {
+		p = ps->heap[i];
+		if (gk_allow_name(al, p->name, strlen(p->name), 0))
+			ps->heap[kept++] = p;
+		else
+			free(p);
+	}
+	ps->count = kept;
+	memset(ps->buckets, 0, ps->nbuckets * sizeof(*ps->buckets));
+	for (i = 0; i < kept; i++) {
+		p = ps->heap[i];
+		p->heap_idx = i;
+		p->next = ps->buckets[pin_slot(ps, &p->addr)];
+		ps->buckets[pin_slot(ps, &p->addr)] = p;
+	}
+	for (i = kept / 2; i > 0; i--)
+		heap_down(ps, i - 1);
+}

@@ -1,0 +1,623 @@
+/*
+ * gk_ctlreq: the control request parser. json-c does the JSON (strict,
+ * UTF-8 checked, depth limited); a raw scan of the same bytes catches what
+ * json-c lets through (NUL bytes, single quotes, duplicate keys).
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "gk_ctlreq.h"
+
+#define QUOTE_MAX	48	/* bytes of peer text quoted in a message */
+
+enum field {
+	F_OP = 1 << 0,
+	F_SOURCE = 1 << 1,
+	F_ALLOW = 1 << 2,
+	F_LABEL = 1 << 3,
+	F_ID = 1 << 4,
+};
+
+struct op_spec {
+	const char	*name;
+	unsigned	 required;
+	unsigned	 allowed;
+	const char	*usage;
+};
+
+static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
+	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_SOURCE | F_ALLOW,
+	    F_OP | F_SOURCE | F_ALLOW | F_LABEL,
+	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
+	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
+	    "(label is optional)" },
+	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID | F_ALLOW,
+	    F_OP | F_ID | F_ALLOW,
+	    "{\"op\":\"cage.update\",\"id\":\"ID\","
+	    "\"allow\":[\"*.example.com\"]}" },
+	[GK_CTL_OP_CAGE_DESTROY] = { "cage.destroy", F_OP | F_ID, F_OP | F_ID,
+	    "{\"op\":\"cage.destroy\",\"id\":\"ID\"}" },
+	[GK_CTL_OP_CAGE_LIST] = { "cage.list", F_OP, F_OP,
+	    "{\"op\":\"cage.list\"}" },
+	[GK_CTL_OP_STATS] = { "stats", F_OP, F_OP, "{\"op\":\"stats\"}" },
+};
+
+static const struct {
+	const char	*name;
+	enum field	 bit;
+} fields[] = {
+	{ "op", F_OP },
+	{ "source", F_SOURCE },
+	{ "allow", F_ALLOW },
+	{ "label", F_LABEL },
+	{ "id", F_ID },
+};
+#define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
+
+#define KNOWN_OPS "cage.create, cage.update, cage.destroy, cage.list, stats"
+
+static const char *const status_str[] = {
+	[GK_CTL_OK] = "ok",
+	[GK_CTL_EMPTY] = "empty request",
+	[GK_CTL_TOO_LONG] = "request too long",
+	[GK_CTL_BAD_JSON] = "bad JSON",
+	[GK_CTL_NOT_OBJECT] = "not an object",
+	[GK_CTL_DUPLICATE_KEY] = "duplicate key",
+	[GK_CTL_BAD_OP] = "bad op",
+	[GK_CTL_UNKNOWN_FIELD] = "unknown field",
+	[GK_CTL_MISSING_FIELD] = "missing field",
+	[GK_CTL_BAD_TYPE] = "wrong type",
+	[GK_CTL_BAD_VALUE] = "invalid value",
+	[GK_CTL_NOMEM] = "out of memory",
+};
+
+const char *
+gk_ctl_op_name(enum gk_ctl_op op)
+{
+	if (op <= GK_CTL_OP_NONE || op >= GK_CTL_OP__MAX)
+		return "none";
+	return op_specs[op].name;
+}
+
+const char *
+gk_ctl_strstatus(enum gk_ctl_status st)
+{
+	if ((size_t)st >= sizeof(status_str) / sizeof(status_str[0]))
+		return "unknown status";
+	return status_str[st];
+}
+
+static void __attribute__((format(printf, 3, 4)))
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Peer text for a message: printable ASCII kept, the rest \xNN, cut. */
+static const char *
+quote(char *dst, size_t dstlen, const char *s, size_t n)
+{
+	size_t i, o = 0;
+
+	for (i = 0; i < n && o + 8 < dstlen; i++) {
+		if (i == QUOTE_MAX) {
+			memcpy(dst + o, "...", 3);
+			o += 3;
+			break;
+		}
+		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
+			dst[o++] = s[i];
+		else
+			o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x",
+			    (uint8_t)s[i]);
+	}
+	dst[o] = '\0';
+	return dst;
+}
+
+static const char *
+type_name(struct json_object *o)
+{
+	switch (json_object_get_type(o)) {
+	case json_type_null:
+		return "null";
+	case json_type_boolean:
+		return "a boolean";
+	case json_type_double:
+	case json_type_int:
+		return "a number";
+	case json_type_object:
+		return "an object";
+	case json_type_array:
+		return "an array";
+	case json_type_string:
+		return "a string";
+	}
+	return "unknown";
+}
+
+static bool
+is_space(uint8_t c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * Before json-c: reject NUL bytes (json-c would stop at them) and single
+ * quotes outside strings (json-c accepts them even in strict mode).
+ */
+static enum gk_ctl_status
+prescan(const uint8_t *buf, size_t len, char *err, size_t errlen)
+{
+	bool in_str = false, esc = false;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (buf[i] == '\0') {
+			seterr(err, errlen, "bad JSON: NUL byte at offset %zu; "
+			    "write it as \\u0000 inside a string, if at all",
+			    i);
+			return GK_CTL_BAD_JSON;
+		}
+		if (esc)
+			esc = false;
+		else if (in_str && buf[i] == '\\')
+			esc = true;
+		else if (buf[i] == '"')
+			in_str = !in_str;
+		else if (!in_str && buf[i] == '\'') {
+			seterr(err, errlen, "bad JSON at offset %zu: single "
+			    "quotes are not JSON; quote strings with \"", i);
+			return GK_CTL_BAD_JSON;
+		}
+	}
+	return GK_CTL_OK;
+}
+
+struct keyscan {
+	size_t	 keys;			/* members of the top-level object */
+	size_t	 seen[NFIELDS];		/* raw occurrences of known names */
+};
+
+static void
+keyscan_key(struct keyscan *ks, const uint8_t *k, size_t n)
+{
+	size_t f;
+
+	ks->keys++;
+	for (f = 0; f < NFIELDS; f++) {
+		if (strlen(fields[f].name) == n &&
+		    memcmp(fields[f].name, k, n) == 0)
+			ks->seen[f]++;
+	}
+}
+
+/* Count the top-level keys of valid JSON text (json-c merges dups). */
+static void
+keyscan(const uint8_t *buf, size_t len, struct keyscan *ks)
+{
+	bool in_str = false, esc = false, want_key = false;
+	size_t i, depth = 0, kstart = 0;
+
+	memset(ks, 0, sizeof(*ks));
+	for (i = 0; i < len; i++) {
+		if (in_str) {
+			if (esc)
+				esc = false;
+			else if (buf[i] == '\\')
+				esc = true;
+			else if (buf[i] == '"') {
+				in_str = false;
+				if (want_key)
+					keyscan_key(ks, buf + kstart,
+					    i - kstart);
+				want_key = false;
+			}
+			continue;
+		}
+		switch (buf[i]) {
+		case '"':
+			in_str = true;
+			kstart = i + 1;
+			break;
+		case '{':
+		case '[':
+			want_key = ++depth == 1 && buf[i] == '{';
+			break;
+		case '}':
+		case ']':
+			depth--;
+			break;
+		case ',':
+			want_key = depth == 1;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static enum gk_ctl_status
+check_dups(const uint8_t *buf, size_t len, struct json_object *obj,
+    char *err, size_t errlen)
+{
+	struct keyscan ks;
+	size_t f;
+
+	keyscan(buf, len, &ks);
+	if (ks.keys == (size_t)json_object_object_length(obj))
+		return GK_CTL_OK;
+	for (f = 0; f < NFIELDS; f++) {
+		if (ks.seen[f] > 1) {
+			seterr(err, errlen, "duplicate key \"%s\": each field "
+			    "may appear once", fields[f].name);
+			return GK_CTL_DUPLICATE_KEY;
+		}
+	}
+	seterr(err, errlen, "duplicate key in the request object: each field "
+	    "may appear once");
+	return GK_CTL_DUPLICATE_KEY;
+}
+
+/*
+ * Feed the line to json-c; a bare number needs one more byte to end.
+ * Returns false on a syntax error; JSON null is true with *objp NULL.
+ */
+static bool
+tokenize(const uint8_t *buf, size_t len, struct json_object **objp,
+    size_t *end, char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *obj;
+	enum json_tokener_error je;
+
+	*objp = NULL;
+	if ((tok = json_tokener_new_ex(GK_CTL_DEPTH_MAX)) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return false;
+	}
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+	    JSON_TOKENER_ALLOW_TRAILING_CHARS | JSON_TOKENER_VALIDATE_UTF8);
+	obj = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
+	je = json_tokener_get_error(tok);
+	*end = json_tokener_get_parse_end(tok);
+	if (obj == NULL && je == json_tokener_continue) {
+		obj = json_tokener_parse_ex(tok, " ", 1);
+		je = json_tokener_get_error(tok);
+		if (je == json_tokener_continue)
+			seterr(err, errlen, "bad JSON: the line ends inside a "
+			    "value (after %zu bytes); send each request as "
+			    "one complete JSON object on one line", len);
+	}
+	if (obj == NULL && je == json_tokener_error_depth)
+		seterr(err, errlen, "bad JSON at offset %zu: nesting too "
+		    "deep (a request is an object of strings and arrays of "
+		    "strings)", *end);
+	else if (obj == NULL && je != json_tokener_continue)
+		seterr(err, errlen, "bad JSON at offset %zu: %s", *end,
+		    json_tokener_error_desc(je));
+	json_tokener_free(tok);
+	*objp = obj;
+	return je == json_tokener_success;
+}
+
+static enum gk_ctl_status
+get_string(struct json_object *v, const char *field, const char **s,
+    size_t *n, char *err, size_t errlen)
+{
+	if (!json_object_is_type(v, json_type_string)) {
+		seterr(err, errlen, "\"%s\" must be a string, not %s", field,
+		    type_name(v));
+		return GK_CTL_BAD_TYPE;
+	}
+	*s = json_object_get_string(v);
+	*n = (size_t)json_object_get_string_len(v);
+	if (memchr(*s, '\0', *n) != NULL) {
+		seterr(err, errlen, "\"%s\" contains a NUL character", field);
+		return GK_CTL_BAD_VALUE;
+	}
+	return GK_CTL_OK;
+}
+
+static enum gk_ctl_status
+parse_op(struct json_object *obj, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+	enum gk_ctl_status st;
+	const char *s;
+	char q[QUOTE_MAX * 4 + 8];
+	size_t n;
+	int op;
+
+	if (!json_object_object_get_ex(obj, "op", &v)) {
+		seterr(err, errlen, "missing \"op\": say what to do, e.g. "
+		    "{\"op\":\"cage.list\"}; known ops: " KNOWN_OPS);
+		return GK_CTL_BAD_OP;
+	}
+	if ((st = get_string(v, "op", &s, &n, err, errlen)) != GK_CTL_OK)
+		return st == GK_CTL_BAD_TYPE ? GK_CTL_BAD_OP : st;
+	for (op = GK_CTL_OP_NONE + 1; op < GK_CTL_OP__MAX; op++) {
+		if (strcmp(s, op_specs[op].name) == 0) {
+			out->op = (enum gk_ctl_op)op;
+			return GK_CTL_OK;
+		}
+	}
+	seterr(err, errlen, "unknown op '%s'; known ops: " KNOWN_OPS,
+	    quote(q, sizeof(q), s, n));
+	return GK_CTL_BAD_OP;
+}
+
+static unsigned
+field_bit(const char *key)
+{
+	size_t f;
+
+	for (f = 0; f < NFIELDS; f++) {
+		if (strcmp(key, fields[f].name) == 0)
+			return fields[f].bit;
+	}
+	return 0;
+}
+
+/* Name every unknown field, then every missing one. */
+static enum gk_ctl_status
+check_fields(struct json_object *obj, const struct op_spec *spec,
+    char *err, size_t errlen)
+{
+	char q[QUOTE_MAX * 4 + 8], names[256] = "";
+	unsigned bit, have = 0;
+	size_t nbad = 0, f;
+
+	json_object_object_foreach(obj, key, val) {
+		(void)val;
+		bit = field_bit(key);
+		have |= bit;
+		if ((bit & spec->allowed) != 0)
+			continue;
+		if (nbad++ < 4)
+			snprintf(names + strlen(names), sizeof(names) -
+			    strlen(names), "%s\"%s\"", nbad > 1 ? ", " : "",
+			    quote(q, sizeof(q), key, strlen(key)));
+	}
+	if (nbad > 0) {
+		seterr(err, errlen, "unknown field%s %s%s for %s; use %s",
+		    nbad > 1 ? "s" : "", names, nbad > 4 ? ", ..." : "",
+		    spec->name, spec->usage);
+		return GK_CTL_UNKNOWN_FIELD;
+	}
+	for (f = 0; f < NFIELDS; f++) {
+		if ((spec->required & fields[f].bit & ~have) != 0) {
+			seterr(err, errlen, "missing \"%s\" for %s; use %s",
+			    fields[f].name, spec->name, spec->usage);
+			return GK_CTL_MISSING_FIELD;
+		}
+	}
+	return GK_CTL_OK;
+}
+
+static enum gk_ctl_status
+parse_source(struct json_object *v, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	enum gk_ctl_status st;
+	char q[QUOTE_MAX * 4 + 8];
+	const char *s;
+	size_t n;
+
+	if ((st = get_string(v, "source", &s, &n, err, errlen)) != GK_CTL_OK)
+		return st;
+	if (n > GK_CTL_SOURCE_MAX || gk_addr_parse(s, &out->source_addr)
+	    == -1) {
+		seterr(err, errlen, "invalid source address '%s': give the "
+		    "cage's IPv4 or IPv6 address, e.g. \"10.143.0.2\"",
+		    quote(q, sizeof(q), s, n));
+		return GK_CTL_BAD_VALUE;
+	}
+	memcpy(out->source, s, n + 1);
+	return GK_CTL_OK;
+}
+
+static enum gk_ctl_status
+parse_label(struct json_object *v, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	enum gk_ctl_status st;
+	const char *s;
+	size_t i, n;
+
+	if ((st = get_string(v, "label", &s, &n, err, errlen)) != GK_CTL_OK)
+		return st;
+	if (n > GK_CAGE_LABEL_MAX) {
+		seterr(err, errlen, "\"label\" is %zu bytes; at most %d are "
+		    "allowed", n, GK_CAGE_LABEL_MAX);
+		return GK_CTL_BAD_VALUE;
+	}
+	for (i = 0; i < n; i++) {
+		if (s[i] < 0x20 || s[i] > 0x7e) {
+			seterr(err, errlen, "\"label\" has a non-printable or "
+			    "non-ASCII byte at offset %zu; use printable "
+			    "ASCII only", i);
+			return GK_CTL_BAD_VALUE;
+		}
+	}
+	memcpy(out->label, s, n + 1);
+	return GK_CTL_OK;
+}
+
+static enum gk_ctl_status
+parse_id(struct json_object *v, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	enum gk_ctl_status st;
+	char q[QUOTE_MAX * 4 + 8];
+	const char *s;
+	size_t i, n;
+
+	if ((st = get_string(v, "id", &s, &n, err, errlen)) != GK_CTL_OK)
+		return st;
+	for (i = 0; i < n; i++) {
+		if ((s[i] < 'a' || s[i] > 'z') && (s[i] < '0' || s[i] > '9'))
+			break;
+	}
+	if (n != GK_CAGE_ID_LEN || i != n) {
+		seterr(err, errlen, "invalid cage id '%s': an id is %d "
+		    "characters a-z and 0-9, as cage.create and cage.list "
+		    "report it", quote(q, sizeof(q), s, n), GK_CAGE_ID_LEN);
+		return GK_CTL_BAD_VALUE;
+	}
+	memcpy(out->id, s, n + 1);
+	return GK_CTL_OK;
+}
+
+static enum gk_ctl_status
+parse_allow(struct json_object *v, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	struct json_object *e;
+	const char *s;
+	size_t i, n, len;
+
+	if (!json_object_is_type(v, json_type_array)) {
+		seterr(err, errlen, "\"allow\" must be an array of pattern "
+		    "strings such as [\"*.example.com\"], not %s",
+		    type_name(v));
+		return GK_CTL_BAD_TYPE;
+	}
+	if ((n = json_object_array_length(v)) > GK_ALLOWLIST_MAX) {
+		seterr(err, errlen, "\"allow\" has %zu patterns; at most %d "
+		    "are allowed", n, GK_ALLOWLIST_MAX);
+		return GK_CTL_BAD_VALUE;
+	}
+	for (i = 0; i < n; i++) {
+		e = json_object_array_get_idx(v, i);
+		if (!json_object_is_type(e, json_type_string)) {
+			seterr(err, errlen, "allow[%zu] must be a pattern "
+			    "string such as \"*.example.com\", not %s", i,
+			    type_name(e));
+			return GK_CTL_BAD_TYPE;
+		}
+		s = json_object_get_string(e);
+		len = (size_t)json_object_get_string_len(e);
+		if (memchr(s, '\0', len) != NULL) {
+			seterr(err, errlen, "allow[%zu] contains a NUL "
+			    "character", i);
+			return GK_CTL_BAD_VALUE;
+		}
+	}
+	if ((out->allow = calloc(n + 1, sizeof(*out->allow))) == NULL)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		e = json_object_array_get_idx(v, i);
+		if ((out->allow[i] = strdup(json_object_get_string(e))) ==
+		    NULL)
+			goto nomem;
+		out->nallow++;
+	}
+	return GK_CTL_OK;
+nomem:
+	seterr(err, errlen, "out of memory");
+	return GK_CTL_NOMEM;
+}
+
+static enum gk_ctl_status
+parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+	enum gk_ctl_status st = GK_CTL_OK;
+
+	if (json_object_object_get_ex(obj, "source", &v))
+		st = parse_source(v, out, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "id", &v))
+		st = parse_id(v, out, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "label", &v))
+		st = parse_label(v, out, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "allow", &v))
+		st = parse_allow(v, out, err, errlen);
+	return st;
+}
+
+static enum gk_ctl_status
+parse_object(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
+    char *err, size_t errlen)
+{
+	struct json_object *obj;
+	enum gk_ctl_status st;
+	size_t end;
+
+	if (!tokenize(buf, len, &obj, &end, err, errlen))
+		return GK_CTL_BAD_JSON;
+	while (end < len && is_space(buf[end]))
+		end++;
+	if (end < len) {
+		seterr(err, errlen, "bad JSON: unexpected data at offset %zu "
+		    "after the request; send one object per line", end);
+		st = GK_CTL_BAD_JSON;
+	} else if (!json_object_is_type(obj, json_type_object)) {
+		seterr(err, errlen, "a request must be a JSON object such as "
+		    "{\"op\":\"stats\"}, not %s", type_name(obj));
+		st = GK_CTL_NOT_OBJECT;
+	} else if ((st = check_dups(buf, len, obj, err, errlen)) ==
+	    GK_CTL_OK && (st = parse_op(obj, out, err, errlen)) == GK_CTL_OK &&
+	    (st = check_fields(obj, &op_specs[out->op], err, errlen)) ==
+	    GK_CTL_OK)
+		st = parse_fields(obj, out, err, errlen);
+	json_object_put(obj);
+	return st;
+}
+
+enum gk_ctl_status
+gk_ctlreq_parse(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
+    char *err, size_t errlen)
+{
+	enum gk_ctl_status st;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (errlen > 0)
+		err[0] = '\0';
+	if (len > GK_CTL_LINE_MAX) {
+		seterr(err, errlen, "request line is %zu bytes; at most %d "
+		    "are allowed", len, GK_CTL_LINE_MAX);
+		return GK_CTL_TOO_LONG;
+	}
+	for (i = 0; i < len && is_space(buf[i]); i++)
+		;
+	if (i == len) {
+		seterr(err, errlen, "empty request: send one JSON object per "
+		    "line, e.g. {\"op\":\"stats\"}");
+		return GK_CTL_EMPTY;
+	}
+	if ((st = prescan(buf, len, err, errlen)) == GK_CTL_OK)
+		st = parse_object(buf, len, out, err, errlen);
+	if (st != GK_CTL_OK) {
+		gk_ctlreq_clear(out);
+		if (errlen > 0 && err[0] == '\0')
+			seterr(err, errlen, "%s", gk_ctl_strstatus(st));
+	}
+	return st;
+}
+
+void
+gk_ctlreq_clear(struct gk_ctlreq *req)
+{
+	size_t i;
+
+	if (req == NULL)
+		return;
+	for (i = 0; i < req->nallow; i++)
+		free(req->allow[i]);
+	free(req->allow);
+	memset(req, 0, sizeof(*req));
+}

@@ -1,0 +1,82 @@
+/*
+ * gk_ctlreq: the control socket's request parser (DESIGN.md, "Control
+ * socket"). One request is one line of JSON, an object with "op":
+ *
+ *   {"op":"cage.create","source":"10.143.0.2","allow":["*.github.com"],
+ *    "label":"demo"}
+ *   {"op":"cage.update","id":"k3j9x0qa","allow":["example.com"]}
+ *   {"op":"cage.destroy","id":"k3j9x0qa"}
+ *   {"op":"cage.list"}
+ *   {"op":"stats"}
+ *
+ * The parser checks the JSON, the shape of the request (known op, known
+ * fields, their types, required fields, no duplicate keys) and the
+ * syntax of the values it can check alone (source is an IP literal, the
+ * id looks like an id, the label is printable). Allowlist patterns are
+ * only copied: gk_allowlist_new() checks them. Pure: no I/O, no logging.
+ */
+#ifndef GK_CTLREQ_H
+#define GK_CTLREQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_addr.h"
+#include "gk_cage.h"
+
+#define GK_CTL_LINE_MAX		65536	/* bytes in one request line */
+#define GK_CTL_DEPTH_MAX	3	/* json-c depth: object > array > str */
+#define GK_CTL_SOURCE_MAX	63	/* text of the source address */
+#define GK_CTL_ERRLEN		512	/* enough for any parser message */
+
+enum gk_ctl_op {
+	GK_CTL_OP_NONE,			/* only while parsing / on error */
+	GK_CTL_OP_CAGE_CREATE,
+	GK_CTL_OP_CAGE_UPDATE,
+	GK_CTL_OP_CAGE_DESTROY,
+	GK_CTL_OP_CAGE_LIST,
+	GK_CTL_OP_STATS,
+	GK_CTL_OP__MAX
+};
+
+enum gk_ctl_status {
+	GK_CTL_OK,
+	GK_CTL_EMPTY,		/* blank line */
+	GK_CTL_TOO_LONG,	/* over GK_CTL_LINE_MAX */
+	GK_CTL_BAD_JSON,	/* syntax, depth, NUL byte, trailing data */
+	GK_CTL_NOT_OBJECT,
+	GK_CTL_DUPLICATE_KEY,
+	GK_CTL_BAD_OP,		/* missing, not a string, or unknown */
+	GK_CTL_UNKNOWN_FIELD,
+	GK_CTL_MISSING_FIELD,
+	GK_CTL_BAD_TYPE,	/* a field of the wrong JSON type */
+	GK_CTL_BAD_VALUE,	/* right type, invalid value */
+	GK_CTL_NOMEM,
+};
+
+struct gk_ctlreq {
+	enum gk_ctl_op	 op;
+	char		 id[GK_CAGE_ID_LEN + 1];	/* update, destroy */
+	char		 source[GK_CTL_SOURCE_MAX + 1];	/* create */
+	struct gk_addr	 source_addr;			/* create */
+	char		 label[GK_CAGE_LABEL_MAX + 1];	/* create, "" if none */
+	char		**allow;	/* create, update: nallow strings */
+	size_t		 nallow;
+};
+
+/*
+ * Parse one request line (without its newline; a trailing "\r" and
+ * surrounding white space are ignored). On GK_CTL_OK `out` holds the
+ * request and must be released with gk_ctlreq_clear(); on any other
+ * status `out` holds nothing to release and `err` (if errlen > 0) holds a
+ * message a person can act on. `out` need not be initialized.
+ */
+enum gk_ctl_status gk_ctlreq_parse(const uint8_t *buf, size_t len,
+		    struct gk_ctlreq *out, char *err, size_t errlen);
+void		 gk_ctlreq_clear(struct gk_ctlreq *req);
+
+const char	*gk_ctl_op_name(enum gk_ctl_op op);
+const char	*gk_ctl_strstatus(enum gk_ctl_status st);
+
+#endif /* GK_CTLREQ_H */

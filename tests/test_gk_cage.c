@@ -1,0 +1,364 @@
+/*
+ * Unit tests for the cage table and its pins.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gk_cage.h"
+
+static struct gk_allowlist *
+allow(const char *p1, const char *p2)
+{
+	const char *pats[2] = { p1, p2 };
+	struct gk_allowlist *al;
+	char err[256];
+
+	al = gk_allowlist_new(pats, p1 == NULL ? 0 : p2 == NULL ? 1 : 2, err,
+	    sizeof(err));
+	assert_non_null(al);
+	return al;
+}
+
+static struct gk_addr
+addr(const char *s)
+{
+	struct gk_addr a;
+
+	assert_int_equal(gk_addr_parse(s, &a), 0);
+	return a;
+}
+
+static struct gk_addr
+addr_n(uint32_t n)
+{
+	struct gk_addr a;
+	uint8_t b[4] = { 10, (uint8_t)(n >> 16), (uint8_t)(n >> 8),
+	    (uint8_t)n };
+
+	gk_addr_from_bytes(&a, AF_INET, b);
+	return a;
+}
+
+static void
+test_create_lookup_destroy(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_addr a = addr("10.143.0.2"), b = addr("fd00::2");
+	struct gk_cage *c, *d;
+	enum gk_cage_err e;
+	size_t i;
+
+	(void)state;
+	assert_non_null(t);
+	c = gk_cage_create(t, &a, "demo", 1000, allow("example.com", NULL),
+	    &e);
+	assert_non_null(c);
+	assert_int_equal(e, GK_CAGE_E_OK);
+	assert_int_equal(strlen(c->id), GK_CAGE_ID_LEN);
+	for (i = 0; i < GK_CAGE_ID_LEN; i++)
+		assert_true((c->id[i] >= 'a' && c->id[i] <= 'z') ||
+		    (c->id[i] >= '0' && c->id[i] <= '9'));
+	assert_string_equal(c->label, "demo");
+	assert_int_equal(c->uid, 1000);
+	assert_true(c->created > 0);
+	d = gk_cage_create(t, &b, NULL, 0, allow(NULL, NULL), &e);
+	assert_non_null(d);
+	assert_string_equal(d->label, "");
+	assert_int_equal(gk_cage_count(t), 2);
+	assert_ptr_equal(gk_cage_by_source(t, &a), c);
+	assert_ptr_equal(gk_cage_by_source(t, &b), d);
+	assert_ptr_equal(gk_cage_by_id(t, c->id), c);
+	assert_ptr_equal(gk_cage_by_id(t, d->id), d);
+	assert_null(gk_cage_by_id(t, "zzzzzzzz"));
+	b = addr("10.143.0.3");
+	assert_null(gk_cage_by_source(t, &b));
+	gk_cage_destroy(t, c);
+	assert_int_equal(gk_cage_count(t), 1);
+	assert_null(gk_cage_by_source(t, &a));
+	gk_cage_destroy(t, NULL);
+	gk_cage_table_free(t);	/* frees d */
+	gk_cage_table_free(NULL);
+}
+
+static void
+test_source_in_use(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_addr a = addr("10.143.0.2");
+	struct gk_allowlist *al;
+	struct gk_cage *c;
+	enum gk_cage_err e;
+
+	(void)state;
+	c = gk_cage_create(t, &a, "one", 0, allow(NULL, NULL), &e);
+	assert_non_null(c);
+	al = allow("example.com", NULL);
+	assert_null(gk_cage_create(t, &a, "two", 0, al, &e));
+	assert_int_equal(e, GK_CAGE_E_SOURCE_IN_USE);
+	assert_non_null(gk_cage_strerror(e));
+	/* not taken on failure: still ours */
+	gk_allowlist_free(al);
+	assert_int_equal(gk_cage_count(t), 1);
+	gk_cage_destroy(t, c);
+	c = gk_cage_create(t, &a, "two", 0, allow(NULL, NULL), &e);
+	assert_non_null(c);
+	gk_cage_table_free(t);
+}
+
+static void
+test_label(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_addr a = addr("10.143.0.2");
+	struct gk_allowlist *al = allow(NULL, NULL);
+	char label[GK_CAGE_LABEL_MAX + 2];
+	enum gk_cage_err e;
+	struct gk_cage *c;
+
+	(void)state;
+	memset(label, 'x', GK_CAGE_LABEL_MAX + 1);
+	label[GK_CAGE_LABEL_MAX + 1] = '\0';
+	assert_null(gk_cage_create(t, &a, label, 0, al, &e));
+	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
+	assert_null(gk_cage_create(t, &a, "tab\there", 0, al, &e));
+	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
+	assert_null(gk_cage_create(t, &a, "del\x7f", 0, al, &e));
+	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
+	assert_null(gk_cage_create(t, &a, "caf\xc3\xa9", 0, al, &e));
+	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
+	assert_int_equal(gk_cage_count(t), 0);
+	label[GK_CAGE_LABEL_MAX] = '\0';
+	c = gk_cage_create(t, &a, label, 0, al, &e);
+	assert_non_null(c);
+	assert_string_equal(c->label, label);
+	gk_cage_table_free(t);
+
+	t = gk_cage_table_new();
+	c = gk_cage_create(t, &a, " ~printable! ", 0, allow(NULL, NULL), &e);
+	assert_non_null(c);
+	gk_cage_table_free(t);
+}
+
+#define MANY	10000
+
+static void
+test_many(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage **cages;
+	struct gk_addr a;
+	enum gk_cage_err e;
+	size_t i, j;
+
+	(void)state;
+	cages = calloc(MANY, sizeof(*cages));
+	assert_non_null(cages);
+	for (i = 0; i < MANY; i++) {
+		a = addr_n((uint32_t)i);
+		cages[i] = gk_cage_create(t, &a, "many", (uid_t)i,
+		    allow(NULL, NULL), &e);
+		assert_non_null(cages[i]);
+	}
+	assert_int_equal(gk_cage_count(t), MANY);
+	for (i = 0; i < MANY; i++) {
+		a = addr_n((uint32_t)i);
+		assert_ptr_equal(gk_cage_by_source(t, &a), cages[i]);
+		assert_ptr_equal(gk_cage_by_id(t, cages[i]->id), cages[i]);
+	}
+	/* ids unique (lookup by id found each one; check a sample too) */
+	for (i = 0; i < 200; i++)
+		for (j = i + 1; j < 200; j++)
+			assert_string_not_equal(cages[i]->id, cages[j]->id);
+	for (i = 0; i < MANY; i += 2)
+		gk_cage_destroy(t, cages[i]);
+	assert_int_equal(gk_cage_count(t), MANY / 2);
+	for (i = 0; i < MANY; i++) {
+		a = addr_n((uint32_t)i);
+		if (i % 2 == 0)
+			assert_null(gk_cage_by_source(t, &a));
+		else
+			assert_ptr_equal(gk_cage_by_source(t, &a), cages[i]);
+	}
+	free(cages);
+	gk_cage_table_free(t);
+}
+
+static void
+count_cb(struct gk_cage *c, void *arg)
+{
+	(void)c;
+	(*(size_t *)arg)++;
+}
+
+static void
+test_foreach(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_addr a;
+	enum gk_cage_err e;
+	size_t i, n = 0;
+
+	(void)state;
+	for (i = 0; i < 100; i++) {
+		a = addr_n((uint32_t)i);
+		assert_non_null(gk_cage_create(t, &a, NULL, 0,
+		    allow(NULL, NULL), &e));
+	}
+	gk_cage_foreach(t, count_cb, &n);
+	assert_int_equal(n, 100);
+	gk_cage_table_free(t);
+}
+
+static struct gk_cage *
+one_cage(struct gk_cage_table *t, const char *p1, const char *p2)
+{
+	struct gk_addr a = addr("10.143.0.2");
+	enum gk_cage_err e;
+	struct gk_cage *c;
+
+	c = gk_cage_create(t, &a, "pins", 0, allow(p1, p2), &e);
+	assert_non_null(c);
+	return c;
+}
+
+static void
+test_pin_extend_expire(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *c = one_cage(t, "*.example.com", NULL);
+	struct gk_addr a = addr("192.0.2.1"), b = addr("2001:db8::1");
+	const char *names[4];
+
+	(void)state;
+	assert_false(gk_cage_pinned(c, &a, 0));
+	assert_int_equal(gk_cage_pin_names(c, &a, 0, names, 4), 0);
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, 100), 0);
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 50), 0);
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 100), 0);
+	assert_int_equal(gk_cage_pin_count(c), 3);
+	assert_true(gk_cage_pinned(c, &a, 49));
+	assert_true(gk_cage_pinned_name(c, &a, "api.example.com", 49));
+	assert_false(gk_cage_pinned_name(c, &a, "api.example.com", 50));
+	assert_false(gk_cage_pinned_name(c, &a, "example.com", 10));
+	assert_int_equal(gk_cage_pin_names(c, &a, 10, names, 4), 2);
+	assert_int_equal(gk_cage_pin_names(c, &a, 10, names, 1), 1);
+	assert_int_equal(gk_cage_pin_names(c, &a, 60, names, 4), 1);
+	assert_string_equal(names[0], "www.example.com");
+	/* extend, never shorten */
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 200), 0);
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 20), 0);
+	assert_int_equal(gk_cage_pin_count(c), 3);
+	assert_true(gk_cage_pinned_name(c, &a, "api.example.com", 199));
+	/* expiry */
+	assert_int_equal(gk_cage_expire(c, 99), 0);
+	assert_int_equal(gk_cage_expire(c, 100), 2);
+	assert_int_equal(gk_cage_pin_count(c), 1);
+	assert_false(gk_cage_pinned(c, &b, 0));
+	assert_true(gk_cage_pinned(c, &a, 150));
+	assert_int_equal(gk_cage_expire(c, 1000), 1);
+	assert_int_equal(gk_cage_pin_count(c), 0);
+	assert_false(gk_cage_pinned(c, &a, 0));
+	/* bad names */
+	assert_int_equal(gk_cage_pin(c, "", &a, 10), -1);
+	gk_cage_table_free(t);
+}
+
+static void
+test_pin_cap(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *c = one_cage(t, "*.example.com", NULL);
+	struct gk_addr a;
+	size_t i;
+
+	(void)state;
+	/* deadlines 1000 + i, except entry 7 which expires first */
+	for (i = 0; i < GK_CAGE_PINS_MAX; i++) {
+		a = addr_n((uint32_t)i);
+		assert_int_equal(gk_cage_pin(c, "x.example.com", &a,
+		    i == 7 ? 500 : 1000 + (time_t)i), 0);
+	}
+	assert_int_equal(gk_cage_pin_count(c), GK_CAGE_PINS_MAX);
+	a = addr_n(GK_CAGE_PINS_MAX);
+	assert_int_equal(gk_cage_pin(c, "x.example.com", &a, 9000), 0);
+	assert_int_equal(gk_cage_pin_count(c), GK_CAGE_PINS_MAX);
+	assert_true(gk_cage_pinned(c, &a, 0));
+	a = addr_n(7);
+	assert_false(gk_cage_pinned(c, &a, 0));		/* evicted */
+	a = addr_n(0);
+	assert_true(gk_cage_pinned(c, &a, 0));
+	/* next to go: entry 0 (deadline 1000) */
+	a = addr_n(GK_CAGE_PINS_MAX + 1);
+	assert_int_equal(gk_cage_pin(c, "y.example.com", &a, 9000), 0);
+	a = addr_n(0);
+	assert_false(gk_cage_pinned(c, &a, 0));
+	a = addr_n(1);
+	assert_true(gk_cage_pinned(c, &a, 0));
+	/* expiry in deadline order */
+	assert_int_equal(gk_cage_expire(c, 1001), 1);	/* entry 1 */
+	assert_int_equal(gk_cage_pin_count(c), GK_CAGE_PINS_MAX - 1);
+	assert_int_equal(gk_cage_expire(c, 8999), GK_CAGE_PINS_MAX - 3);
+	assert_int_equal(gk_cage_pin_count(c), 2);
+	gk_cage_table_free(t);
+}
+
+static void
+test_set_allow_drops_pins(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *c = one_cage(t, "*.example.com", "other.org:443");
+	struct gk_addr a = addr("192.0.2.1"), b = addr("192.0.2.2");
+	char name[64];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, 100), 0);
+	assert_int_equal(gk_cage_pin(c, "other.org", &a, 100), 0);
+	assert_int_equal(gk_cage_pin(c, "other.org", &b, 100), 0);
+	assert_int_equal(gk_cage_pin(c, "example.com", &b, 300), 0);
+	for (i = 0; i < 100; i++) {
+		snprintf(name, sizeof(name), "h%zu.example.com", i);
+		assert_int_equal(gk_cage_pin(c, name, &b, 100 + (time_t)i),
+		    0);
+	}
+	/* other.org stays (allowed on port 443 is "some port") */
+	gk_cage_set_allow(c, allow("example.com", "other.org:443"));
+	assert_int_equal(gk_cage_pin_count(c), 3);
+	assert_false(gk_cage_pinned_name(c, &a, "www.example.com", 0));
+	assert_true(gk_cage_pinned_name(c, &a, "other.org", 0));
+	assert_true(gk_cage_pinned_name(c, &b, "other.org", 0));
+	assert_true(gk_cage_pinned_name(c, &b, "example.com", 0));
+	assert_false(gk_cage_pinned_name(c, &b, "h5.example.com", 0));
+	/* heap still ordered after the rebuild */
+	assert_int_equal(gk_cage_expire(c, 100), 2);
+	assert_int_equal(gk_cage_pin_count(c), 1);
+	gk_cage_set_allow(c, allow(NULL, NULL));
+	assert_int_equal(gk_cage_pin_count(c), 0);
+	assert_false(gk_cage_pinned(c, &b, 0));
+	assert_int_equal(gk_cage_pin(c, "example.com", &b, 300), 0);
+	gk_cage_table_free(t);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_lookup_destroy),
+		cmocka_unit_test(test_source_in_use),
+		cmocka_unit_test(test_label),
+		cmocka_unit_test(test_many),
+		cmocka_unit_test(test_foreach),
+		cmocka_unit_test(test_pin_extend_expire),
+		cmocka_unit_test(test_pin_cap),
+		cmocka_unit_test(test_set_allow_drops_pins),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

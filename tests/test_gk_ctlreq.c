@@ -1,0 +1,379 @@
+/*
+ * Unit tests for the control request parser: one table of lines, each
+ * with the status and a piece of the message (or of the result) expected.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "gk_ctlreq.h"
+
+struct pcase {
+	const char		*in;
+	size_t			 len;	/* 0: strlen(in) */
+	enum gk_ctl_status	 st;
+	const char		*want;	/* in err; or on OK the op name */
+};
+
+#define CREATE	"{\"op\":\"cage.create\","
+
+static const struct pcase cases[] = {
+	/* every op */
+	{ CREATE "\"source\":\"127.0.0.2\",\"allow\":[\"*.github.com\","
+	    "\"github.com\"],\"label\":\"demo\"}", 0, GK_CTL_OK,
+	    "cage.create" },
+	{ CREATE "\"source\":\"fd00::2\",\"allow\":[]}", 0, GK_CTL_OK,
+	    "cage.create" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"allow\":[\"a.b\"]}",
+	    0, GK_CTL_OK, "cage.update" },
+	{ "{\"op\":\"cage.destroy\",\"id\":\"0000zzzz\"}", 0, GK_CTL_OK,
+	    "cage.destroy" },
+	{ "{\"op\":\"cage.list\"}", 0, GK_CTL_OK, "cage.list" },
+	{ "  {\"op\" : \"stats\"}  \r", 0, GK_CTL_OK, "stats" },
+	{ "{\"op\":\"stats\"}\n", 0, GK_CTL_OK, "stats" },
+	{ "{\"op\":\"st\\u0061ts\"}", 0, GK_CTL_OK, "stats" },
+	/* empty, too long */
+	{ "", 0, GK_CTL_EMPTY, "empty request" },
+	{ " \t\r", 0, GK_CTL_EMPTY, "empty request" },
+	/* bad JSON */
+	{ "{\"op\":\"stats\"", 0, GK_CTL_BAD_JSON, "line ends inside" },
+	{ "{\"op\":\"stats\",}", 0, GK_CTL_BAD_JSON, "offset 14" },
+	{ "{op:\"stats\"}", 0, GK_CTL_BAD_JSON, "bad JSON at offset" },
+	{ "{'op':'stats'}", 0, GK_CTL_BAD_JSON, "single quotes" },
+	{ "{\"op\":\"st\xff\"}", 0, GK_CTL_BAD_JSON, "utf-8" },
+	{ "{\"op\":\"stats\"}\0", 15, GK_CTL_BAD_JSON, "NUL byte at offset 14" },
+	{ "{\"op\":\"st\0ats\"}", 15, GK_CTL_BAD_JSON, "NUL byte at offset 9" },
+	{ "\0", 1, GK_CTL_BAD_JSON, "NUL byte at offset 0" },
+	{ "{\"op\":\"stats\"} x", 0, GK_CTL_BAD_JSON, "unexpected data at "
+	    "offset 15" },
+	{ "{\"op\":\"stats\"}{\"op\":\"stats\"}", 0, GK_CTL_BAD_JSON,
+	    "unexpected data at offset 14" },
+	{ "{\"op\":\"stats\"}]", 0, GK_CTL_BAD_JSON, "unexpected data" },
+	{ "nope", 0, GK_CTL_BAD_JSON, "bad JSON" },
+	/* depth */
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[[\"a.com\"]]}", 0,
+	    GK_CTL_BAD_JSON, "nesting too deep" },
+	{ "{\"op\":{\"a\":{\"b\":1}}}", 0, GK_CTL_BAD_JSON,
+	    "nesting too deep" },
+	{ "{\"op\":{\"a\":1}}", 0, GK_CTL_BAD_OP, "not an object" },
+	/* not an object */
+	{ "[\"op\",\"stats\"]", 0, GK_CTL_NOT_OBJECT, "not an array" },
+	{ "\"stats\"", 0, GK_CTL_NOT_OBJECT, "not a string" },
+	{ "42", 0, GK_CTL_NOT_OBJECT, "not a number" },
+	{ "null", 0, GK_CTL_NOT_OBJECT, "not null" },
+	{ "true", 0, GK_CTL_NOT_OBJECT, "not a boolean" },
+	/* duplicate keys */
+	{ "{\"op\":\"stats\",\"op\":\"cage.list\"}", 0, GK_CTL_DUPLICATE_KEY,
+	    "duplicate key \"op\"" },
+	{ "{\"op\":\"stats\",\"o\\u0070\":\"stats\"}", 0,
+	    GK_CTL_DUPLICATE_KEY, "duplicate key in the request" },
+	{ "{\"x\":1,\"x\":2,\"op\":\"stats\"}", 0, GK_CTL_DUPLICATE_KEY,
+	    "duplicate key" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[\"op\",\"op\"]}", 0,
+	    GK_CTL_OK, "cage.create" },
+	/* op */
+	{ "{}", 0, GK_CTL_BAD_OP, "missing \"op\"" },
+	{ "{\"id\":\"abcd1234\"}", 0, GK_CTL_BAD_OP, "known ops: "
+	    "cage.create, cage.update, cage.destroy, cage.list, stats" },
+	{ "{\"op\":\"cage.nuke\"}", 0, GK_CTL_BAD_OP, "unknown op "
+	    "'cage.nuke'; known ops: cage.create" },
+	{ "{\"op\":\"\"}", 0, GK_CTL_BAD_OP, "unknown op ''" },
+	{ "{\"op\":\"a\\u0001b\"}", 0, GK_CTL_BAD_OP, "'a\\x01b'" },
+	{ "{\"op\":\"stats\\u0000\"}", 0, GK_CTL_BAD_VALUE, "NUL character" },
+	{ "{\"op\":1}", 0, GK_CTL_BAD_OP, "\"op\" must be a string, not a "
+	    "number" },
+	{ "{\"op\":null}", 0, GK_CTL_BAD_OP, "not null" },
+	{ "{\"op\":[\"stats\"]}", 0, GK_CTL_BAD_OP, "not an array" },
+	/* unknown and missing fields */
+	{ "{\"op\":\"stats\",\"verbose\":true}", 0, GK_CTL_UNKNOWN_FIELD,
+	    "unknown field \"verbose\" for stats" },
+	{ "{\"op\":\"cage.list\",\"a\":1,\"b\":2}", 0, GK_CTL_UNKNOWN_FIELD,
+	    "unknown fields \"a\", \"b\" for cage.list" },
+	{ "{\"op\":\"cage.destroy\",\"id\":\"abcd1234\",\"allow\":[]}", 0,
+	    GK_CTL_UNKNOWN_FIELD, "\"allow\" for cage.destroy" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"label\":\"x\","
+	    "\"allow\":[]}", 0, GK_CTL_UNKNOWN_FIELD, "\"label\" for "
+	    "cage.update" },
+	{ "{\"op\":\"stats\",\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1}", 0,
+	    GK_CTL_UNKNOWN_FIELD, "\"d\", ..." },
+	{ "{\"op\":\"stats\",\"\\u0007\":1}", 0, GK_CTL_UNKNOWN_FIELD,
+	    "\"\\x07\"" },
+	{ CREATE "\"allow\":[]}", 0, GK_CTL_MISSING_FIELD, "missing "
+	    "\"source\" for cage.create" },
+	{ CREATE "\"source\":\"10.0.0.1\"}", 0, GK_CTL_MISSING_FIELD,
+	    "missing \"allow\"" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\"}", 0,
+	    GK_CTL_MISSING_FIELD, "missing \"allow\" for cage.update" },
+	{ "{\"op\":\"cage.update\",\"allow\":[]}", 0, GK_CTL_MISSING_FIELD,
+	    "missing \"id\"" },
+	{ "{\"op\":\"cage.destroy\"}", 0, GK_CTL_MISSING_FIELD,
+	    "missing \"id\" for cage.destroy" },
+	/* types */
+	{ CREATE "\"source\":167772161,\"allow\":[]}", 0, GK_CTL_BAD_TYPE,
+	    "\"source\" must be a string, not a number" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":\"a.com\"}", 0,
+	    GK_CTL_BAD_TYPE, "\"allow\" must be an array" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":{}}", 0, GK_CTL_BAD_TYPE,
+	    "not an object" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[\"a.com\",7]}", 0,
+	    GK_CTL_BAD_TYPE, "allow[1] must be a pattern string" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[null]}", 0,
+	    GK_CTL_BAD_TYPE, "allow[0]" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[true]}", 0,
+	    GK_CTL_BAD_TYPE, "not a boolean" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[],\"label\":5}", 0,
+	    GK_CTL_BAD_TYPE, "\"label\" must be a string" },
+	{ "{\"op\":\"cage.destroy\",\"id\":12345678}", 0, GK_CTL_BAD_TYPE,
+	    "\"id\" must be a string" },
+	/* values */
+	{ CREATE "\"source\":\"10.0.0.256\",\"allow\":[]}", 0,
+	    GK_CTL_BAD_VALUE, "invalid source address '10.0.0.256'" },
+	{ CREATE "\"source\":\"\",\"allow\":[]}", 0, GK_CTL_BAD_VALUE,
+	    "invalid source address ''" },
+	{ CREATE "\"source\":\"10.0.0.1:53\",\"allow\":[]}", 0,
+	    GK_CTL_BAD_VALUE, "invalid source address" },
+	{ CREATE "\"source\":\"[fd00::1]\",\"allow\":[]}", 0,
+	    GK_CTL_BAD_VALUE, "invalid source address" },
+	{ CREATE "\"source\":\"10.0.0.1\\u0000\",\"allow\":[]}", 0,
+	    GK_CTL_BAD_VALUE, "\"source\" contains a NUL" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[\"a\\u0000.com\"]}", 0,
+	    GK_CTL_BAD_VALUE, "allow[0] contains a NUL" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[],\"label\":\"a\\tb\"}",
+	    0, GK_CTL_BAD_VALUE, "non-printable" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[],\"label\":\"caf\\u00e9\""
+	    "}", 0, GK_CTL_BAD_VALUE, "non-ASCII byte at offset 3" },
+	{ "{\"op\":\"cage.destroy\",\"id\":\"abcd123\"}", 0, GK_CTL_BAD_VALUE,
+	    "invalid cage id 'abcd123'" },
+	{ "{\"op\":\"cage.destroy\",\"id\":\"abcd12345\"}", 0,
+	    GK_CTL_BAD_VALUE, "invalid cage id" },
+	{ "{\"op\":\"cage.destroy\",\"id\":\"ABCD1234\"}", 0,
+	    GK_CTL_BAD_VALUE, "a-z and 0-9" },
+	{ "{\"op\":\"cage.destroy\",\"id\":\"\"}", 0, GK_CTL_BAD_VALUE,
+	    "invalid cage id ''" },
+	/* patterns are not checked here */
+	{ CREATE "\"source\":\"10.0.0.1\",\"allow\":[\"*.com\",\"\"]}", 0,
+	    GK_CTL_OK, "cage.create" },
+};
+
+static void
+check_case(const struct pcase *pc)
+{
+	struct gk_ctlreq req;
+	char err[GK_CTL_ERRLEN];
+	enum gk_ctl_status st;
+	size_t len = pc->len != 0 ? pc->len : strlen(pc->in);
+	uint8_t *buf;
+
+	buf = malloc(len + 1);	/* exact size is enough; +1 for len 0 */
+	assert_non_null(buf);
+	memcpy(buf, pc->in, len);
+	memset(err, 'X', sizeof(err));
+	st = gk_ctlreq_parse(buf, len, &req, err, sizeof(err));
+	if (st != pc->st || (st != GK_CTL_OK &&
+	    strstr(err, pc->want) == NULL) || (st == GK_CTL_OK &&
+	    strcmp(gk_ctl_op_name(req.op), pc->want) != 0))
+		fail_msg("input %s: got %s (%s), want %s (%s)", pc->in,
+		    gk_ctl_strstatus(st), st == GK_CTL_OK ?
+		    gk_ctl_op_name(req.op) : err, gk_ctl_strstatus(pc->st),
+		    pc->want);
+	if (st != GK_CTL_OK) {
+		assert_int_equal(req.op, GK_CTL_OP_NONE);
+		assert_null(req.allow);
+	}
+	gk_ctlreq_clear(&req);
+	free(buf);
+}
+
+static void
+test_table(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		check_case(&cases[i]);
+}
+
+static enum gk_ctl_status
+parse_str(const char *s, struct gk_ctlreq *req, char *err, size_t errlen)
+{
+	return gk_ctlreq_parse((const uint8_t *)s, strlen(s), req, err,
+	    errlen);
+}
+
+static void
+test_fields(void **state)
+{
+	struct gk_ctlreq req;
+	char err[GK_CTL_ERRLEN], addr[GK_ADDR_STRLEN];
+
+	(void)state;
+	assert_int_equal(parse_str(CREATE "\"label\":\"demo box\","
+	    "\"source\":\"127.0.0.2\",\"allow\":[\"*.github.com\","
+	    "\"github.com:443\"]}", &req, err, sizeof(err)), GK_CTL_OK);
+	assert_int_equal(req.op, GK_CTL_OP_CAGE_CREATE);
+	assert_string_equal(req.source, "127.0.0.2");
+	assert_string_equal(gk_addr_ntop(&req.source_addr, addr,
+	    sizeof(addr)), "127.0.0.2");
+	assert_string_equal(req.label, "demo box");
+	assert_int_equal(req.nallow, 2);
+	assert_string_equal(req.allow[0], "*.github.com");
+	assert_string_equal(req.allow[1], "github.com:443");
+	assert_string_equal(req.id, "");
+	gk_ctlreq_clear(&req);
+	assert_null(req.allow);
+	gk_ctlreq_clear(&req);		/* twice is fine */
+	gk_ctlreq_clear(NULL);
+
+	assert_int_equal(parse_str("{\"allow\":[],\"id\":\"k3j9x0qa\","
+	    "\"op\":\"cage.update\"}", &req, err, sizeof(err)), GK_CTL_OK);
+	assert_string_equal(req.id, "k3j9x0qa");
+	assert_int_equal(req.nallow, 0);
+	assert_non_null(req.allow);
+	gk_ctlreq_clear(&req);
+}
+
+static void
+test_label_boundary(void **state)
+{
+	char line[256], label[GK_CAGE_LABEL_MAX + 2], err[GK_CTL_ERRLEN];
+	struct gk_ctlreq req;
+
+	(void)state;
+	memset(label, 'l', sizeof(label) - 1);
+	label[GK_CAGE_LABEL_MAX] = '\0';
+	snprintf(line, sizeof(line), CREATE "\"source\":\"10.0.0.1\","
+	    "\"allow\":[],\"label\":\"%s\"}", label);
+	assert_int_equal(parse_str(line, &req, err, sizeof(err)), GK_CTL_OK);
+	assert_string_equal(req.label, label);
+	gk_ctlreq_clear(&req);
+	label[GK_CAGE_LABEL_MAX] = 'l';
+	label[GK_CAGE_LABEL_MAX + 1] = '\0';
+	snprintf(line, sizeof(line), CREATE "\"source\":\"10.0.0.1\","
+	    "\"allow\":[],\"label\":\"%s\"}", label);
+	assert_int_equal(parse_str(line, &req, err, sizeof(err)),
+	    GK_CTL_BAD_VALUE);
+	assert_non_null(strstr(err, "65 bytes; at most 64"));
+}
+
+/* Build {"op":"cage.create","source":"10.0.0.1","allow":["a.com",...]} */
+static char *
+big_allow(size_t n, size_t *lenp)
+{
+	char *s = malloc(64 + n * 8);
+	size_t i, o;
+
+	assert_non_null(s);
+	o = (size_t)sprintf(s, CREATE "\"source\":\"10.0.0.1\",\"allow\":[");
+	for (i = 0; i < n; i++)
+		o += (size_t)sprintf(s + o, "%s\"a.com\"", i ? "," : "");
+	o += (size_t)sprintf(s + o, "]}");
+	*lenp = o;
+	return s;
+}
+
+static void
+test_huge_allow(void **state)
+{
+	char err[GK_CTL_ERRLEN];
+	struct gk_ctlreq req;
+	size_t len;
+	char *s;
+
+	(void)state;
+	s = big_allow(GK_ALLOWLIST_MAX, &len);
+	assert_true(len <= GK_CTL_LINE_MAX);
+	assert_int_equal(gk_ctlreq_parse((uint8_t *)s, len, &req, err,
+	    sizeof(err)), GK_CTL_OK);
+	assert_int_equal(req.nallow, GK_ALLOWLIST_MAX);
+	gk_ctlreq_clear(&req);
+	free(s);
+	s = big_allow(GK_ALLOWLIST_MAX + 1, &len);
+	assert_int_equal(gk_ctlreq_parse((uint8_t *)s, len, &req, err,
+	    sizeof(err)), GK_CTL_BAD_VALUE);
+	assert_non_null(strstr(err, "4097 patterns; at most 4096"));
+	free(s);
+}
+
+static void
+test_line_bounds(void **state)
+{
+	char err[GK_CTL_ERRLEN];
+	struct gk_ctlreq req;
+	uint8_t *buf;
+	size_t n = GK_CTL_LINE_MAX;
+
+	(void)state;
+	/* max: {"op":"stats"} padded with spaces to exactly the limit */
+	buf = malloc(n + 1);
+	assert_non_null(buf);
+	memset(buf, ' ', n + 1);
+	memcpy(buf, "{\"op\":\"stats\"}", 14);
+	assert_int_equal(gk_ctlreq_parse(buf, n, &req, err, sizeof(err)),
+	    GK_CTL_OK);
+	gk_ctlreq_clear(&req);
+	assert_int_equal(gk_ctlreq_parse(buf, n + 1, &req, err, sizeof(err)),
+	    GK_CTL_TOO_LONG);
+	assert_non_null(strstr(err, "65537 bytes"));
+	free(buf);
+}
+
+static void
+test_depth_bomb(void **state)
+{
+	char err[GK_CTL_ERRLEN];
+	struct gk_ctlreq req;
+	size_t i, n = 20000;
+	uint8_t *buf;
+
+	(void)state;
+	buf = malloc(2 * n);
+	assert_non_null(buf);
+	for (i = 0; i < n; i++) {
+		buf[i] = '[';
+		buf[2 * n - 1 - i] = ']';
+	}
+	assert_int_equal(gk_ctlreq_parse(buf, 2 * n, &req, err, sizeof(err)),
+	    GK_CTL_BAD_JSON);
+	assert_non_null(strstr(err, "nesting too deep"));
+	for (i = 0; i < n; i++)
+		buf[i] = '{';
+	assert_int_equal(gk_ctlreq_parse(buf, n, &req, err, sizeof(err)),
+	    GK_CTL_BAD_JSON);
+	free(buf);
+}
+
+static void
+test_small_err(void **state)
+{
+	struct gk_ctlreq req;
+	char err[8];
+
+	(void)state;
+	assert_int_equal(parse_str("{}", &req, err, sizeof(err)),
+	    GK_CTL_BAD_OP);
+	assert_int_equal(strlen(err), sizeof(err) - 1);
+	assert_int_equal(parse_str("{}", &req, NULL, 0), GK_CTL_BAD_OP);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_table),
+		cmocka_unit_test(test_fields),
+		cmocka_unit_test(test_label_boundary),
+		cmocka_unit_test(test_huge_allow),
+		cmocka_unit_test(test_line_bounds),
+		cmocka_unit_test(test_depth_bomb),
+		cmocka_unit_test(test_small_err),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
