@@ -423,7 +423,8 @@ test_pipelined_and_half_close(void **state)
 	assert_non_null(strstr(line, "unknown op 'bad'"));
 	assert_true(read_line(f, fd, line, sizeof(line)) > 0);
 	assert_non_null(strstr(line, "\"cages\""));
-	assert_int_equal(read_line(f, fd, line, sizeof(line)), -1);	/* EOF */
+	/* then EOF */
+	assert_int_equal(read_line(f, fd, line, sizeof(line)), -1);
 	close(fd);
 	spin(f, 3);
 	assert_int_equal(gk_control_nconns(f->ctl), 0);

@@ -18,7 +18,7 @@ struct pcase {
 	const char		*in;
 	size_t			 len;	/* 0: strlen(in) */
 	enum gk_ctl_status	 st;
-	const char		*want;	/* in err; or on OK the op name */
+	const char		*want;	/* in err; on OK the op */
 };
 
 #define CREATE	"{\"op\":\"cage.create\","
@@ -47,7 +47,8 @@ static const struct pcase cases[] = {
 	{ "{op:\"stats\"}", 0, GK_CTL_BAD_JSON, "bad JSON at offset" },
 	{ "{'op':'stats'}", 0, GK_CTL_BAD_JSON, "single quotes" },
 	{ "{\"op\":\"st\xff\"}", 0, GK_CTL_BAD_JSON, "utf-8" },
-	{ "{\"op\":\"stats\"}\0", 15, GK_CTL_BAD_JSON, "NUL byte at offset 14" },
+	{ "{\"op\":\"stats\"}\0", 15, GK_CTL_BAD_JSON,
+	    "NUL byte at offset 14" },
 	{ "{\"op\":\"st\0ats\"}", 15, GK_CTL_BAD_JSON, "NUL byte at offset 9" },
 	{ "\0", 1, GK_CTL_BAD_JSON, "NUL byte at offset 0" },
 	{ "{\"op\":\"stats\"} x", 0, GK_CTL_BAD_JSON, "unexpected data at "
