@@ -30,10 +30,10 @@
 #include "gk_log.h"
 #include "gk_stats.h"
 
-#define CTL_OUT_HIGH		(1024 * 1024)	/* stop reading above */
-#define CTL_RETRY_SEC		1		/* after EMFILE */
-#define CTL_FLUSH_SEC		10		/* to flush a last reply */
-#define CTL_ERRLEN		1024
+#define CTL_OUT_HIGH	(1024 * 1024)	/* stop reading above */
+#define CTL_RETRY_SEC	1		/* after EMFILE */
+#define CTL_FLUSH_SEC	10		/* to flush a last reply */
+#define CTL_ERRLEN	1024
 
 enum ctlconn_state {
 	CTL_ST_READY,		/* reading requests */
@@ -46,7 +46,7 @@ struct ctlconn {
 	struct bufferevent	*bev;
 	uint64_t		 id;
 	enum ctlconn_state	 state;
-	bool			 eof;		/* the peer stopped sending */
+	bool			 eof;	/* the peer stopped sending */
 	uid_t			 uid;
 	pid_t			 pid;
 	struct gk_cage		**cages;	/* created here */
@@ -59,7 +59,7 @@ struct gk_control {
 	struct evconnlistener	*lev;
 	struct event		*retry_ev;
 	char			*path;
-	dev_t			 dev;		/* of the socket we bound */
+	dev_t			 dev;	/* of the socket we bound */
 	ino_t			 ino;
 	struct gk_cage_table	*cages;
 	struct gk_audit		*audit;
@@ -411,7 +411,7 @@ ctlconn_drive(struct ctlconn *cc)
 	else
 		bufferevent_disable(cc->bev, EV_READ);
 	/* EV_WRITE stays enabled from creation: the bev writes whatever
-	 * is queued and calls ctlconn_write_cb once the output drains. */
+	 * is queued and calls ctlconn_io_cb once the output drains. */
 }
 
 static void
@@ -433,15 +433,9 @@ ctlconn_close(struct ctlconn *cc, const char *why)
 	free(cc);
 }
 
+/* Both data callbacks: input arrived, or the output drained. */
 static void
-ctlconn_read_cb(struct bufferevent *bev, void *arg)
-{
-	(void)bev;
-	ctlconn_drive(arg);
-}
-
-static void
-ctlconn_write_cb(struct bufferevent *bev, void *arg)
+ctlconn_io_cb(struct bufferevent *bev, void *arg)
 {
 	(void)bev;
 	ctlconn_drive(arg);
@@ -570,7 +564,7 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	cc->state = CTL_ST_READY;
 	TAILQ_INSERT_TAIL(&ctl->conns, cc, entry);
 	ctl->nconns++;
-	bufferevent_setcb(cc->bev, ctlconn_read_cb, ctlconn_write_cb,
+	bufferevent_setcb(cc->bev, ctlconn_io_cb, ctlconn_io_cb,
 	    ctlconn_event_cb, cc);
 	bufferevent_setwatermark(cc->bev, EV_READ, 0, GK_CTL_LINE_MAX + 1);
 	if (peer_auth(cc, fd, why, sizeof(why)) == -1) {

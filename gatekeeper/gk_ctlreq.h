@@ -25,13 +25,13 @@
 #include "gk_addr.h"
 #include "gk_cage.h"
 
-#define GK_CTL_LINE_MAX		65536	/* bytes in one request line */
-#define GK_CTL_DEPTH_MAX	3	/* json-c depth: object > array > str */
-#define GK_CTL_SOURCE_MAX	63	/* text of the source address */
-#define GK_CTL_ERRLEN		512	/* enough for any parser message */
+#define GK_CTL_LINE_MAX		65536	/* bytes in one line */
+#define GK_CTL_DEPTH_MAX	3	/* object > array > string */
+#define GK_CTL_SOURCE_MAX	63	/* source address text */
+#define GK_CTL_ERRLEN		512	/* any parser message fits */
 
 enum gk_ctl_op {
-	GK_CTL_OP_NONE,			/* only while parsing / on error */
+	GK_CTL_OP_NONE,		/* only on error */
 	GK_CTL_OP_CAGE_CREATE,
 	GK_CTL_OP_CAGE_UPDATE,
 	GK_CTL_OP_CAGE_DESTROY,
@@ -57,11 +57,14 @@ enum gk_ctl_status {
 
 struct gk_ctlreq {
 	enum gk_ctl_op	 op;
-	char		 id[GK_CAGE_ID_LEN + 1];	/* update, destroy */
-	char		 source[GK_CTL_SOURCE_MAX + 1];	/* create */
-	struct gk_addr	 source_addr;			/* create */
-	char		 label[GK_CAGE_LABEL_MAX + 1];	/* create, "" if none */
-	char		**allow;	/* create, update: nallow strings */
+	/* update, destroy */
+	char		 id[GK_CAGE_ID_LEN + 1];
+	/* create; label "" if none */
+	char		 source[GK_CTL_SOURCE_MAX + 1];
+	struct gk_addr	 source_addr;
+	char		 label[GK_CAGE_LABEL_MAX + 1];
+	/* create, update: nallow strings (and a NULL after them) */
+	char		**allow;
 	size_t		 nallow;
 };
 
@@ -78,5 +81,19 @@ void		 gk_ctlreq_clear(struct gk_ctlreq *req);
 
 const char	*gk_ctl_op_name(enum gk_ctl_op op);
 const char	*gk_ctl_strstatus(enum gk_ctl_status st);
+
+/*
+ * Reply encoders, pure too: new JSON values the caller owns (puts).
+ * A cage is {"id","label","source","uid","allow"}; with `full` (cage.list)
+ * also "created" (UTC, ISO 8601), "pins", "dns_queries", "connections"
+ * and "denied" per kind. Stats are the gk_stats counters, nested by
+ * label ({"dns_queries":{"allowed":N,...},...}), plus "cages".
+ */
+struct json_object;
+struct gk_stats;
+struct json_object *gk_ctl_allow_json(const struct gk_allowlist *al);
+struct json_object *gk_ctl_cage_json(const struct gk_cage *c, bool full);
+struct json_object *gk_ctl_stats_json(const struct gk_stats *s,
+		    size_t ncages);
 
 #endif /* GK_CTLREQ_H */
