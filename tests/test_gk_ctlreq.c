@@ -270,7 +270,8 @@ big_allow(size_t n, size_t *lenp)
 	char *s = malloc(64 + n * 8);
 	size_t i, o;
 
-	assert_non_null(s);
+	if (s == NULL)
+		abort();
 	o = (size_t)sprintf(s, CREATE "\"source\":\"10.0.0.1\",\"allow\":[");
 	for (i = 0; i < n; i++)
 		o += (size_t)sprintf(s + o, "%s\"a.com\"", i ? "," : "");

@@ -41,19 +41,20 @@ gk_err() { printf '%s\n' "$*" >&2; }
 # return). SKIPCODE is the exit status when that is impossible (77 for the
 # test: "skipped"; 1 for the demo and the benchmark).
 gk_enter_netns() {
-	local skip=$1
+	local skip=$1 what=SKIP
 	shift
 	if [ "${GK_IN_NETNS:-}" = 1 ] && [ "$$" = 1 ]; then
 		return 0
 	fi
+	[ "$skip" = 77 ] || what="$(basename "$1"): error"
 	if [ "$(id -u)" -ne 0 ]; then
-		gk_say "SKIP: needs root (network namespaces, port 53)"
+		gk_say "$what: needs root (network namespaces, port 53)"
 		exit "$skip"
 	fi
 	if ! command -v unshare >/dev/null 2>&1 ||
 	    ! unshare --net --mount --pid --fork --kill-child --mount-proc \
 	    true >/dev/null 2>&1; then
-		gk_say "SKIP: cannot create network/PID namespaces with unshare"
+		gk_say "$what: cannot create network/PID namespaces with unshare"
 		exit "$skip"
 	fi
 	exec unshare --net --mount --pid --fork --kill-child --mount-proc \
