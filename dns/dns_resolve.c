@@ -91,7 +91,7 @@ deny(struct dns_server *s, struct gk_cage *c, const struct dns_client *cl,
 	gk_stats.dns_queries[GK_DNSV_DENIED]++;
 	gk_stats.denied[GK_KIND_DNS][GK_REASON_NOT_ALLOWLISTED]++;
 	c->denied[GK_KIND_DNS]++;
-	if (s->audit != NULL) {
+	if (!gk_audit_dns_deny_fold(s->audit, c, q->name, q->qtype)) {
 		if (q->name_ldh)
 			gk_allow_explain(c->allow, q->name, q->name_len, 0, why,
 			    sizeof(why));

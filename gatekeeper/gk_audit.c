@@ -23,6 +23,20 @@
 #define AUDIT_FLUSH_MS		100
 #define AUDIT_HIGH_WATER	(256 * 1024)	/* flush at once above */
 #define AUDIT_MAX_BUFFERED	(16 * 1024 * 1024) /* drop (and count) above */
+#define FOLD_SLOTS		512		/* recent (cage, name, type) */
+#define FOLD_WINDOW_MS		1000
+
+struct fold {
+	uint32_t		 hash;
+	uint16_t		 qtype;
+	bool			 used;
+	uint64_t		 opened_ms;		/* monotonic */
+	uint64_t		 repeated;
+	char			 cage[GK_CAGE_ID_LEN + 1];
+	char			 label[GK_CAGE_LABEL_MAX + 1];
+	struct gk_addr		 client;
+	char			 name[GK_NAME_MAX * 4 + 1];
+};
 
 struct gk_audit {
 	struct event_base	*base;
@@ -30,8 +44,12 @@ struct gk_audit {
 	int			 fd;
 	struct evbuffer		*buf;
 	struct event		*flush_ev;
+	struct event		*fold_ev;
 	uint64_t		 dropped;
+	struct fold		 folds[FOLD_SLOTS];
 };
+
+static void	fold_flush(struct gk_audit *a, bool all);
 
 static int
 audit_open_fd(const char *path)
@@ -49,10 +67,19 @@ audit_flush_cb(evutil_socket_t fd, short ev, void *arg)
 	gk_audit_flush(arg);
 }
 
+static void
+fold_cb(evutil_socket_t fd, short ev, void *arg)
+{
+	(void)fd;
+	(void)ev;
+	fold_flush(arg, false);
+}
+
 struct gk_audit *
 gk_audit_open(struct event_base *base, const char *path, char *err,
     size_t errlen)
 {
+	struct timeval fold_tv = { 0, FOLD_WINDOW_MS * 1000 / 4 };
 	struct gk_audit *a;
 
 	if (path == NULL)
@@ -71,7 +98,9 @@ gk_audit_open(struct event_base *base, const char *path, char *err,
 	if ((a->buf = evbuffer_new()) == NULL)
 		goto fail;
 	if (base != NULL &&
-	    (a->flush_ev = event_new(base, -1, 0, audit_flush_cb, a)) == NULL)
+	    ((a->flush_ev = event_new(base, -1, 0, audit_flush_cb, a)) == NULL ||
+	    (a->fold_ev = event_new(base, -1, EV_PERSIST, fold_cb, a)) == NULL ||
+	    event_add(a->fold_ev, &fold_tv) == -1))
 		goto fail;
 	return a;
 fail:
@@ -86,8 +115,12 @@ gk_audit_close(struct gk_audit *a)
 {
 	if (a == NULL)
 		return;
-	if (a->buf != NULL)
+	if (a->buf != NULL) {
+		fold_flush(a, true);
 		gk_audit_flush(a);
+	}
+	if (a->fold_ev != NULL)
+		event_free(a->fold_ev);
 	if (a->flush_ev != NULL)
 		event_free(a->flush_ev);
 	if (a->buf != NULL)
@@ -226,25 +259,132 @@ gk_audit_event(struct gk_audit *a, const char *event, const struct gk_cage *c,
 	audit_schedule(a);
 }
 
+static uint64_t
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint32_t
+fold_hash(const char *cage, const char *name, uint16_t qtype)
+{
+	uint32_t h = 2166136261u ^ qtype;
+	const char *p;
+
+	for (p = cage; *p != '\0'; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	for (p = name; *p != '\0'; p++)
+		h = (h ^ (uint8_t)*p) * 16777619u;
+	return h;
+}
+
+/* the line for a denial; repeated == 0: the first one, with why */
+static void
+deny_line(struct gk_audit *a, const char *cage, const char *label,
+    const struct gk_addr *client, const char *name, uint16_t qtype,
+    const char *why, uint64_t repeated)
+{
+	char addr[GK_ADDR_STRLEN];
+
+	if (!audit_head(a, "dns.deny", NULL))
+		return;
+	evbuffer_add(a->buf, ",\"cage\":", 8);
+	json_str(a->buf, cage);
+	evbuffer_add(a->buf, ",\"label\":", 9);
+	json_str(a->buf, label);
+	evbuffer_add(a->buf, ",\"client\":", 10);
+	json_str(a->buf, gk_addr_ntop(client, addr, sizeof(addr)));
+	evbuffer_add(a->buf, ",\"name\":", 8);
+	json_str(a->buf, name);
+	evbuffer_add_printf(a->buf, ",\"qtype\":%u,\"reason\":"
+	    "\"not_allowlisted\"", qtype);
+	if (why != NULL) {
+		evbuffer_add(a->buf, ",\"why\":", 7);
+		json_str(a->buf, why);
+	}
+	if (repeated > 0)
+		evbuffer_add_printf(a->buf, ",\"repeated\":%llu",
+		    (unsigned long long)repeated);
+	evbuffer_add(a->buf, "}\n", 2);
+	audit_schedule(a);
+}
+
+/* Write the repeat counts of windows that are over (or of all). */
+static void
+fold_flush(struct gk_audit *a, bool all)
+{
+	uint64_t now = mono_ms();
+	struct fold *f;
+	size_t i;
+
+	for (i = 0; i < FOLD_SLOTS; i++) {
+		f = &a->folds[i];
+		if (!f->used || (!all && now - f->opened_ms < FOLD_WINDOW_MS))
+			continue;
+		if (f->repeated > 0)
+			deny_line(a, f->cage, f->label, &f->client, f->name,
+			    f->qtype, NULL, f->repeated);
+		f->used = false;
+	}
+}
+
+static bool
+fold_match(const struct fold *f, uint32_t h, const struct gk_cage *c,
+    const char *name, uint16_t qtype)
+{
+	return f->used && f->hash == h && f->qtype == qtype &&
+	    strcmp(f->cage, c->id) == 0 && strcmp(f->name, name) == 0;
+}
+
+bool
+gk_audit_dns_deny_fold(struct gk_audit *a, const struct gk_cage *c,
+    const char *name, uint16_t qtype)
+{
+	uint32_t h;
+	struct fold *f;
+
+	if (a == NULL)
+		return true;
+	h = fold_hash(c->id, name, qtype);
+	f = &a->folds[h % FOLD_SLOTS];
+	if (!fold_match(f, h, c, name, qtype) ||
+	    mono_ms() - f->opened_ms >= FOLD_WINDOW_MS)
+		return false;
+	f->repeated++;
+	return true;
+}
+
 void
 gk_audit_dns_deny(struct gk_audit *a, const struct gk_cage *c,
     const struct gk_addr *client, const char *name, uint16_t qtype,
     const char *why)
 {
-	char addr[GK_ADDR_STRLEN];
+	uint32_t h;
+	struct fold *f;
 
-	if (a == NULL || !audit_head(a, "dns.deny", c))
+	if (a == NULL)
 		return;
-	evbuffer_add(a->buf, ",\"client\":", 10);
-	json_str(a->buf, gk_addr_ntop(client, addr, sizeof(addr)));
-	evbuffer_add(a->buf, ",\"name\":", 8);
-	json_str(a->buf, name);
-	evbuffer_add_printf(a->buf, ",\"qtype\":%u,\"reason\":\"not_allowlisted\"",
-	    qtype);
-	if (why != NULL) {
-		evbuffer_add(a->buf, ",\"why\":", 7);
-		json_str(a->buf, why);
+	h = fold_hash(c->id, name, qtype);
+	f = &a->folds[h % FOLD_SLOTS];
+	/* the slot's earlier window ends here: write its count first */
+	if (f->used && f->repeated > 0)
+		deny_line(a, f->cage, f->label, &f->client, f->name, f->qtype,
+		    NULL, f->repeated);
+	deny_line(a, c->id, c->label, client, name, qtype, why, 0);
+	if (strlen(name) >= sizeof(f->name)) {
+		f->used = false;
+		return;
 	}
-	evbuffer_add(a->buf, "}\n", 2);
-	audit_schedule(a);
+	f->used = true;
+	f->hash = h;
+	f->qtype = qtype;
+	f->opened_ms = mono_ms();
+	f->repeated = 0;
+	memcpy(f->cage, c->id, sizeof(f->cage));
+	memcpy(f->label, c->label, sizeof(f->label));
+	f->client = *client;
+	memcpy(f->name, name, strlen(name) + 1);
 }

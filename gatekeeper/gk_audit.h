@@ -8,6 +8,7 @@
 #ifndef GK_AUDIT_H
 #define GK_AUDIT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct event_base;
@@ -32,7 +33,18 @@ void		 gk_audit_flush(struct gk_audit *a);
 void		 gk_audit_event(struct gk_audit *a, const char *event,
 		    const struct gk_cage *c, struct json_object *details);
 
-/* The hot path: a denied DNS query, formatted without building objects. */
+/*
+ * The hot path: a denied DNS query. The first denial of a (cage, name,
+ * type) writes a line at once; identical ones within the next second are
+ * folded into one follow-up line carrying "repeated": N (written when the
+ * second is over), so a flood costs a counter increment, not a line.
+ *
+ * gk_audit_dns_deny_fold() returns true when the denial was folded (the
+ * caller is done); otherwise the caller computes `why` and calls
+ * gk_audit_dns_deny(), which writes the line and opens the fold window.
+ */
+bool		 gk_audit_dns_deny_fold(struct gk_audit *a,
+		    const struct gk_cage *c, const char *name, uint16_t qtype);
 void		 gk_audit_dns_deny(struct gk_audit *a, const struct gk_cage *c,
 		    const struct gk_addr *client, const char *name,
 		    uint16_t qtype, const char *why);

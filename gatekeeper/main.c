@@ -72,6 +72,19 @@ warn_fixed(const struct gk_conf *old, const struct gk_conf *new)
 		    "changes take effect only after a restart");
 }
 
+/* "a:1: x\nb:2: y\n" -> "a:1: x; b:2: y" for one log line */
+static void
+one_line(char *s)
+{
+	size_t n = strlen(s);
+
+	while (n > 0 && s[n - 1] == '\n')
+		s[--n] = '\0';
+	for (; *s != '\0'; s++)
+		if (*s == '\n')
+			*s = ';';
+}
+
 static void
 hup_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -84,8 +97,9 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	if (gk_conf_load(&nc, d->argc, d->argv, errs, sizeof(errs)) !=
 	    GK_CONF_RUN) {
-		log_warnx("reload failed, keeping the running configuration:"
-		    "\n%s", errs);
+		one_line(errs);
+		log_warnx("reload failed, keeping the running configuration: "
+		    "%s", errs);
 		return;
 	}
 	warn_fixed(&d->conf, &nc);

@@ -113,6 +113,58 @@ test_lines(void **state)
 	unlink(path);
 }
 
+static int
+count_lines(const char *text, const char *needle)
+{
+	int n = 0;
+
+	for (; (text = strstr(text, needle)) != NULL; text++)
+		n++;
+	return n;
+}
+
+static void
+test_deny_folding(void **state)
+{
+	char path[] = "/tmp/gkaudit.XXXXXX", err[256] = "", *text;
+	struct gk_cage cage, other;
+	struct gk_addr client;
+	struct gk_audit *a;
+	int fd, i, folded = 0;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	a = gk_audit_open(NULL, path, err, sizeof(err));
+	assert_non_null(a);
+	memset(&cage, 0, sizeof(cage));
+	strcpy(cage.id, "aaaa1111");
+	other = cage;
+	strcpy(other.id, "bbbb2222");
+	gk_addr_parse("127.0.0.2", &client);
+
+	for (i = 0; i < 100; i++) {
+		if (gk_audit_dns_deny_fold(a, &cage, "evil.example", 1)) {
+			folded++;
+			continue;
+		}
+		gk_audit_dns_deny(a, &cage, &client, "evil.example", 1, "why");
+	}
+	/* another cage, name or type is never folded into it */
+	assert_false(gk_audit_dns_deny_fold(a, &other, "evil.example", 1));
+	assert_false(gk_audit_dns_deny_fold(a, &cage, "evil.example", 28));
+	assert_false(gk_audit_dns_deny_fold(a, &cage, "evil2.example", 1));
+	assert_int_equal(folded, 99);
+	gk_audit_close(a);	/* writes the pending repeat count */
+
+	text = read_all(path);
+	assert_int_equal(count_lines(text, "\"event\":\"dns.deny\""), 2);
+	assert_int_equal(count_lines(text, "\"why\":\"why\""), 1);
+	assert_int_equal(count_lines(text, "\"repeated\":99}"), 1);
+	unlink(path);
+}
+
 static void
 test_open_errors(void **state)
 {
@@ -134,6 +186,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_deny_folding),
 		cmocka_unit_test(test_open_errors),
 	};
 
