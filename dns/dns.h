@@ -37,6 +37,35 @@ int		 dns_server_reload(struct dns_server *s,
 		    size_t errlen);
 void		 dns_server_free(struct dns_server *s);
 const char	*dns_server_upstreams(const struct dns_server *s);
+
+/*
+ * Name lookups for the proxies: the same cache and upstream queries as
+ * the cages' own DNS (a question in flight is asked upstream once). No
+ * policy is applied here and nothing is pinned; the caller decides.
+ */
+#define DNS_LOOKUP_MAX	16
+
+struct dns_lookup_result {
+	uint8_t		rcode;		/* DNS_RC_*; SERVFAIL on failure */
+	size_t		naddrs;
+	struct gk_addr	addrs[DNS_LOOKUP_MAX];
+};
+
+enum dns_lookup_status {
+	DNS_LOOKUP_DONE,	/* answered from the cache: *res is filled */
+	DNS_LOOKUP_PENDING,	/* cb runs later unless cancelled */
+	DNS_LOOKUP_FAILED,	/* bad name or out of resources */
+};
+
+struct dns_waiter;
+typedef void (*dns_lookup_cb)(void *arg, const struct dns_lookup_result *res);
+
+/* qtype: DNS_T_A or DNS_T_AAAA. *handle is set when PENDING. */
+enum dns_lookup_status dns_lookup(struct dns_server *s, const char *name,
+		    uint16_t qtype, dns_lookup_cb cb, void *arg,
+		    struct dns_lookup_result *res, struct dns_waiter **handle);
+/* The callback will not run; call only before it has run. */
+void		 dns_lookup_cancel(struct dns_waiter *w);
 size_t		 dns_server_cache_entries(const struct dns_server *s);
 
 #endif /* DNS_H */

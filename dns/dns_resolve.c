@@ -22,6 +22,9 @@ struct dns_waiter {
 	struct dns_client	 client;
 	char			 cage_id[GK_CAGE_ID_LEN + 1];
 	struct dns_query	 q;
+	dns_lookup_cb		 cb;		/* a proxy lookup, not a client */
+	void			*cbarg;
+	bool			 cancelled;
 };
 
 struct dns_pending {
@@ -29,6 +32,7 @@ struct dns_pending {
 	struct dns_server	*srv;
 	uint32_t		 hash;
 	bool			 in_table;	/* still collecting waiters */
+	bool			 sent;		/* asked upstream */
 	struct dns_query	 q;		/* the question asked upstream */
 	struct dns_waiter	*waiters;
 	size_t			 nwaiters;
@@ -147,6 +151,31 @@ waiter_free(struct dns_waiter *w)
 	free(w);
 }
 
+static void
+lookup_fill(struct dns_lookup_result *res, uint8_t rcode,
+    const struct dns_addr *addrs, size_t n)
+{
+	size_t i;
+
+	res->rcode = rcode;
+	res->naddrs = 0;
+	for (i = 0; i < n && res->naddrs < DNS_LOOKUP_MAX; i++)
+		gk_addr_from_bytes(&res->addrs[res->naddrs++], addrs[i].family,
+		    addrs[i].addr);
+}
+
+static void
+lookup_answer(struct dns_waiter *w, const struct dns_answer *a)
+{
+	struct dns_lookup_result res;
+
+	if (a == NULL)
+		lookup_fill(&res, DNS_RC_SERVFAIL, NULL, 0);
+	else
+		lookup_fill(&res, a->rcode, a->addrs, a->naddrs);
+	w->cb(w->cbarg, &res);
+}
+
 /* Answer one waiter from an upstream message (or SERVFAIL if a==NULL). */
 static void
 answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
@@ -156,6 +185,11 @@ answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
 	struct gk_cage *c;
 	size_t len;
 
+	if (w->cb != NULL) {
+		if (!w->cancelled)
+			lookup_answer(w, a);
+		return;
+	}
 	c = gk_cage_by_source(s->cages, &w->client.addr);
 	if (c == NULL || strcmp(c->id, w->cage_id) != 0)
 		len = dns_reply_empty(&w->q, DNS_RC_REFUSED, out, sizeof(out));
@@ -241,23 +275,98 @@ pending_find(struct dns_server *s, const struct dns_query *q, uint32_t h)
 	return NULL;
 }
 
+static struct dns_waiter *
+waiter_new(struct dns_pending *p, const struct dns_query *q)
+{
+	struct dns_waiter *w;
+
+	if (p->nwaiters >= DNS_WAITERS_MAX || (w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->q = *q;
+	w->next = p->waiters;
+	p->waiters = w;
+	p->nwaiters++;
+	return w;
+}
+
 static int
 pending_add_waiter(struct dns_pending *p, const struct dns_client *cl,
     const struct gk_cage *c, const struct dns_query *q)
 {
 	struct dns_waiter *w;
 
-	if (p->nwaiters >= DNS_WAITERS_MAX || (w = malloc(sizeof(*w))) == NULL)
+	if ((w = waiter_new(p, q)) == NULL)
 		return -1;
 	w->client = *cl;
 	if (cl->tcp != NULL)
 		dns_tcp_ref(cl->tcp);
 	memcpy(w->cage_id, c->id, sizeof(w->cage_id));
-	w->q = *q;
-	w->next = p->waiters;
-	p->waiters = w;
-	p->nwaiters++;
 	return 0;
+}
+
+static struct dns_waiter *
+pending_add_lookup(struct dns_pending *p, const struct dns_query *q,
+    dns_lookup_cb cb, void *arg)
+{
+	struct dns_waiter *w;
+
+	if ((w = waiter_new(p, q)) == NULL)
+		return NULL;
+	w->cb = cb;
+	w->cbarg = arg;
+	return w;
+}
+
+/* The query in flight for q, or a new one not sent yet. */
+static struct dns_pending *
+forward_start(struct dns_server *s, const struct dns_query *q)
+{
+	struct dns_pending *p;
+	uint32_t h = key_hash(q);
+
+	if ((p = pending_find(s, q, h)) != NULL)
+		return p;
+	if (s->npending >= DNS_PENDING_MAX || (p = calloc(1, sizeof(*p))) == NULL)
+		return NULL;
+	p->srv = s;
+	p->hash = h;
+	p->q = *q;
+	if ((p->deadline = evtimer_new(s->base, pending_deadline_cb, p)) == NULL) {
+		free(p);
+		return NULL;
+	}
+	p->hnext = s->pending[h % DNS_PENDING_BUCKETS];
+	s->pending[h % DNS_PENDING_BUCKETS] = p;
+	p->in_table = true;
+	s->npending++;
+	return p;
+}
+
+/* Send a new query upstream (once); if it has no waiters, drop it. */
+static void
+forward_send(struct dns_server *s, struct dns_pending *p)
+{
+	uint8_t qbuf[DNS_HDR_LEN + DNS_MAX_NAME + 4 + 11];
+	struct timeval tv;
+	size_t qlen;
+
+	if (p->sent)
+		return;
+	if (p->waiters == NULL) {
+		pending_unlink(s, p);
+		event_free(p->deadline);
+		free(p);
+		return;
+	}
+	p->sent = true;
+	tv.tv_sec = s->timeout_ms / 1000;
+	tv.tv_usec = (suseconds_t)(s->timeout_ms % 1000) * 1000;
+	evtimer_add(p->deadline, &tv);
+	qlen = dns_build_query(s->next_id++, &p->q, qbuf, sizeof(qbuf));
+	/* may call upstream_cb (and free p) before it returns */
+	if (qlen == 0 ||
+	    dns_upstream_send(s->up, qbuf, qlen, upstream_cb, p) == -1)
+		upstream_cb(p, false, NULL, 0);
 }
 
 /* Returns 0 if the client will be answered later, -1 to SERVFAIL now. */
@@ -265,38 +374,14 @@ static int
 forward(struct dns_server *s, const struct dns_client *cl,
     const struct gk_cage *c, const struct dns_query *q)
 {
-	uint8_t qbuf[DNS_HDR_LEN + DNS_MAX_NAME + 4 + 11];
-	struct timeval tv;
 	struct dns_pending *p;
-	uint32_t h = key_hash(q);
-	size_t qlen;
+	int rc;
 
-	if ((p = pending_find(s, q, h)) != NULL)
-		return pending_add_waiter(p, cl, c, q);
-	if (s->npending >= DNS_PENDING_MAX || (p = calloc(1, sizeof(*p))) == NULL)
+	if ((p = forward_start(s, q)) == NULL)
 		return -1;
-	p->srv = s;
-	p->hash = h;
-	p->q = *q;
-	if ((p->deadline = evtimer_new(s->base, pending_deadline_cb, p)) == NULL ||
-	    (qlen = dns_build_query(s->next_id++, q, qbuf, sizeof(qbuf))) == 0 ||
-	    pending_add_waiter(p, cl, c, q) == -1) {
-		if (p->deadline != NULL)
-			event_free(p->deadline);
-		free(p);
-		return -1;
-	}
-	p->hnext = s->pending[h % DNS_PENDING_BUCKETS];
-	s->pending[h % DNS_PENDING_BUCKETS] = p;
-	p->in_table = true;
-	s->npending++;
-	tv.tv_sec = s->timeout_ms / 1000;
-	tv.tv_usec = (suseconds_t)(s->timeout_ms % 1000) * 1000;
-	evtimer_add(p->deadline, &tv);
-	/* may call upstream_cb (and free p) before it returns */
-	if (dns_upstream_send(s->up, qbuf, qlen, upstream_cb, p) == -1)
-		upstream_cb(p, false, NULL, 0);
-	return 0;
+	rc = pending_add_waiter(p, cl, c, q);
+	forward_send(s, p);
+	return rc;
 }
 
 void
@@ -395,4 +480,72 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	default:
 		return answer_allowed(s, cl, c, &q, now, out, outlen);
 	}
+}
+
+/* ---- lookups for the proxies ---- */
+
+/* A query message for name/qtype, parsed into q. */
+static int
+lookup_query(const char *name, uint16_t qtype, struct dns_query *q)
+{
+	uint8_t msg[DNS_HDR_LEN + DNS_MAX_NAME + 4];
+	size_t pos = DNS_HDR_LEN, n;
+	const char *p = name, *dot;
+
+	memset(msg, 0, DNS_HDR_LEN);
+	msg[2] = 0x01;			/* RD */
+	msg[5] = 1;			/* QDCOUNT */
+	while (*p != '\0') {
+		dot = strchr(p, '.');
+		n = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		if (n == 0 || n > DNS_MAX_LABEL ||
+		    pos + 1 + n + 5 > sizeof(msg))
+			return -1;
+		msg[pos++] = (uint8_t)n;
+		memcpy(msg + pos, p, n);
+		pos += n;
+		p += n + (dot != NULL ? 1 : 0);
+	}
+	msg[pos++] = 0;
+	msg[pos++] = (uint8_t)(qtype >> 8);
+	msg[pos++] = (uint8_t)qtype;
+	msg[pos++] = 0;
+	msg[pos++] = DNS_CLASS_IN;
+	if (dns_query_parse(msg, pos, q) != DNS_OK || !q->name_ldh)
+		return -1;
+	return 0;
+}
+
+enum dns_lookup_status
+dns_lookup(struct dns_server *s, const char *name, uint16_t qtype,
+    dns_lookup_cb cb, void *arg, struct dns_lookup_result *res,
+    struct dns_waiter **handle)
+{
+	const struct dns_cached *e;
+	struct dns_pending *p;
+	struct dns_query q;
+
+	*handle = NULL;
+	if (lookup_query(name, qtype, &q) == -1)
+		return DNS_LOOKUP_FAILED;
+	if (s->cache != NULL && (e = dns_cache_get(s->cache, q.name,
+	    q.name_len, q.qtype, q.qclass, s->ttl_cap, dns_now())) != NULL) {
+		gk_stats.dns_cache_hits++;
+		lookup_fill(res, e->rcode, e->addrs, e->naddrs);
+		return DNS_LOOKUP_DONE;
+	}
+	gk_stats.dns_cache_misses++;
+	if ((p = forward_start(s, &q)) == NULL)
+		return DNS_LOOKUP_FAILED;
+	if ((*handle = pending_add_lookup(p, &q, cb, arg)) == NULL)
+		return DNS_LOOKUP_FAILED;
+	forward_send(s, p);
+	return DNS_LOOKUP_PENDING;
+}
+
+void
+dns_lookup_cancel(struct dns_waiter *w)
+{
+	if (w != NULL)
+		w->cancelled = true;
 }
