@@ -89,6 +89,7 @@ cage_free(struct gk_cage *c)
 {
 	gk_allowlist_free(c->allow);
 	pins_free(c->pins);
+	explicit_bzero(c->token, sizeof(c->token));
 	free(c);
 }
 
@@ -165,21 +166,21 @@ label_ok(const char *label)
 
 /* A random id, [a-z0-9]{8}, by rejection sampling (no modulo bias). */
 static int
-make_id(char id[GK_CAGE_ID_LEN + 1])
+make_random(char *id, size_t len)
 {
 	static const char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	uint8_t rnd[32];
 	size_t i, k = 0;
 	ssize_t n;
 
-	while (k < GK_CAGE_ID_LEN) {
+	while (k < len) {
 		if ((n = getrandom(rnd, sizeof(rnd), 0)) == -1) {
 			if (errno == EINTR)
 				continue;
 			log_warn("getrandom");
 			return -1;
 		}
-		for (i = 0; i < (size_t)n && k < GK_CAGE_ID_LEN; i++) {
+		for (i = 0; i < (size_t)n && k < len; i++) {
 			if (rnd[i] < 252)	/* 252 = 7 * 36 */
 				id[k++] = alphabet[rnd[i] % 36];
 		}
@@ -194,7 +195,7 @@ unique_id(const struct gk_cage_table *t, char id[GK_CAGE_ID_LEN + 1])
 	int tries;
 
 	for (tries = 0; tries < 100; tries++) {
-		if (make_id(id) == -1)
+		if (make_random(id, GK_CAGE_ID_LEN) == -1)
 			return -1;
 		if (gk_cage_by_id(t, id) == NULL)
 			return 0;
@@ -220,7 +221,8 @@ gk_cage_create(struct gk_cage_table *t, const struct gk_addr *source,
 		e = GK_CAGE_E_TOO_MANY;
 	else if ((c = calloc(1, sizeof(*c))) == NULL)
 		e = GK_CAGE_E_NOMEM;
-	else if (unique_id(t, c->id) == -1) {
+	else if (unique_id(t, c->id) == -1 ||
+	    make_random(c->token, GK_CAGE_TOKEN_LEN) == -1) {
 		free(c);
 		e = GK_CAGE_E_NOMEM;
 	}
@@ -241,6 +243,35 @@ gk_cage_create(struct gk_cage_table *t, const struct gk_addr *source,
 	t->by_id[id_slot(t, c->id)] = c;
 	t->count++;
 	return c;
+}
+
+struct token_find {
+	const char	*token;
+	struct gk_cage	*found;
+};
+
+static void
+token_cb(struct gk_cage *c, void *arg)
+{
+	struct token_find *f = arg;
+	unsigned char diff = 0;
+	size_t i;
+
+	for (i = 0; i < GK_CAGE_TOKEN_LEN; i++)
+		diff |= (unsigned char)(c->token[i] ^ f->token[i]);
+	if (diff == 0)
+		f->found = c;
+}
+
+struct gk_cage *
+gk_cage_by_token(const struct gk_cage_table *t, const char *token)
+{
+	struct token_find f = { token, NULL };
+
+	if (strlen(token) != GK_CAGE_TOKEN_LEN)
+		return NULL;
+	gk_cage_foreach(t, token_cb, &f);
+	return f.found;
 }
 
 void

@@ -21,6 +21,7 @@
 
 #define GK_CAGE_ID_LEN		8	/* [a-z0-9] */
 #define GK_CAGE_LABEL_MAX	64
+#define GK_CAGE_TOKEN_LEN	24	/* [a-z0-9]: SOCKS5/HTTP user name */
 #define GK_CAGE_MAX		65536	/* cages in one table */
 #define GK_CAGE_PINS_MAX	4096	/* pinned (name, address) per cage */
 
@@ -29,6 +30,9 @@ struct gk_pinset;
 struct gk_cage {
 	char		 id[GK_CAGE_ID_LEN + 1];
 	char		 label[GK_CAGE_LABEL_MAX + 1];
+	/* a secret naming the cage where the source address cannot
+	 * (SOCKS5 username, HTTP proxy Basic user); given at create only */
+	char		 token[GK_CAGE_TOKEN_LEN + 1];
 	uid_t		 uid;
 	struct gk_addr	 source;
 	struct gk_allowlist *allow;		/* owned */
@@ -75,6 +79,9 @@ const char	*gk_cage_strerror(enum gk_cage_err e);
 struct gk_cage	*gk_cage_by_source(const struct gk_cage_table *t,
 		    const struct gk_addr *source);
 struct gk_cage	*gk_cage_by_id(const struct gk_cage_table *t, const char *id);
+/* O(cages); compares in time independent of where tokens differ. */
+struct gk_cage	*gk_cage_by_token(const struct gk_cage_table *t,
+		    const char *token);
 
 /*
  * Replace the allowlist (takes ownership; the old one is freed). Pins of

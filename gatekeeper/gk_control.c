@@ -198,6 +198,7 @@ audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c)
 static void
 op_create(struct ctlconn *cc, const struct gk_ctlreq *req)
 {
+	struct json_object *o;
 	struct gk_control *ctl = cc->ctl;
 	struct gk_allowlist *al;
 	struct gk_cage *c;
@@ -226,7 +227,10 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req)
 	}
 	gk_stats.cages_created++;
 	audit_change(cc, "cage.create", c);
-	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
+	/* the token is for the creator only: never listed or audited */
+	o = gk_ctl_cage_json(c, false);
+	json_object_object_add(o, "token", json_object_new_string(c->token));
+	reply_ok(cc, "cage", o);
 }
 
 /* The cage named by req->id, if this peer may manage it; else reply. */
