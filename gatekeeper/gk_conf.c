@@ -21,7 +21,8 @@
 enum key_id {
 	K_CONFIG, K_CONTROL, K_LISTEN, K_DNS_PORT, K_SOCKS_PORT, K_HTTP_PORT,
 	K_CAGE_SUBNET, K_UPSTREAM, K_TTL_CAP, K_UPSTREAM_TIMEOUT,
-	K_CACHE_SIZE, K_METRICS, K_AUDIT_LOG, K_LOG_LEVEL, K_FOREGROUND,
+	K_CACHE_SIZE, K_CONNECT_TIMEOUT, K_IDLE_TIMEOUT, K_METRICS,
+	K_AUDIT_LOG, K_LOG_LEVEL, K_FOREGROUND,
 	K_CHECK, K_VERBOSE, K_HELP, K_VERSION, K__MAX
 };
 
@@ -47,9 +48,9 @@ static const struct key keys[K__MAX] = {
 	[K_DNS_PORT] = { "dns-port", 'd', true, true, "PORT", "53",
 	    "DNS port, UDP and TCP" },
 	[K_SOCKS_PORT] = { "socks-port", 's', true, true, "PORT", "1080",
-	    "SOCKS5 port (checked; the proxies are not in this release)" },
+	    "SOCKS5 proxy port (on the listen address)" },
 	[K_HTTP_PORT] = { "http-port", 'H', true, true, "PORT", "3128",
-	    "HTTP proxy port (checked; the proxies are not in this release)" },
+	    "HTTP proxy port: CONNECT and http:// requests" },
 	[K_CAGE_SUBNET] = { "cage-subnet", 'S', true, true, "CIDR",
 	    "10.143.0.0/16", "IPv4 range cage addresses come from "
 	    "(checked; used by the kernel plumbing, not in this release)" },
@@ -63,6 +64,11 @@ static const struct key keys[K__MAX] = {
 	    "answered by then (0.1-30)" },
 	[K_CACHE_SIZE] = { "cache-size", 'z', true, true, "ENTRIES", "10000",
 	    "DNS cache entries (0 disables the cache)" },
+	[K_CONNECT_TIMEOUT] = { "connect-timeout", 'o', true, true,
+	    "SECONDS", "10", "proxies: give up connecting upstream after "
+	    "this long (1-120)" },
+	[K_IDLE_TIMEOUT] = { "idle-timeout", 'i', true, true, "SECONDS",
+	    "600", "proxies: close a tunnel idle this long (0: never)" },
 	[K_METRICS] = { "metrics", 'm', true, true, "ADDR:PORT|off",
 	    "127.0.0.1:9477", "Prometheus endpoint, GET /metrics" },
 	[K_AUDIT_LOG] = { "audit-log", 'a', true, true, "PATH|-", "none",
@@ -114,6 +120,8 @@ gk_conf_defaults(struct gk_conf *c)
 	c->ttl_cap = 60;
 	c->upstream_timeout_ms = 2000;
 	c->cache_size = 10000;
+	c->connect_timeout_ms = 10000;
+	c->idle_timeout_s = 600;
 	gk_addr_parse("127.0.0.1", &c->metrics_addr);
 	c->metrics_port = 9477;
 	c->log_level = LOG_LVL_INFO;
@@ -266,6 +274,20 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 {
 	unsigned long n;
 
+	if (k == K_CONNECT_TIMEOUT) {
+		if (parse_uint(v, 1, 120, &n) == -1)
+			return errf(err, errlen, "connect-timeout: '%s' is not "
+			    "a number of seconds from 1 to 120", v);
+		c->connect_timeout_ms = (uint32_t)n * 1000;
+		return 0;
+	}
+	if (k == K_IDLE_TIMEOUT) {
+		if (parse_uint(v, 0, 86400, &n) == -1)
+			return errf(err, errlen, "idle-timeout: '%s' is not a "
+			    "number of seconds from 0 to 86400", v);
+		c->idle_timeout_s = (uint32_t)n;
+		return 0;
+	}
 	if (k == K_TTL_CAP) {
 		if (parse_uint(v, 1, 86400, &n) == -1)
 			return errf(err, errlen, "ttl-cap: '%s' is not a "
@@ -307,6 +329,8 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		return set_upstream(c, value, src, err, errlen);
 	case K_TTL_CAP:
 	case K_CACHE_SIZE:
+	case K_CONNECT_TIMEOUT:
+	case K_IDLE_TIMEOUT:
 		return set_number_key(c, k, value, err, errlen);
 	case K_UPSTREAM_TIMEOUT:
 		return set_timeout(c, value, err, errlen);

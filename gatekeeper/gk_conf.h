@@ -39,6 +39,8 @@ struct gk_conf {
 	uint32_t	 ttl_cap;		/* seconds */
 	uint32_t	 upstream_timeout_ms;
 	size_t		 cache_size;		/* entries */
+	uint32_t	 connect_timeout_ms;	/* proxies: dial */
+	uint32_t	 idle_timeout_s;	/* proxies: tunnel idle; 0 none */
 	bool		 metrics_off;
 	struct gk_addr	 metrics_addr;
 	uint16_t	 metrics_port;

@@ -21,6 +21,8 @@
 #include "gk_log.h"
 #include "gk_metrics.h"
 #include "gk_policy.h"
+#include "gk_special.h"
+#include "proxy.h"
 
 struct gk_daemon {
 	struct event_base	*base;
@@ -32,6 +34,10 @@ struct gk_daemon {
 	struct dns_server	*dns;
 	struct gk_control	*control;
 	struct gk_metrics	*metrics;
+	struct gk_hostaddrs	 host;
+	struct proxy_ctx	 proxy;
+	struct proxy_listener	*socks, *http;
+	struct event		*ev_hostaddrs;
 	struct event		*ev_term, *ev_int, *ev_hup;
 };
 
@@ -58,17 +64,21 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(d->base);
 }
 
+static void	proxy_conf(struct gk_daemon *d);
+
 static void
 warn_fixed(const struct gk_conf *old, const struct gk_conf *new)
 {
 	if (!gk_addr_eq(&old->listen, &new->listen) ||
 	    old->dns_port != new->dns_port ||
+	    old->socks_port != new->socks_port ||
+	    old->http_port != new->http_port ||
 	    strcmp(old->control, new->control) != 0 ||
 	    old->metrics_off != new->metrics_off ||
 	    old->metrics_port != new->metrics_port ||
 	    !gk_addr_eq(&old->metrics_addr, &new->metrics_addr) ||
 	    strcmp(old->audit_log, new->audit_log) != 0)
-		log_warnx("listen, dns-port, control, metrics and audit-log "
+		log_warnx("listen, ports, control, metrics and audit-log "
 		    "changes take effect only after a restart");
 }
 
@@ -112,12 +122,67 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	/* keep what cannot change at run time */
 	nc.listen = d->conf.listen;
 	nc.dns_port = d->conf.dns_port;
+	nc.socks_port = d->conf.socks_port;
+	nc.http_port = d->conf.http_port;
 	memcpy(nc.control, d->conf.control, sizeof(nc.control));
 	d->conf = nc;
+	proxy_conf(d);
 	log_setlevel(nc.log_level);
 	gk_audit_reopen(d->audit);
 	log_info("reloaded: upstreams %s, ttl-cap %us, %zu cages kept",
 	    dns_server_upstreams(d->dns), nc.ttl_cap, gk_cage_count(d->cages));
+}
+
+static void
+hostaddrs_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct gk_daemon *d = arg;
+	struct gk_hostaddrs h;
+
+	(void)fd;
+	(void)what;
+	/* this host's addresses and gateways are never proxy targets */
+	gk_hostaddrs_init(&h);
+	if (gk_hostaddrs_load(&h) == -1 && h.n == 0) {
+		log_warn("cannot read this host's addresses; keeping %zu",
+		    d->host.n);
+		return;
+	}
+	d->host = h;
+}
+
+static void
+proxy_conf(struct gk_daemon *d)
+{
+	d->proxy.base = d->base;
+	d->proxy.dns = d->dns;
+	d->proxy.cages = d->cages;
+	d->proxy.audit = d->audit;
+	d->proxy.host = &d->host;
+	d->proxy.connect_timeout_ms = d->conf.connect_timeout_ms;
+	d->proxy.handshake_timeout_ms = 10000;
+	d->proxy.idle_sec = d->conf.idle_timeout_s;
+}
+
+static int
+start_proxies(struct gk_daemon *d, char *err, size_t errlen)
+{
+	struct timeval tv = { 30, 0 };
+
+	hostaddrs_cb(-1, 0, d);
+	d->ev_hostaddrs = event_new(d->base, -1, EV_PERSIST, hostaddrs_cb, d);
+	if (d->ev_hostaddrs == NULL || event_add(d->ev_hostaddrs, &tv) == -1) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	proxy_conf(d);
+	if ((d->socks = socks_listener_new(&d->proxy, &d->conf.listen,
+	    d->conf.socks_port, err, errlen)) == NULL)
+		return -1;
+	if ((d->http = http_listener_new(&d->proxy, &d->conf.listen,
+	    d->conf.http_port, err, errlen)) == NULL)
+		return -1;
+	return 0;
 }
 
 static int
@@ -138,6 +203,8 @@ start(struct gk_daemon *d)
 	if ((d->dns = dns_server_new(d->base, &sc, d->cages, d->audit, err,
 	    sizeof(err))) == NULL)
 		goto fail;
+	if (start_proxies(d, err, sizeof(err)) == -1)
+		goto fail;
 	if (!d->conf.metrics_off && (d->metrics = gk_metrics_new(d->base,
 	    &d->conf.metrics_addr, d->conf.metrics_port, d->cages, err,
 	    sizeof(err))) == NULL)
@@ -154,8 +221,13 @@ fail:
 static void
 stop(struct gk_daemon *d)
 {
+	proxy_listener_free(d->socks);
+	proxy_listener_free(d->http);
+	proxy_tunnels_free_all();
 	gk_control_free(d->control);	/* destroys the cages */
 	gk_metrics_free(d->metrics);
+	if (d->ev_hostaddrs != NULL)
+		event_free(d->ev_hostaddrs);
 	dns_server_free(d->dns);
 	gk_cage_table_free(d->cages);
 	gk_audit_close(d->audit);
@@ -195,8 +267,9 @@ log_ready(const struct gk_daemon *d)
 		snprintf(metrics, sizeof(metrics), "%s:%u",
 		    gk_addr_ntop(&d->conf.metrics_addr, maddr, sizeof(maddr)),
 		    d->conf.metrics_port);
-	log_info("ready: dns %s port %u (udp, tcp), upstreams %s, ttl-cap %us, "
-	    "control %s, metrics %s", addr, d->conf.dns_port,
+	log_info("ready: dns %s port %u (udp, tcp), socks5 port %u, http "
+	    "proxy port %u, upstreams %s, ttl-cap %us, control %s, metrics %s",
+	    addr, d->conf.dns_port, d->conf.socks_port, d->conf.http_port,
 	    dns_server_upstreams(d->dns), d->conf.ttl_cap, d->conf.control,
 	    metrics);
 }

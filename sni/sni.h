@@ -1,0 +1,57 @@
+/*
+ * sni: peek at the first bytes a client sends on a tunnel and extract the
+ * server_name of its TLS ClientHello (RFC 8446 §4.1.2, RFC 6066 §3).
+ * Pure: bytes in, result out; no I/O, no logging, no allocation.
+ */
+#ifndef SNI_H
+#define SNI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNI_MAX_NAME		253	/* host name, trailing dot removed */
+#define SNI_MAX_HELLO		16384	/* ClientHello body, reassembled */
+#define SNI_MAX_RECORDS		8	/* handshake records it may span */
+#define SNI_REC_HDR		5
+/* Bytes after which sni_parse() never returns SNI_NEED_MORE. */
+#define SNI_MAX_WIRE		(4 + SNI_MAX_HELLO + \
+				    SNI_MAX_RECORDS * SNI_REC_HDR)
+
+enum sni_status {
+	SNI_NEED_MORE,	/* a valid prefix: call again with more bytes */
+	SNI_OK,		/* complete ClientHello with a host_name */
+	SNI_ABSENT,	/* complete ClientHello without server_name */
+	SNI_NOT_TLS,	/* first byte != 22 or record major version != 3 */
+	SNI_INVALID,	/* malformed record, handshake, extension or name */
+	SNI_TOO_LONG,	/* > SNI_MAX_HELLO or > SNI_MAX_RECORDS records */
+};
+
+struct sni_result {
+	char		name[SNI_MAX_NAME + 1];	/* lowercase, NUL-terminated;
+						   "" unless SNI_OK */
+	size_t		name_len;
+	size_t		consumed;	/* bytes of buf holding the hello's
+					   records (SNI_OK, SNI_ABSENT) */
+	unsigned int	nrecords;	/* handshake records it spanned */
+	uint16_t	record_version;	/* of the first record */
+	uint16_t	legacy_version;	/* ClientHello.legacy_version */
+	bool		ech;		/* encrypted_client_hello (0xfe0d) */
+	bool		grease;		/* RFC 8701 cipher or extension seen */
+};
+
+/*
+ * buf holds the first len bytes the client sent; the caller keeps them,
+ * appends what arrives next and calls again while SNI_NEED_MORE. The hello
+ * may be fragmented over several handshake records; it must fill its
+ * records exactly. Bytes after its last record are not looked at.
+ */
+enum sni_status	 sni_parse(const uint8_t *buf, size_t len,
+		    struct sni_result *out);
+const char	*sni_strstatus(enum sni_status st);
+/* Does the SNI equal host (ASCII case-insensitive, one trailing dot of
+ * host ignored)? False unless r came from SNI_OK. */
+bool		 sni_matches(const struct sni_result *r, const char *host,
+		    size_t host_len);
+
+#endif /* SNI_H */

@@ -1,0 +1,292 @@
+/*
+ * http_session: the HTTP proxy. CONNECT host:port tunnels (peeked like
+ * SOCKS5 tunnels) and absolute-form requests (GET http://host/path),
+ * forwarded to the origin in origin form with "Connection: close".
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "gk_cage.h"
+#include "gk_log.h"
+#include "proxy_int.h"
+#include "socks.h"
+
+struct http_session {
+	struct proxy_session	 base;		/* first */
+	bool			 connect;	/* CONNECT, else forward */
+	uint8_t			*head;		/* origin-form head to send */
+	size_t			 head_len;
+	size_t			 consumed;	/* request head bytes */
+};
+
+static void
+respond(struct proxy_session *s, int code, const char *reason,
+    const char *deny, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+static void
+respond(struct proxy_session *s, int code, const char *reason,
+    const char *deny, const char *fmt, ...)
+{
+	char body[512], head[1024];
+	va_list ap;
+	int bl, hl;
+
+	va_start(ap, fmt);
+	bl = vsnprintf(body, sizeof(body) - 1, fmt, ap);
+	va_end(ap);
+	if (bl < 0)
+		bl = 0;
+	if ((size_t)bl > sizeof(body) - 2)
+		bl = (int)sizeof(body) - 2;
+	body[bl++] = '\n';
+	hl = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n"
+	    "Content-Type: text/plain; charset=utf-8\r\n"
+	    "Content-Length: %d\r\n%s%s%sConnection: close\r\n\r\n",
+	    code, reason, bl, deny != NULL ? "X-Gatekeeper-Deny: " : "",
+	    deny != NULL ? deny : "", deny != NULL ? "\r\n" : "");
+	bufferevent_write(s->bev, head, (size_t)hl);
+	proxy_session_refuse(s, body, (size_t)bl);
+}
+
+static void
+deny_403(struct proxy_session *s, const struct proxy_outcome *o)
+{
+	const char *r = gk_deny_reason_name(o->reason);
+
+	proxy_session_deny(s, o);
+	respond(s, 403, "Forbidden", r, "gatekeeper: %s:%u denied for cage "
+	    "%s: %s (%s)", s->t.name, s->t.port,
+	    s->have_cage ? s->who.id : "-", r, o->why);
+}
+
+static void
+deny_unknown(struct proxy_session *s)
+{
+	struct proxy_outcome o;
+
+	memset(&o, 0, sizeof(o));
+	o.reason = GK_REASON_UNKNOWN_SOURCE;
+	snprintf(o.why, sizeof(o.why), "no cage has this source address; "
+	    "run the program in a cage or give the cage's token as the proxy "
+	    "user name");
+	deny_403(s, &o);
+}
+
+static void
+dial_cb(void *arg, const struct proxy_outcome *o)
+{
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	struct http_session *hs = arg;
+	struct proxy_session *s = &hs->base;
+
+	s->dial = NULL;
+	switch (o->res) {
+	case PROXY_CONNECTED:
+		evbuffer_drain(bufferevent_get_input(s->bev), hs->consumed);
+		if (hs->connect)
+			proxy_session_to_tunnel(s, o->fd, (const uint8_t *)ok,
+			    sizeof(ok) - 1, NULL, 0, true);
+		else
+			proxy_session_to_tunnel(s, o->fd, NULL, 0, hs->head,
+			    hs->head_len, false);
+		return;
+	case PROXY_DENIED:
+	case PROXY_GONE:
+		deny_403(s, o);
+		return;
+	case PROXY_TIMEOUT:
+		gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
+		respond(s, 504, "Gateway Timeout", NULL, "gatekeeper: %s",
+		    o->why);
+		return;
+	case PROXY_UNREACHABLE:
+	case PROXY_REFUSED:
+	case PROXY_ERROR:
+		gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
+		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: %s: %s",
+		    proxy_strresult(o->res), o->why);
+		return;
+	}
+}
+
+static bool
+cage_from_auth(struct proxy_session *s, const uint8_t *buf,
+    const struct http_request *r)
+{
+	char user[128], pass[128];
+	const struct http_header *h;
+	bool ok = false;
+
+	if (r->proxy_auth < 0)
+		return false;
+	h = &r->hdr[r->proxy_auth];
+	if (http_parse_basic_auth(buf + h->value.off, h->value.len, user,
+	    sizeof(user), pass, sizeof(pass)) == HTTP_OK)
+		ok = proxy_session_cage_by_token(s, user) != NULL;
+	explicit_bzero(pass, sizeof(pass));
+	return ok;
+}
+
+/* The length of "host" in "host", "host:port", "[v6]" or "[v6]:port". */
+static size_t
+host_len(const uint8_t *v, size_t n)
+{
+	const uint8_t *p;
+
+	if (n > 0 && v[0] == '[') {
+		p = memchr(v, ']', n);
+		return p != NULL ? (size_t)(p - v) + 1 : n;
+	}
+	p = memchr(v, ':', n);
+	if (p != NULL && memchr(p + 1, ':', n - (size_t)(p - v) - 1) == NULL)
+		return (size_t)(p - v);
+	return n;
+}
+
+/* The Host header of a forwarded request must name the target too. */
+static bool
+host_header_ok(const uint8_t *buf, const struct http_request *r,
+    const struct proxy_target *t)
+{
+	const struct http_header *h;
+	struct socks_host hh;
+
+	if (r->host_hdr < 0)
+		return true;
+	h = &r->hdr[r->host_hdr];
+	if (socks_host_parse(buf + h->value.off, host_len(buf + h->value.off,
+	    h->value.len), &hh) != 0)
+		return false;
+	if (hh.is_addr)
+		return t->is_addr && gk_addr_eq(&hh.addr, &t->addr);
+	return !t->is_addr && strcmp(hh.name, t->name) == 0;
+}
+
+static int
+set_target(struct proxy_session *s, const struct http_request *r)
+{
+	memset(&s->t, 0, sizeof(s->t));
+	s->t.is_addr = r->dst.is_addr;
+	s->t.addr = r->dst.addr;
+	s->t.port = r->dst.port;
+	if (r->dst.is_addr) {
+		gk_addr_ntop(&r->dst.addr, s->t.name, sizeof(s->t.name));
+		return 0;
+	}
+	return gk_name_normalize(r->dst.name, strlen(r->dst.name),
+	    s->t.name) < 0 ? -1 : 0;
+}
+
+static void
+start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
+{
+	struct proxy_session *s = &hs->base;
+	struct proxy_outcome o;
+
+	if (!s->have_cage && !cage_from_auth(s, buf, r)) {
+		deny_unknown(s);
+		return;
+	}
+	hs->connect = r->method == HTTP_METHOD_CONNECT;
+	hs->consumed = r->head_len;
+	if (set_target(s, r) == -1 || s->t.port == 0) {
+		respond(s, 400, "Bad Request", NULL, "gatekeeper: bad target");
+		return;
+	}
+	if (!hs->connect && !host_header_ok(buf, r, &s->t)) {
+		memset(&o, 0, sizeof(o));
+		o.reason = GK_REASON_HOST_MISMATCH;
+		snprintf(o.why, sizeof(o.why), "the Host header differs from "
+		    "the request's target");
+		deny_403(s, &o);
+		return;
+	}
+	if (!proxy_allowed(s->ctx, proxy_cage(s->ctx, &s->who), &s->t, &o)) {
+		deny_403(s, &o);
+		return;
+	}
+	if (!hs->connect) {
+		hs->head = malloc(HTTP_ORIGIN_MAX);
+		if (hs->head == NULL || (hs->head_len = http_build_origin(buf,
+		    r, hs->head, HTTP_ORIGIN_MAX)) == 0) {
+			respond(s, 400, "Bad Request", NULL, "gatekeeper: the "
+			    "request head is too large to forward");
+			return;
+		}
+	}
+	if ((s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, dial_cb,
+	    hs)) == NULL)
+		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: out of "
+		    "resources");
+}
+
+static void
+http_read(struct proxy_session *s)
+{
+	struct http_session *hs = (struct http_session *)s;
+	struct evbuffer *in = bufferevent_get_input(s->bev);
+	size_t len = evbuffer_get_length(in);
+	struct http_request *r;
+	uint8_t *buf;
+
+	if (len > HTTP_HEAD_MAX)
+		len = HTTP_HEAD_MAX + 1;
+	buf = evbuffer_pullup(in, (ssize_t)len);
+	if ((r = malloc(sizeof(*r))) == NULL) {
+		proxy_session_close(s, "out of memory");
+		return;
+	}
+	switch (http_parse_request(buf, len, r)) {
+	case HTTP_NEED_MORE:
+		break;
+	case HTTP_OK:
+		start(hs, buf, r);
+		break;
+	case HTTP_TOO_LONG:
+		respond(s, 431, "Request Header Fields Too Large", NULL,
+		    "gatekeeper: request head over %d bytes", HTTP_HEAD_MAX);
+		break;
+	case HTTP_BAD_SCHEME:
+		respond(s, 400, "Bad Request", NULL, "gatekeeper: only http:// "
+		    "is forwarded; use CONNECT (https_proxy) for https");
+		break;
+	case HTTP_NOT_PROXY_REQUEST:
+		respond(s, 400, "Bad Request", NULL, "gatekeeper: this is a "
+		    "proxy: send absolute-form requests or CONNECT");
+		break;
+	case HTTP_INVALID:
+	case HTTP_NOT_HTTP:
+	case HTTP_ABSENT:
+		respond(s, 400, "Bad Request", NULL, "gatekeeper: malformed "
+		    "request");
+		break;
+	}
+	free(r);
+}
+
+static void
+http_free(struct proxy_session *s)
+{
+	free(((struct http_session *)s)->head);
+}
+
+static const struct proxy_proto http_proto = {
+	.name = "http",
+	.proto = GK_PROTO_HTTP,
+	.kind = GK_KIND_HTTP,
+	.size = sizeof(struct http_session),
+	.read = http_read,
+	.free = http_free,
+};
+
+struct proxy_listener *
+http_listener_new(const struct proxy_ctx *ctx, const struct gk_addr *addr,
+    uint16_t port, char *err, size_t errlen)
+{
+	return proxy_listener_new(ctx, &http_proto, addr, port, err, errlen);
+}

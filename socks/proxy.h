@@ -1,0 +1,113 @@
+/*
+ * proxy: what the SOCKS5 and HTTP proxies share. The policy check at
+ * connect time, the dial (resolve once, skip special addresses, try each
+ * address in turn within the connect timeout, hand over the checked
+ * socket) and the peek at the client's first bytes (TLS SNI, HTTP Host).
+ */
+#ifndef PROXY_H
+#define PROXY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "gk_addr.h"
+#include "gk_policy.h"
+#include "gk_stats.h"
+#include "relay.h"
+
+struct event_base;
+struct dns_server;
+struct gk_audit;
+struct gk_cage;
+struct gk_cage_table;
+struct gk_hostaddrs;
+
+#define PROXY_WHY_MAX	512
+
+struct proxy_ctx {
+	struct event_base		*base;
+	struct dns_server		*dns;
+	struct gk_cage_table		*cages;
+	struct gk_audit			*audit;
+	const struct gk_hostaddrs	*host;
+	unsigned			 connect_timeout_ms;
+	unsigned			 handshake_timeout_ms;
+	unsigned			 idle_sec;
+};
+
+struct proxy_target {
+	bool		 is_addr;
+	struct gk_addr	 addr;			/* is_addr */
+	char		 name[GK_NAME_MAX + 1];	/* normalized, or the IP text */
+	uint16_t	 port;
+};
+
+/* The cage a session belongs to, found again after every async step. */
+struct proxy_who {
+	struct gk_addr	 source;
+	char		 id[16];
+	enum gk_deny_kind kind;
+	enum gk_proto	 proto;
+};
+
+enum proxy_result {
+	PROXY_CONNECTED,
+	PROXY_DENIED,		/* reason/why say which rule */
+	PROXY_UNREACHABLE,	/* no address, or network/host unreachable */
+	PROXY_REFUSED,
+	PROXY_TIMEOUT,
+	PROXY_GONE,		/* the cage went away meanwhile */
+	PROXY_ERROR,		/* out of resources */
+};
+
+struct proxy_outcome {
+	enum proxy_result	 res;
+	int			 fd;		/* PROXY_CONNECTED: yours */
+	struct gk_addr		 addr;		/* what was dialled */
+	enum gk_deny_reason	 reason;	/* PROXY_DENIED */
+	char			 why[PROXY_WHY_MAX];
+};
+
+typedef void (*proxy_dial_cb)(void *arg, const struct proxy_outcome *o);
+struct proxy_dial;
+
+struct gk_cage	*proxy_cage(const struct proxy_ctx *ctx,
+		    const struct proxy_who *who);
+/* The policy for a target before anything is dialled. */
+bool		 proxy_allowed(const struct proxy_ctx *ctx,
+		    const struct gk_cage *c, const struct proxy_target *t,
+		    struct proxy_outcome *o);
+/* The callback always runs later (never inside this call). */
+struct proxy_dial *proxy_dial_start(const struct proxy_ctx *ctx,
+		    const struct proxy_who *who, const struct proxy_target *t,
+		    proxy_dial_cb cb, void *arg);
+void		 proxy_dial_cancel(struct proxy_dial *d);
+
+/* The peek: RELAY_PEEK_MORE, _ALLOW or _DENY (reason/why filled). */
+enum relay_peek	 proxy_peek(const struct proxy_ctx *ctx,
+		    const struct proxy_who *who, const struct proxy_target *t,
+		    const uint8_t *buf, size_t len, bool eof,
+		    struct proxy_outcome *o);
+
+/* A deny: counters (global and the cage's) and one audit line. */
+void		 proxy_deny_record(const struct proxy_ctx *ctx,
+		    const struct proxy_who *who, const struct proxy_target *t,
+		    const struct proxy_outcome *o);
+const char	*proxy_strresult(enum proxy_result r);
+
+/* The listeners (on the gateway address, IP_FREEBIND). */
+struct proxy_listener;
+struct proxy_listener *socks_listener_new(const struct proxy_ctx *ctx,
+		    const struct gk_addr *addr, uint16_t port, char *err,
+		    size_t errlen);
+struct proxy_listener *http_listener_new(const struct proxy_ctx *ctx,
+		    const struct gk_addr *addr, uint16_t port, char *err,
+		    size_t errlen);
+/* Closes the listener and every session still in its handshake. */
+void		 proxy_listener_free(struct proxy_listener *l);
+/* At shutdown: every tunnel, both sockets closed. */
+void		 proxy_tunnels_free_all(void);
+
+#endif /* PROXY_H */

@@ -1,0 +1,78 @@
+/*
+ * proxy_int.h: pieces shared by the SOCKS5 and HTTP sessions.
+ */
+#ifndef PROXY_INT_H
+#define PROXY_INT_H
+
+#include <sys/queue.h>
+
+#include "proxy.h"
+#include "relay.h"
+
+struct bufferevent;
+struct evconnlistener;
+
+#define PROXY_SESSIONS_MAX	4096	/* handshakes in progress */
+
+/* A session in its handshake; the protocol code embeds this first. */
+struct proxy_session {
+	TAILQ_ENTRY(proxy_session) entry;
+	struct proxy_listener	*l;
+	const struct proxy_ctx	*ctx;
+	int			 fd;		/* the client; ours */
+	struct bufferevent	*bev;		/* no CLOSE_ON_FREE */
+	struct event		*timer;		/* handshake deadline */
+	struct proxy_who	 who;
+	bool			 have_cage;
+	struct proxy_target	 t;
+	struct proxy_dial	*dial;
+	bool			 closing;	/* flushing a refusal */
+	uint64_t		 id;
+};
+
+struct proxy_proto {
+	const char	*name;
+	enum gk_proto	 proto;
+	enum gk_deny_kind kind;
+	size_t		 size;		/* of the embedding session struct */
+	void		(*read)(struct proxy_session *s);
+	void		(*free)(struct proxy_session *s);
+};
+
+struct proxy_listener {
+	const struct proxy_ctx		*ctx;
+	const struct proxy_proto	*proto;
+	struct evconnlistener		*lev;
+	struct event			*retry;
+	TAILQ_HEAD(, proxy_session)	 sessions;
+	size_t				 nsessions;
+	uint64_t			 next_id;
+};
+
+struct proxy_listener *proxy_listener_new(const struct proxy_ctx *ctx,
+		    const struct proxy_proto *proto,
+		    const struct gk_addr *addr, uint16_t port, char *err,
+		    size_t errlen);
+/* Close the session now (no flush). */
+void		 proxy_session_close(struct proxy_session *s,
+		    const char *why);
+/* Write a final reply, then close once it is flushed (or times out). */
+void		 proxy_session_refuse(struct proxy_session *s,
+		    const void *reply, size_t len);
+/* Hand the client socket and the dialled socket to a tunnel; s is freed. */
+void		 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
+		    const uint8_t *to_client, size_t to_client_len,
+		    const uint8_t *to_server, size_t to_server_len, bool peek);
+/* Record a denial by this session (counters, audit). */
+void		 proxy_session_deny(struct proxy_session *s,
+		    const struct proxy_outcome *o);
+/* Find the session's cage by source; fills who. */
+struct gk_cage	*proxy_session_cage_by_token(struct proxy_session *s,
+		    const char *token);
+
+int		 proxy_tunnel_start(const struct proxy_ctx *ctx,
+		    const struct proxy_who *who, const struct proxy_target *t,
+		    int client_fd, int server_fd, struct relay_opts *o,
+		    bool peek);
+
+#endif /* PROXY_INT_H */

@@ -1,0 +1,301 @@
+/*
+ * proxy_listen: the listeners and the handshake phase both proxies share:
+ * accept, find the cage by source address, run the protocol's reader on a
+ * bufferevent until it dials, refuses or hands over to a tunnel.
+ */
+#include <sys/socket.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "gk_cage.h"
+#include "gk_log.h"
+#include "proxy_int.h"
+
+#define REFUSE_FLUSH_SEC	5
+
+static void
+session_free(struct proxy_session *s)
+{
+	struct proxy_listener *l = s->l;
+
+	if (l->proto->free != NULL)
+		l->proto->free(s);
+	proxy_dial_cancel(s->dial);
+	if (s->timer != NULL)
+		event_free(s->timer);
+	if (s->bev != NULL)
+		bufferevent_free(s->bev);
+	if (s->fd != -1)
+		close(s->fd);
+	TAILQ_REMOVE(&l->sessions, s, entry);
+	if (l->nsessions-- == PROXY_SESSIONS_MAX)
+		evconnlistener_enable(l->lev);
+	free(s);
+}
+
+void
+proxy_session_close(struct proxy_session *s, const char *why)
+{
+	log_debug("%s session %llu closed: %s", s->l->proto->name,
+	    (unsigned long long)s->id, why);
+	session_free(s);
+}
+
+static void
+refuse_write_cb(struct bufferevent *bev, void *arg)
+{
+	(void)bev;
+	proxy_session_close(arg, "refused");
+}
+
+static void
+refuse_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	(void)what;
+	proxy_session_close(arg, "refused (client gone)");
+}
+
+void
+proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
+{
+	struct timeval tv = { REFUSE_FLUSH_SEC, 0 };
+
+	s->closing = true;
+	proxy_dial_cancel(s->dial);
+	s->dial = NULL;
+	bufferevent_disable(s->bev, EV_READ);
+	bufferevent_setcb(s->bev, NULL, refuse_write_cb, refuse_event_cb, s);
+	bufferevent_set_timeouts(s->bev, NULL, &tv);
+	if (len == 0 || bufferevent_write(s->bev, reply, len) == -1) {
+		proxy_session_close(s, "refused");
+		return;
+	}
+	bufferevent_enable(s->bev, EV_WRITE);
+}
+
+void
+proxy_session_deny(struct proxy_session *s, const struct proxy_outcome *o)
+{
+	proxy_deny_record(s->ctx, &s->who, &s->t, o);
+}
+
+void
+proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
+    const uint8_t *to_client, size_t to_client_len, const uint8_t *to_server,
+    size_t to_server_len, bool peek)
+{
+	struct evbuffer *in = bufferevent_get_input(s->bev);
+	struct relay_opts o;
+	int client_fd = s->fd;
+
+	memset(&o, 0, sizeof(o));
+	o.to_client = to_client;
+	o.to_client_len = to_client_len;
+	o.to_server = to_server;
+	o.to_server_len = to_server_len;
+	/* bytes the client sent past its request: the stream's start */
+	o.from_client_len = evbuffer_get_length(in);
+	if (o.from_client_len > RELAY_PEEK_MAX) {
+		close(server_fd);
+		proxy_session_close(s, "too much data before the tunnel");
+		return;
+	}
+	o.from_client = o.from_client_len > 0 ?
+	    evbuffer_pullup(in, (ssize_t)o.from_client_len) : NULL;
+	s->fd = -1;		/* the tunnel's now (even if it fails) */
+	proxy_tunnel_start(s->ctx, &s->who, &s->t, client_fd, server_fd, &o,
+	    peek);
+	session_free(s);
+}
+
+struct gk_cage *
+proxy_session_cage_by_token(struct proxy_session *s, const char *token)
+{
+	struct gk_cage *c = gk_cage_by_token(s->ctx->cages, token);
+
+	if (c == NULL)
+		return NULL;
+	s->who.source = c->source;
+	snprintf(s->who.id, sizeof(s->who.id), "%s", c->id);
+	s->have_cage = true;
+	return c;
+}
+
+static void
+session_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct proxy_session *s = arg;
+
+	(void)bev;
+	if (!s->closing && s->dial == NULL)
+		s->l->proto->read(s);
+}
+
+static void
+session_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	(void)bev;
+	proxy_session_close(arg, (what & BEV_EVENT_EOF) ? "client closed" :
+	    "client error");
+}
+
+static void
+session_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	proxy_session_close(arg, "handshake timeout");
+}
+
+static void
+accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct proxy_listener *l = arg;
+	const struct proxy_ctx *ctx = l->ctx;
+	struct timeval tv = { ctx->handshake_timeout_ms / 1000,
+	    (suseconds_t)(ctx->handshake_timeout_ms % 1000) * 1000 };
+	struct proxy_session *s;
+	struct gk_cage *c;
+
+	(void)salen;
+	if ((s = calloc(1, l->proto->size)) == NULL) {
+		close(fd);
+		return;
+	}
+	s->l = l;
+	s->ctx = ctx;
+	s->fd = fd;
+	s->id = ++l->next_id;
+	s->who.kind = l->proto->kind;
+	s->who.proto = l->proto->proto;
+	TAILQ_INSERT_TAIL(&l->sessions, s, entry);
+	if (++l->nsessions == PROXY_SESSIONS_MAX)
+		evconnlistener_disable(lev);
+	if (gk_addr_from_sockaddr(&s->who.source, sa) == 0 &&
+	    (c = gk_cage_by_source(ctx->cages, &s->who.source)) != NULL) {
+		snprintf(s->who.id, sizeof(s->who.id), "%s", c->id);
+		s->have_cage = true;
+	}
+	s->bev = bufferevent_socket_new(ctx->base, fd, 0);
+	s->timer = evtimer_new(ctx->base, session_timeout_cb, s);
+	if (s->bev == NULL || s->timer == NULL || evtimer_add(s->timer, &tv)) {
+		proxy_session_close(s, "out of memory");
+		return;
+	}
+	bufferevent_setcb(s->bev, session_read_cb, NULL, session_event_cb, s);
+	bufferevent_setwatermark(s->bev, EV_READ, 0, 64 * 1024);
+	bufferevent_enable(s->bev, EV_READ);
+}
+
+static void
+retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct proxy_listener *l = arg;
+
+	(void)fd;
+	(void)what;
+	if (l->nsessions < PROXY_SESSIONS_MAX)
+		evconnlistener_enable(l->lev);
+}
+
+static void
+accept_error_cb(struct evconnlistener *lev, void *arg)
+{
+	struct proxy_listener *l = arg;
+	struct timeval tv = { 1, 0 };
+
+	/* EMFILE/ENFILE: stop accepting for a second */
+	log_warn("%s accept", l->proto->name);
+	evconnlistener_disable(lev);
+	evtimer_add(l->retry, &tv);
+}
+
+static int
+listen_socket(const struct gk_addr *a, uint16_t port, const char *name,
+    char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	char addr[GK_ADDR_STRLEN];
+	socklen_t sl = gk_addr_to_sockaddr(a, port, &ss);
+	int fd, on = 1;
+
+	fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd == -1)
+		goto fail;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	if (a->family == AF_INET)
+		setsockopt(fd, SOL_IP, IP_FREEBIND, &on, sizeof(on));
+	else
+		setsockopt(fd, SOL_IPV6, IPV6_FREEBIND, &on, sizeof(on));
+	if (bind(fd, (struct sockaddr *)&ss, sl) == -1 ||
+	    listen(fd, 1024) == -1)
+		goto fail;
+	return fd;
+fail:
+	snprintf(err, errlen, "%s proxy %s port %u: %s%s", name,
+	    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
+	    errno == EADDRINUSE ? " (another service holds the port; stop it "
+	    "or choose another port)" : "");
+	if (fd != -1)
+		close(fd);
+	return -1;
+}
+
+struct proxy_listener *
+proxy_listener_new(const struct proxy_ctx *ctx, const struct proxy_proto *proto,
+    const struct gk_addr *addr, uint16_t port, char *err, size_t errlen)
+{
+	struct proxy_listener *l;
+	int fd;
+
+	if ((fd = listen_socket(addr, port, proto->name, err, errlen)) == -1)
+		return NULL;
+	if ((l = calloc(1, sizeof(*l))) == NULL) {
+		close(fd);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	l->ctx = ctx;
+	l->proto = proto;
+	TAILQ_INIT(&l->sessions);
+	l->retry = evtimer_new(ctx->base, retry_cb, l);
+	l->lev = evconnlistener_new(ctx->base, accept_cb, l,
+	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	if (l->lev == NULL || l->retry == NULL) {
+		if (l->lev == NULL)
+			close(fd);
+		proxy_listener_free(l);
+		snprintf(err, errlen, "%s proxy: out of memory", proto->name);
+		return NULL;
+	}
+	evconnlistener_set_error_cb(l->lev, accept_error_cb);
+	return l;
+}
+
+void
+proxy_listener_free(struct proxy_listener *l)
+{
+	struct proxy_session *s;
+
+	if (l == NULL)
+		return;
+	while ((s = TAILQ_FIRST(&l->sessions)) != NULL)
+		session_free(s);
+	if (l->lev != NULL)
+		evconnlistener_free(l->lev);
+	if (l->retry != NULL)
+		event_free(l->retry);
+	free(l);
+}

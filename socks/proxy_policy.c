@@ -1,0 +1,266 @@
+/*
+ * proxy_policy: the rules applied at connect time and to the client's
+ * first bytes. Pure decisions over the cage table; counting and the audit
+ * line are in proxy_deny_record().
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "gk_audit.h"
+#include "gk_cage.h"
+#include "gk_log.h"
+#include "gk_special.h"
+#include "proxy.h"
+#include "sni.h"
+#include "socks.h"
+
+static time_t
+mono_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return ts.tv_sec;
+}
+
+struct gk_cage *
+proxy_cage(const struct proxy_ctx *ctx, const struct proxy_who *who)
+{
+	struct gk_cage *c = gk_cage_by_source(ctx->cages, &who->source);
+
+	if (c == NULL || strcmp(c->id, who->id) != 0)
+		return NULL;
+	return c;
+}
+
+static bool
+deny(struct proxy_outcome *o, enum gk_deny_reason r, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static bool
+deny(struct proxy_outcome *o, enum gk_deny_reason r, const char *fmt, ...)
+{
+	va_list ap;
+
+	o->res = PROXY_DENIED;
+	o->reason = r;
+	va_start(ap, fmt);
+	vsnprintf(o->why, sizeof(o->why), fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/* Is the address pinned to this cage under a name allowed on port? */
+static int
+pinned_allowed(const struct gk_cage *c, const struct gk_addr *a, uint16_t port,
+    time_t now)
+{
+	const char *names[8];
+	size_t n, i;
+
+	n = gk_cage_pin_names(c, a, now, names, 8);
+	if (n == 0)
+		return -1;		/* not pinned at all */
+	for (i = 0; i < n; i++)
+		if (gk_allow_name(c->allow, names[i], strlen(names[i]), port))
+			return 1;
+	return 0;			/* pinned, but not for this port */
+}
+
+bool
+proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
+    const struct proxy_target *t, struct proxy_outcome *o)
+{
+	char why[PROXY_WHY_MAX];
+	enum gk_special sp;
+	int pin;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if (!t->is_addr) {
+		if (gk_allow_name(c->allow, t->name, strlen(t->name), t->port))
+			return true;
+		gk_allow_explain(c->allow, t->name, strlen(t->name), t->port,
+		    why, sizeof(why));
+		return deny(o, GK_REASON_NOT_ALLOWLISTED, "%s", why);
+	}
+	sp = gk_special_classify(&t->addr, ctx->host);
+	if (sp != GK_SPECIAL_NONE && !gk_allow_addr_cidr(c->allow, &t->addr))
+		return deny(o, GK_REASON_SPECIAL_RANGE, "%s is a %s address; "
+		    "only a CIDR pattern naming it allows it", t->name,
+		    gk_special_name(sp));
+	if (gk_allow_addr(c->allow, &t->addr, t->port))
+		return true;
+	if (gk_allow_addr_cidr(c->allow, &t->addr))
+		return deny(o, GK_REASON_NOT_ALLOWLISTED, "a CIDR pattern covers "
+		    "%s, but not on port %u", t->name, t->port);
+	pin = pinned_allowed(c, &t->addr, t->port, mono_now());
+	if (pin == 1)
+		return true;
+	if (pin == 0)
+		return deny(o, GK_REASON_NOT_ALLOWLISTED, "%s was resolved by "
+		    "this cage, but no pattern allows its names on port %u",
+		    t->name, t->port);
+	return deny(o, GK_REASON_IP_NOT_PINNED, "%s is not allowed by a CIDR "
+	    "pattern and this cage's DNS answers did not lead to it; connect "
+	    "by name", t->name);
+}
+
+/* ---- peek ---- */
+
+static enum relay_peek
+peek_tls(const struct gk_cage *c, const struct proxy_target *t,
+    const struct sni_result *r, bool absent, struct proxy_outcome *o)
+{
+	if (absent) {
+		if (t->is_addr && gk_allow_addr_cidr(c->allow, &t->addr))
+			return RELAY_PEEK_ALLOW;
+		deny(o, GK_REASON_NO_SNI, "TLS without a server name to %s; "
+		    "only a CIDR pattern allows that", t->name);
+		return RELAY_PEEK_DENY;
+	}
+	if (!t->is_addr) {
+		if (sni_matches(r, t->name, strlen(t->name)))
+			return RELAY_PEEK_ALLOW;
+		deny(o, GK_REASON_SNI_MISMATCH, "TLS server name %s differs "
+		    "from the requested host %s", r->name, t->name);
+		return RELAY_PEEK_DENY;
+	}
+	/* an address target: the SNI must be an allowed name this cage
+	 * resolved to exactly that address (or the address is a CIDR) */
+	if (gk_allow_addr_cidr(c->allow, &t->addr) ||
+	    (gk_allow_name(c->allow, r->name, r->name_len, t->port) &&
+	    gk_cage_pinned_name(c, &t->addr, r->name, mono_now())))
+		return RELAY_PEEK_ALLOW;
+	deny(o, GK_REASON_SNI_MISMATCH, "TLS server name %s is not an allowed "
+	    "name this cage resolved to %s", r->name, t->name);
+	return RELAY_PEEK_DENY;
+}
+
+static bool
+host_ok(const struct gk_cage *c, const struct proxy_target *t,
+    const struct socks_host *h)
+{
+	if (h->is_addr)
+		return t->is_addr && gk_addr_eq(&h->addr, &t->addr);
+	if (!t->is_addr)
+		return strcmp(h->name, t->name) == 0;
+	/* a name for an address target: allowed and pinned there */
+	return gk_allow_addr_cidr(c->allow, &t->addr) ||
+	    (gk_allow_name(c->allow, h->name, strlen(h->name), t->port) &&
+	    gk_cage_pinned_name(c, &t->addr, h->name, mono_now()));
+}
+
+static enum relay_peek
+peek_http(const struct gk_cage *c, const struct proxy_target *t,
+    const uint8_t *buf, size_t len, bool eof, struct proxy_outcome *o)
+{
+	struct http_host h;
+
+	switch (http_peek_host(buf, len, &h)) {
+	case HTTP_NEED_MORE:
+		/* ending inside a request head is as bad as a broken one */
+		if (!eof)
+			return RELAY_PEEK_MORE;
+		__attribute__((fallthrough));
+	case HTTP_INVALID:
+	case HTTP_TOO_LONG:
+	case HTTP_BAD_SCHEME:
+	case HTTP_NOT_PROXY_REQUEST:
+		deny(o, GK_REASON_HOST_MISMATCH, "malformed HTTP request to "
+		    "%s", t->name);
+		return RELAY_PEEK_DENY;
+	case HTTP_NOT_HTTP:
+	case HTTP_ABSENT:
+		return RELAY_PEEK_ALLOW;
+	case HTTP_OK:
+		if (host_ok(c, t, &h.host))
+			return RELAY_PEEK_ALLOW;
+		deny(o, GK_REASON_HOST_MISMATCH, "HTTP Host %.100s differs "
+		    "from the requested host %s", h.host.name, t->name);
+		return RELAY_PEEK_DENY;
+	}
+	return RELAY_PEEK_DENY;
+}
+
+enum relay_peek
+proxy_peek(const struct proxy_ctx *ctx, const struct proxy_who *who,
+    const struct proxy_target *t, const uint8_t *buf, size_t len, bool eof,
+    struct proxy_outcome *o)
+{
+	struct sni_result r;
+	struct gk_cage *c;
+
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+	if ((c = proxy_cage(ctx, who)) == NULL) {
+		deny(o, GK_REASON_UNKNOWN_SOURCE, "the cage is gone");
+		return RELAY_PEEK_DENY;
+	}
+	switch (sni_parse(buf, len, &r)) {
+	case SNI_NEED_MORE:
+		if (!eof)
+			return RELAY_PEEK_MORE;
+		deny(o, GK_REASON_NO_SNI, "the client ended inside a TLS "
+		    "ClientHello to %s", t->name);
+		return RELAY_PEEK_DENY;
+	case SNI_OK:
+		if (r.ech)
+			log_info("cage=%s host=%s sni=%s ech=1", who->id,
+			    t->name, r.name);
+		return peek_tls(c, t, &r, false, o);
+	case SNI_ABSENT:
+		return peek_tls(c, t, &r, true, o);
+	case SNI_NOT_TLS:
+		return peek_http(c, t, buf, len, eof, o);
+	case SNI_INVALID:
+	case SNI_TOO_LONG:
+	default:
+		deny(o, GK_REASON_NO_SNI, "malformed TLS ClientHello to %s",
+		    t->name);
+		return RELAY_PEEK_DENY;
+	}
+}
+
+void
+proxy_deny_record(const struct proxy_ctx *ctx, const struct proxy_who *who,
+    const struct proxy_target *t, const struct proxy_outcome *o)
+{
+	char src[GK_ADDR_STRLEN];
+	struct gk_cage *c = proxy_cage(ctx, who);
+	json_object *d;
+
+	gk_stats.denied[who->kind][o->reason]++;
+	gk_stats.connections[who->proto][GK_CONNV_DENIED]++;
+	if (c != NULL)
+		c->denied[who->kind]++;
+	gk_addr_ntop(&who->source, src, sizeof(src));
+	log_info("cage=%s client=%s host=%s port=%u action=deny reason=%s",
+	    c != NULL ? c->id : "-", src, t->name, t->port,
+	    gk_deny_reason_name(o->reason));
+	if (ctx->audit == NULL)
+		return;
+	d = json_object_new_object();
+	json_object_object_add(d, "proto",
+	    json_object_new_string(gk_proto_name(who->proto)));
+	json_object_object_add(d, "client", json_object_new_string(src));
+	json_object_object_add(d, "host", json_object_new_string(t->name));
+	json_object_object_add(d, "port", json_object_new_int(t->port));
+	json_object_object_add(d, "reason",
+	    json_object_new_string(gk_deny_reason_name(o->reason)));
+	json_object_object_add(d, "why", json_object_new_string(o->why));
+	gk_audit_event(ctx->audit, "proxy.deny", c, d);
+}
+
+const char *
+proxy_strresult(enum proxy_result r)
+{
+	static const char *names[] = { "connected", "denied", "unreachable",
+	    "refused", "timeout", "gone", "error" };
+
+	return (size_t)r < sizeof(names) / sizeof(names[0]) ? names[r] :
+	    "unknown";
+}

@@ -1,0 +1,116 @@
+/*
+ * proxy_tunnel: a connection that passed the policy, from the moment both
+ * sockets exist until the relay ends. It owns itself; the session that
+ * made it is gone by then.
+ */
+#include <sys/queue.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gk_cage.h"
+#include "gk_log.h"
+#include "proxy.h"
+#include "proxy_int.h"
+
+struct proxy_tunnel {
+	TAILQ_ENTRY(proxy_tunnel) entry;
+	const struct proxy_ctx	*ctx;
+	struct proxy_who	 who;
+	struct proxy_target	 t;
+	struct relay		*relay;
+	bool			 decided;	/* counted allowed or denied */
+};
+
+static TAILQ_HEAD(, proxy_tunnel) tunnels = TAILQ_HEAD_INITIALIZER(tunnels);
+
+static void
+tunnel_allowed(struct proxy_tunnel *tn)
+{
+	struct gk_cage *c;
+
+	if (tn->decided)
+		return;
+	tn->decided = true;
+	gk_stats.connections[tn->who.proto][GK_CONNV_ALLOWED]++;
+	if ((c = proxy_cage(tn->ctx, &tn->who)) != NULL)
+		c->connections++;
+}
+
+static enum relay_peek
+tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
+{
+	struct proxy_tunnel *tn = arg;
+	struct proxy_outcome o;
+	enum relay_peek v;
+
+	v = proxy_peek(tn->ctx, &tn->who, &tn->t, buf, len, eof, &o);
+	if (v == RELAY_PEEK_ALLOW)
+		tunnel_allowed(tn);
+	else if (v == RELAY_PEEK_DENY) {
+		tn->decided = true;
+		proxy_deny_record(tn->ctx, &tn->who, &tn->t, &o);
+	}
+	return v;
+}
+
+static void
+tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
+{
+	struct proxy_tunnel *tn = arg;
+
+	tunnel_allowed(tn);	/* ended before the client sent a byte */
+	log_debug("cage=%s host=%s port=%u tunnel closed: %s, up %llu down "
+	    "%llu", tn->who.id, tn->t.name, tn->t.port, reason,
+	    (unsigned long long)up, (unsigned long long)down);
+	gk_stats.active_tunnels--;
+	TAILQ_REMOVE(&tunnels, tn, entry);
+	free(tn);		/* the relay frees itself after we return */
+}
+
+int
+proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
+    const struct proxy_target *t, int client_fd, int server_fd,
+    struct relay_opts *o, bool peek)
+{
+	struct proxy_tunnel *tn;
+
+	if ((tn = calloc(1, sizeof(*tn))) == NULL) {
+		close(client_fd);
+		close(server_fd);
+		return -1;
+	}
+	tn->ctx = ctx;
+	tn->who = *who;
+	tn->t = *t;
+	o->idle_sec = ctx->idle_sec;
+	o->peek = peek ? tunnel_peek_cb : NULL;
+	if (!peek)
+		tunnel_allowed(tn);
+	tn->relay = relay_new(ctx->base, client_fd, server_fd, o,
+	    tunnel_done_cb, tn);
+	if (tn->relay == NULL) {
+		log_warn("relay");
+		close(client_fd);
+		close(server_fd);
+		free(tn);
+		return -1;
+	}
+	gk_stats.active_tunnels++;
+	TAILQ_INSERT_TAIL(&tunnels, tn, entry);
+	return 0;
+}
+
+void
+proxy_tunnels_free_all(void)
+{
+	struct proxy_tunnel *tn;
+
+	while ((tn = TAILQ_FIRST(&tunnels)) != NULL) {
+		TAILQ_REMOVE(&tunnels, tn, entry);
+		relay_free(tn->relay);
+		gk_stats.active_tunnels--;
+		free(tn);
+	}
+}

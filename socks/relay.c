@@ -1,0 +1,814 @@
+/*
+ * relay: move bytes between a client and a server socket until both
+ * directions have ended, an error, the idle timeout, or the peek says no.
+ *
+ * Each direction (UP: client->server, DOWN: server->client) owns a pipe
+ * for splice(2), or a bounded buffer where splice cannot be used, plus a
+ * prefix to deliver first. Pipes and buffers are allocated when data first
+ * flows and released by the tick once a direction has been empty and
+ * quiet for RELAY_RELEASE_MS, so an idle tunnel costs a struct and three
+ * events. One driver, relay_drive(), moves what it can and recomputes the
+ * read/write interest of both fds from the state of both directions.
+ */
+#include <sys/socket.h>
+
+#include <assert.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "gk_log.h"
+#include "gk_stats.h"
+#include "relay.h"
+
+#define RELAY_PIPE_SIZE		(256 * 1024)	/* asked for */
+#define RELAY_PIPE_MIN		(64 * 1024)	/* less: buffered is as good */
+#define RELAY_BUF_SIZE		(64 * 1024)	/* buffered path, per direction */
+#define RELAY_ROUNDS		16		/* per wakeup, then yield */
+#define RELAY_RELEASE_MS	2000		/* free a quiet direction's pipe */
+#define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
+
+/* fd and direction indexes line up: direction i reads fd i. */
+enum { RELAY_CLIENT, RELAY_SERVER };
+enum { RELAY_UP, RELAY_DOWN };
+
+enum relay_state {
+	RELAY_ST_HELD,		/* client->server held for the peek */
+	RELAY_ST_OPEN,		/* relaying both ways */
+	RELAY_ST_DONE,		/* closed, waiting for the last unref */
+};
+
+struct relay_dir {
+	uint8_t		*pre;		/* delivered before anything else */
+	uint8_t		*buf;		/* buffered path, lazy */
+	uint64_t	 bytes;		/* written to the destination */
+	uint32_t	 pre_off, pre_len;
+	uint32_t	 buf_off, buf_len;
+	uint32_t	 piped;		/* bytes in the pipe */
+	uint32_t	 pipe_cap;
+	int		 pipe[2];	/* lazy; -1 */
+	unsigned	 no_splice:1;
+	unsigned	 eof:1;		/* the source sent FIN */
+	unsigned	 shut:1;	/* destination shut down: finished */
+	unsigned	 full:1;	/* the pipe refused more */
+	unsigned	 moved:1;	/* bytes moved since the last tick */
+};
+
+struct relay {
+	struct event_base	*base;
+	int			 fd[2];
+	struct event		*ev[2];
+	struct event		*tick;
+	short			 want[2];	/* interest registered */
+	short			 ready[2];	/* EV_READ/EV_WRITE seen */
+	enum relay_state	 state;
+	int			 refs;
+	struct relay_dir	 dir[2];
+	uint8_t			*peek;		/* held client bytes */
+	uint32_t		 peek_len;
+	bool			 peek_new;	/* not yet shown to peek_cb */
+	const char		*why;		/* set by a failing step */
+	uint32_t		 idle_ms;
+	uint64_t		 last_act;	/* ms, CLOCK_MONOTONIC */
+	relay_peek_cb		 peek_cb;
+	relay_done_cb		 done_cb;
+	void			*arg;
+};
+
+static void	relay_close(struct relay *, const char *);
+
+static uint64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static const char *
+relay_strstate(enum relay_state st)
+{
+	switch (st) {
+	case RELAY_ST_HELD:
+		return "held";
+	case RELAY_ST_OPEN:
+		return "open";
+	case RELAY_ST_DONE:
+		return "done";
+	}
+	return "unknown";
+}
+
+static void
+relay_enter_state(struct relay *r, enum relay_state st)
+{
+	log_debug("relay client=%d server=%d %s -> %s", r->fd[RELAY_CLIENT],
+	    r->fd[RELAY_SERVER], relay_strstate(r->state),
+	    relay_strstate(st));
+	r->state = st;
+}
+
+static bool
+relay_held(const struct relay *r)
+{
+	return r->state == RELAY_ST_HELD;
+}
+
+static const char *
+fd_error(int i)
+{
+	return i == RELAY_CLIENT ? "client_error" : "server_error";
+}
+
+/* ---- per-direction buffers ------------------------------------------- */
+
+static size_t
+dir_pending(const struct relay_dir *d)
+{
+	return (size_t)(d->pre_len - d->pre_off) + d->piped +
+	    (d->buf_len - d->buf_off);
+}
+
+static bool
+dir_holds(const struct relay_dir *d)
+{
+	return d->pipe[0] != -1 || d->buf != NULL;
+}
+
+/* Room in the buffered path's buffer, counting what compaction frees. */
+static size_t
+buf_room(const struct relay_dir *d)
+{
+	return RELAY_BUF_SIZE - (d->buf_len - d->buf_off);
+}
+
+/* Whether direction i has room and reason to read its source. */
+static bool
+dir_wants_read(const struct relay *r, int i)
+{
+	const struct relay_dir *d = &r->dir[i];
+
+	if (d->eof || d->shut)
+		return false;
+	if (i == RELAY_UP && relay_held(r))
+		return r->peek_len < RELAY_PEEK_MAX;
+	if (!d->no_splice)
+		return !d->full && (d->pipe[0] == -1 || d->piped < d->pipe_cap);
+	return buf_room(d) > 0;
+}
+
+static void
+dir_close_pipe(struct relay_dir *d)
+{
+	if (d->pipe[0] != -1) {
+		close(d->pipe[0]);
+		close(d->pipe[1]);
+	}
+	d->pipe[0] = d->pipe[1] = -1;
+	d->piped = d->pipe_cap = 0;
+	d->full = 0;
+}
+
+/* Give back an empty direction's pipe and buffer. */
+static void
+dir_release(struct relay_dir *d)
+{
+	if (d->piped == 0)
+		dir_close_pipe(d);
+	if (d->buf_off == d->buf_len) {
+		free(d->buf);
+		d->buf = NULL;
+		d->buf_off = d->buf_len = 0;
+	}
+}
+
+static int
+pre_append(struct relay_dir *d, const uint8_t *p, size_t n)
+{
+	size_t	 have = d->pre_len - d->pre_off;
+	uint8_t	*np;
+
+	if (n == 0)
+		return 0;
+	if (n > UINT32_MAX - have) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if ((np = malloc(have + n)) == NULL)
+		return -1;
+	if (have > 0)
+		memcpy(np, d->pre + d->pre_off, have);
+	memcpy(np + have, p, n);
+	free(d->pre);
+	d->pre = np;
+	d->pre_off = 0;
+	d->pre_len = have + n;
+	return 0;
+}
+
+/*
+ * A pipe for splicing, at least RELAY_PIPE_MIN big. On failure (EMFILE,
+ * ENFILE, or a small pipe because the user's pipe quota is spent) this
+ * direction uses the buffered path from now on.
+ */
+static void
+pipe_open(struct relay *r, struct relay_dir *d)
+{
+	int	 sz;
+
+	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+		log_debug("relay client=%d: pipe2: %s, buffered",
+		    r->fd[RELAY_CLIENT], strerror(errno));
+		d->pipe[0] = d->pipe[1] = -1;
+		d->no_splice = 1;
+		return;
+	}
+	if ((sz = fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE)) == -1)
+		sz = fcntl(d->pipe[1], F_GETPIPE_SZ);
+	if (sz < RELAY_PIPE_MIN) {
+		log_debug("relay client=%d: pipe of %d bytes, buffered",
+		    r->fd[RELAY_CLIENT], sz);
+		dir_close_pipe(d);
+		d->no_splice = 1;
+		return;
+	}
+	d->pipe_cap = (uint32_t)sz;
+}
+
+/* ---- moving bytes ---------------------------------------------------- */
+
+/*
+ * Each step returns 1 when something changed (bytes, EOF, a mode), 0 when
+ * it would block, -1 on an error with r->why set.
+ */
+
+static int
+fill_error(struct relay *r, int i, const char *what)
+{
+	if (errno == EAGAIN || errno == EINTR) {
+		r->ready[i] &= ~EV_READ;
+		return 0;
+	}
+	log_debug("relay client=%d: %s: %s", r->fd[RELAY_CLIENT], what,
+	    strerror(errno));
+	r->why = fd_error(i);
+	return -1;
+}
+
+static int
+fill_buf(struct relay *r, int i)
+{
+	struct relay_dir	*d = &r->dir[i];
+	size_t			 room;
+	ssize_t			 n;
+	int			 from = d->piped > 0 ? d->pipe[0] : r->fd[i];
+
+	if (d->buf == NULL && (d->buf = malloc(RELAY_BUF_SIZE)) == NULL) {
+		r->why = "nomem";
+		return -1;
+	}
+	if (d->buf_off == d->buf_len)
+		d->buf_off = d->buf_len = 0;
+	else if (d->buf_len == RELAY_BUF_SIZE) {
+		memmove(d->buf, d->buf + d->buf_off, d->buf_len - d->buf_off);
+		d->buf_len -= d->buf_off;
+		d->buf_off = 0;
+	}
+	room = RELAY_BUF_SIZE - d->buf_len;
+	if (d->piped > 0 && room > d->piped)
+		room = d->piped;
+	if ((n = read(from, d->buf + d->buf_len, room)) == -1)
+		return fill_error(r, i, "read");
+	d->buf_len += n;
+	if (from != r->fd[i])
+		d->piped -= n;		/* left in the pipe by splice */
+	else if (n == 0)
+		d->eof = 1;
+	else if ((size_t)n < room)
+		r->ready[i] &= ~EV_READ;	/* drained the socket */
+	return 1;
+}
+
+static int
+fill_splice(struct relay *r, int i)
+{
+	struct relay_dir	*d = &r->dir[i];
+	ssize_t			 n;
+
+	if (d->pipe[0] == -1) {
+		pipe_open(r, d);
+		if (d->no_splice)
+			return 1;
+	}
+	n = splice(r->fd[i], NULL, d->pipe[1], NULL, d->pipe_cap - d->piped,
+	    RELAY_SPLICE_F);
+	if (n > 0)
+		d->piped += n;
+	else if (n == 0)
+		d->eof = 1;
+	else if (errno == EAGAIN && d->piped > 0)
+		d->full = 1;	/* pipe slots or socket: wait for a drain */
+	else if (errno == EINVAL) {
+		log_debug("relay client=%d: splice unsupported, buffered",
+		    r->fd[RELAY_CLIENT]);
+		if (d->piped == 0)
+			dir_close_pipe(d);
+		d->no_splice = 1;	/* fill_buf empties the pipe first */
+	} else
+		return fill_error(r, i, "splice");
+	return 1;
+}
+
+static void
+dir_count(struct relay *r, int i, size_t n)
+{
+	r->dir[i].bytes += n;
+	r->dir[i].moved = 1;
+	gk_stats.bytes[i == RELAY_UP ? GK_DIR_UPSTREAM : GK_DIR_DOWNSTREAM] +=
+	    n;
+}
+
+static int
+drain_error(struct relay *r, int i, const char *what)
+{
+	int	 dst = !i;
+
+	if (errno == EAGAIN || errno == EINTR) {
+		r->ready[dst] &= ~EV_WRITE;
+		return 0;
+	}
+	log_debug("relay client=%d: %s: %s", r->fd[RELAY_CLIENT], what,
+	    strerror(errno));
+	r->why = fd_error(dst);
+	return -1;
+}
+
+/* send(2) from p[*off, len), advancing *off. */
+static int
+drain_mem(struct relay *r, int i, const uint8_t *p, uint32_t *off,
+    uint32_t len)
+{
+	int	 dst = !i;
+	ssize_t	 n;
+
+	n = send(r->fd[dst], p + *off, len - *off, MSG_NOSIGNAL);
+	if (n == -1)
+		return drain_error(r, i, "send");
+	if ((size_t)n < len - *off)
+		r->ready[dst] &= ~EV_WRITE;
+	*off += n;
+	dir_count(r, i, n);
+	return 1;
+}
+
+static int
+drain_splice(struct relay *r, int i)
+{
+	struct relay_dir	*d = &r->dir[i];
+	int			 dst = !i;
+	ssize_t			 n;
+
+	n = splice(d->pipe[0], NULL, r->fd[dst], NULL, d->piped,
+	    RELAY_SPLICE_F);
+	if (n == -1 && errno == EINVAL) {
+		log_debug("relay client=%d: splice out unsupported, buffered",
+		    r->fd[RELAY_CLIENT]);
+		d->no_splice = 1;	/* fill_buf empties the pipe */
+		return 1;
+	}
+	if (n == -1)
+		return drain_error(r, i, "splice");
+	if ((size_t)n < d->piped)
+		r->ready[dst] &= ~EV_WRITE;
+	d->piped -= n;
+	d->full = 0;
+	dir_count(r, i, n);
+	return 1;
+}
+
+static int
+dir_drain(struct relay *r, int i)
+{
+	struct relay_dir	*d = &r->dir[i];
+	int			 rv;
+
+	if (d->pre_off < d->pre_len) {
+		rv = drain_mem(r, i, d->pre, &d->pre_off, d->pre_len);
+		if (d->pre_off == d->pre_len) {
+			free(d->pre);
+			d->pre = NULL;
+			d->pre_off = d->pre_len = 0;
+		}
+		return rv;
+	}
+	if (!d->no_splice && d->piped > 0)
+		return drain_splice(r, i);
+	if (d->buf_off < d->buf_len)
+		return drain_mem(r, i, d->buf, &d->buf_off, d->buf_len);
+	return 0;
+}
+
+/* ---- the peek -------------------------------------------------------- */
+
+static int
+peek_read(struct relay *r)
+{
+	uint8_t		 tmp[RELAY_PEEK_MAX];
+	uint8_t		*np;
+	size_t		 room = RELAY_PEEK_MAX - r->peek_len;
+	ssize_t		 n;
+
+	if ((n = read(r->fd[RELAY_CLIENT], tmp, room)) == -1)
+		return fill_error(r, RELAY_CLIENT, "read");
+	if (n == 0) {
+		r->dir[RELAY_UP].eof = 1;
+		r->peek_new = true;
+		return 1;
+	}
+	if ((np = realloc(r->peek, r->peek_len + n)) == NULL) {
+		r->why = "nomem";
+		return -1;
+	}
+	memcpy(np + r->peek_len, tmp, n);
+	r->peek = np;
+	r->peek_len += n;
+	r->peek_new = true;
+	r->dir[RELAY_UP].moved = 1;
+	return 1;
+}
+
+/* Show the held bytes to peek_cb and act on its verdict. */
+static int
+peek_decide(struct relay *r)
+{
+	struct relay_dir	*d = &r->dir[RELAY_UP];
+	enum relay_peek		 v;
+
+	r->peek_new = false;
+	v = r->peek_cb(r->arg, r->peek, r->peek_len, d->eof);
+	if (r->state == RELAY_ST_DONE) {	/* relay_free() in peek_cb */
+		r->why = NULL;
+		return -1;
+	}
+	if (v == RELAY_PEEK_MORE && d->eof)
+		v = RELAY_PEEK_ALLOW;
+	switch (v) {
+	case RELAY_PEEK_MORE:
+		if (r->peek_len < RELAY_PEEK_MAX)
+			return 0;
+		r->why = "peek_too_long";
+		return -1;
+	case RELAY_PEEK_ALLOW:
+		if (pre_append(d, r->peek, r->peek_len) == -1) {
+			r->why = "nomem";
+			return -1;
+		}
+		free(r->peek);
+		r->peek = NULL;
+		r->peek_len = 0;
+		relay_enter_state(r, RELAY_ST_OPEN);
+		return 1;
+	case RELAY_PEEK_DENY:
+		break;
+	}
+	r->why = "denied";
+	return -1;
+}
+
+/* ---- the driver ------------------------------------------------------ */
+
+/* Advance direction i once: read, show the peek, write, finish. */
+static int
+dir_step(struct relay *r, int i)
+{
+	struct relay_dir	*d = &r->dir[i];
+	int			 rv = 0, st;
+
+	if (d->shut)
+		return 0;
+	if (d->no_splice && d->piped > 0) {
+		if (buf_room(d) > 0)
+			rv = fill_buf(r, i);	/* empty what splice left */
+	} else if ((r->ready[i] & EV_READ) && dir_wants_read(r, i)) {
+		if (i == RELAY_UP && relay_held(r))
+			rv = peek_read(r);
+		else if (d->no_splice)
+			rv = fill_buf(r, i);
+		else
+			rv = fill_splice(r, i);
+	}
+	if (rv == -1)
+		return -1;
+	if (i == RELAY_UP && relay_held(r) && r->peek_new) {
+		if ((st = peek_decide(r)) == -1)
+			return -1;
+		rv |= st;
+	}
+	if ((r->ready[!i] & EV_WRITE) && dir_pending(d) > 0) {
+		if ((st = dir_drain(r, i)) == -1)
+			return -1;
+		rv |= st;
+	}
+	if (d->eof && dir_pending(d) == 0 && !relay_held(r)) {
+		if (shutdown(r->fd[!i], SHUT_WR) == -1)
+			log_debug("relay client=%d: shutdown: %s",
+			    r->fd[RELAY_CLIENT], strerror(errno));
+		d->shut = 1;
+		dir_release(d);
+		rv = 1;
+	}
+	return rv;
+}
+
+static void
+relay_schedule(struct relay *r, uint64_t now)
+{
+	struct timeval	 tv;
+	uint64_t	 ms = UINT64_MAX;
+
+	if (r->idle_ms > 0)
+		ms = r->last_act + r->idle_ms > now ?
+		    r->last_act + r->idle_ms - now : 0;
+	if ((dir_holds(&r->dir[0]) || dir_holds(&r->dir[1])) &&
+	    ms > RELAY_RELEASE_MS)
+		ms = RELAY_RELEASE_MS;
+	if (ms == UINT64_MAX) {
+		evtimer_del(r->tick);
+		return;
+	}
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	evtimer_add(r->tick, &tv);
+}
+
+static void	relay_io_cb(evutil_socket_t, short, void *);
+
+/* Register the interest both directions need; arm the tick if needed. */
+static void
+relay_update(struct relay *r)
+{
+	short	 want[2] = { 0, 0 };
+	int	 i;
+
+	for (i = 0; i < 2; i++) {
+		if (dir_wants_read(r, i))
+			want[i] |= EV_READ;
+		if (!r->dir[i].shut && dir_pending(&r->dir[i]) > 0)
+			want[!i] |= EV_WRITE;
+	}
+	for (i = 0; i < 2; i++) {
+		if (want[i] == r->want[i])
+			continue;
+		event_del(r->ev[i]);
+		event_assign(r->ev[i], r->base, r->fd[i], want[i] | EV_PERSIST,
+		    relay_io_cb, r);
+		if (want[i] != 0)
+			event_add(r->ev[i], NULL);
+		r->want[i] = want[i];
+	}
+	if (!evtimer_pending(r->tick, NULL) &&
+	    (dir_holds(&r->dir[0]) || dir_holds(&r->dir[1])))
+		relay_schedule(r, now_ms());
+}
+
+static void
+relay_check(const struct relay *r)
+{
+	const struct relay_dir	*d;
+	int			 i;
+
+	for (i = 0; i < 2; i++) {
+		d = &r->dir[i];
+		assert(d->pre_off <= d->pre_len);
+		assert(d->buf_off <= d->buf_len && d->buf_len <= RELAY_BUF_SIZE);
+		assert(d->pipe[0] != -1 || d->piped == 0);
+		assert(d->piped <= d->pipe_cap);
+		assert(!d->shut || dir_pending(d) == 0);
+	}
+	assert(r->peek_len <= RELAY_PEEK_MAX);
+	assert(relay_held(r) || r->peek == NULL);
+}
+
+static uint64_t
+relay_activity(const struct relay *r)
+{
+	return r->dir[RELAY_UP].bytes + r->dir[RELAY_DOWN].bytes + r->peek_len;
+}
+
+static void
+relay_drive(struct relay *r)
+{
+	uint64_t	 act = relay_activity(r);
+	int		 i, round, progress, st;
+
+	for (round = 0; round < RELAY_ROUNDS; round++) {
+		progress = 0;
+		for (i = 0; i < 2; i++) {
+			if ((st = dir_step(r, i)) == -1) {
+				relay_close(r, r->why);
+				return;
+			}
+			progress |= st;
+		}
+		if (!progress)
+			break;
+	}
+	if (relay_activity(r) != act)
+		r->last_act = now_ms();
+	if (r->dir[RELAY_UP].shut && r->dir[RELAY_DOWN].shut) {
+		relay_close(r, "closed");
+		return;
+	}
+	relay_update(r);
+	relay_check(r);
+}
+
+static void
+relay_io_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct relay	*r = arg;
+	int		 i = fd == r->fd[RELAY_SERVER];
+
+	r->ready[i] |= what & (EV_READ | EV_WRITE);
+	relay_drive(r);
+}
+
+/* Idle timeout, and giving back the pipes of quiet, empty directions. */
+static void
+relay_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct relay	*r = arg;
+	uint64_t	 now = now_ms();
+	int		 i;
+
+	(void)fd;
+	(void)what;
+	if (r->idle_ms > 0 && now - r->last_act >= r->idle_ms) {
+		relay_close(r, "idle");
+		return;
+	}
+	for (i = 0; i < 2; i++) {
+		if (!r->dir[i].moved)
+			dir_release(&r->dir[i]);
+		r->dir[i].moved = 0;
+	}
+	relay_schedule(r, now);
+}
+
+/* ---- lifetime -------------------------------------------------------- */
+
+static void
+relay_free_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	free(arg);
+}
+
+static void
+relay_unref(struct relay *r)
+{
+	assert(r->refs > 0);
+	if (--r->refs > 0)
+		return;
+	/* Free on the next loop turn: frames up the stack may still look. */
+	if (event_base_once(r->base, -1, EV_TIMEOUT, relay_free_cb, r,
+	    NULL) == -1)
+		free(r);
+}
+
+/* Everything but the struct: events, fds, pipes, buffers. */
+static void
+relay_clear(struct relay *r)
+{
+	int	 i;
+
+	for (i = 0; i < 2; i++) {
+		if (r->ev[i] != NULL)
+			event_free(r->ev[i]);
+		r->ev[i] = NULL;
+		if (r->fd[i] != -1)
+			close(r->fd[i]);
+		r->fd[i] = -1;
+		dir_close_pipe(&r->dir[i]);
+		free(r->dir[i].buf);
+		free(r->dir[i].pre);
+		r->dir[i].buf = r->dir[i].pre = NULL;
+		r->dir[i].buf_off = r->dir[i].buf_len = 0;
+		r->dir[i].pre_off = r->dir[i].pre_len = 0;
+	}
+	if (r->tick != NULL)
+		event_free(r->tick);
+	r->tick = NULL;
+	free(r->peek);
+	r->peek = NULL;
+	r->peek_len = 0;
+}
+
+/* The one teardown. reason NULL: relay_free(), no callback. */
+static void
+relay_close(struct relay *r, const char *reason)
+{
+	uint64_t	 up = r->dir[RELAY_UP].bytes;
+	uint64_t	 down = r->dir[RELAY_DOWN].bytes;
+
+	if (r->state == RELAY_ST_DONE)
+		return;
+	log_debug("relay client=%d server=%d reason=%s up=%llu down=%llu",
+	    r->fd[RELAY_CLIENT], r->fd[RELAY_SERVER],
+	    reason != NULL ? reason : "freed", (unsigned long long)up,
+	    (unsigned long long)down);
+	relay_enter_state(r, RELAY_ST_DONE);
+	relay_clear(r);
+	if (reason != NULL && r->done_cb != NULL)
+		r->done_cb(r->arg, reason, up, down);
+	relay_unref(r);
+}
+
+void
+relay_free(struct relay *r)
+{
+	if (r != NULL)
+		relay_close(r, NULL);
+}
+
+static int
+relay_init(struct relay *r, const struct relay_opts *o)
+{
+	int	 i;
+
+	for (i = 0; i < 2; i++) {
+		r->dir[i].pipe[0] = r->dir[i].pipe[1] = -1;
+		r->dir[i].no_splice = o->no_splice;
+		r->ready[i] = EV_READ | EV_WRITE;	/* find out by trying */
+		r->ev[i] = event_new(r->base, r->fd[i], 0, relay_io_cb, r);
+		if (r->ev[i] == NULL)
+			return -1;
+	}
+	if ((r->tick = evtimer_new(r->base, relay_tick_cb, r)) == NULL)
+		return -1;
+	if (pre_append(&r->dir[RELAY_UP], o->to_server, o->to_server_len) ||
+	    pre_append(&r->dir[RELAY_DOWN], o->to_client, o->to_client_len))
+		return -1;
+	if (o->peek == NULL)
+		return pre_append(&r->dir[RELAY_UP], o->from_client,
+		    o->from_client_len);
+	if (o->from_client_len > RELAY_PEEK_MAX) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	if (o->from_client_len > 0) {
+		if ((r->peek = malloc(o->from_client_len)) == NULL)
+			return -1;
+		memcpy(r->peek, o->from_client, o->from_client_len);
+		r->peek_len = o->from_client_len;
+		r->peek_new = true;
+	}
+	return 0;
+}
+
+struct relay *
+relay_new(struct event_base *base, int client_fd, int server_fd,
+    const struct relay_opts *o, relay_done_cb done, void *arg)
+{
+	static const struct relay_opts	 defaults;
+	struct relay			*r;
+	int				 saved;
+
+	if (o == NULL)
+		o = &defaults;
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->base = base;
+	r->fd[RELAY_CLIENT] = client_fd;
+	r->fd[RELAY_SERVER] = server_fd;
+	r->refs = 1;
+	r->state = o->peek != NULL ? RELAY_ST_HELD : RELAY_ST_OPEN;
+	r->peek_cb = o->peek;
+	r->done_cb = done;
+	r->arg = arg;
+	r->idle_ms = o->idle_sec > UINT32_MAX / 1000 ? UINT32_MAX :
+	    o->idle_sec * 1000;
+	r->last_act = now_ms();
+	if (relay_init(r, o) == -1) {
+		saved = errno;
+		r->fd[0] = r->fd[1] = -1;	/* still the caller's */
+		relay_clear(r);
+		free(r);
+		errno = saved;
+		return NULL;
+	}
+	if (r->idle_ms > 0)
+		relay_schedule(r, r->last_act);
+	/* First drive on the next loop turn: no callback inside this call. */
+	event_active(r->ev[RELAY_CLIENT], EV_READ, 0);
+	log_debug("relay client=%d server=%d %s", client_fd, server_fd,
+	    relay_strstate(r->state));
+	return r;
+}

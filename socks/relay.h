@@ -1,0 +1,83 @@
+/*
+ * relay: the tunnel between a cage's connection (the client) and the
+ * upstream (the server), once a proxy has set both up. Linux splice(2)
+ * through a pipe per direction, or a bounded buffer per direction where
+ * splice cannot be used. Backpressure both ways, half-close, an idle
+ * timeout, and an optional peek that holds the client's first bytes until
+ * the caller's check allows them.
+ */
+#ifndef RELAY_H
+#define RELAY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct relay;
+
+/* Room for a TLS ClientHello record and then some. */
+#define RELAY_PEEK_MAX	(16384 + 512)
+
+enum relay_peek {
+	RELAY_PEEK_MORE,	/* keep holding the client's bytes */
+	RELAY_PEEK_ALLOW,	/* forward what is held, then relay */
+	RELAY_PEEK_DENY,	/* close both sides, forward nothing */
+};
+
+/*
+ * Called after each read while the client->server direction is held,
+ * with everything held so far (at most RELAY_PEEK_MAX bytes). eof: the
+ * client will send nothing more; MORE is then taken as ALLOW (deciding
+ * whether a truncated message is acceptable is the caller's job). MORE
+ * with a full buffer ends the relay with reason "peek_too_long". The
+ * callback must not call relay_free().
+ */
+typedef enum relay_peek (*relay_peek_cb)(void *arg, const uint8_t *buf,
+    size_t len, bool eof);
+
+/*
+ * Called exactly once when the relay ends by itself (never after
+ * relay_free()). reason: "closed" (both directions finished), "idle",
+ * "denied", "peek_too_long", "client_error", "server_error" or "nomem".
+ * up/down: bytes written to the server/client, the to_server/to_client
+ * prefixes included. Both fds are closed already; the relay is freed
+ * after the callback returns, which must not call relay_free().
+ */
+typedef void (*relay_done_cb)(void *arg, const char *reason, uint64_t up,
+    uint64_t down);
+
+struct relay_opts {
+	unsigned	 idle_sec;	/* 0: no idle timeout */
+	relay_peek_cb	 peek;		/* NULL: no peek, relay at once */
+	bool		 no_splice;	/* force the buffered path */
+	/* Sent to the server before any client byte (not peeked). */
+	const uint8_t	*to_server;
+	size_t		 to_server_len;
+	/* Sent to the client before any server byte. */
+	const uint8_t	*to_client;
+	size_t		 to_client_len;
+	/*
+	 * Bytes the caller already read from the client past its handshake:
+	 * the start of the client->server stream (peeked when peek is set,
+	 * at most RELAY_PEEK_MAX then).
+	 */
+	const uint8_t	*from_client;
+	size_t		 from_client_len;
+};
+
+/*
+ * Both fds: connected, non-blocking stream sockets. On success the relay
+ * owns them and closes each exactly once; nothing happens before the next
+ * loop turn (no callback runs inside this call). On failure: NULL with
+ * errno set, and the fds are still the caller's. All buffers in o are
+ * copied. The process must ignore SIGPIPE (splice(2) cannot be told
+ * MSG_NOSIGNAL).
+ */
+struct relay	*relay_new(struct event_base *base, int client_fd,
+		    int server_fd, const struct relay_opts *o,
+		    relay_done_cb done, void *arg);
+/* Stop now: close both fds, no done callback. Accepts NULL. */
+void		 relay_free(struct relay *r);
+
+#endif /* RELAY_H */

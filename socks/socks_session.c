@@ -1,0 +1,310 @@
+/*
+ * socks_session: SOCKS5 (RFC 1928) CONNECT with no authentication, or
+ * RFC 1929 username/password where the username is a cage's token.
+ */
+#include <sys/socket.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include "gk_cage.h"
+#include "gk_log.h"
+#include "proxy_int.h"
+#include "socks.h"
+
+enum socks_state {
+	SOCKS_ST_GREETING,
+	SOCKS_ST_AUTH,
+	SOCKS_ST_REQUEST,
+	SOCKS_ST_DIALING,
+};
+
+struct socks_session {
+	struct proxy_session	 base;		/* first */
+	enum socks_state	 state;
+};
+
+static const char *
+socks_strstate(enum socks_state st)
+{
+	static const char *names[] = { "greeting", "auth", "request",
+	    "dialing" };
+
+	return names[st];
+}
+
+static void
+socks_enter_state(struct socks_session *ss, enum socks_state st)
+{
+	log_debug("socks session %llu: %s -> %s",
+	    (unsigned long long)ss->base.id, socks_strstate(ss->state),
+	    socks_strstate(st));
+	ss->state = st;
+}
+
+static void
+reply_code(struct proxy_session *s, uint8_t rep)
+{
+	uint8_t out[SOCKS5_REPLY_MAX];
+	size_t n = socks5_build_reply(rep, NULL, 0, out, sizeof(out));
+
+	proxy_session_refuse(s, out, n);
+}
+
+static void
+deny_reply(struct proxy_session *s, const struct proxy_outcome *o)
+{
+	proxy_session_deny(s, o);
+	reply_code(s, SOCKS5_REP_NOT_ALLOWED);
+}
+
+static void
+refuse_unknown(struct proxy_session *s, const uint8_t *reply, size_t n)
+{
+	struct proxy_outcome o;
+
+	memset(&o, 0, sizeof(o));
+	o.reason = GK_REASON_UNKNOWN_SOURCE;
+	snprintf(o.why, sizeof(o.why), "no cage has this source address or "
+	    "token");
+	snprintf(s->t.name, sizeof(s->t.name), "-");
+	proxy_session_deny(s, &o);
+	proxy_session_refuse(s, reply, n);
+}
+
+/* Returns bytes consumed, 0 when more are needed (or s is finished). */
+static size_t
+on_greeting(struct socks_session *ss, const uint8_t *buf, size_t len)
+{
+	struct proxy_session *s = &ss->base;
+	struct socks5_greeting g;
+	uint8_t out[2];
+	size_t n;
+
+	switch (socks5_parse_greeting(buf, len, &g)) {
+	case SOCKS5_NEED_MORE:
+		return 0;
+	case SOCKS5_OK:
+		break;
+	case SOCKS5_INVALID:
+	case SOCKS5_BAD_VERSION:
+	case SOCKS5_BAD_COMMAND:
+	case SOCKS5_BAD_ATYP:
+	case SOCKS5_BAD_NAME:
+		proxy_session_close(s, "not a SOCKS5 greeting");
+		return 0;
+	}
+	if (s->have_cage && g.no_auth) {
+		n = socks5_build_method(SOCKS5_METHOD_NONE, out, sizeof(out));
+		socks_enter_state(ss, SOCKS_ST_REQUEST);
+	} else if (g.userpass) {
+		n = socks5_build_method(SOCKS5_METHOD_USERPASS, out,
+		    sizeof(out));
+		socks_enter_state(ss, SOCKS_ST_AUTH);
+	} else {
+		n = socks5_build_method(SOCKS5_METHOD_NO_ACCEPTABLE, out,
+		    sizeof(out));
+		refuse_unknown(s, out, n);
+		return 0;
+	}
+	bufferevent_write(s->bev, out, n);
+	return g.consumed;
+}
+
+static size_t
+on_auth(struct socks_session *ss, const uint8_t *buf, size_t len)
+{
+	struct proxy_session *s = &ss->base;
+	struct socks5_auth a;
+	uint8_t out[2];
+	size_t n;
+	bool ok;
+
+	switch (socks5_parse_auth(buf, len, &a)) {
+	case SOCKS5_NEED_MORE:
+		return 0;
+	case SOCKS5_OK:
+		break;
+	case SOCKS5_INVALID:
+	case SOCKS5_BAD_VERSION:
+	case SOCKS5_BAD_COMMAND:
+	case SOCKS5_BAD_ATYP:
+	case SOCKS5_BAD_NAME:
+		n = socks5_build_auth_reply(false, out, sizeof(out));
+		proxy_session_refuse(s, out, n);
+		return 0;
+	}
+	/* the token names the cage; without one, the source address must */
+	ok = proxy_session_cage_by_token(s, a.user) != NULL || s->have_cage;
+	explicit_bzero(&a, sizeof(a));
+	n = socks5_build_auth_reply(ok, out, sizeof(out));
+	if (!ok) {
+		refuse_unknown(s, out, n);
+		return 0;
+	}
+	bufferevent_write(s->bev, out, n);
+	socks_enter_state(ss, SOCKS_ST_REQUEST);
+	return a.consumed;
+}
+
+static void
+dial_cb(void *arg, const struct proxy_outcome *o)
+{
+	struct socks_session *ss = arg;
+	struct proxy_session *s = &ss->base;
+	struct sockaddr_storage bnd;
+	socklen_t bl = sizeof(bnd);
+	uint8_t out[SOCKS5_REPLY_MAX];
+	struct gk_addr ba;
+	uint16_t port = 0;
+	size_t n;
+
+	s->dial = NULL;
+	switch (o->res) {
+	case PROXY_CONNECTED:
+		memset(&ba, 0, sizeof(ba));
+		if (getsockname(o->fd, (struct sockaddr *)&bnd, &bl) == 0 &&
+		    gk_addr_from_sockaddr(&ba, (struct sockaddr *)&bnd) == 0)
+			port = ntohs(((struct sockaddr_in *)&bnd)->sin_port);
+		n = socks5_build_reply(SOCKS5_REP_SUCCEEDED,
+		    ba.family != 0 ? &ba : NULL, port, out, sizeof(out));
+		proxy_session_to_tunnel(s, o->fd, out, n, NULL, 0, true);
+		return;
+	case PROXY_DENIED:
+		deny_reply(s, o);
+		return;
+	case PROXY_GONE:
+		refuse_unknown(s, out, socks5_build_reply(
+		    SOCKS5_REP_NOT_ALLOWED, NULL, 0, out, sizeof(out)));
+		return;
+	case PROXY_UNREACHABLE:
+		n = SOCKS5_REP_HOST_UNREACHABLE;
+		break;
+	case PROXY_REFUSED:
+		n = SOCKS5_REP_CONN_REFUSED;
+		break;
+	case PROXY_TIMEOUT:
+		n = SOCKS5_REP_TTL_EXPIRED;
+		break;
+	case PROXY_ERROR:
+	default:
+		n = SOCKS5_REP_GENERAL_FAILURE;
+		break;
+	}
+	gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
+	log_info("cage=%s host=%s port=%u action=fail reason=%s (%s)",
+	    s->who.id, s->t.name, s->t.port, proxy_strresult(o->res), o->why);
+	reply_code(s, (uint8_t)n);
+}
+
+static bool
+request_target(struct proxy_session *s, const struct socks5_request *r)
+{
+	memset(&s->t, 0, sizeof(s->t));
+	s->t.is_addr = r->dst.is_addr;
+	s->t.addr = r->dst.addr;
+	s->t.port = r->dst.port;
+	if (r->dst.is_addr)
+		gk_addr_ntop(&r->dst.addr, s->t.name, sizeof(s->t.name));
+	else if (gk_name_normalize(r->dst.name, strlen(r->dst.name),
+	    s->t.name) < 0)
+		return false;
+	return s->t.port != 0;
+}
+
+static size_t
+on_request(struct socks_session *ss, const uint8_t *buf, size_t len)
+{
+	struct proxy_session *s = &ss->base;
+	struct socks5_request r;
+	struct proxy_outcome o;
+	enum socks5_status st;
+
+	st = socks5_parse_request(buf, len, &r);
+	if (st == SOCKS5_NEED_MORE)
+		return 0;
+	if (st == SOCKS5_BAD_COMMAND) {
+		memset(&o, 0, sizeof(o));
+		o.reason = GK_REASON_UNSUPPORTED_COMMAND;
+		snprintf(o.why, sizeof(o.why), "SOCKS5 command %u: only "
+		    "CONNECT is supported", r.cmd);
+		snprintf(s->t.name, sizeof(s->t.name), "-");
+		proxy_session_deny(s, &o);
+	}
+	if (st != SOCKS5_OK) {
+		reply_code(s, socks5_status_rep(st));
+		return 0;
+	}
+	if (!request_target(s, &r)) {
+		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
+		return 0;
+	}
+	if (!proxy_allowed(s->ctx, proxy_cage(s->ctx, &s->who), &s->t, &o)) {
+		deny_reply(s, &o);
+		return 0;
+	}
+	socks_enter_state(ss, SOCKS_ST_DIALING);
+	if ((s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, dial_cb,
+	    ss)) == NULL) {
+		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
+		return 0;
+	}
+	return r.consumed;
+}
+
+/* Advance through as many messages as are buffered. */
+static void
+socks_read(struct proxy_session *s)
+{
+	struct socks_session *ss = (struct socks_session *)s;
+	struct evbuffer *in = bufferevent_get_input(s->bev);
+	enum socks_state before;
+	size_t len, used;
+	uint8_t *buf;
+
+	for (;;) {
+		len = evbuffer_get_length(in);
+		if (len == 0 || ss->state == SOCKS_ST_DIALING)
+			return;
+		buf = evbuffer_pullup(in, (ssize_t)len);
+		before = ss->state;
+		switch (ss->state) {
+		case SOCKS_ST_GREETING:
+			used = on_greeting(ss, buf, len);
+			break;
+		case SOCKS_ST_AUTH:
+			used = on_auth(ss, buf, len);
+			break;
+		case SOCKS_ST_REQUEST:
+			used = on_request(ss, buf, len);
+			break;
+		case SOCKS_ST_DIALING:
+		default:
+			return;
+		}
+		if (used == 0 || s->closing)
+			return;		/* need more, or s is finished */
+		evbuffer_drain(in, used);
+		if (ss->state == before)
+			return;
+	}
+}
+
+static const struct proxy_proto socks_proto = {
+	.name = "socks5",
+	.proto = GK_PROTO_SOCKS,
+	.kind = GK_KIND_SOCKS,
+	.size = sizeof(struct socks_session),
+	.read = socks_read,
+	.free = NULL,
+};
+
+struct proxy_listener *
+socks_listener_new(const struct proxy_ctx *ctx, const struct gk_addr *addr,
+    uint16_t port, char *err, size_t errlen)
+{
+	return proxy_listener_new(ctx, &socks_proto, addr, port, err, errlen);
+}
