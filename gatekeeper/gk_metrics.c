@@ -89,6 +89,11 @@ render_conns(struct evbuffer *b)
 		    "gatekeeper_bytes_total{direction=\"%s\"} %llu\n",
 		    gk_direction_name(k),
 		    (unsigned long long)gk_stats.bytes[k]);
+	head(b, "gatekeeper_tls_ech_total", "counter",
+	    "TLS ClientHellos carrying an Encrypted Client Hello extension "
+	    "(checked by their outer server name).");
+	evbuffer_add_printf(b, "gatekeeper_tls_ech_total %llu\n",
+	    (unsigned long long)gk_stats.tls_ech);
 	head(b, "gatekeeper_active_tunnels", "gauge",
 	    "Tunnels open now.");
 	evbuffer_add_printf(b, "gatekeeper_active_tunnels %llu\n",

@@ -68,6 +68,7 @@ struct gk_stats {
 	uint64_t	denied[GK_KIND__MAX][GK_REASON__MAX];
 	uint64_t	bytes[GK_DIR__MAX];
 	uint64_t	active_tunnels;
+	uint64_t	tls_ech;		/* ClientHellos with ECH */
 	uint64_t	cages_created;
 };
 

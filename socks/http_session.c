@@ -132,22 +132,6 @@ cage_from_auth(struct proxy_session *s, const uint8_t *buf,
 	return ok;
 }
 
-/* The length of "host" in "host", "host:port", "[v6]" or "[v6]:port". */
-static size_t
-host_len(const uint8_t *v, size_t n)
-{
-	const uint8_t *p;
-
-	if (n > 0 && v[0] == '[') {
-		p = memchr(v, ']', n);
-		return p != NULL ? (size_t)(p - v) + 1 : n;
-	}
-	p = memchr(v, ':', n);
-	if (p != NULL && memchr(p + 1, ':', n - (size_t)(p - v) - 1) == NULL)
-		return (size_t)(p - v);
-	return n;
-}
-
 /* The Host header of a forwarded request must name the target too. */
 static bool
 host_header_ok(const uint8_t *buf, const struct http_request *r,
@@ -159,8 +143,7 @@ host_header_ok(const uint8_t *buf, const struct http_request *r,
 	if (r->host_hdr < 0)
 		return true;
 	h = &r->hdr[r->host_hdr];
-	if (socks_host_parse(buf + h->value.off, host_len(buf + h->value.off,
-	    h->value.len), &hh) != 0)
+	if (http_hostport_parse(buf + h->value.off, h->value.len, &hh) != 0)
 		return false;
 	if (hh.is_addr)
 		return t->is_addr && gk_addr_eq(&hh.addr, &t->addr);

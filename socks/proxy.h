@@ -68,6 +68,7 @@ struct proxy_outcome {
 	struct gk_addr		 addr;		/* what was dialled */
 	enum gk_deny_reason	 reason;	/* PROXY_DENIED */
 	char			 why[PROXY_WHY_MAX];
+	char			 seen[GK_NAME_MAX + 1];	/* SNI or Host */
 };
 
 typedef void (*proxy_dial_cb)(void *arg, const struct proxy_outcome *o);

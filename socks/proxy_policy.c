@@ -122,6 +122,7 @@ peek_tls(const struct gk_cage *c, const struct proxy_target *t,
 		    "only a CIDR pattern allows that", t->name);
 		return RELAY_PEEK_DENY;
 	}
+	snprintf(o->seen, sizeof(o->seen), "%s", r->name);
 	if (!t->is_addr) {
 		if (sni_matches(r, t->name, strlen(t->name)))
 			return RELAY_PEEK_ALLOW;
@@ -179,11 +180,31 @@ peek_http(const struct gk_cage *c, const struct proxy_target *t,
 	case HTTP_OK:
 		if (host_ok(c, t, &h.host))
 			return RELAY_PEEK_ALLOW;
+		snprintf(o->seen, sizeof(o->seen), "%s", h.host.name);
 		deny(o, GK_REASON_HOST_MISMATCH, "HTTP Host %.100s differs "
 		    "from the requested host %s", h.host.name, t->name);
 		return RELAY_PEEK_DENY;
 	}
 	return RELAY_PEEK_DENY;
+}
+
+/* The resolver hands out no ECH keys, so this is GREASE or a client
+ * with keys from elsewhere; the outer name is what gets checked. */
+static void
+ech_seen(const struct proxy_ctx *ctx, const struct gk_cage *c,
+    const struct proxy_target *t, const struct sni_result *r)
+{
+	json_object *d;
+
+	gk_stats.tls_ech++;
+	log_info("cage=%s host=%s sni=%s ech=1", c->id, t->name, r->name);
+	if (ctx->audit == NULL)
+		return;
+	d = json_object_new_object();
+	json_object_object_add(d, "host", json_object_new_string(t->name));
+	json_object_object_add(d, "port", json_object_new_int(t->port));
+	json_object_object_add(d, "sni", json_object_new_string(r->name));
+	gk_audit_event(ctx->audit, "proxy.ech", c, d);
 }
 
 enum relay_peek
@@ -209,8 +230,7 @@ proxy_peek(const struct proxy_ctx *ctx, const struct proxy_who *who,
 		return RELAY_PEEK_DENY;
 	case SNI_OK:
 		if (r.ech)
-			log_info("cage=%s host=%s sni=%s ech=1", who->id,
-			    t->name, r.name);
+			ech_seen(ctx, c, t, &r);
 		return peek_tls(c, t, &r, false, o);
 	case SNI_ABSENT:
 		return peek_tls(c, t, &r, true, o);
@@ -252,6 +272,9 @@ proxy_deny_record(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	json_object_object_add(d, "reason",
 	    json_object_new_string(gk_deny_reason_name(o->reason)));
 	json_object_object_add(d, "why", json_object_new_string(o->why));
+	if (o->seen[0] != '\0')
+		json_object_object_add(d, "seen",
+		    json_object_new_string(o->seen));
 	gk_audit_event(ctx->audit, "proxy.deny", c, d);
 }
 

@@ -62,7 +62,8 @@ struct relay_dir {
 struct relay {
 	struct event_base	*base;
 	int			 fd[2];
-	struct event		*ev[2];
+	struct event		*rd[2];		/* EV_READ on fd[i] */
+	struct event		*wr[2];		/* EV_WRITE on fd[i] */
 	struct event		*tick;
 	short			 want[2];	/* interest registered */
 	short			 ready[2];	/* EV_READ/EV_WRITE seen */
@@ -547,8 +548,6 @@ relay_schedule(struct relay *r, uint64_t now)
 	evtimer_add(r->tick, &tv);
 }
 
-static void	relay_io_cb(evutil_socket_t, short, void *);
-
 /* Register the interest both directions need; arm the tick if needed. */
 static void
 relay_update(struct relay *r)
@@ -563,13 +562,18 @@ relay_update(struct relay *r)
 			want[!i] |= EV_WRITE;
 	}
 	for (i = 0; i < 2; i++) {
-		if (want[i] == r->want[i])
-			continue;
-		event_del(r->ev[i]);
-		event_assign(r->ev[i], r->base, r->fd[i], want[i] | EV_PERSIST,
-		    relay_io_cb, r);
-		if (want[i] != 0)
-			event_add(r->ev[i], NULL);
+		if ((want[i] ^ r->want[i]) & EV_READ) {
+			if (want[i] & EV_READ)
+				event_add(r->rd[i], NULL);
+			else
+				event_del(r->rd[i]);
+		}
+		if ((want[i] ^ r->want[i]) & EV_WRITE) {
+			if (want[i] & EV_WRITE)
+				event_add(r->wr[i], NULL);
+			else
+				event_del(r->wr[i]);
+		}
 		r->want[i] = want[i];
 	}
 	if (!evtimer_pending(r->tick, NULL) &&
@@ -690,9 +694,11 @@ relay_clear(struct relay *r)
 	int	 i;
 
 	for (i = 0; i < 2; i++) {
-		if (r->ev[i] != NULL)
-			event_free(r->ev[i]);
-		r->ev[i] = NULL;
+		if (r->rd[i] != NULL)
+			event_free(r->rd[i]);
+		if (r->wr[i] != NULL)
+			event_free(r->wr[i]);
+		r->rd[i] = r->wr[i] = NULL;
 		if (r->fd[i] != -1)
 			close(r->fd[i]);
 		r->fd[i] = -1;
@@ -746,9 +752,14 @@ relay_init(struct relay *r, const struct relay_opts *o)
 	for (i = 0; i < 2; i++) {
 		r->dir[i].pipe[0] = r->dir[i].pipe[1] = -1;
 		r->dir[i].no_splice = o->no_splice;
-		r->ready[i] = EV_READ | EV_WRITE;	/* find out by trying */
-		r->ev[i] = event_new(r->base, r->fd[i], 0, relay_io_cb, r);
-		if (r->ev[i] == NULL)
+		/* Writable: find out by trying. Readable: wait to be told,
+		 * so a pipe is only made once data is there. */
+		r->ready[i] = EV_WRITE;
+		r->rd[i] = event_new(r->base, r->fd[i], EV_READ | EV_PERSIST,
+		    relay_io_cb, r);
+		r->wr[i] = event_new(r->base, r->fd[i], EV_WRITE | EV_PERSIST,
+		    relay_io_cb, r);
+		if (r->rd[i] == NULL || r->wr[i] == NULL)
 			return -1;
 	}
 	if ((r->tick = evtimer_new(r->base, relay_tick_cb, r)) == NULL)
@@ -807,7 +818,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	if (r->idle_ms > 0)
 		relay_schedule(r, r->last_act);
 	/* First drive on the next loop turn: no callback inside this call. */
-	event_active(r->ev[RELAY_CLIENT], EV_READ, 0);
+	event_active(r->wr[RELAY_CLIENT], EV_WRITE, 0);
 	log_debug("relay client=%d server=%d %s", client_fd, server_fd,
 	    relay_strstate(r->state));
 	return r;

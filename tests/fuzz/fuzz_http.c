@@ -125,5 +125,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st != HTTP_OK)
 		assert(h.host.name[0] == '\0');
 	check_creds(data, size);
+	if (http_hostport_parse(data, size, &h.host) == 0) {
+		check_host(&h.host);
+		assert(h.host.name[0] != '\0');
+	} else
+		assert(h.host.name[0] == '\0');
 	return 0;
 }
