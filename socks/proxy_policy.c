@@ -58,10 +58,10 @@ static int
 pinned_allowed(const struct gk_cage *c, const struct gk_addr *a, uint16_t port,
     time_t now)
 {
-	const char *names[8];
+	const char *names[256];		/* CDN addresses carry many names */
 	size_t n, i;
 
-	n = gk_cage_pin_names(c, a, now, names, 8);
+	n = gk_cage_pin_names(c, a, now, names, 256);
 	if (n == 0)
 		return -1;		/* not pinned at all */
 	for (i = 0; i < n; i++)
@@ -155,6 +155,16 @@ host_ok(const struct gk_cage *c, const struct proxy_target *t,
 	    gk_cage_pinned_name(c, &t->addr, h->name, mono_now()));
 }
 
+/* Does the first line end in an HTTP version, as a request line does? */
+static bool
+http_request_line(const uint8_t *buf, size_t len)
+{
+	const uint8_t *eol = memchr(buf, '\n', len);
+	size_t n = eol != NULL ? (size_t)(eol - buf) : len;
+
+	return memmem(buf, n, " HTTP/", 6) != NULL;
+}
+
 static enum relay_peek
 peek_http(const struct gk_cage *c, const struct proxy_target *t,
     const uint8_t *buf, size_t len, bool eof, struct proxy_outcome *o)
@@ -163,11 +173,18 @@ peek_http(const struct gk_cage *c, const struct proxy_target *t,
 
 	switch (http_peek_host(buf, len, &h)) {
 	case HTTP_NEED_MORE:
-		/* ending inside a request head is as bad as a broken one */
 		if (!eof)
 			return RELAY_PEEK_MORE;
-		__attribute__((fallthrough));
+		/* ending inside a request head is as bad as a broken one */
+		deny(o, GK_REASON_HOST_MISMATCH, "malformed HTTP request to "
+		    "%s: the client ended inside its head", t->name);
+		return RELAY_PEEK_DENY;
 	case HTTP_INVALID:
+		/* a line protocol (IRC, Redis, SMTP...) is not HTTP: it goes
+		 * by host and port; a broken HTTP request does not go at all */
+		if (!http_request_line(buf, len))
+			return RELAY_PEEK_ALLOW;
+		__attribute__((fallthrough));
 	case HTTP_TOO_LONG:
 	case HTTP_BAD_SCHEME:
 	case HTTP_NOT_PROXY_REQUEST:

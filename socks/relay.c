@@ -28,9 +28,9 @@
 
 #define RELAY_PIPE_SIZE		(256 * 1024)	/* asked for */
 #define RELAY_PIPE_MIN		(64 * 1024)	/* less: buffered is as good */
-#define RELAY_BUF_SIZE		(64 * 1024)	/* buffered path, per direction */
+#define RELAY_BUF_SIZE		(64 * 1024)	/* per direction, buffered */
 #define RELAY_ROUNDS		16		/* per wakeup, then yield */
-#define RELAY_RELEASE_MS	2000		/* free a quiet direction's pipe */
+#define RELAY_RELEASE_MS	2000		/* quiet: free pipe/buffer */
 #define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
 
 /* fd and direction indexes line up: direction i reads fd i. */
@@ -73,6 +73,7 @@ struct relay {
 	uint8_t			*peek;		/* held client bytes */
 	uint32_t		 peek_len;
 	bool			 peek_new;	/* not yet shown to peek_cb */
+	bool			 active;	/* bytes moved in this drive */
 	const char		*why;		/* set by a failing step */
 	uint32_t		 idle_ms;
 	uint64_t		 last_act;	/* ms, CLOCK_MONOTONIC */
@@ -95,15 +96,10 @@ now_ms(void)
 static const char *
 relay_strstate(enum relay_state st)
 {
-	switch (st) {
-	case RELAY_ST_HELD:
-		return "held";
-	case RELAY_ST_OPEN:
-		return "open";
-	case RELAY_ST_DONE:
-		return "done";
-	}
-	return "unknown";
+	static const char *const names[] = { "held", "open", "done" };
+
+	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] :
+	    "unknown";
 }
 
 static void
@@ -119,12 +115,6 @@ static bool
 relay_held(const struct relay *r)
 {
 	return r->state == RELAY_ST_HELD;
-}
-
-static const char *
-fd_error(int i)
-{
-	return i == RELAY_CLIENT ? "client_error" : "server_error";
 }
 
 /* ---- per-direction buffers ------------------------------------------- */
@@ -249,16 +239,17 @@ pipe_open(struct relay *r, struct relay_dir *d)
  * it would block, -1 on an error with r->why set.
  */
 
+/* A failed read (ev EV_READ) or write (EV_WRITE) on fd[i]. */
 static int
-fill_error(struct relay *r, int i, const char *what)
+io_error(struct relay *r, int i, short ev, const char *what)
 {
 	if (errno == EAGAIN || errno == EINTR) {
-		r->ready[i] &= ~EV_READ;
+		r->ready[i] &= ~ev;
 		return 0;
 	}
 	log_debug("relay client=%d: %s: %s", r->fd[RELAY_CLIENT], what,
 	    strerror(errno));
-	r->why = fd_error(i);
+	r->why = i == RELAY_CLIENT ? "client_error" : "server_error";
 	return -1;
 }
 
@@ -285,7 +276,7 @@ fill_buf(struct relay *r, int i)
 	if (d->piped > 0 && room > d->piped)
 		room = d->piped;
 	if ((n = read(from, d->buf + d->buf_len, room)) == -1)
-		return fill_error(r, i, "read");
+		return io_error(r, i, EV_READ, "read");
 	d->buf_len += n;
 	if (from != r->fd[i])
 		d->piped -= n;		/* left in the pipe by splice */
@@ -322,7 +313,7 @@ fill_splice(struct relay *r, int i)
 			dir_close_pipe(d);
 		d->no_splice = 1;	/* fill_buf empties the pipe first */
 	} else
-		return fill_error(r, i, "splice");
+		return io_error(r, i, EV_READ, "splice");
 	return 1;
 }
 
@@ -331,23 +322,9 @@ dir_count(struct relay *r, int i, size_t n)
 {
 	r->dir[i].bytes += n;
 	r->dir[i].moved = 1;
+	r->active = true;
 	gk_stats.bytes[i == RELAY_UP ? GK_DIR_UPSTREAM : GK_DIR_DOWNSTREAM] +=
 	    n;
-}
-
-static int
-drain_error(struct relay *r, int i, const char *what)
-{
-	int	 dst = !i;
-
-	if (errno == EAGAIN || errno == EINTR) {
-		r->ready[dst] &= ~EV_WRITE;
-		return 0;
-	}
-	log_debug("relay client=%d: %s: %s", r->fd[RELAY_CLIENT], what,
-	    strerror(errno));
-	r->why = fd_error(dst);
-	return -1;
 }
 
 /* send(2) from p[*off, len), advancing *off. */
@@ -360,7 +337,7 @@ drain_mem(struct relay *r, int i, const uint8_t *p, uint32_t *off,
 
 	n = send(r->fd[dst], p + *off, len - *off, MSG_NOSIGNAL);
 	if (n == -1)
-		return drain_error(r, i, "send");
+		return io_error(r, dst, EV_WRITE, "send");
 	if ((size_t)n < len - *off)
 		r->ready[dst] &= ~EV_WRITE;
 	*off += n;
@@ -384,7 +361,7 @@ drain_splice(struct relay *r, int i)
 		return 1;
 	}
 	if (n == -1)
-		return drain_error(r, i, "splice");
+		return io_error(r, dst, EV_WRITE, "splice");
 	if ((size_t)n < d->piped)
 		r->ready[dst] &= ~EV_WRITE;
 	d->piped -= n;
@@ -426,7 +403,7 @@ peek_read(struct relay *r)
 	ssize_t		 n;
 
 	if ((n = read(r->fd[RELAY_CLIENT], tmp, room)) == -1)
-		return fill_error(r, RELAY_CLIENT, "read");
+		return io_error(r, RELAY_CLIENT, EV_READ, "read");
 	if (n == 0) {
 		r->dir[RELAY_UP].eof = 1;
 		r->peek_new = true;
@@ -441,6 +418,7 @@ peek_read(struct relay *r)
 	r->peek_len += n;
 	r->peek_new = true;
 	r->dir[RELAY_UP].moved = 1;
+	r->active = true;
 	return 1;
 }
 
@@ -590,7 +568,8 @@ relay_check(const struct relay *r)
 	for (i = 0; i < 2; i++) {
 		d = &r->dir[i];
 		assert(d->pre_off <= d->pre_len);
-		assert(d->buf_off <= d->buf_len && d->buf_len <= RELAY_BUF_SIZE);
+		assert(d->buf_off <= d->buf_len);
+		assert(d->buf_len <= RELAY_BUF_SIZE);
 		assert(d->pipe[0] != -1 || d->piped == 0);
 		assert(d->piped <= d->pipe_cap);
 		assert(!d->shut || dir_pending(d) == 0);
@@ -599,17 +578,10 @@ relay_check(const struct relay *r)
 	assert(relay_held(r) || r->peek == NULL);
 }
 
-static uint64_t
-relay_activity(const struct relay *r)
-{
-	return r->dir[RELAY_UP].bytes + r->dir[RELAY_DOWN].bytes + r->peek_len;
-}
-
 static void
 relay_drive(struct relay *r)
 {
-	uint64_t	 act = relay_activity(r);
-	int		 i, round, progress, st;
+	int	 i, round, progress, st;
 
 	for (round = 0; round < RELAY_ROUNDS; round++) {
 		progress = 0;
@@ -623,8 +595,9 @@ relay_drive(struct relay *r)
 		if (!progress)
 			break;
 	}
-	if (relay_activity(r) != act)
+	if (r->active)
 		r->last_act = now_ms();
+	r->active = false;
 	if (r->dir[RELAY_UP].shut && r->dir[RELAY_DOWN].shut) {
 		relay_close(r, "closed");
 		return;
@@ -705,9 +678,8 @@ relay_clear(struct relay *r)
 		dir_close_pipe(&r->dir[i]);
 		free(r->dir[i].buf);
 		free(r->dir[i].pre);
-		r->dir[i].buf = r->dir[i].pre = NULL;
-		r->dir[i].buf_off = r->dir[i].buf_len = 0;
-		r->dir[i].pre_off = r->dir[i].pre_len = 0;
+		memset(&r->dir[i], 0, sizeof(r->dir[i]));
+		r->dir[i].pipe[0] = r->dir[i].pipe[1] = -1;
 	}
 	if (r->tick != NULL)
 		event_free(r->tick);

@@ -40,6 +40,13 @@
 
 enum peer_end { END_NONE, END_SHUT, END_CLOSE, END_RST };
 
+/* A test's variant, passed to setup as cmocka's initial state. */
+struct param {
+	bool	 no_splice;
+	bool	 flag;		/* what it means depends on the test */
+	int	 bufsz;		/* SO_RCVBUF/SO_SNDBUF of all sockets */
+};
+
 struct tctx;
 
 struct peer {
@@ -64,9 +71,11 @@ struct peer {
 
 struct tctx {
 	struct event_base	*base;
+	struct event		*timer;		/* UNTIL's deadline */
 	struct relay		*r;
 	struct peer		 cage, up;
 	int			 rclient, rserver;	/* relay's ends */
+	struct param		 prm;
 	int			 nfds;
 	bool			 started;
 	bool			 timed_out;
@@ -75,8 +84,8 @@ struct tctx {
 	char			 reason[32];
 	uint64_t		 done_up, done_down;
 	/* peek_cb */
-	enum relay_peek		(*verdict)(struct tctx *, size_t, bool);
-	size_t			 allow_at;
+	enum relay_peek		 verdict;	/* unless allow_at */
+	size_t			 allow_at;	/* ALLOW at this length */
 	int			 peek_calls;
 	size_t			 peek_len;
 	bool			 peek_eof;
@@ -114,17 +123,14 @@ tcp_pair(int *a, int *b, int bufsz)
 {
 	struct sockaddr_in	 sin = { .sin_family = AF_INET };
 	socklen_t		 len = sizeof(sin);
-	int			 l, one = 1;
+	int			 l, i, one = 1;
 
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	assert_true((l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
 	assert_true((*a = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) >= 0);
-	if (bufsz > 0) {
-		setsockopt(l, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
-		setsockopt(l, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
-		setsockopt(*a, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
-		setsockopt(*a, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
-	}
+	for (i = 0; bufsz > 0 && i < 4; i++)	/* accept() inherits l's */
+		setsockopt(i < 2 ? l : *a, SOL_SOCKET, i % 2 ? SO_SNDBUF :
+		    SO_RCVBUF, &bufsz, sizeof(bufsz));
 	assert_int_equal(bind(l, (struct sockaddr *)&sin, sizeof(sin)), 0);
 	assert_int_equal(listen(l, 1), 0);
 	assert_int_equal(getsockname(l, (struct sockaddr *)&sin, &len), 0);
@@ -180,21 +186,15 @@ peer_end(struct peer *p)
 	struct linger	 lg = { 1, 0 };
 
 	p->tx_ended = true;
-	switch (p->tx_end) {
-	case END_NONE:
-		break;
-	case END_SHUT:
+	if (p->tx_end == END_SHUT)
 		shutdown(p->fd, SHUT_WR);
-		break;
-	case END_RST:
+	if (p->tx_end == END_RST)
 		setsockopt(p->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-		/* FALLTHROUGH */
-	case END_CLOSE:
+	if (p->tx_end == END_CLOSE || p->tx_end == END_RST) {
 		event_free(p->ev);
 		p->ev = NULL;
 		close(p->fd);
 		p->fd = -1;
-		break;
 	}
 }
 
@@ -265,33 +265,24 @@ peer_init(struct tctx *t, struct peer *p, int fd)
 	peer_update(p);
 }
 
-/* Queue explicit bytes; tx_end applies once everything queued is sent. */
+/*
+ * Queue b[0, n), or n pattern bytes (seed) when b is NULL, after what is
+ * queued; end applies once everything is sent.
+ */
 static void
-peer_send(struct peer *p, const void *b, size_t n, enum peer_end end)
+peer_send(struct peer *p, const void *b, size_t n, uint32_t seed,
+    enum peer_end end)
 {
-	p->txq = realloc(p->txq, p->txq_len + n);
-	assert_non_null(p->txq);
-	memcpy(p->txq + p->txq_len, b, n);
-	p->txq_len += n;
+	if (b == NULL) {
+		p->tx_seed = seed;
+		p->tx_total += n;
+	} else if (n > 0) {
+		assert_non_null(p->txq = realloc(p->txq, p->txq_len + n));
+		memcpy(p->txq + p->txq_len, b, n);
+		p->txq_len += n;
+	}
 	p->tx_end = end;
 	p->tx_ended = false;
-	peer_update(p);
-}
-
-static void
-peer_send_pat(struct peer *p, size_t n, uint32_t seed, enum peer_end end)
-{
-	p->tx_seed = seed;
-	p->tx_total += n;
-	p->tx_end = end;
-	p->tx_ended = false;
-	peer_update(p);
-}
-
-static void
-peer_pause(struct peer *p, bool paused)
-{
-	p->paused = paused;
 	peer_update(p);
 }
 
@@ -334,28 +325,9 @@ peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
 	t->peek_len = len;
 	t->peek_eof = eof;
 	memcpy(t->peek_seen, buf, len);
-	return t->verdict(t, len, eof);
-}
-
-static enum relay_peek
-v_allow_at(struct tctx *t, size_t len, bool eof)
-{
-	(void)eof;
-	return len >= t->allow_at ? RELAY_PEEK_ALLOW : RELAY_PEEK_MORE;
-}
-
-static enum relay_peek
-v_deny(struct tctx *t, size_t len, bool eof)
-{
-	(void)t, (void)len, (void)eof;
-	return RELAY_PEEK_DENY;
-}
-
-static enum relay_peek
-v_more(struct tctx *t, size_t len, bool eof)
-{
-	(void)t, (void)len, (void)eof;
-	return RELAY_PEEK_MORE;
+	if (t->allow_at > 0)
+		return len >= t->allow_at ? RELAY_PEEK_ALLOW : RELAY_PEEK_MORE;
+	return t->verdict;
 }
 
 static void
@@ -365,26 +337,24 @@ timeout_cb(evutil_socket_t fd, short what, void *arg)
 	((struct tctx *)arg)->timed_out = true;
 }
 
-/* Run the loop until pred(t) holds or ms pass; returns pred(t). */
-static bool
-run_until(struct tctx *t, bool (*pred)(struct tctx *), int ms)
+static void
+arm(struct tctx *t, int ms)
 {
 	struct timeval	 tv = { ms / 1000, (ms % 1000) * 1000 };
-	struct event	*ev = evtimer_new(t->base, timeout_cb, t);
 
 	t->timed_out = false;
-	evtimer_add(ev, &tv);
-	while (!(pred != NULL && pred(t)) && !t->timed_out)
-		event_base_loop(t->base, EVLOOP_ONCE);
-	event_free(ev);
-	return pred != NULL && pred(t);
+	evtimer_add(t->timer, &tv);
 }
 
-static bool
-is_done(struct tctx *t)
-{
-	return t->done_calls > 0;
-}
+/* Run the loop until cond holds or ms pass; the value of cond. */
+#define UNTIL(t, cond, ms)	({					\
+	arm((t), (ms));							\
+	while (!(cond) && !(t)->timed_out)				\
+		event_base_loop((t)->base, EVLOOP_ONCE);		\
+	evtimer_del((t)->timer);					\
+	(cond);								\
+})
+#define RUN_FOR(t, ms)	((void)UNTIL((t), false, (ms)))
 
 static bool
 all_done(struct tctx *t)
@@ -402,34 +372,24 @@ start(struct tctx *t, const struct relay_opts *o)
 }
 
 static int
-setup_buf(void **state, int bufsz)
+setup(void **state)
 {
-	struct tctx	*t = calloc(1, sizeof(*t));
-	int		 a, b;
+	static const struct param	 none;
+	struct tctx			*t = calloc(1, sizeof(*t));
+	int				 a, b;
 
 	assert_non_null(t);
+	t->prm = *state != NULL ? *(const struct param *)*state : none;
 	t->nfds = count_fds();
 	t->base = event_base_new();
 	assert_non_null(t->base);
-	tcp_pair(&a, &t->rclient, bufsz);
-	tcp_pair(&t->rserver, &b, bufsz);
+	t->timer = evtimer_new(t->base, timeout_cb, t);
+	tcp_pair(&a, &t->rclient, t->prm.bufsz);
+	tcp_pair(&t->rserver, &b, t->prm.bufsz);
 	peer_init(t, &t->cage, a);
 	peer_init(t, &t->up, b);
-	t->verdict = v_allow_at;
 	*state = t;
 	return 0;
-}
-
-static int
-setup(void **state)
-{
-	return setup_buf(state, 0);
-}
-
-static int
-setup_small(void **state)
-{
-	return setup_buf(state, 32 * 1024);
 }
 
 static int
@@ -445,6 +405,7 @@ teardown(void **state)
 	}
 	peer_clear(&t->cage);
 	peer_clear(&t->up);
+	event_free(t->timer);
 	for (i = 0; i < 4; i++)		/* the relay frees a turn later */
 		event_base_loop(t->base, EVLOOP_NONBLOCK);
 	event_base_free(t->base);
@@ -453,51 +414,45 @@ teardown(void **state)
 	return 0;
 }
 
+static void
+check_done(struct tctx *t, const char *reason, uint64_t up, uint64_t down)
+{
+	assert_int_equal(t->done_calls, 1);
+	assert_string_equal(t->reason, reason);
+	assert_int_equal(t->done_up, up);
+	assert_int_equal(t->done_down, down);
+}
+
 /* ---- bulk, backpressure ----------------------------------------------- */
 
 static void
-bulk(struct tctx *t, bool no_splice, size_t n)
+test_bulk(void **state)
 {
-	struct relay_opts	 o = { .no_splice = no_splice };
+	struct tctx		*t = *state;
+	size_t			 n = 8 * MIB;
+	struct relay_opts	 o = { .no_splice = t->prm.no_splice };
 	uint64_t		 su = gk_stats.bytes[GK_DIR_UPSTREAM];
 	uint64_t		 sd = gk_stats.bytes[GK_DIR_DOWNSTREAM];
 
 	start(t, &o);
 	t->up.rx_seed = 1;
 	t->cage.rx_seed = 2;
-	peer_send_pat(&t->cage, n, 1, END_SHUT);
-	peer_send_pat(&t->up, n, 2, END_SHUT);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
-	assert_int_equal(t->done_calls, 1);
-	assert_string_equal(t->reason, "closed");
+	peer_send(&t->cage, NULL, n, 1, END_SHUT);
+	peer_send(&t->up, NULL, n, 2, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "closed", n, n);
 	assert_int_equal(t->up.rx_len, n);
 	assert_int_equal(t->cage.rx_len, n);
-	assert_false(t->up.rx_bad);
-	assert_false(t->cage.rx_bad);
+	assert_false(t->up.rx_bad || t->cage.rx_bad);
 	assert_true(t->up.rx_eof && t->cage.rx_eof);
-	assert_int_equal(t->done_up, n);
-	assert_int_equal(t->done_down, n);
 	assert_int_equal(gk_stats.bytes[GK_DIR_UPSTREAM] - su, n);
 	assert_int_equal(gk_stats.bytes[GK_DIR_DOWNSTREAM] - sd, n);
-}
-
-static void
-test_bulk_splice(void **state)
-{
-	bulk(*state, false, 8 * MIB);
-}
-
-static void
-test_bulk_buffered(void **state)
-{
-	bulk(*state, true, 8 * MIB);
 }
 
 /* No pipe can be created (EMFILE): each direction falls back by itself. */
 static void
 test_bulk_emfile(void **state)
 {
-	struct tctx	*t = *state;
 	struct rlimit	 old, lim;
 	int		 fill[1024], nfill = 0, fd, maxfd = 0;
 
@@ -511,17 +466,10 @@ test_bulk_emfile(void **state)
 	while (nfill < 1024 && (fd = open("/dev/null", O_RDONLY)) != -1)
 		fill[nfill++] = fd;
 	assert_int_equal(errno, EMFILE);
-	bulk(t, false, 1 * MIB);
+	test_bulk(state);
 	while (nfill > 0)
 		close(fill[--nfill]);
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
-}
-
-static bool
-never(struct tctx *t)
-{
-	(void)t;
-	return false;
 }
 
 static long
@@ -539,104 +487,62 @@ cpu_ms(void)
  * buffers and one pipe or buffer are full, and the loop must sleep.
  */
 static void
-backpressure(struct tctx *t, bool no_splice, struct peer *src,
-    struct peer *dst)
+test_backpressure(void **state)
 {
-	struct relay_opts	 o = { .no_splice = no_splice };
+	struct tctx		*t = *state;
+	bool			 down = t->prm.flag;
+	struct relay_opts	 o = { .no_splice = t->prm.no_splice };
+	struct peer		*src = down ? &t->up : &t->cage;
+	struct peer		*dst = down ? &t->cage : &t->up;
 	size_t			 stalled, total = 32 * MIB;
 	long			 cpu;
 
 	start(t, &o);
 	dst->rx_seed = 7;
-	peer_pause(dst, true);
-	peer_send_pat(src, total, 7, END_SHUT);
-	run_until(t, never, 500);
+	dst->paused = true;
+	peer_send(src, NULL, total, 7, END_SHUT);
+	RUN_FOR(t, 500);
 	stalled = src->tx_sent;
 	cpu = cpu_ms();
-	run_until(t, never, 300);
+	RUN_FOR(t, 300);
 	assert_true(cpu_ms() - cpu < 100);	/* no busy loop */
 	assert_int_equal(src->tx_sent, stalled);
 	assert_true(stalled < 4 * MIB);
 	assert_true(dst->rx_len == 0);
-	peer_pause(dst, false);
-	peer_send(dst, "", 0, END_SHUT);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
+	dst->paused = false;
+	peer_send(dst, "", 0, 0, END_SHUT);	/* and resume */
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
 	assert_int_equal(dst->rx_len, total);
 	assert_false(dst->rx_bad);
 	assert_string_equal(t->reason, "closed");
 }
 
-static void
-test_backpressure_down_splice(void **state)
-{
-	struct tctx	*t = *state;
-
-	backpressure(t, false, &t->up, &t->cage);
-}
-
-static void
-test_backpressure_up_buffered(void **state)
-{
-	struct tctx	*t = *state;
-
-	backpressure(t, true, &t->cage, &t->up);
-}
-
 /* ---- half-close, errors, idle, free ----------------------------------- */
 
-static bool
-up_got_eof(struct tctx *t)
-{
-	return t->up.rx_eof;
-}
-
-static bool
-cage_got_eof(struct tctx *t)
-{
-	return t->cage.rx_eof;
-}
-
+/* One side sends and shuts down; the other keeps sending afterwards. */
 static void
-test_half_close_client_first(void **state)
+test_half_close(void **state)
 {
 	struct tctx	*t = *state;
+	bool		 client_first = t->prm.flag;
+	struct peer	*first = client_first ? &t->cage : &t->up;
+	struct peer	*second = client_first ? &t->up : &t->cage;
 
-	start(t, NULL);
-	t->up.rx_seed = 3;
-	t->cage.rx_seed = 4;
-	peer_send_pat(&t->cage, 100000, 3, END_SHUT);
-	assert_true(run_until(t, up_got_eof, DEADLINE_MS));
-	assert_int_equal(t->up.rx_len, 100000);
+	start(t, &(struct relay_opts){ .no_splice = t->prm.no_splice });
+	second->rx_seed = 3;
+	first->rx_seed = 4;
+	peer_send(first, NULL, 100000, 3, END_SHUT);
+	assert_true(UNTIL(t, second->rx_eof, DEADLINE_MS));
+	assert_int_equal(second->rx_len, 100000);
 	assert_int_equal(t->done_calls, 0);
-	peer_send_pat(&t->up, 200000, 4, END_SHUT);	/* keeps sending */
-	assert_true(run_until(t, all_done, DEADLINE_MS));
-	assert_int_equal(t->cage.rx_len, 200000);
+	peer_send(second, NULL, 200000, 4, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	assert_int_equal(first->rx_len, 200000);
 	assert_false(t->up.rx_bad || t->cage.rx_bad);
-	assert_int_equal(t->done_calls, 1);
-	assert_string_equal(t->reason, "closed");
-	assert_int_equal(t->done_up, 100000);
-	assert_int_equal(t->done_down, 200000);
-}
-
-static void
-test_half_close_server_first(void **state)
-{
-	struct tctx	*t = *state;
-
-	start(t, &(struct relay_opts){ .no_splice = true });
-	t->up.rx_seed = 5;
-	t->cage.rx_seed = 6;
-	peer_send_pat(&t->up, 50000, 6, END_SHUT);
-	assert_true(run_until(t, cage_got_eof, DEADLINE_MS));
-	assert_int_equal(t->cage.rx_len, 50000);
-	peer_send_pat(&t->cage, 30000, 5, END_SHUT);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
-	assert_int_equal(t->up.rx_len, 30000);
-	assert_false(t->up.rx_bad || t->cage.rx_bad);
-	assert_int_equal(t->done_calls, 1);
-	assert_string_equal(t->reason, "closed");
-	assert_int_equal(t->done_up, 30000);
-	assert_int_equal(t->done_down, 50000);
+	if (client_first)
+		check_done(t, "closed", 100000, 200000);
+	else
+		check_done(t, "closed", 200000, 100000);
 }
 
 /* The server closes outright; the client then closes too. */
@@ -646,43 +552,31 @@ test_server_close(void **state)
 	struct tctx	*t = *state;
 
 	start(t, NULL);
-	peer_send(&t->up, "bye", 3, END_CLOSE);
-	assert_true(run_until(t, cage_got_eof, DEADLINE_MS));
+	peer_send(&t->up, "bye", 3, 0, END_CLOSE);
+	assert_true(UNTIL(t, t->cage.rx_eof, DEADLINE_MS));
 	assert_memory_equal(t->cage.rx_keep, "bye", 3);
-	peer_send(&t->cage, "", 0, END_CLOSE);
-	assert_true(run_until(t, is_done, DEADLINE_MS));
-	assert_string_equal(t->reason, "closed");
-	assert_int_equal(t->done_down, 3);
+	peer_send(&t->cage, "", 0, 0, END_CLOSE);
+	assert_true(UNTIL(t, t->done_calls > 0, DEADLINE_MS));
+	check_done(t, "closed", 0, 3);
 }
 
 static void
-reset(struct tctx *t, struct peer *rst, struct peer *other,
-    const char *reason)
+test_reset(void **state)
 {
+	struct tctx	*t = *state;
+	bool		 server = t->prm.flag;
+	struct peer	*rst = server ? &t->up : &t->cage;
+	struct peer	*other = server ? &t->cage : &t->up;
+
 	start(t, NULL);
-	peer_send_pat(other, 4 * MIB, 9, END_NONE);
-	run_until(t, never, 20);
-	peer_send(rst, "", 0, END_RST);
-	assert_true(run_until(t, is_done, DEADLINE_MS));
+	peer_send(other, NULL, 4 * MIB, 9, END_NONE);
+	RUN_FOR(t, 20);
+	peer_send(rst, "", 0, 0, END_RST);
+	assert_true(UNTIL(t, t->done_calls > 0, DEADLINE_MS));
 	assert_int_equal(t->done_calls, 1);
-	assert_string_equal(t->reason, reason);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
-}
-
-static void
-test_reset_server(void **state)
-{
-	struct tctx	*t = *state;
-
-	reset(t, &t->up, &t->cage, "server_error");
-}
-
-static void
-test_reset_client(void **state)
-{
-	struct tctx	*t = *state;
-
-	reset(t, &t->cage, &t->up, "client_error");
+	assert_string_equal(t->reason, server ? "server_error" :
+	    "client_error");
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
 }
 
 static void
@@ -693,28 +587,15 @@ test_idle(void **state)
 	long		 ms;
 
 	start(t, &(struct relay_opts){ .idle_sec = 1 });
-	peer_send(&t->cage, "ping", 4, END_NONE);
-	run_until(t, never, 300);
+	peer_send(&t->cage, "ping", 4, 0, END_NONE);
+	RUN_FOR(t, 300);
 	assert_int_equal(t->up.rx_len, 4);
 	gettimeofday(&t0, NULL);
-	assert_true(run_until(t, all_done, 5000));
+	assert_true(UNTIL(t, all_done(t), 5000));
 	gettimeofday(&t1, NULL);
 	ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_usec - t0.tv_usec) / 1000;
-	assert_string_equal(t->reason, "idle");
+	check_done(t, "idle", 4, 0);
 	assert_true(ms >= 600 && ms < 2000);
-	assert_int_equal(t->done_up, 4);
-}
-
-static bool
-moving(struct tctx *t)
-{
-	return t->up.rx_len > MIB && t->cage.rx_len > MIB;
-}
-
-static bool
-peers_closed(struct tctx *t)
-{
-	return peer_closed(&t->cage) && peer_closed(&t->up);
 }
 
 static void
@@ -723,45 +604,33 @@ test_free_mid_transfer(void **state)
 	struct tctx	*t = *state;
 
 	start(t, NULL);
-	peer_send_pat(&t->cage, 64 * MIB, 1, END_SHUT);
-	peer_send_pat(&t->up, 64 * MIB, 2, END_SHUT);
-	assert_true(run_until(t, moving, DEADLINE_MS));
+	peer_send(&t->cage, NULL, 64 * MIB, 1, END_SHUT);
+	peer_send(&t->up, NULL, 64 * MIB, 2, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_len > MIB && t->cage.rx_len > MIB,
+	    DEADLINE_MS));
 	relay_free(t->r);
 	t->r = NULL;
-	assert_true(run_until(t, peers_closed, DEADLINE_MS));
+	assert_true(UNTIL(t, peer_closed(&t->cage) && peer_closed(&t->up),
+	    DEADLINE_MS));
 	assert_int_equal(t->done_calls, 0);
 	assert_true(t->up.rx_len < 64 * MIB);
 }
 
 /* ---- peek, prefixes ---------------------------------------------------- */
 
-static bool
-peeked(struct tctx *t)
-{
-	return t->peek_calls > 0;
-}
-
-static bool
-peeked2(struct tctx *t)
-{
-	return t->peek_calls > 1;
-}
-
 static void
 test_peek_deny(void **state)
 {
 	struct tctx	*t = *state;
 
-	t->verdict = v_deny;
+	t->verdict = RELAY_PEEK_DENY;
 	start(t, &(struct relay_opts){ .peek = peek_cb });
-	peer_send(&t->cage, "GET / HTTP/1.1\r\n", 16, END_NONE);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
-	assert_int_equal(t->done_calls, 1);
-	assert_string_equal(t->reason, "denied");
+	peer_send(&t->cage, "GET / HTTP/1.1\r\n", 16, 0, END_NONE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "denied", 0, 0);
 	assert_int_equal(t->peek_calls, 1);
 	assert_true(t->up.rx_eof);
 	assert_int_equal(t->up.rx_len, 0);	/* not a single byte */
-	assert_int_equal(t->done_up, 0);
 }
 
 static void
@@ -771,23 +640,22 @@ test_peek_allow_two_segments(void **state)
 
 	t->allow_at = 10;
 	start(t, &(struct relay_opts){ .peek = peek_cb });
-	peer_send(&t->cage, "01234", 5, END_NONE);
-	assert_true(run_until(t, peeked, DEADLINE_MS));
+	peer_send(&t->cage, "01234", 5, 0, END_NONE);
+	assert_true(UNTIL(t, t->peek_calls > 0, DEADLINE_MS));
 	assert_int_equal(t->peek_len, 5);
-	run_until(t, never, 50);
+	RUN_FOR(t, 50);
 	assert_int_equal(t->up.rx_len, 0);		/* still held */
-	peer_send(&t->cage, "56789", 5, END_NONE);
-	assert_true(run_until(t, peeked2, DEADLINE_MS));
+	peer_send(&t->cage, "56789", 5, 0, END_NONE);
+	assert_true(UNTIL(t, t->peek_calls > 1, DEADLINE_MS));
 	assert_int_equal(t->peek_len, 10);
 	assert_memory_equal(t->peek_seen, "0123456789", 10);
-	peer_send(&t->cage, "abc", 3, END_SHUT);
-	peer_send(&t->up, "", 0, END_SHUT);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
+	peer_send(&t->cage, "abc", 3, 0, END_SHUT);
+	peer_send(&t->up, "", 0, 0, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
 	assert_int_equal(t->up.rx_len, 13);
 	assert_memory_equal(t->up.rx_keep, "0123456789abc", 13);
 	assert_int_equal(t->peek_calls, 2);
-	assert_string_equal(t->reason, "closed");
-	assert_int_equal(t->done_up, 13);
+	check_done(t, "closed", 13, 0);
 }
 
 /* An SSH-style banner reaches the client while its direction is held. */
@@ -799,13 +667,13 @@ test_peek_server_first(void **state)
 
 	t->allow_at = 4;
 	start(t, &(struct relay_opts){ .peek = peek_cb, .no_splice = true });
-	peer_send(&t->up, banner, sizeof(banner) - 1, END_NONE);
-	run_until(t, never, 100);
+	peer_send(&t->up, banner, sizeof(banner) - 1, 0, END_NONE);
+	RUN_FOR(t, 100);
 	assert_int_equal(t->cage.rx_len, sizeof(banner) - 1);
 	assert_memory_equal(t->cage.rx_keep, banner, sizeof(banner) - 1);
 	assert_int_equal(t->peek_calls, 0);
-	peer_send(&t->cage, "SSH-2.0-x\r\n", 11, END_SHUT);
-	assert_true(run_until(t, up_got_eof, DEADLINE_MS));
+	peer_send(&t->cage, "SSH-2.0-x\r\n", 11, 0, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
 	assert_memory_equal(t->up.rx_keep, "SSH-2.0-x\r\n", 11);
 }
 
@@ -814,13 +682,13 @@ test_peek_too_long(void **state)
 {
 	struct tctx	*t = *state;
 
-	t->verdict = v_more;
+	t->verdict = RELAY_PEEK_MORE;
 	start(t, &(struct relay_opts){ .peek = peek_cb });
-	peer_send_pat(&t->cage, 2 * RELAY_PEEK_MAX, 1, END_NONE);
-	assert_true(run_until(t, is_done, DEADLINE_MS));
+	peer_send(&t->cage, NULL, 2 * RELAY_PEEK_MAX, 1, END_NONE);
+	assert_true(UNTIL(t, t->done_calls > 0, DEADLINE_MS));
 	assert_string_equal(t->reason, "peek_too_long");
 	assert_int_equal(t->peek_len, RELAY_PEEK_MAX);
-	assert_true(run_until(t, up_got_eof, DEADLINE_MS));
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
 	assert_int_equal(t->up.rx_len, 0);
 }
 
@@ -830,19 +698,17 @@ test_peek_eof(void **state)
 {
 	struct tctx	*t = *state;
 
-	t->verdict = v_more;
+	t->verdict = RELAY_PEEK_MORE;
 	start(t, &(struct relay_opts){ .peek = peek_cb });
-	peer_send(&t->cage, "abc", 3, END_SHUT);
-	assert_true(run_until(t, up_got_eof, DEADLINE_MS));
+	peer_send(&t->cage, "abc", 3, 0, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
 	assert_true(t->peek_eof);
 	assert_int_equal(t->peek_len, 3);
 	assert_int_equal(t->up.rx_len, 3);
 	assert_memory_equal(t->up.rx_keep, "abc", 3);
-	peer_send(&t->up, "ok", 2, END_CLOSE);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
-	assert_string_equal(t->reason, "closed");
-	assert_int_equal(t->done_up, 3);
-	assert_int_equal(t->done_down, 2);
+	peer_send(&t->up, "ok", 2, 0, END_CLOSE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "closed", 3, 2);
 }
 
 /* Bytes the caller read past its handshake are the first peeked. */
@@ -852,12 +718,12 @@ test_peek_from_client(void **state)
 	struct tctx	*t = *state;
 
 	t->allow_at = 6;
-	start(t, &(struct relay_opts){ .peek = peek_cb,
-	    .from_client = (const uint8_t *)"\x16\x03\x01", .from_client_len = 3 });
-	assert_true(run_until(t, peeked, DEADLINE_MS));
+	start(t, &(struct relay_opts){ .peek = peek_cb, .from_client_len = 3,
+	    .from_client = (const uint8_t *)"\x16\x03\x01" });
+	assert_true(UNTIL(t, t->peek_calls > 0, DEADLINE_MS));
 	assert_int_equal(t->peek_len, 3);
-	peer_send(&t->cage, "\x02\x00\x05", 3, END_SHUT);
-	assert_true(run_until(t, up_got_eof, DEADLINE_MS));
+	peer_send(&t->cage, "\x02\x00\x05", 3, 0, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
 	assert_int_equal(t->up.rx_len, 6);
 	assert_memory_equal(t->up.rx_keep, "\x16\x03\x01\x02\x00\x05", 6);
 }
@@ -873,61 +739,49 @@ test_prefixes(void **state)
 	};
 
 	/* The client and the server both send at once. */
-	peer_send(&t->cage, "body", 4, END_SHUT);
-	peer_send(&t->up, "srv", 3, END_SHUT);
-	run_until(t, never, 50);
+	peer_send(&t->cage, "body", 4, 0, END_SHUT);
+	peer_send(&t->up, "srv", 3, 0, END_SHUT);
+	RUN_FOR(t, 50);
 	start(t, &o);
-	assert_true(run_until(t, all_done, DEADLINE_MS));
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
 	assert_int_equal(t->up.rx_len, 12);
 	assert_memory_equal(t->up.rx_keep, "HEAD\r\nxybody", 12);
 	assert_int_equal(t->cage.rx_len, 11);
 	assert_memory_equal(t->cage.rx_keep, "200 OK\r\nsrv", 11);
-	assert_int_equal(t->done_up, 12);
-	assert_int_equal(t->done_down, 11);
-	assert_string_equal(t->reason, "closed");
+	check_done(t, "closed", 12, 11);
 }
+
+#define T(f, prm)	{ #f, f, setup, teardown, prm }
+#define TP(name, f, prm) { name, f, setup, teardown, prm }
 
 int
 main(void)
 {
+	static struct param splice, buffered = { .no_splice = true },
+	    bp_down = { .flag = true, .bufsz = 32 * 1024 },
+	    bp_up = { .no_splice = true, .bufsz = 32 * 1024 },
+	    client = { .flag = true }, server = { .no_splice = true },
+	    rst_server = { .flag = true };
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_bulk_splice, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_bulk_buffered, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_bulk_emfile, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_backpressure_down_splice,
-		    setup_small, teardown),
-		cmocka_unit_test_setup_teardown(test_backpressure_up_buffered,
-		    setup_small, teardown),
-		cmocka_unit_test_setup_teardown(test_half_close_client_first,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_half_close_server_first,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_server_close, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_reset_server, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_reset_client, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_idle, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_free_mid_transfer, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_peek_deny, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_peek_allow_two_segments,
-		    setup, teardown),
-		cmocka_unit_test_setup_teardown(test_peek_server_first, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_peek_too_long, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_peek_eof, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_peek_from_client, setup,
-		    teardown),
-		cmocka_unit_test_setup_teardown(test_prefixes, setup,
-		    teardown),
+		TP("bulk_splice", test_bulk, &splice),
+		TP("bulk_buffered", test_bulk, &buffered),
+		T(test_bulk_emfile, NULL),
+		TP("backpressure_down", test_backpressure, &bp_down),
+		TP("backpressure_up_buffered", test_backpressure, &bp_up),
+		TP("half_close_client_first", test_half_close, &client),
+		TP("half_close_server_first", test_half_close, &server),
+		T(test_server_close, NULL),
+		TP("reset_server", test_reset, &rst_server),
+		TP("reset_client", test_reset, NULL),
+		T(test_idle, NULL),
+		T(test_free_mid_transfer, NULL),
+		T(test_peek_deny, NULL),
+		T(test_peek_allow_two_segments, NULL),
+		T(test_peek_server_first, NULL),
+		T(test_peek_too_long, NULL),
+		T(test_peek_eof, NULL),
+		T(test_peek_from_client, NULL),
+		T(test_prefixes, NULL),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
