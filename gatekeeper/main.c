@@ -224,6 +224,8 @@ stop(struct gk_daemon *d)
 	proxy_listener_free(d->socks);
 	proxy_listener_free(d->http);
 	proxy_tunnels_free_all();
+	/* relays free their memory on the next loop turn */
+	event_base_loop(d->base, EVLOOP_NONBLOCK);
 	gk_control_free(d->control);	/* destroys the cages */
 	gk_metrics_free(d->metrics);
 	if (d->ev_hostaddrs != NULL)

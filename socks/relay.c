@@ -1,16 +1,17 @@
 /*
  * relay: move bytes between a client and a server socket until both
  * directions have ended, an error, the idle timeout, or the peek says no.
- *
- * Each direction (UP: client->server, DOWN: server->client) owns a pipe
- * for splice(2), or a bounded buffer where splice cannot be used, plus a
- * prefix to deliver first. Pipes and buffers are allocated when data first
- * flows and released by the tick once a direction has been empty and
- * quiet for RELAY_RELEASE_MS, so an idle tunnel costs a struct and three
- * events. One driver, relay_drive(), moves what it can and recomputes the
- * read/write interest of both fds from the state of both directions.
+ * Each direction (UP: client->server, DOWN: server->client) has a prefix
+ * to deliver first, then a pipe for splice(2) or, where splice cannot be
+ * used, a bounded buffer. Pipes and buffers are made when data flows and
+ * given back by the tick once a direction is empty and quiet. One driver,
+ * relay_drive(), moves what it can, then recomputes the read/write
+ * interest of both fds from the state of both directions.
  */
 #include <sys/socket.h>
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <assert.h>
 #include <errno.h>
@@ -26,8 +27,8 @@
 #include "gk_stats.h"
 #include "relay.h"
 
-#define RELAY_PIPE_SIZE		(256 * 1024)	/* asked for */
-#define RELAY_PIPE_MIN		(64 * 1024)	/* less: buffered is as good */
+#define RELAY_PIPE_SIZE		(256 * 1024)	/* grown to, for bulk */
+#define RELAY_PIPE_MIN		(64 * 1024)	/* less: buffered instead */
 #define RELAY_BUF_SIZE		(64 * 1024)	/* per direction, buffered */
 #define RELAY_ROUNDS		16		/* per wakeup, then yield */
 #define RELAY_RELEASE_MS	2000		/* quiet: free pipe/buffer */
@@ -56,6 +57,7 @@ struct relay_dir {
 	unsigned	 eof:1;		/* the source sent FIN */
 	unsigned	 shut:1;	/* destination shut down: finished */
 	unsigned	 full:1;	/* the pipe refused more */
+	unsigned	 grown:1;	/* tried to grow the pipe */
 	unsigned	 moved:1;	/* bytes moved since the last tick */
 };
 
@@ -74,6 +76,7 @@ struct relay {
 	uint32_t		 peek_len;
 	bool			 peek_new;	/* not yet shown to peek_cb */
 	bool			 active;	/* bytes moved in this drive */
+	bool			 releasing;	/* tick due within RELEASE_MS */
 	const char		*why;		/* set by a failing step */
 	uint32_t		 idle_ms;
 	uint64_t		 last_act;	/* ms, CLOCK_MONOTONIC */
@@ -163,7 +166,7 @@ dir_close_pipe(struct relay_dir *d)
 	}
 	d->pipe[0] = d->pipe[1] = -1;
 	d->piped = d->pipe_cap = 0;
-	d->full = 0;
+	d->full = d->grown = 0;
 }
 
 /* Give back an empty direction's pipe and buffer. */
@@ -204,42 +207,35 @@ pre_append(struct relay_dir *d, const uint8_t *p, size_t n)
 }
 
 /*
- * A pipe for splicing, at least RELAY_PIPE_MIN big. On failure (EMFILE,
- * ENFILE, or a small pipe because the user's pipe quota is spent) this
- * direction uses the buffered path from now on.
+ * A pipe for splicing, of the default size (RELAY_PIPE_MIN or more); it
+ * grows to RELAY_PIPE_SIZE the first time a read fills it. On failure
+ * (EMFILE, ENFILE, a small pipe because the user's pipe quota is spent)
+ * this direction uses the buffered path from now on.
  */
 static void
 pipe_open(struct relay *r, struct relay_dir *d)
 {
-	int	 sz;
+	int	 sz = -1;
 
-	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
-		log_debug("relay client=%d: pipe2: %s, buffered",
-		    r->fd[RELAY_CLIENT], strerror(errno));
+	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) == -1)
 		d->pipe[0] = d->pipe[1] = -1;
-		d->no_splice = 1;
+	else if ((sz = fcntl(d->pipe[1], F_GETPIPE_SZ)) >= RELAY_PIPE_MIN) {
+		d->pipe_cap = (uint32_t)sz;
 		return;
 	}
-	if ((sz = fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE)) == -1)
-		sz = fcntl(d->pipe[1], F_GETPIPE_SZ);
-	if (sz < RELAY_PIPE_MIN) {
-		log_debug("relay client=%d: pipe of %d bytes, buffered",
-		    r->fd[RELAY_CLIENT], sz);
-		dir_close_pipe(d);
-		d->no_splice = 1;
-		return;
-	}
-	d->pipe_cap = (uint32_t)sz;
+	log_debug("relay client=%d: pipe: %s, buffered", r->fd[RELAY_CLIENT],
+	    sz == -1 ? strerror(errno) : "too small");
+	dir_close_pipe(d);
+	d->no_splice = 1;
 }
 
 /* ---- moving bytes ---------------------------------------------------- */
 
 /*
- * Each step returns 1 when something changed (bytes, EOF, a mode), 0 when
- * it would block, -1 on an error with r->why set.
+ * Steps return 1 when something changed (bytes, EOF, a mode), 0 when they
+ * would block, -1 on an error with r->why set. io_error: a failed read
+ * (ev EV_READ) or write (EV_WRITE) on fd[i].
  */
-
-/* A failed read (ev EV_READ) or write (EV_WRITE) on fd[i]. */
 static int
 io_error(struct relay *r, int i, short ev, const char *what)
 {
@@ -292,6 +288,7 @@ fill_splice(struct relay *r, int i)
 {
 	struct relay_dir	*d = &r->dir[i];
 	ssize_t			 n;
+	int			 sz;
 
 	if (d->pipe[0] == -1) {
 		pipe_open(r, d);
@@ -300,9 +297,15 @@ fill_splice(struct relay *r, int i)
 	}
 	n = splice(r->fd[i], NULL, d->pipe[1], NULL, d->pipe_cap - d->piped,
 	    RELAY_SPLICE_F);
-	if (n > 0)
+	if (n > 0) {
 		d->piped += n;
-	else if (n == 0)
+		if (!d->grown && d->piped >= d->pipe_cap / 2) {
+			d->grown = 1;	/* bulk: fewer, larger splices */
+			sz = fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
+			if (sz > 0)
+				d->pipe_cap = (uint32_t)sz;
+		}
+	} else if (n == 0)
 		d->eof = 1;
 	else if (errno == EAGAIN && d->piped > 0)
 		d->full = 1;	/* pipe slots or socket: wait for a drain */
@@ -430,7 +433,8 @@ peek_decide(struct relay *r)
 	enum relay_peek		 v;
 
 	r->peek_new = false;
-	v = r->peek_cb(r->arg, r->peek, r->peek_len, d->eof);
+	v = r->peek_cb(r->arg, r->peek != NULL ? r->peek : (const uint8_t *)"",
+	    r->peek_len, d->eof);
 	if (r->state == RELAY_ST_DONE) {	/* relay_free() in peek_cb */
 		r->why = NULL;
 		return -1;
@@ -514,8 +518,8 @@ relay_schedule(struct relay *r, uint64_t now)
 	if (r->idle_ms > 0)
 		ms = r->last_act + r->idle_ms > now ?
 		    r->last_act + r->idle_ms - now : 0;
-	if ((dir_holds(&r->dir[0]) || dir_holds(&r->dir[1])) &&
-	    ms > RELAY_RELEASE_MS)
+	r->releasing = dir_holds(&r->dir[0]) || dir_holds(&r->dir[1]);
+	if (r->releasing && ms > RELAY_RELEASE_MS)
 		ms = RELAY_RELEASE_MS;
 	if (ms == UINT64_MAX) {
 		evtimer_del(r->tick);
@@ -554,8 +558,7 @@ relay_update(struct relay *r)
 		}
 		r->want[i] = want[i];
 	}
-	if (!evtimer_pending(r->tick, NULL) &&
-	    (dir_holds(&r->dir[0]) || dir_holds(&r->dir[1])))
+	if (!r->releasing && (dir_holds(&r->dir[0]) || dir_holds(&r->dir[1])))
 		relay_schedule(r, now_ms());
 }
 
@@ -678,15 +681,13 @@ relay_clear(struct relay *r)
 		dir_close_pipe(&r->dir[i]);
 		free(r->dir[i].buf);
 		free(r->dir[i].pre);
-		memset(&r->dir[i], 0, sizeof(r->dir[i]));
-		r->dir[i].pipe[0] = r->dir[i].pipe[1] = -1;
+		r->dir[i].buf = r->dir[i].pre = NULL;
 	}
 	if (r->tick != NULL)
 		event_free(r->tick);
 	r->tick = NULL;
 	free(r->peek);
 	r->peek = NULL;
-	r->peek_len = 0;
 }
 
 /* The one teardown. reason NULL: relay_free(), no callback. */
@@ -719,14 +720,15 @@ relay_free(struct relay *r)
 static int
 relay_init(struct relay *r, const struct relay_opts *o)
 {
-	int	 i;
+	int	 i, one = 1;
 
 	for (i = 0; i < 2; i++) {
+		/* We forward as it comes: no Nagle delay on top. */
+		setsockopt(r->fd[i], IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof(one));
 		r->dir[i].pipe[0] = r->dir[i].pipe[1] = -1;
 		r->dir[i].no_splice = o->no_splice;
-		/* Writable: find out by trying. Readable: wait to be told,
-		 * so a pipe is only made once data is there. */
-		r->ready[i] = EV_WRITE;
+		r->ready[i] = EV_WRITE;	/* readable: wait to be told */
 		r->rd[i] = event_new(r->base, r->fd[i], EV_READ | EV_PERSIST,
 		    relay_io_cb, r);
 		r->wr[i] = event_new(r->base, r->fd[i], EV_WRITE | EV_PERSIST,

@@ -51,7 +51,7 @@ struct relay_opts {
 	unsigned	 idle_sec;	/* 0: no idle timeout */
 	relay_peek_cb	 peek;		/* NULL: no peek, relay at once */
 	bool		 no_splice;	/* force the buffered path */
-	/* Sent to the server before any client byte (not peeked). */
+	/* Sent to the server first, even while the peek holds. */
 	const uint8_t	*to_server;
 	size_t		 to_server_len;
 	/* Sent to the client before any server byte. */

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -55,18 +56,15 @@ struct peer {
 	struct event	*ev;
 	uint8_t		*txq;		/* explicit bytes, sent first */
 	size_t		 txq_len, txq_off;
-	size_t		 tx_total;	/* then this many pattern bytes */
-	size_t		 tx_sent;
+	size_t		 tx_total, tx_sent;	/* then pattern bytes */
 	uint32_t	 tx_seed;
 	enum peer_end	 tx_end;
-	bool		 tx_ended;
-	bool		 paused;
+	bool		 tx_ended, paused;
 	uint32_t	 rx_seed;	/* 0: no pattern check */
 	size_t		 rx_len;
 	uint8_t		 rx_keep[KEEP_MAX];
-	bool		 rx_eof;
 	int		 rx_err;
-	bool		 rx_bad;	/* a byte broke the pattern */
+	bool		 rx_eof, rx_bad;	/* rx_bad: broke the pattern */
 };
 
 struct tctx {
@@ -77,8 +75,7 @@ struct tctx {
 	int			 rclient, rserver;	/* relay's ends */
 	struct param		 prm;
 	int			 nfds;
-	bool			 started;
-	bool			 timed_out;
+	bool			 started, timed_out;
 	/* done_cb */
 	int			 done_calls;
 	char			 reason[32];
@@ -265,10 +262,7 @@ peer_init(struct tctx *t, struct peer *p, int fd)
 	peer_update(p);
 }
 
-/*
- * Queue b[0, n), or n pattern bytes (seed) when b is NULL, after what is
- * queued; end applies once everything is sent.
- */
+/* Queue b[0, n), or n pattern bytes if b is NULL; then end the stream. */
 static void
 peer_send(struct peer *p, const void *b, size_t n, uint32_t seed,
     enum peer_end end)
@@ -472,16 +466,6 @@ test_bulk_emfile(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 
-static long
-cpu_ms(void)
-{
-	struct rusage	 ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-}
-
 /*
  * The reader (dst) pauses: the writer (src) must stall once the socket
  * buffers and one pipe or buffer are full, and the loop must sleep.
@@ -495,7 +479,7 @@ test_backpressure(void **state)
 	struct peer		*src = down ? &t->up : &t->cage;
 	struct peer		*dst = down ? &t->cage : &t->up;
 	size_t			 stalled, total = 32 * MIB;
-	long			 cpu;
+	clock_t			 cpu;
 
 	start(t, &o);
 	dst->rx_seed = 7;
@@ -503,11 +487,11 @@ test_backpressure(void **state)
 	peer_send(src, NULL, total, 7, END_SHUT);
 	RUN_FOR(t, 500);
 	stalled = src->tx_sent;
-	cpu = cpu_ms();
+	cpu = clock();
 	RUN_FOR(t, 300);
-	assert_true(cpu_ms() - cpu < 100);	/* no busy loop */
+	assert_true(clock() - cpu < CLOCKS_PER_SEC / 10);	/* asleep */
 	assert_int_equal(src->tx_sent, stalled);
-	assert_true(stalled < 4 * MIB);
+	assert_true(stalled < MIB);	/* socket buffers + one pipe */
 	assert_true(dst->rx_len == 0);
 	dst->paused = false;
 	peer_send(dst, "", 0, 0, END_SHUT);	/* and resume */
@@ -616,6 +600,25 @@ test_free_mid_transfer(void **state)
 	assert_true(t->up.rx_len < 64 * MIB);
 }
 
+/* A direction's pipe goes back once it has been quiet for a while. */
+static void
+test_release(void **state)
+{
+	struct tctx	*t = *state;
+	int		 base;
+
+	start(t, NULL);
+	base = count_fds();
+	peer_send(&t->cage, "ping", 4, 0, END_NONE);
+	peer_send(&t->up, "pong", 4, 0, END_NONE);
+	assert_true(UNTIL(t, t->cage.rx_len == 4 && t->up.rx_len == 4, 1000));
+	assert_int_equal(count_fds(), base + 4);	/* two pipes */
+	assert_true(UNTIL(t, count_fds() == base, 6000));
+	peer_send(&t->cage, "again", 5, 0, END_SHUT);	/* and a new one */
+	assert_true(UNTIL(t, t->up.rx_len == 9, 1000));
+	assert_memory_equal(t->up.rx_keep, "pingagain", 9);
+}
+
 /* ---- peek, prefixes ---------------------------------------------------- */
 
 static void
@@ -697,18 +700,19 @@ static void
 test_peek_eof(void **state)
 {
 	struct tctx	*t = *state;
+	size_t		 n = t->prm.flag ? 0 : 3;	/* flag: EOF at once */
 
 	t->verdict = RELAY_PEEK_MORE;
 	start(t, &(struct relay_opts){ .peek = peek_cb });
-	peer_send(&t->cage, "abc", 3, 0, END_SHUT);
+	peer_send(&t->cage, "abc", n, 0, END_SHUT);
 	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
 	assert_true(t->peek_eof);
-	assert_int_equal(t->peek_len, 3);
-	assert_int_equal(t->up.rx_len, 3);
-	assert_memory_equal(t->up.rx_keep, "abc", 3);
+	assert_int_equal(t->peek_len, n);
+	assert_int_equal(t->up.rx_len, n);
+	assert_memory_equal(t->up.rx_keep, "abc", n);
 	peer_send(&t->up, "ok", 2, 0, END_CLOSE);
 	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
-	check_done(t, "closed", 3, 2);
+	check_done(t, "closed", n, 2);
 }
 
 /* Bytes the caller read past its handshake are the first peeked. */
@@ -760,7 +764,7 @@ main(void)
 	static struct param splice, buffered = { .no_splice = true },
 	    bp_down = { .flag = true, .bufsz = 32 * 1024 },
 	    bp_up = { .no_splice = true, .bufsz = 32 * 1024 },
-	    client = { .flag = true }, server = { .no_splice = true },
+	    flag = { .flag = true }, server = { .no_splice = true },
 	    rst_server = { .flag = true };
 	const struct CMUnitTest tests[] = {
 		TP("bulk_splice", test_bulk, &splice),
@@ -768,18 +772,20 @@ main(void)
 		T(test_bulk_emfile, NULL),
 		TP("backpressure_down", test_backpressure, &bp_down),
 		TP("backpressure_up_buffered", test_backpressure, &bp_up),
-		TP("half_close_client_first", test_half_close, &client),
+		TP("half_close_client_first", test_half_close, &flag),
 		TP("half_close_server_first", test_half_close, &server),
 		T(test_server_close, NULL),
 		TP("reset_server", test_reset, &rst_server),
 		TP("reset_client", test_reset, NULL),
 		T(test_idle, NULL),
 		T(test_free_mid_transfer, NULL),
+		T(test_release, NULL),
 		T(test_peek_deny, NULL),
 		T(test_peek_allow_two_segments, NULL),
 		T(test_peek_server_first, NULL),
 		T(test_peek_too_long, NULL),
-		T(test_peek_eof, NULL),
+		TP("peek_eof", test_peek_eof, NULL),
+		TP("peek_eof_empty", test_peek_eof, &flag),
 		T(test_peek_from_client, NULL),
 		T(test_prefixes, NULL),
 	};

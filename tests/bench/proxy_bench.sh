@@ -26,6 +26,9 @@
 #               what lets a cage reach loopback); --log-level warn
 #   danted      127.0.0.1:1081 (dante-server), socksmethod none, log: error
 #   microsocks  127.0.0.1:1082
+#   floor       127.0.0.1:1083: socks_load floor, a minimal single-threaded
+#               epoll SOCKS5 relay (no policy, recv/send): the least a proxy
+#               in the path costs on this machine
 #   hold        127.0.0.1:9000: socks_load hold, the idle tunnels' target
 # The load client is tests/bench/socks_load.c, built here with cc -O2. It
 # binds to 127.0.0.2 (the cage's source address) for every server, direct
@@ -86,8 +89,9 @@ declare -A VIA=(
 	[gk-http]="http 127.0.0.1:3128"
 	[dante]="socks5 127.0.0.1:1081"
 	[microsocks]="socks5 127.0.0.1:1082"
+	[floor]="socks5 127.0.0.1:1083"
 )
-SERVERS=(direct gk-socks5 gk-http dante microsocks)
+SERVERS=(direct gk-socks5 gk-http dante microsocks floor)
 
 die() {
 	echo "proxy_bench.sh: $*" >&2
@@ -165,8 +169,10 @@ ulimit -n 262144 2>/dev/null || ulimit -n "$(ulimit -Hn)" ||
 	die "cannot raise the open files limit"
 NOFILE=$(ulimit -n)
 NIDLE_RUN=$NIDLE
-if [ "$NOFILE" != unlimited ] && [ $((2 * NIDLE + 64)) -gt "$NOFILE" ]; then
-	NIDLE_RUN=$(((NOFILE - 64) / 2))
+# (9/10 of the limit: set-ups are paced to keep under it while fresh
+# tunnels still hold their pipes, and the last fds take longest)
+if [ "$NOFILE" != unlimited ] && [ $((2 * NIDLE * 10 / 9 + 64)) -gt "$NOFILE" ]; then
+	NIDLE_RUN=$((NOFILE * 9 / 10 / 2))
 fi
 echo "# open files limit $NOFILE (client, gatekeeperd, hold target)$(
 	[ "$NIDLE_RUN" != "$NIDLE" ] && echo ": the hard limit allows $NIDLE_RUN" \
@@ -185,7 +191,7 @@ cat >"$T/nginx.conf" <<EOF
 daemon off;
 master_process on;
 worker_processes 1;
-worker_rlimit_nofile 65536;
+worker_rlimit_nofile $NOFILE;
 user root;
 pid $T/nginx.pid;
 error_log $T/nginx-error.log warn;
@@ -247,7 +253,9 @@ gk_track_pid "$MS_PID"
 ( gk_close_ctl_fds; exec "$LOAD" hold -l "$HOLD" >"$T/hold.stderr" 2>&1 ) &
 HOLD_PID=$!
 gk_track_pid "$HOLD_PID"
-for p in 1080 3128 1081 1082 9000; do
+( gk_close_ctl_fds; exec "$LOAD" floor -l 127.0.0.1:1083 >"$T/floor.stderr" 2>&1 ) &
+gk_track_pid $!
+for p in 1080 3128 1081 1082 1083 9000; do
 	wait_port "$p" || die "nothing listens on 127.0.0.1:$p"
 done
 
@@ -324,7 +332,7 @@ RSS_BEFORE=$(vm VmRSS "$GKD_PID")
 FDS_BEFORE=$(nfds "$GKD_PID")
 read -r mode proxy <<<"${VIA[gk-socks5]}"
 ( gk_close_ctl_fds; exec "$LOAD" idle -m "$mode" -p "$proxy" -t "$HOLD" -b "$SRC" \
-	-n "$NIDLE_RUN" -d 300 </dev/null >"$T/idle.out" 2>"$T/idle.err" ) &
+	-n "$NIDLE_RUN" -d 300 -P "$GKD_PID" -L "$NOFILE" </dev/null >"$T/idle.out" 2>"$T/idle.err" ) &
 IDLE_PID=$!
 gk_track_pid "$IDLE_PID"
 idle_up() { grep -q '^held=' "$T/idle.out" || ! kill -0 "$IDLE_PID" 2>/dev/null; }
@@ -332,7 +340,16 @@ gk_wait_for 1500 idle_up
 held_line=$(grep '^held=' "$T/idle.out")
 HELD=$(kv held "$held_line")
 [ -n "$HELD" ] || die "the idle client did not report (after 150 s): $(cat "$T/idle.out" "$T/idle.err")"
-sleep 3		# relay pipes of quiet directions are released after 2 s
+# Relays release the pipes of quiet directions after a while: wait (up
+# to 15 s) until gatekeeperd is down to two fds per tunnel.
+t0=$(date +%s%N)
+released() { [ "$(nfds "$GKD_PID")" -le $((FDS_BEFORE + 2 * HELD + 16)) ]; }
+if gk_wait_for 150 released; then
+	REL="pipes released $((($(date +%s%N) - t0) / 1000000)) ms after the last set-up"
+else
+	REL="WARNING: pipes not released within 15 s of the last set-up"
+fi
+sleep 1
 gk_alive "holding $NIDLE_RUN idle tunnels"
 RSS_IDLE=$(vm VmRSS "$GKD_PID")
 HWM=$(vm VmHWM "$GKD_PID")
@@ -341,6 +358,7 @@ kill -TERM "$IDLE_PID" 2>/dev/null
 gk_wait_exit "$IDLE_PID" 100 || kill -KILL "$IDLE_PID" 2>/dev/null
 END_LINE=$(grep '^alive=' "$T/idle.out")
 echo "  $held_line; at the end: ${END_LINE:-<no report>}"
+echo "  $REL; gatekeeperd fds while holding: $FDS_IDLE"
 [ -s "$T/idle.err" ] && echo "  client: $(tail -n 1 "$T/idle.err")"
 drained() { [ "$(nfds "$GKD_PID")" -le $((FDS_BEFORE + 10)) ]; }
 gk_wait_for 100 drained || echo "  WARNING: gatekeeperd still has $(nfds "$GKD_PID") fds 10 s after the" \
@@ -388,7 +406,7 @@ CMAX=${INFLIGHT##* }
 echo
 echo "ratios (issue's reference on this kind of machine: dante 0.54x direct and ~6,500/s" \
 	"at 128 in flight, microsocks 0.17x and ~8,600/s):"
-for s in gk-socks5 gk-http dante microsocks; do
+for s in gk-socks5 gk-http dante microsocks floor; do
 	printf '  %-11s bulk %sx direct; set-up at %s in flight %sx dante, %sx microsocks;' \
 		"$s" "$(ratio "${BULK[$s]:-0}" "${BULK[direct]:-0}")" "$CMAX" \
 		"$(ratio "${RATE[$s,$CMAX]}" "${RATE[dante,$CMAX]}")" \

@@ -18,9 +18,16 @@
  *       Open N tunnels (256 set-ups at a time), send "hello\n" on each,
  *       print one line when all are up, hold them until SIGTERM, EOF on
  *       stdin or SECONDS (default 600), then print how many survived.
+ *       -P PID -L LIMIT: pace the set-ups so that the proxy PID stays
+ *       under LIMIT open files (a fresh tunnel may hold 6 until its
+ *       pipes are released).
  *   socks_load hold   -l IP:PORT
  *       A target that accepts everything, reads and discards, and keeps
  *       every connection open until the peer closes it. Runs until killed.
+ *   socks_load floor  -l IP:PORT
+ *       The floor: a minimal single-threaded epoll SOCKS5 relay (no-auth,
+ *       IPv4 CONNECT, no policy, recv/send through 64 KiB buffers); the
+ *       least any proxy in the path costs on this machine.
  *   socks_load mkfile PATH BYTES
  *       Write the deterministic pattern (64-bit words, splitmix64 of the
  *       word index, little-endian) that bulk -V checks.
@@ -37,6 +44,7 @@
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 
 #include <errno.h>
@@ -129,7 +137,9 @@ usage(void)
 	    "                        [-c INFLIGHT] [-d SECONDS] [-w WARMUP] [-u PATH]\n"
 	    "       socks_load bulk  -m MODE -t IP:PORT [-p IP:PORT] [-b SRC] [-u PATH] [-V]\n"
 	    "       socks_load idle  -m socks5|http -t IP:PORT -p IP:PORT [-b SRC] -n N [-d SECONDS]\n"
+	    "                        [-P PROXYPID -L ITS_NOFILE]\n"
 	    "       socks_load hold  -l IP:PORT\n"
+	    "       socks_load floor -l IP:PORT\n"
 	    "       socks_load mkfile PATH BYTES\n");
 	exit(2);
 }
@@ -727,6 +737,40 @@ out:
 	return 0;
 }
 
+/* Open fds of a process, -1 if unknown. */
+static int
+count_fds(int pid)
+{
+	char path[64];
+	int fd, n = 0;
+	long r, pos;
+	char buf[32768];
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	if ((fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return -1;
+	/* getdents64: count entries other than . and .. */
+	while ((r = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (pos = 0; pos < r;) {
+			unsigned short reclen;
+			const char *name = buf + pos + 19;
+			memcpy(&reclen, buf + pos + 16, 2);
+			if (strcmp(name, ".") != 0 && strcmp(name, "..") != 0)
+				n++;
+			pos += reclen;
+		}
+	}
+	close(fd);
+	return n;
+}
+
+/*
+ * idle: budget_pid/budget_limit, when set, keep the proxy (that pid) under
+ * its open files limit while tunnels are set up: a fresh tunnel may hold
+ * up to 6 fds (two sockets, two pipes) until its pipes are released.
+ */
+static int budget_pid, budget_limit;
+
 static int
 run_idle(int nconn, double secs)
 {
@@ -737,9 +781,24 @@ run_idle(int nconn, double secs)
 
 	if (cs == NULL)
 		return 1;
-	deadline = now_ns() + 120ULL * 1000000000ULL;	/* to set them all up */
-	while ((up + failed < nconn) && !stop_flag && now_ns() < deadline) {
+	int fds_meas = 0, up_since = 0, paused = 0;
+	uint64_t meas_at = 0, now;
+
+	deadline = now_ns() + 180ULL * 1000000000ULL;	/* to set them all up */
+	while ((up + failed < nconn) && !stop_flag && (now = now_ns()) < deadline) {
+		if (budget_pid > 0 && now - meas_at > 100000000ULL) {
+			fds_meas = count_fds(budget_pid);
+			meas_at = now;
+			up_since = 0;
+		}
 		while (pending < 256 && started < nconn) {
+			/* what the count may not show yet: every set-up in
+			 * progress and every tunnel up since, 6 fds each */
+			if (budget_pid > 0 && fds_meas + 6 * (pending +
+			    up_since + 1) + 128 > budget_limit) {
+				paused++;
+				break;
+			}
 			if (conn_start(&cs[started++]) < 0)
 				failed++;
 			else
@@ -761,11 +820,13 @@ run_idle(int nconn, double secs)
 				}
 			} else if (before != ST_IDLE && c->st == ST_IDLE) {
 				up++;
+				up_since++;
 				pending--;
 			}
 		}
 	}
-	printf("held=%d failed=%d\n", up - lost, failed + (nconn - up - failed));
+	printf("held=%d failed=%d ramp_pauses=%d\n", up - lost,
+	    failed + (nconn - up - failed), paused);
 	fflush(stdout);
 	/* hold: until a signal, EOF on stdin, or the time is up */
 	struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
@@ -842,6 +903,237 @@ run_hold(const struct sockaddr_in *at)
 	return 0;
 }
 
+/* ---- floor: the least a SOCKS5 relay can do ---- */
+
+/*
+ * A minimal single-threaded epoll SOCKS5 server: no-auth, IPv4 CONNECT
+ * only, no policy, plain recv/send through a 64 KiB buffer per direction.
+ * What any proxy in the path costs at least on this machine.
+ */
+enum fst { F_GREET, F_REQ, F_DIAL, F_RELAY };
+
+struct fdir {
+	uint32_t	 off, len;
+	bool		 eof, shut;
+	uint8_t		 buf[65536];
+};
+
+struct fconn;
+struct fend {
+	struct fconn	*fc;
+	int		 side;		/* 0 client, 1 server */
+	uint32_t	 want;		/* registered interest */
+	bool		 reg;		/* in the epoll set */
+};
+
+struct fconn {
+	int		 fd[2];
+	enum fst	 st;
+	uint32_t	 hlen;
+	uint8_t		 h[16];
+	struct fend	 end[2];
+	struct fdir	 dir[2];	/* dir i: read from fd i, write to fd !i */
+};
+
+static void
+floor_set(struct fconn *fc, int side, uint32_t ev)
+{
+	struct fend *e = &fc->end[side];
+	struct epoll_event ee = { .events = ev, .data.ptr = e };
+
+	if (fc->fd[side] < 0 || (e->reg && e->want == ev))
+		return;
+	epoll_ctl(g.epfd, e->reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+	    fc->fd[side], &ee);
+	e->reg = true;
+	e->want = ev;
+}
+
+static void
+floor_free(struct fconn *fc)
+{
+	if (fc->fd[0] >= 0)
+		close(fc->fd[0]);
+	if (fc->fd[1] >= 0)
+		close(fc->fd[1]);
+	free(fc);
+}
+
+/* Move what can be moved; recompute interest. Returns -1 when done. */
+static int
+floor_relay(struct fconn *fc)
+{
+	int i;
+	ssize_t r;
+	uint32_t ev[2] = { 0, 0 };
+
+	for (i = 0; i < 2; i++) {
+		struct fdir *d = &fc->dir[i];
+		for (;;) {
+			if (d->len > d->off) {
+				r = send(fc->fd[!i], d->buf + d->off,
+				    d->len - d->off, MSG_NOSIGNAL);
+				if (r < 0 && errno == EAGAIN)
+					break;
+				if (r <= 0)
+					return -1;
+				d->off += (uint32_t)r;
+				if (d->off < d->len)
+					continue;
+				d->off = d->len = 0;
+			}
+			if (d->eof)
+				break;
+			r = recv(fc->fd[i], d->buf, sizeof(d->buf), 0);
+			if (r < 0 && errno == EAGAIN)
+				break;
+			if (r < 0)
+				return -1;
+			if (r == 0) {
+				d->eof = true;
+				break;
+			}
+			d->len = (uint32_t)r;
+		}
+		if (d->eof && d->len == d->off && !d->shut) {
+			shutdown(fc->fd[!i], SHUT_WR);
+			d->shut = true;
+		}
+		if (d->len > d->off)
+			ev[!i] |= EPOLLOUT;
+		else if (!d->eof)
+			ev[i] |= EPOLLIN;
+	}
+	if (fc->dir[0].shut && fc->dir[1].shut)
+		return -1;
+	floor_set(fc, 0, ev[0]);
+	floor_set(fc, 1, ev[1]);
+	return 0;
+}
+
+static int
+floor_event(struct fconn *fc, int side)
+{
+	static const uint8_t ok[10] = { 5, 0, 0, 1, 0, 0, 0, 0, 0, 0 };
+	struct sockaddr_in to;
+	ssize_t r;
+	int soerr = 0, on = 1;
+	socklen_t sl = sizeof(soerr);
+
+	switch (fc->st) {
+	case F_GREET:
+	case F_REQ:
+		r = recv(fc->fd[0], fc->h + fc->hlen, sizeof(fc->h) - fc->hlen, 0);
+		if (r < 0 && errno == EAGAIN)
+			return 0;
+		if (r <= 0)
+			return -1;
+		fc->hlen += (uint32_t)r;
+		if (fc->st == F_GREET) {
+			if (fc->hlen < 2 || fc->hlen < 2u + fc->h[1])
+				return 0;
+			if (fc->h[0] != 5 || fc->hlen != 2u + fc->h[1])
+				return -1;	/* no pipelining here */
+			fc->hlen = 0;
+			fc->st = F_REQ;
+			return send(fc->fd[0], "\5\0", 2, MSG_NOSIGNAL) == 2 ? 0 : -1;
+		}
+		if (fc->hlen < 10)
+			return 0;
+		if (fc->h[0] != 5 || fc->h[1] != 1 || fc->h[3] != 1 || fc->hlen != 10)
+			return -1;
+		memset(&to, 0, sizeof(to));
+		to.sin_family = AF_INET;
+		memcpy(&to.sin_addr, fc->h + 4, 4);
+		memcpy(&to.sin_port, fc->h + 8, 2);
+		fc->fd[1] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
+		    SOCK_CLOEXEC, 0);
+		if (fc->fd[1] < 0)
+			return -1;
+		setsockopt(fc->fd[1], IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+		if (connect(fc->fd[1], (struct sockaddr *)&to, sizeof(to)) < 0 &&
+		    errno != EINPROGRESS)
+			return -1;
+		fc->st = F_DIAL;
+		floor_set(fc, 0, 0);
+		floor_set(fc, 1, EPOLLOUT);
+		return 0;
+	case F_DIAL:
+		if (side != 1)
+			return 0;
+		getsockopt(fc->fd[1], SOL_SOCKET, SO_ERROR, &soerr, &sl);
+		if (soerr != 0)
+			return -1;
+		if (send(fc->fd[0], ok, sizeof(ok), MSG_NOSIGNAL) != sizeof(ok))
+			return -1;
+		fc->st = F_RELAY;
+		return floor_relay(fc);
+	case F_RELAY:
+		return floor_relay(fc);
+	}
+	return -1;
+}
+
+static int
+run_floor(const struct sockaddr_in *at)
+{
+	int lfd, fd, on = 1, i, n;
+	struct epoll_event e, evs[256];
+	static struct fend lend;	/* the listener's marker */
+
+	lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (lfd < 0)
+		return perror("socket"), 1;
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	if (bind(lfd, (const struct sockaddr *)at, sizeof(*at)) < 0 ||
+	    listen(lfd, 4096) < 0)
+		return perror("floor: bind/listen"), 1;
+	e.events = EPOLLIN;
+	e.data.ptr = &lend;
+	epoll_ctl(g.epfd, EPOLL_CTL_ADD, lfd, &e);
+	while (!stop_flag) {
+		n = epoll_wait(g.epfd, evs, 256, 500);
+		for (i = 0; i < n; i++) {
+			struct fend *fe = evs[i].data.ptr;
+			if (fe == NULL)
+				continue;
+			if (fe == &lend) {
+				while ((fd = accept4(lfd, NULL, NULL,
+				    SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+					struct fconn *fc = calloc(1, sizeof(*fc));
+					if (fc == NULL) {
+						close(fd);
+						continue;
+					}
+					setsockopt(fd, IPPROTO_TCP, TCP_NODELAY,
+					    &on, sizeof(on));
+					fc->fd[0] = fd;
+					fc->fd[1] = -1;
+					fc->end[0].fc = fc->end[1].fc = fc;
+					fc->end[1].side = 1;
+					floor_set(fc, 0, EPOLLIN);
+				}
+				continue;
+			}
+			if (fe->fc->fd[fe->side] < 0)
+				continue;
+			if (floor_event(fe->fc, fe->side) < 0) {
+				/* later events of this batch for the same
+				 * tunnel: none, both fds leave epoll here, and
+				 * one epoll_wait reports an fd once */
+				struct fconn *fc = fe->fc;
+				int j;
+				for (j = i + 1; j < n; j++)
+					if (evs[j].data.ptr == &fc->end[0] ||
+					    evs[j].data.ptr == &fc->end[1])
+						evs[j].data.ptr = NULL;
+				floor_free(fc);
+			}
+		}
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -861,7 +1153,7 @@ main(int argc, char **argv)
 		return mkfile(argv[2], argv[3]);
 	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "m:t:p:b:c:d:w:u:n:l:V")) != -1) {
+	while ((opt = getopt(argc, argv, "m:t:p:b:c:d:w:u:n:l:VP:L:")) != -1) {
 		switch (opt) {
 		case 'm':
 			if (strcmp(optarg, "direct") == 0)
@@ -911,6 +1203,12 @@ main(int argc, char **argv)
 		case 'V':
 			g.verify = true;
 			break;
+		case 'P':
+			budget_pid = atoi(optarg);
+			break;
+		case 'L':
+			budget_limit = atoi(optarg);
+			break;
 		default:
 			usage();
 		}
@@ -928,10 +1226,10 @@ main(int argc, char **argv)
 	if ((g.bigbuf = malloc(BULK_BUF)) == NULL)
 		return 1;
 
-	if (strcmp(cmd, "hold") == 0) {
+	if (strcmp(cmd, "hold") == 0 || strcmp(cmd, "floor") == 0) {
 		if (!have_listen)
 			usage();
-		return run_hold(&listen_at);
+		return cmd[0] == 'h' ? run_hold(&listen_at) : run_floor(&listen_at);
 	}
 	if (!have_target || (g.mode != M_DIRECT && !g.have_proxy))
 		usage();

@@ -60,8 +60,8 @@ PN_UPSTREAM_EXTRA=(
 	--host-record=rebind.github.com,127.0.0.1
 	--host-record=meta.github.com,169.254.169.254
 	--host-record=priv.github.com,10.1.2.3
-	--host-record=dead.github.com,$PN_DEAD_ADDR
-	--host-record=slow.github.com,$PN_SLOW_ADDR
+	"--host-record=dead.github.com,$PN_DEAD_ADDR"
+	"--host-record=slow.github.com,$PN_SLOW_ADDR"
 )
 
 # pn_in CMD...: run CMD in the internet netns (our mount and PID namespace).

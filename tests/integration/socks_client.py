@@ -313,8 +313,13 @@ def main():
             return 0
         if a.mode == "hold":
             out("held", 1)
-            # Until killed, the proxy closes the tunnel, or --timeout.
-            select.select([s], [], [], a.timeout)
+            # Until killed, the proxy closes the tunnel, or --timeout;
+            # whatever the server sends (a banner) is read and dropped.
+            end = time.monotonic() + a.timeout
+            while time.monotonic() < end:
+                r, _, _ = select.select([s], [], [], end - time.monotonic())
+                if r and not s.recv(65536):
+                    break
             s.close()
             return 0
         if a.mode == "pipe":
