@@ -21,6 +21,7 @@ PKGS=(
 	# real peers for tests and benchmarks
 	bind9-dnsutils dnsmasq-base dnsperf prometheus curl git openssl
 	nginx-light openssh-client openssh-server python3 procps
+	dante-server microsocks
 )
 
 export DEBIAN_FRONTEND=noninteractive
@@ -35,6 +36,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 # The prometheus package starts a server we do not want; promtool is all we use.
 if command -v systemctl >/dev/null 2>&1; then
-	systemctl disable --now prometheus prometheus-node-exporter nginx \
+	systemctl disable --now prometheus prometheus-node-exporter nginx danted \
 		>/dev/null 2>&1 || true
 fi

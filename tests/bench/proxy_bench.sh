@@ -44,6 +44,7 @@
 # The machine's CPUs are shared by the client, the proxy and nginx: on a
 # small machine a proxy in the path competes for CPU with both ends.
 
+# shellcheck disable=SC2317  # functions called through gk_wait_for
 GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 BENCH_DIR=$(dirname "$GK_SELF")
 GK_ROOT=$(cd "$BENCH_DIR/../.." && pwd)
