@@ -171,14 +171,14 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 	struct proxy_session *s = &hs->base;
 	struct proxy_outcome o;
 
-	if (!s->have_cage && !cage_from_auth(s, buf, r)) {
-		deny_unknown(s);
-		return;
-	}
 	hs->connect = r->method == HTTP_METHOD_CONNECT;
 	hs->consumed = r->head_len;
 	if (set_target(s, r) == -1 || s->t.port == 0) {
 		respond(s, 400, "Bad Request", NULL, "gatekeeper: bad target");
+		return;
+	}
+	if (!s->have_cage && !cage_from_auth(s, buf, r)) {
+		deny_unknown(s);
 		return;
 	}
 	if (!hs->connect && !host_header_ok(buf, r, &s->t)) {

@@ -238,6 +238,10 @@ proxy_peek(const struct proxy_ctx *ctx, const struct proxy_who *who,
 		deny(o, GK_REASON_UNKNOWN_SOURCE, "the cage is gone");
 		return RELAY_PEEK_DENY;
 	}
+	/* a client that only listened (server-first) and left: nothing of
+	 * its went anywhere */
+	if (len == 0)
+		return eof ? RELAY_PEEK_ALLOW : RELAY_PEEK_MORE;
 	switch (sni_parse(buf, len, &r)) {
 	case SNI_NEED_MORE:
 		if (!eof)

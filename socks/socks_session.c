@@ -120,7 +120,7 @@ on_auth(struct socks_session *ss, const uint8_t *buf, size_t len)
 	struct proxy_session *s = &ss->base;
 	struct socks5_auth a;
 	uint8_t out[2];
-	size_t n;
+	size_t n, used;
 	bool ok;
 
 	switch (socks5_parse_auth(buf, len, &a)) {
@@ -139,6 +139,7 @@ on_auth(struct socks_session *ss, const uint8_t *buf, size_t len)
 	}
 	/* the token names the cage; without one, the source address must */
 	ok = proxy_session_cage_by_token(s, a.user) != NULL || s->have_cage;
+	used = a.consumed;
 	explicit_bzero(&a, sizeof(a));
 	n = socks5_build_auth_reply(ok, out, sizeof(out));
 	if (!ok) {
@@ -147,7 +148,7 @@ on_auth(struct socks_session *ss, const uint8_t *buf, size_t len)
 	}
 	bufferevent_write(s->bev, out, n);
 	socks_enter_state(ss, SOCKS_ST_REQUEST);
-	return a.consumed;
+	return used;
 }
 
 static void
