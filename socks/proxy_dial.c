@@ -282,10 +282,22 @@ proxy_dial_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	} else
 		d->state = DIAL_ST_RESOLVE_A;
 	d->deadline = evtimer_new(ctx->base, deadline_cb, d);
+	if (d->deadline == NULL || evtimer_add(d->deadline, &tv) == -1) {
+		dial_free(d);
+		return NULL;
+	}
+	/*
+	 * An address needs no lookup: start connecting now rather than a
+	 * loop turn later. Only the connect is started here (its result
+	 * comes through conn_cb, never inside this call); anything else,
+	 * a cage gone or a connect that failed at once, goes the deferred
+	 * way below, which reports it exactly as before.
+	 */
+	if (d->state == DIAL_ST_CONNECT && proxy_cage(ctx, who) != NULL &&
+	    dial_next(d))
+		return d;
 	d->kick = evtimer_new(ctx->base, kick_cb, d);
-	if (d->deadline == NULL || d->kick == NULL ||
-	    evtimer_add(d->deadline, &tv) == -1 ||
-	    evtimer_add(d->kick, &now) == -1) {
+	if (d->kick == NULL || evtimer_add(d->kick, &now) == -1) {
 		dial_free(d);
 		return NULL;
 	}

@@ -63,6 +63,9 @@ void		 proxy_session_refuse(struct proxy_session *s,
 void		 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 		    const uint8_t *to_client, size_t to_client_len,
 		    const uint8_t *to_server, size_t to_server_len, bool peek);
+/* Write a handshake reply (directly when nothing is queued). */
+void		 proxy_session_write(struct proxy_session *s, const void *buf,
+		    size_t len);
 /* Record a denial by this session (counters, audit). */
 void		 proxy_session_deny(struct proxy_session *s,
 		    const struct proxy_outcome *o);

@@ -84,6 +84,29 @@ proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
 	bufferevent_enable(s->bev, EV_WRITE);
 }
 
+/*
+ * Write a handshake reply. With nothing queued, send(2) it at once: the
+ * socket is almost always writable, and a bufferevent_write() would cost
+ * a loop turn and two epoll_ctl(2) calls before the client sees a byte.
+ * What send() does not take (EAGAIN, a short write, an error) goes
+ * through the bufferevent as before, which reports any error itself.
+ */
+void
+proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n = 0;
+
+	if (len > 0 &&
+	    evbuffer_get_length(bufferevent_get_output(s->bev)) == 0) {
+		n = send(s->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0)
+			n = 0;
+	}
+	if ((size_t)n < len)
+		bufferevent_write(s->bev, p + n, len - (size_t)n);
+}
+
 void
 proxy_session_deny(struct proxy_session *s, const struct proxy_outcome *o)
 {

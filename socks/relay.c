@@ -291,6 +291,19 @@ fill_splice(struct relay *r, int i)
 	int			 sz;
 
 	if (d->pipe[0] == -1) {
+		/*
+		 * No pipe yet: look before making one. Most short tunnels
+		 * read only an EOF in one direction, and a pipe for that
+		 * costs pipe2, fcntl and two closes for nothing.
+		 */
+		uint8_t	 c;
+
+		if ((n = recv(r->fd[i], &c, 1, MSG_PEEK | MSG_DONTWAIT)) == 0) {
+			d->eof = 1;
+			return 1;
+		}
+		if (n == -1)
+			return io_error(r, i, EV_READ, "recv");
 		pipe_open(r, d);
 		if (d->no_splice)
 			return 1;

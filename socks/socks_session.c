@@ -110,7 +110,7 @@ on_greeting(struct socks_session *ss, const uint8_t *buf, size_t len)
 		refuse_unknown(s, out, n);
 		return 0;
 	}
-	bufferevent_write(s->bev, out, n);
+	proxy_session_write(s, out, n);
 	return g.consumed;
 }
 
@@ -146,7 +146,7 @@ on_auth(struct socks_session *ss, const uint8_t *buf, size_t len)
 		refuse_unknown(s, out, n);
 		return 0;
 	}
-	bufferevent_write(s->bev, out, n);
+	proxy_session_write(s, out, n);
 	socks_enter_state(ss, SOCKS_ST_REQUEST);
 	return used;
 }
