@@ -306,35 +306,20 @@ static int
 bind_socket(const struct gk_addr *a, uint16_t port, int type, char *err,
     size_t errlen)
 {
-	struct sockaddr_storage ss;
 	char addr[GK_ADDR_STRLEN];
-	socklen_t sl = gk_addr_to_sockaddr(a, port, &ss);
-	int fd, on = 1, rcv = 4 * 1024 * 1024;
+	int fd, rcv = 4 * 1024 * 1024;
 
-	fd = socket(a->family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		goto fail;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	if (a->family == AF_INET)
-		setsockopt(fd, SOL_IP, IP_FREEBIND, &on, sizeof(on));
-	else
-		setsockopt(fd, SOL_IPV6, IPV6_FREEBIND, &on, sizeof(on));
+	if ((fd = gk_socket_bind(a, port, type, 128)) == -1) {
+		snprintf(err, errlen, "dns %s %s port %u: %s%s",
+		    type == SOCK_DGRAM ? "udp" : "tcp",
+		    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
+		    errno == EADDRINUSE ? " (another DNS server holds the "
+		    "port; stop it or choose --dns-port)" : "");
+		return -1;
+	}
 	if (type == SOCK_DGRAM)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
-	if (bind(fd, (struct sockaddr *)&ss, sl) == -1)
-		goto fail;
-	if (type == SOCK_STREAM && listen(fd, 128) == -1)
-		goto fail;
 	return fd;
-fail:
-	snprintf(err, errlen, "dns %s %s port %u: %s%s",
-	    type == SOCK_DGRAM ? "udp" : "tcp",
-	    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
-	    errno == EADDRINUSE ? " (another DNS server holds the port; "
-	    "stop it or choose --dns-port)" : "");
-	if (fd != -1)
-		close(fd);
-	return -1;
 }
 
 static void

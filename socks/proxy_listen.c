@@ -249,31 +249,15 @@ static int
 listen_socket(const struct gk_addr *a, uint16_t port, const char *name,
     char *err, size_t errlen)
 {
-	struct sockaddr_storage ss;
 	char addr[GK_ADDR_STRLEN];
-	socklen_t sl = gk_addr_to_sockaddr(a, port, &ss);
-	int fd, on = 1;
+	int fd;
 
-	fd = socket(a->family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		goto fail;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	if (a->family == AF_INET)
-		setsockopt(fd, SOL_IP, IP_FREEBIND, &on, sizeof(on));
-	else
-		setsockopt(fd, SOL_IPV6, IPV6_FREEBIND, &on, sizeof(on));
-	if (bind(fd, (struct sockaddr *)&ss, sl) == -1 ||
-	    listen(fd, 1024) == -1)
-		goto fail;
+	if ((fd = gk_socket_bind(a, port, SOCK_STREAM, 1024)) == -1)
+		snprintf(err, errlen, "%s proxy %s port %u: %s%s", name,
+		    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
+		    errno == EADDRINUSE ? " (another service holds the port; "
+		    "stop it or choose another port)" : "");
 	return fd;
-fail:
-	snprintf(err, errlen, "%s proxy %s port %u: %s%s", name,
-	    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
-	    errno == EADDRINUSE ? " (another service holds the port; stop it "
-	    "or choose another port)" : "");
-	if (fd != -1)
-		close(fd);
-	return -1;
 }
 
 struct proxy_listener *
