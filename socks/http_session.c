@@ -22,6 +22,7 @@ struct http_session {
 	uint8_t			*head;		/* origin-form head to send */
 	size_t			 head_len;
 	size_t			 consumed;	/* request head bytes */
+	int64_t			 body_limit;	/* forwarded: -1 chunked */
 };
 
 static void
@@ -90,10 +91,10 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 		evbuffer_drain(bufferevent_get_input(s->bev), hs->consumed);
 		if (hs->connect)
 			proxy_session_to_tunnel(s, o->fd, (const uint8_t *)ok,
-			    sizeof(ok) - 1, NULL, 0, true);
-		else
+			    sizeof(ok) - 1, NULL, 0, true, -1);
+		else	/* the body only: a pipelined request is dropped */
 			proxy_session_to_tunnel(s, o->fd, NULL, 0, hs->head,
-			    hs->head_len, false);
+			    hs->head_len, false, hs->body_limit);
 		return;
 	case PROXY_DENIED:
 	case PROXY_GONE:
@@ -194,6 +195,9 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 		return;
 	}
 	if (!hs->connect) {
+		hs->body_limit = r->body == HTTP_BODY_LENGTH ?
+		    (int64_t)r->content_length : r->body == HTTP_BODY_NONE ?
+		    0 : -1;
 		hs->head = malloc(HTTP_ORIGIN_MAX);
 		if (hs->head == NULL || (hs->head_len = http_build_origin(buf,
 		    r, hs->head, HTTP_ORIGIN_MAX)) == 0) {

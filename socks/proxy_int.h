@@ -60,9 +60,11 @@ void		 proxy_session_close(struct proxy_session *s,
 void		 proxy_session_refuse(struct proxy_session *s,
 		    const void *reply, size_t len);
 /* Hand the client socket and the dialled socket to a tunnel; s is freed. */
+/* up_limit: client bytes to forward at most (-1: all; see relay.h). */
 void		 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 		    const uint8_t *to_client, size_t to_client_len,
-		    const uint8_t *to_server, size_t to_server_len, bool peek);
+		    const uint8_t *to_server, size_t to_server_len, bool peek,
+		    int64_t up_limit);
 /* Write a handshake reply (directly when nothing is queued). */
 void		 proxy_session_write(struct proxy_session *s, const void *buf,
 		    size_t len);

@@ -116,7 +116,7 @@ proxy_session_deny(struct proxy_session *s, const struct proxy_outcome *o)
 void
 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
     const uint8_t *to_client, size_t to_client_len, const uint8_t *to_server,
-    size_t to_server_len, bool peek)
+    size_t to_server_len, bool peek, int64_t up_limit)
 {
 	struct evbuffer *in = bufferevent_get_input(s->bev);
 	struct relay_opts o;
@@ -129,6 +129,12 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	o.to_server_len = to_server_len;
 	/* bytes the client sent past its request: the stream's start */
 	o.from_client_len = evbuffer_get_length(in);
+	if (up_limit >= 0) {
+		o.up_limited = true;
+		o.up_limit = (uint64_t)up_limit;
+		if (o.from_client_len > o.up_limit)
+			o.from_client_len = (size_t)o.up_limit;
+	}
 	if (o.from_client_len > RELAY_PEEK_MAX) {
 		close(server_fd);
 		proxy_session_close(s, "too much data before the tunnel");

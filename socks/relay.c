@@ -59,6 +59,8 @@ struct relay_dir {
 	unsigned	 full:1;	/* the pipe refused more */
 	unsigned	 grown:1;	/* tried to grow the pipe */
 	unsigned	 moved:1;	/* bytes moved since the last tick */
+	unsigned	 limited:1;	/* forward only `left` more bytes */
+	uint64_t	 left;
 };
 
 struct relay {
@@ -152,6 +154,8 @@ dir_wants_read(const struct relay *r, int i)
 		return false;
 	if (i == RELAY_UP && relay_held(r))
 		return r->peek_len < RELAY_PEEK_MAX;
+	if (d->limited && d->left == 0 && d->piped == 0)
+		return true;		/* read and drop */
 	if (!d->no_splice)
 		return !d->full && (d->pipe[0] == -1 || d->piped < d->pipe_cap);
 	return buf_room(d) > 0;
@@ -271,6 +275,8 @@ fill_buf(struct relay *r, int i)
 	room = RELAY_BUF_SIZE - d->buf_len;
 	if (d->piped > 0 && room > d->piped)
 		room = d->piped;
+	else if (d->piped == 0 && d->limited && room > d->left)
+		room = (size_t)d->left;
 	if ((n = read(from, d->buf + d->buf_len, room)) == -1)
 		return io_error(r, i, EV_READ, "read");
 	d->buf_len += n;
@@ -278,6 +284,8 @@ fill_buf(struct relay *r, int i)
 		d->piped -= n;		/* left in the pipe by splice */
 	else if (n == 0)
 		d->eof = 1;
+	else if (d->limited)
+		d->left -= (uint64_t)n;
 	else if ((size_t)n < room)
 		r->ready[i] &= ~EV_READ;	/* drained the socket */
 	return 1;
@@ -308,10 +316,15 @@ fill_splice(struct relay *r, int i)
 		if (d->no_splice)
 			return 1;
 	}
-	n = splice(r->fd[i], NULL, d->pipe[1], NULL, d->pipe_cap - d->piped,
+	sz = (int)(d->pipe_cap - d->piped);
+	if (d->limited && (uint64_t)sz > d->left)
+		sz = (int)d->left;
+	n = splice(r->fd[i], NULL, d->pipe[1], NULL, (size_t)sz,
 	    RELAY_SPLICE_F);
 	if (n > 0) {
 		d->piped += n;
+		if (d->limited)
+			d->left -= (uint64_t)n;
 		if (!d->grown && d->piped >= d->pipe_cap / 2) {
 			d->grown = 1;	/* bulk: fewer, larger splices */
 			sz = fcntl(d->pipe[1], F_SETPIPE_SZ, RELAY_PIPE_SIZE);
@@ -480,6 +493,22 @@ peek_decide(struct relay *r)
 /* ---- the driver ------------------------------------------------------ */
 
 /* Advance direction i once: read, show the peek, write, finish. */
+/* Past the limit: read and drop, to see the client's EOF. */
+static int
+discard_read(struct relay *r, int i)
+{
+	uint8_t	 sink[4096];
+	ssize_t	 n;
+
+	if ((n = read(r->fd[i], sink, sizeof(sink))) == -1)
+		return io_error(r, i, EV_READ, "read");
+	if (n == 0)
+		r->dir[i].eof = 1;
+	else if ((size_t)n < sizeof(sink))
+		r->ready[i] &= ~EV_READ;
+	return 1;
+}
+
 static int
 dir_step(struct relay *r, int i)
 {
@@ -494,6 +523,8 @@ dir_step(struct relay *r, int i)
 	} else if ((r->ready[i] & EV_READ) && dir_wants_read(r, i)) {
 		if (i == RELAY_UP && relay_held(r))
 			rv = peek_read(r);
+		else if (d->limited && d->left == 0 && d->piped == 0)
+			rv = discard_read(r, i);
 		else if (d->no_splice)
 			rv = fill_buf(r, i);
 		else
@@ -734,6 +765,7 @@ static int
 relay_init(struct relay *r, const struct relay_opts *o)
 {
 	int	 i, one = 1;
+	size_t	 n;
 
 	for (i = 0; i < 2; i++) {
 		/* We forward as it comes: no Nagle delay on top. */
@@ -754,6 +786,17 @@ relay_init(struct relay *r, const struct relay_opts *o)
 	if (pre_append(&r->dir[RELAY_UP], o->to_server, o->to_server_len) ||
 	    pre_append(&r->dir[RELAY_DOWN], o->to_client, o->to_client_len))
 		return -1;
+	if (o->up_limited) {
+		if (o->peek != NULL) {
+			errno = EINVAL;
+			return -1;
+		}
+		n = o->from_client_len < o->up_limit ? o->from_client_len :
+		    (size_t)o->up_limit;
+		r->dir[RELAY_UP].limited = 1;
+		r->dir[RELAY_UP].left = o->up_limit - n;
+		return pre_append(&r->dir[RELAY_UP], o->from_client, n);
+	}
 	if (o->peek == NULL)
 		return pre_append(&r->dir[RELAY_UP], o->from_client,
 		    o->from_client_len);

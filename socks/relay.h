@@ -64,6 +64,13 @@ struct relay_opts {
 	 */
 	const uint8_t	*from_client;
 	size_t		 from_client_len;
+	/*
+	 * Forward at most up_limit bytes of the client's stream (from_client
+	 * included); read and drop the rest (a forwarded HTTP request: its
+	 * body, and not a pipelined request behind it). Not with peek.
+	 */
+	bool		 up_limited;
+	uint64_t	 up_limit;
 };
 
 /*

@@ -172,7 +172,7 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 			port = ntohs(((struct sockaddr_in *)&bnd)->sin_port);
 		n = socks5_build_reply(SOCKS5_REP_SUCCEEDED,
 		    ba.family != 0 ? &ba : NULL, port, out, sizeof(out));
-		proxy_session_to_tunnel(s, o->fd, out, n, NULL, 0, true);
+		proxy_session_to_tunnel(s, o->fd, out, n, NULL, 0, true, -1);
 		return;
 	case PROXY_DENIED:
 		deny_reply(s, o);

@@ -755,6 +755,28 @@ test_prefixes(void **state)
 	check_done(t, "closed", 12, 11);
 }
 
+/* A forwarded HTTP request: its body goes, a pipelined request does not. */
+static void
+test_up_limit(void **state)
+{
+	struct tctx		*t = *state;
+	struct relay_opts	 o = {
+		.to_server = (const uint8_t *)"HEAD\r\n", .to_server_len = 6,
+		.from_client = (const uint8_t *)"ab", .from_client_len = 2,
+		.up_limited = true, .up_limit = 5,
+		.no_splice = t->prm.no_splice,
+	};
+
+	start(t, &o);
+	peer_send(&t->cage, "cdeGET /evil", 12, 0, END_SHUT);
+	peer_send(&t->up, "srv", 3, 0, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	assert_int_equal(t->up.rx_len, 11);
+	assert_memory_equal(t->up.rx_keep, "HEAD\r\nabcde", 11);
+	assert_int_equal(t->cage.rx_len, 3);
+	check_done(t, "closed", 11, 3);
+}
+
 #define T(f, prm)	{ #f, f, setup, teardown, prm }
 #define TP(name, f, prm) { name, f, setup, teardown, prm }
 
@@ -788,6 +810,8 @@ main(void)
 		TP("peek_eof_empty", test_peek_eof, &flag),
 		T(test_peek_from_client, NULL),
 		T(test_prefixes, NULL),
+		TP("up_limit_splice", test_up_limit, &splice),
+		TP("up_limit_buffered", test_up_limit, &buffered),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
