@@ -684,10 +684,15 @@ http_build_origin(const uint8_t *buf, const struct http_request *req,
 	struct wr w = { out, outlen, 0, false };
 	const struct http_span *p = &req->path;
 	char ver[] = " HTTP/1.0\r\n";
-	size_t i;
+	size_t i, nfwd = 0;
 
 	if (req->method == HTTP_METHOD_CONNECT || req->head_len == 0 ||
 	    req->minor > 9)
+		return 0;
+	for (i = 0; i < req->nhdr; i++)
+		nfwd += http_header_forwarded(buf, req, i);
+	/* with Host and Connection added it must still be a valid head */
+	if (nfwd + 2 > HTTP_MAX_HEADERS)
 		return 0;
 	wr_put(&w, buf + req->method_tok.off, req->method_tok.len);
 	wr_str(&w, " ");

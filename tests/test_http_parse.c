@@ -576,10 +576,41 @@ test_peek(void **state)
 	assert_int_equal(h.head_len, 32);
 }
 
+/* The rewrite adds Host and Connection: it must stay a valid head. */
+static void
+test_origin_header_count(void **state)
+{
+	static uint8_t buf[HTTP_HEAD_MAX], out[HTTP_ORIGIN_MAX];
+	struct http_request *r = malloc(sizeof(*r));
+	size_t k, len;
+	int n;
+
+	(void)state;
+	assert_non_null(r);
+	for (k = 97; k <= 99; k++) {
+		len = (size_t)snprintf((char *)buf, sizeof(buf),
+		    "GET http://a.test/ HTTP/1.1\r\n");
+		for (n = 0; n < (int)k; n++)
+			len += (size_t)snprintf((char *)buf + len,
+			    sizeof(buf) - len, "X-%d: v\r\n", n);
+		len += (size_t)snprintf((char *)buf + len, sizeof(buf) - len,
+		    "\r\n");
+		assert_int_equal(http_parse_request(buf, len, r), HTTP_OK);
+		if (k + 2 <= HTTP_MAX_HEADERS)
+			assert_true(http_build_origin(buf, r, out,
+			    sizeof(out)) > 0);
+		else
+			assert_int_equal(http_build_origin(buf, r, out,
+			    sizeof(out)), 0);
+	}
+	free(r);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_origin_header_count),
 		cmocka_unit_test(test_captured),
 		cmocka_unit_test(test_captured_prefixes),
 		cmocka_unit_test(test_statuses),

@@ -55,10 +55,17 @@ static void
 check_origin(const uint8_t *b, const struct http_request *r)
 {
 	struct http_host h;
-	size_t n;
+	size_t n, i, nfwd = 0;
 
 	n = http_build_origin(b, r, out, sizeof(out));
 	if (r->method == HTTP_METHOD_CONNECT) {
+		assert(n == 0);
+		return;
+	}
+	for (i = 0; i < r->nhdr; i++)
+		nfwd += http_header_forwarded(b, r, i);
+	if (nfwd + 2 > HTTP_MAX_HEADERS) {
+		/* Host and Connection would not fit: refused */
 		assert(n == 0);
 		return;
 	}
