@@ -524,3 +524,30 @@ gk_tail() {
 	[ -f "$1" ] || return 0
 	tail -n "${2:-20}" "$1" | sed 's/^/       | /'
 }
+
+# gk_daemon_arg SCRIPT-NAME "$@": the test scripts' one argument, the
+# gatekeeperd to test; sets GKD (absolute) or exits 2 (usage) / 1.
+gk_daemon_arg() {
+	local name=$1
+	shift
+	if [ $# -lt 1 ]; then
+		echo "usage: bash $name /path/to/gatekeeperd" >&2
+		exit 2
+	fi
+	GKD=$(readlink -f "$1")
+	if [ ! -x "$GKD" ]; then
+		echo "$name: $1: not an executable" >&2
+		exit 1
+	fi
+}
+
+# gk_require TOOL...: skip (exit 77) naming the first one missing.
+gk_require() {
+	local t
+	for t in "$@"; do
+		if ! command -v "$t" >/dev/null 2>&1; then
+			echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"
+			exit 77
+		fi
+	done
+}

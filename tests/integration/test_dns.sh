@@ -22,21 +22,8 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
 
-if [ $# -lt 1 ]; then
-	echo "usage: bash test_dns.sh /path/to/gatekeeperd" >&2
-	exit 2
-fi
-GKD=$(readlink -f "$1")
-if [ ! -x "$GKD" ]; then
-	echo "test_dns.sh: $1: not an executable" >&2
-	exit 1
-fi
-for t in dig dnsmasq curl promtool unshare ip "$PYTHON"; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"
-		exit 77
-	fi
-done
+gk_daemon_arg test_dns.sh "$@"
+gk_require dig dnsmasq curl promtool unshare ip "$PYTHON"
 
 gk_enter_netns 77 "$GK_SELF" "$GKD"
 gk_setup

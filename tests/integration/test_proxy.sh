@@ -39,22 +39,9 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
 
-if [ $# -lt 1 ]; then
-	echo "usage: bash test_proxy.sh /path/to/gatekeeperd" >&2
-	exit 2
-fi
-GKD=$(readlink -f "$1")
-if [ ! -x "$GKD" ]; then
-	echo "test_proxy.sh: $1: not an executable" >&2
-	exit 1
-fi
-for t in dig dnsmasq curl unshare nsenter ip mount nginx openssl git ssh \
-    ssh-keygen /usr/sbin/sshd sha256sum timeout "$PYTHON"; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "SKIP: $t not installed (deploy/install-deps.sh installs it)"
-		exit 77
-	fi
-done
+gk_daemon_arg test_proxy.sh "$@"
+gk_require dig dnsmasq curl unshare nsenter ip mount nginx openssl git ssh \
+    ssh-keygen /usr/sbin/sshd sha256sum timeout "$PYTHON"
 
 # Hermetic clients: no proxy or CA settings from the caller's environment.
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
