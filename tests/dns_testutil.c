@@ -12,23 +12,13 @@
 #include <cmocka.h>
 
 #include "dns_testutil.h"
+#include "testdata.h"
 
 
 void
 load(const char *name, struct msg *m)
 {
-	const char *src = getenv("GK_SRCDIR");
-	char path[1024];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/tests/data/dns/%s",
-	    src != NULL ? src : ".", name);
-	f = fopen(path, "rb");
-	if (f == NULL)
-		fail_msg("cannot open %s", path);
-	m->n = fread(m->b, 1, sizeof(m->b), f);
-	fclose(f);
-	assert_true(m->n > 0 && m->n < sizeof(m->b));
+	m->n = test_data_load("dns", name, m->b, sizeof(m->b));
 }
 
 void

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "dns_cache.h"
+#include "testdata.h"
 
 #define T0	1000
 
@@ -254,19 +255,10 @@ test_cache_evict(void **state)
 static size_t
 load(const char *c, const char *kind, uint8_t *buf, size_t len)
 {
-	const char *src = getenv("GK_SRCDIR");
-	char path[1024];
-	size_t n;
-	FILE *f;
+	char name[256];
 
-	snprintf(path, sizeof(path), "%s/tests/data/dns/%s.%s.bin",
-	    src != NULL ? src : ".", c, kind);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("cannot open %s", path);
-	n = fread(buf, 1, len, f);
-	fclose(f);
-	assert_true(n > 0 && n < len);
-	return n;
+	snprintf(name, sizeof(name), "%s.%s.bin", c, kind);
+	return test_data_load("dns", name, buf, len);
 }
 
 /* Every record of the reply carries `ttl`. */

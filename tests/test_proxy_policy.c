@@ -21,6 +21,7 @@
 #include "gk_special.h"
 #include "proxy.h"
 #include "sni.h"
+#include "testdata.h"
 
 #define NPAT		4	/* patterns per case (NULL-terminated) */
 #define NPIN		3	/* pins per case */
@@ -165,17 +166,11 @@ teardown(void **state)
 static void
 load(const char *name, struct capture *cap)
 {
-	const char *src = getenv("GK_SRCDIR");
-	char path[1024];
-	FILE *f;
+	char file[256];
 
-	snprintf(path, sizeof(path), "%s/tests/data/tls/%s.bin",
-	    src != NULL ? src : ".", name);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("cannot open %s", path);
-	cap->n = fread(cap->b, 1, sizeof(cap->b), f);
-	fclose(f);
-	assert_true(cap->n > SNI_REC_HDR && cap->n < sizeof(cap->b));
+	snprintf(file, sizeof(file), "%s.bin", name);
+	cap->n = test_data_load("tls", file, cap->b, sizeof(cap->b));
+	assert_true(cap->n > SNI_REC_HDR);
 }
 
 /* Peek at the first n bytes from an exact-size copy (ASan sees overreads). */

@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "sni.h"
+#include "testdata.h"
 
 #define BUF_MAX	(SNI_MAX_WIRE + 4096)
 
@@ -50,17 +51,11 @@ static struct msg m, m2;
 static void
 load(const char *name, struct msg *mm)
 {
-	const char *src = getenv("GK_SRCDIR");
-	char path[1024];
-	FILE *f;
+	char file[256];
 
-	snprintf(path, sizeof(path), "%s/tests/data/tls/%s.bin",
-	    src != NULL ? src : ".", name);
-	if ((f = fopen(path, "rb")) == NULL)
-		fail_msg("cannot open %s", path);
-	mm->n = fread(mm->b, 1, sizeof(mm->b), f);
-	fclose(f);
-	assert_true(mm->n > SNI_REC_HDR && mm->n < sizeof(mm->b));
+	snprintf(file, sizeof(file), "%s.bin", name);
+	mm->n = test_data_load("tls", file, mm->b, sizeof(mm->b));
+	assert_true(mm->n > SNI_REC_HDR);
 }
 
 /* Parse the first n bytes from an exact-size copy, so ASan sees overreads. */
