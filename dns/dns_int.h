@@ -99,7 +99,6 @@ size_t		 dns_handle_query(struct dns_server *s,
 		    const struct dns_client *cl, const uint8_t *buf,
 		    size_t len, time_t now, uint8_t *out, size_t outlen);
 void		 dns_pending_free_all(struct dns_server *s);
-time_t		 dns_now(void);
 
 /* dns_server.c */
 void		 dns_send_reply(struct dns_server *s,

@@ -16,6 +16,7 @@
 #include "gk_log.h"
 #include "gk_policy.h"
 #include "gk_stats.h"
+#include "gk_time.h"
 
 struct dns_waiter {
 	struct dns_waiter	*next;
@@ -38,15 +39,6 @@ struct dns_pending {
 	size_t			 nwaiters;
 	struct event		*deadline;
 };
-
-time_t
-dns_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec;
-}
 
 static uint32_t
 key_hash(const struct dns_query *q)
@@ -214,7 +206,7 @@ pending_finish(struct dns_pending *p, const uint8_t *msg,
 {
 	struct dns_server *s = p->srv;
 	struct dns_waiter *w, *next;
-	time_t now = dns_now();
+	time_t now = gk_now();
 
 	for (w = p->waiters; w != NULL; w = next) {
 		next = w->next;
@@ -255,7 +247,7 @@ upstream_cb(void *arg, bool ok, const uint8_t *abuf, size_t alen)
 	}
 	if (a != NULL && s->cache != NULL && !s->stopping)
 		dns_cache_put(s->cache, p->q.name, p->q.name_len, p->q.qtype,
-		    p->q.qclass, abuf, alen, a, s->ttl_cap, dns_now());
+		    p->q.qclass, abuf, alen, a, s->ttl_cap, gk_now());
 	if (a == NULL && was_waiting)
 		gk_stats.dns_upstream_errors++;
 	pending_unlink(s, p);
@@ -529,7 +521,7 @@ dns_lookup(struct dns_server *s, const char *name, uint16_t qtype,
 	if (lookup_query(name, qtype, &q) == -1)
 		return DNS_LOOKUP_FAILED;
 	if (s->cache != NULL && (e = dns_cache_get(s->cache, q.name,
-	    q.name_len, q.qtype, q.qclass, s->ttl_cap, dns_now())) != NULL) {
+	    q.name_len, q.qtype, q.qclass, s->ttl_cap, gk_now())) != NULL) {
 		gk_stats.dns_cache_hits++;
 		lookup_fill(res, e->rcode, e->addrs, e->naddrs);
 		return DNS_LOOKUP_DONE;

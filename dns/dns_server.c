@@ -21,6 +21,7 @@
 #include "dns_int.h"
 #include "gk_cage.h"
 #include "gk_log.h"
+#include "gk_time.h"
 
 struct dns_tcp {
 	TAILQ_ENTRY(dns_tcp)	 entry;
@@ -119,7 +120,7 @@ static void
 udp_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_server *s = arg;
-	time_t now = dns_now();
+	time_t now = gk_now();
 	unsigned round, nout;
 	int got;
 
@@ -207,7 +208,7 @@ tcp_read_cb(struct bufferevent *bev, void *arg)
 	uint8_t hdr[2], msg[DNS_MAX_MSG], out[DNS_MAX_MSG];
 	struct dns_client cl;
 	size_t mlen, len;
-	time_t now = dns_now();
+	time_t now = gk_now();
 
 	memset(&cl, 0, sizeof(cl));
 	cl.addr = t->peer;
@@ -332,7 +333,7 @@ static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_server *s = arg;
-	time_t now = dns_now();
+	time_t now = gk_now();
 
 	(void)fd;
 	(void)what;

@@ -19,6 +19,7 @@
 #include "gk_audit.h"
 #include "gk_cage.h"
 #include "gk_log.h"
+#include "gk_time.h"
 
 #define AUDIT_FLUSH_MS		100
 #define AUDIT_HIGH_WATER	(256 * 1024)	/* flush at once above */
@@ -259,15 +260,6 @@ gk_audit_event(struct gk_audit *a, const char *event, const struct gk_cage *c,
 	audit_schedule(a);
 }
 
-static uint64_t
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static uint32_t
 fold_hash(const char *cage, const char *name, uint16_t qtype)
 {
@@ -316,7 +308,7 @@ deny_line(struct gk_audit *a, const char *cage, const char *label,
 static void
 fold_flush(struct gk_audit *a, bool all)
 {
-	uint64_t now = mono_ms();
+	uint64_t now = gk_now_ms();
 	struct fold *f;
 	size_t i;
 
@@ -351,7 +343,7 @@ gk_audit_dns_deny_fold(struct gk_audit *a, const struct gk_cage *c,
 	h = fold_hash(c->id, name, qtype);
 	f = &a->folds[h % FOLD_SLOTS];
 	if (!fold_match(f, h, c, name, qtype) ||
-	    mono_ms() - f->opened_ms >= FOLD_WINDOW_MS)
+	    gk_now_ms() - f->opened_ms >= FOLD_WINDOW_MS)
 		return false;
 	f->repeated++;
 	return true;
@@ -381,7 +373,7 @@ gk_audit_dns_deny(struct gk_audit *a, const struct gk_cage *c,
 	f->used = true;
 	f->hash = h;
 	f->qtype = qtype;
-	f->opened_ms = mono_ms();
+	f->opened_ms = gk_now_ms();
 	f->repeated = 0;
 	memcpy(f->cage, c->id, sizeof(f->cage));
 	memcpy(f->label, c->label, sizeof(f->label));

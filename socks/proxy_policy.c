@@ -13,18 +13,10 @@
 #include "gk_cage.h"
 #include "gk_log.h"
 #include "gk_special.h"
+#include "gk_time.h"
 #include "proxy.h"
 #include "sni.h"
 #include "socks.h"
-
-static time_t
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec;
-}
 
 struct gk_cage *
 proxy_cage(const struct proxy_ctx *ctx, const struct proxy_who *who)
@@ -97,7 +89,7 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	if (gk_allow_addr_cidr(c->allow, &t->addr))
 		return deny(o, GK_REASON_NOT_ALLOWLISTED, "a CIDR pattern covers "
 		    "%s, but not on port %u", t->name, t->port);
-	pin = pinned_allowed(c, &t->addr, t->port, mono_now());
+	pin = pinned_allowed(c, &t->addr, t->port, gk_now());
 	if (pin == 1)
 		return true;
 	if (pin == 0)
@@ -134,7 +126,7 @@ peek_tls(const struct gk_cage *c, const struct proxy_target *t,
 	 * resolved to exactly that address (or the address is a CIDR) */
 	if (gk_allow_addr_cidr(c->allow, &t->addr) ||
 	    (gk_allow_name(c->allow, r->name, r->name_len, t->port) &&
-	    gk_cage_pinned_name(c, &t->addr, r->name, mono_now())))
+	    gk_cage_pinned_name(c, &t->addr, r->name, gk_now())))
 		return RELAY_PEEK_ALLOW;
 	deny(o, GK_REASON_SNI_MISMATCH, "TLS server name %s is not an allowed "
 	    "name this cage resolved to %s", r->name, t->name);
@@ -152,7 +144,7 @@ host_ok(const struct gk_cage *c, const struct proxy_target *t,
 	/* a name for an address target: allowed and pinned there */
 	return gk_allow_addr_cidr(c->allow, &t->addr) ||
 	    (gk_allow_name(c->allow, h->name, strlen(h->name), t->port) &&
-	    gk_cage_pinned_name(c, &t->addr, h->name, mono_now()));
+	    gk_cage_pinned_name(c, &t->addr, h->name, gk_now()));
 }
 
 /* Does the first line end in an HTTP version, as a request line does? */

@@ -21,6 +21,7 @@
 #include "gk_special.h"
 #include "proxy.h"
 #include "sni.h"
+#include "gk_time.h"
 #include "testdata.h"
 
 #define NPAT		4	/* patterns per case (NULL-terminated) */
@@ -53,15 +54,6 @@ struct capture {
 	uint8_t	b[CAPTURE_MAX];
 	size_t	n;
 };
-
-static time_t
-mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return ts.tv_sec;
-}
 
 static struct gk_addr
 addr(const char *s)
@@ -108,7 +100,7 @@ cage_new(const char *const *pats, const struct pin_spec *pins)
 {
 	struct gk_addr src = addr(CAGE_SRC), a;
 	enum gk_cage_err e;
-	time_t now = mono_now();
+	time_t now = gk_now();
 	size_t i;
 
 	fx.c = gk_cage_create(fx.t, &src, "test", 1000, allowlist(pats), &e);
@@ -477,7 +469,7 @@ test_allowed_many_pinned_names(void **state)
 	struct proxy_target t;
 	struct gk_addr a = addr("151.101.1.1");
 	char name[64];
-	time_t now = mono_now();
+	time_t now = gk_now();
 	int i;
 
 	(void)state;
