@@ -22,6 +22,10 @@ PKGS=(
 	bind9-dnsutils dnsmasq-base dnsperf prometheus curl git openssl
 	nginx-light openssh-client openssh-server python3 procps
 	dante-server microsocks
+	# nft plumbing integration test (cage-side probes)
+	socat netcat-openbsd iputils-ping
+	# end-to-end test (git smart HTTP behind nginx) and the gk-run benchmark
+	fcgiwrap hyperfine
 )
 
 export DEBIAN_FRONTEND=noninteractive

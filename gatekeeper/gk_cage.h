@@ -44,6 +44,7 @@ struct gk_cage {
 	uint64_t	 connections;
 
 	void		*owner;			/* control connection */
+	bool		 plumbed;		/* veth + nft made for it */
 
 	/* private to gk_cage.c */
 	struct gk_pinset *pins;

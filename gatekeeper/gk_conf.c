@@ -20,7 +20,7 @@
 
 enum key_id {
 	K_CONFIG, K_CONTROL, K_LISTEN, K_DNS_PORT, K_SOCKS_PORT, K_HTTP_PORT,
-	K_CAGE_SUBNET, K_UPSTREAM, K_TTL_CAP, K_UPSTREAM_TIMEOUT,
+	K_CAGE_SUBNET, K_PLUMBING, K_UPSTREAM, K_TTL_CAP, K_UPSTREAM_TIMEOUT,
 	K_CACHE_SIZE, K_CONNECT_TIMEOUT, K_IDLE_TIMEOUT, K_METRICS,
 	K_AUDIT_LOG, K_LOG_LEVEL, K_FOREGROUND,
 	K_CHECK, K_VERBOSE, K_HELP, K_VERSION, K__MAX
@@ -52,8 +52,11 @@ static const struct key keys[K__MAX] = {
 	[K_HTTP_PORT] = { "http-port", 'H', true, true, "PORT", "3128",
 	    "HTTP proxy port: CONNECT and http:// requests" },
 	[K_CAGE_SUBNET] = { "cage-subnet", 'S', true, true, "CIDR",
-	    "10.143.0.0/16", "IPv4 range cage addresses come from "
-	    "(checked; used by the kernel plumbing, not in this release)" },
+	    "10.143.0.0/16", "IPv4 range cage addresses come from; the "
+	    "listen address is the cages' gateway inside it" },
+	[K_PLUMBING] = { "plumbing", 'P', true, true, "auto|on|off", "auto",
+	    "veth, routes and nftables for namespace cages; auto: on "
+	    "when --listen is inside --cage-subnet" },
 	[K_UPSTREAM] = { "upstream", 'u', true, true, "IP[:PORT]",
 	    "the host's /etc/resolv.conf", "upstream resolver (repeatable, "
 	    "up to 8)" },
@@ -325,6 +328,17 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		return set_port(key, value, &c->http_port, err, errlen);
 	case K_CAGE_SUBNET:
 		return set_subnet(c, value, err, errlen);
+	case K_PLUMBING:
+		if (strcmp(value, "auto") == 0)
+			c->plumbing = GK_PLUMB_AUTO;
+		else if (strcmp(value, "on") == 0)
+			c->plumbing = GK_PLUMB_ON;
+		else if (strcmp(value, "off") == 0)
+			c->plumbing = GK_PLUMB_OFF;
+		else
+			return errf(err, errlen, "plumbing: '%s' is not one of "
+			    "auto, on, off", value);
+		return 0;
 	case K_UPSTREAM:
 		return set_upstream(c, value, src, err, errlen);
 	case K_TTL_CAP:

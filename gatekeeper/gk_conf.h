@@ -24,6 +24,12 @@ struct gk_upstream {
 	uint16_t	port;
 };
 
+enum gk_plumbing {
+	GK_PLUMB_AUTO,		/* on when listen is inside cage_net */
+	GK_PLUMB_ON,
+	GK_PLUMB_OFF,
+};
+
 struct gk_conf {
 	char		 config_path[PATH_MAX];
 	bool		 config_given;		/* -c on the command line */
@@ -34,6 +40,7 @@ struct gk_conf {
 	uint16_t	 http_port;
 	struct gk_addr	 cage_net;
 	uint8_t		 cage_prefix;
+	enum gk_plumbing plumbing;
 	size_t		 nupstreams;		/* 0: the host's resolv.conf */
 	struct gk_upstream upstreams[GK_CONF_MAX_UPSTREAMS];
 	uint32_t	 ttl_cap;		/* seconds */

@@ -26,6 +26,7 @@
 #include "gk_audit.h"
 #include "gk_cage.h"
 #include "gk_control.h"
+#include "gk_control_int.h"
 #include "gk_ctlreq.h"
 #include "gk_log.h"
 #include "gk_stats.h"
@@ -33,311 +34,12 @@
 #define CTL_OUT_HIGH	(1024 * 1024)	/* stop reading above */
 #define CTL_RETRY_SEC	1		/* after EMFILE */
 #define CTL_FLUSH_SEC	10		/* to flush a last reply */
-#define CTL_ERRLEN	1024
-
-enum ctlconn_state {
-	CTL_ST_READY,		/* reading requests */
-	CTL_ST_FLUSHING,	/* no more requests: flush replies, close */
-};
-
-struct ctlconn {
-	TAILQ_ENTRY(ctlconn)	 entry;
-	struct gk_control	*ctl;
-	struct bufferevent	*bev;
-	uint64_t		 id;
-	enum ctlconn_state	 state;
-	bool			 eof;	/* the peer stopped sending */
-	uid_t			 uid;
-	pid_t			 pid;
-	struct gk_cage		**cages;	/* created here */
-	size_t			 ncages;
-	size_t			 cagecap;
-};
-
-struct gk_control {
-	struct event_base	*base;
-	struct evconnlistener	*lev;
-	struct event		*retry_ev;
-	char			*path;
-	dev_t			 dev;	/* of the socket we bound */
-	ino_t			 ino;
-	struct gk_cage_table	*cages;
-	struct gk_audit		*audit;
-	TAILQ_HEAD(, ctlconn)	 conns;
-	size_t			 nconns;
-	uint64_t		 next_id;
-};
+#define CTL_READ_MAX	16384		/* bytes per recvmsg */
+#define CTL_FDS_MAX	4		/* fds accepted per recvmsg */
 
 static void	ctlconn_drive(struct ctlconn *);
+static void	ctlconn_read_cb(evutil_socket_t, short, void *);
 static void	ctlconn_close(struct ctlconn *, const char *);
-
-/* ---- replies ---------------------------------------------------------- */
-
-static void
-reply(struct ctlconn *cc, struct json_object *o)
-{
-	struct evbuffer *out = bufferevent_get_output(cc->bev);
-	const char *s;
-
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE);
-	evbuffer_add(out, s, strlen(s));
-	evbuffer_add(out, "\n", 1);
-	json_object_put(o);
-}
-
-static void
-reply_ok(struct ctlconn *cc, const char *key, struct json_object *v)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	if (key != NULL)
-		json_object_object_add(o, key, v);
-	reply(cc, o);
-}
-
-static void __attribute__((format(printf, 2, 3)))
-reply_error(struct ctlconn *cc, const char *fmt, ...)
-{
-	struct json_object *o = json_object_new_object();
-	char msg[CTL_ERRLEN];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	reply(cc, o);
-}
-
-/* ---- cages owned by a connection -------------------------------------- */
-
-static int
-own_cage(struct ctlconn *cc, struct gk_cage *c)
-{
-	struct gk_cage **n;
-	size_t cap;
-
-	if (cc->ncages == cc->cagecap) {
-		cap = cc->cagecap == 0 ? 4 : cc->cagecap * 2;
-		if ((n = reallocarray(cc->cages, cap, sizeof(*n))) == NULL)
-			return -1;
-		cc->cages = n;
-		cc->cagecap = cap;
-	}
-	cc->cages[cc->ncages++] = c;
-	c->owner = cc;
-	return 0;
-}
-
-static void
-disown_cage(struct ctlconn *cc, struct gk_cage *c)
-{
-	size_t i;
-
-	for (i = 0; i < cc->ncages; i++) {
-		if (cc->cages[i] == c) {
-			cc->cages[i] = cc->cages[--cc->ncages];
-			break;
-		}
-	}
-	c->owner = NULL;
-}
-
-static void
-cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
-{
-	struct json_object *d = json_object_new_object();
-	char addr[GK_ADDR_STRLEN];
-
-	json_object_object_add(d, "reason", json_object_new_string(reason));
-	gk_audit_event(ctl->audit, "cage.destroy", c, d);
-	log_info("cage=%s label=\"%s\" source=%s action=destroy reason=\"%s\"",
-	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),
-	    reason);
-	if (c->owner != NULL)
-		disown_cage(c->owner, c);
-	gk_cage_destroy(ctl->cages, c);
-}
-
-/* ---- operations ------------------------------------------------------- */
-
-static struct gk_allowlist *
-make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
-{
-	struct gk_allowlist *al;
-	char err[CTL_ERRLEN] = "";
-
-	al = gk_allowlist_new((const char *const *)req->allow, req->nallow,
-	    err, sizeof(err));
-	if (al == NULL)
-		reply_error(cc, "%s", err[0] != '\0' ? err :
-		    "cannot build the allowlist: out of memory");
-	return al;
-}
-
-static void
-audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c)
-{
-	struct json_object *d = json_object_new_object();
-	char addr[GK_ADDR_STRLEN];
-
-	json_object_object_add(d, "uid", json_object_new_int64(cc->uid));
-	json_object_object_add(d, "source", json_object_new_string(
-	    gk_addr_ntop(&c->source, addr, sizeof(addr))));
-	json_object_object_add(d, "allow", gk_ctl_allow_json(c->allow));
-	gk_audit_event(cc->ctl->audit, event, c, d);
-	log_info("cage=%s label=\"%s\" source=%s uid=%u action=%s "
-	    "patterns=%zu conn=%llu", c->id, c->label, addr,
-	    (unsigned)cc->uid, event + 5, gk_allowlist_len(c->allow),
-	    (unsigned long long)cc->id);
-}
-
-static void
-op_create(struct ctlconn *cc, const struct gk_ctlreq *req)
-{
-	struct json_object *o;
-	struct gk_control *ctl = cc->ctl;
-	struct gk_allowlist *al;
-	struct gk_cage *c;
-	enum gk_cage_err e;
-
-	if ((c = gk_cage_by_source(ctl->cages, &req->source_addr)) != NULL) {
-		reply_error(cc, "source address %s is in use by cage %s; "
-		    "destroy that cage or pick another address", req->source,
-		    c->id);
-		return;
-	}
-	if ((al = make_allow(cc, req)) == NULL)
-		return;
-	c = gk_cage_create(ctl->cages, &req->source_addr, req->label,
-	    cc->uid, al, &e);
-	if (c == NULL) {
-		gk_allowlist_free(al);
-		reply_error(cc, "cannot create the cage: %s",
-		    gk_cage_strerror(e));
-		return;
-	}
-	if (own_cage(cc, c) == -1) {
-		gk_cage_destroy(ctl->cages, c);
-		reply_error(cc, "cannot create the cage: out of memory");
-		return;
-	}
-	gk_stats.cages_created++;
-	audit_change(cc, "cage.create", c);
-	/* the token is for the creator only: never listed or audited */
-	o = gk_ctl_cage_json(c, false);
-	json_object_object_add(o, "token", json_object_new_string(c->token));
-	reply_ok(cc, "cage", o);
-}
-
-/* The cage named by req->id, if this peer may manage it; else reply. */
-static struct gk_cage *
-find_managed(struct ctlconn *cc, const struct gk_ctlreq *req)
-{
-	struct gk_cage *c;
-
-	if ((c = gk_cage_by_id(cc->ctl->cages, req->id)) == NULL ||
-	    (cc->uid != 0 && c->uid != cc->uid)) {
-		if (c == NULL)
-			reply_error(cc, "unknown cage id '%s': no such cage "
-			    "(cages go when their connection closes); "
-			    "cage.list shows the current ones", req->id);
-		else
-			reply_error(cc, "not permitted: cage %s belongs to "
-			    "uid %u; only its owner or root may change it",
-			    c->id, (unsigned)c->uid);
-		return NULL;
-	}
-	return c;
-}
-
-static void
-op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
-{
-	struct gk_allowlist *al;
-	struct gk_cage *c;
-
-	if ((c = find_managed(cc, req)) == NULL ||
-	    (al = make_allow(cc, req)) == NULL)
-		return;
-	gk_cage_set_allow(c, al);
-	audit_change(cc, "cage.update", c);
-	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
-}
-
-static void
-op_destroy(struct ctlconn *cc, const struct gk_ctlreq *req)
-{
-	struct gk_cage *c;
-
-	if ((c = find_managed(cc, req)) == NULL)
-		return;
-	cage_drop(cc->ctl, c, "request");
-	reply_ok(cc, "destroyed", json_object_new_string(req->id));
-}
-
-struct list_arg {
-	struct json_object	*arr;
-	uid_t			 uid;
-};
-
-static void
-list_one(struct gk_cage *c, void *arg)
-{
-	struct list_arg *la = arg;
-
-	if (la->uid == 0 || la->uid == c->uid)
-		json_object_array_add(la->arr, gk_ctl_cage_json(c, true));
-}
-
-static void
-op_list(struct ctlconn *cc)
-{
-	struct list_arg la = { json_object_new_array(), cc->uid };
-
-	gk_cage_foreach(cc->ctl->cages, list_one, &la);
-	reply_ok(cc, "cages", la.arr);
-}
-
-static void
-handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
-{
-	struct gk_ctlreq req;
-	char err[GK_CTL_ERRLEN];
-
-	if (gk_ctlreq_parse(line, len, &req, err, sizeof(err)) != GK_CTL_OK) {
-		log_debug("conn=%llu bad request: %s",
-		    (unsigned long long)cc->id, err);
-		reply_error(cc, "%s", err);
-		return;
-	}
-	switch (req.op) {
-	case GK_CTL_OP_CAGE_CREATE:
-		op_create(cc, &req);
-		break;
-	case GK_CTL_OP_CAGE_UPDATE:
-		op_update(cc, &req);
-		break;
-	case GK_CTL_OP_CAGE_DESTROY:
-		op_destroy(cc, &req);
-		break;
-	case GK_CTL_OP_CAGE_LIST:
-		op_list(cc);
-		break;
-	case GK_CTL_OP_STATS:
-		reply_ok(cc, "stats", gk_ctl_stats_json(&gk_stats,
-		    gk_cage_count(cc->ctl->cages)));
-		break;
-	case GK_CTL_OP_NONE:
-	case GK_CTL_OP__MAX:
-		reply_error(cc, "internal error: no op");
-		break;
-	}
-	gk_ctlreq_clear(&req);
-}
 
 /* ---- sessions --------------------------------------------------------- */
 
@@ -372,7 +74,7 @@ ctlconn_enter_state(struct ctlconn *cc, enum ctlconn_state st)
 static bool
 ctlconn_read_lines(struct ctlconn *cc)
 {
-	struct evbuffer *in = bufferevent_get_input(cc->bev);
+	struct evbuffer *in = cc->in;
 	struct evbuffer *out = bufferevent_get_output(cc->bev);
 	struct evbuffer_ptr p;
 	size_t eol_len, n;
@@ -382,7 +84,7 @@ ctlconn_read_lines(struct ctlconn *cc)
 		p = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
 		n = p.pos == -1 ? evbuffer_get_length(in) : (size_t)p.pos;
 		if (n > GK_CTL_LINE_MAX) {
-			reply_error(cc, "request line longer than %d bytes; "
+			ctl_reply_error(cc, "request line longer than %d bytes; "
 			    "closing the connection", GK_CTL_LINE_MAX);
 			return false;
 		}
@@ -391,10 +93,82 @@ ctlconn_read_lines(struct ctlconn *cc)
 		/* a last line without its newline counts at EOF */
 		if ((line = evbuffer_pullup(in, (ssize_t)n)) == NULL && n > 0)
 			return false;
-		handle_line(cc, line, n);
-		evbuffer_drain(in, n + (p.pos == -1 ? 0 : eol_len));
+		ctl_handle_line(cc, line, n);
+		n += p.pos == -1 ? 0 : eol_len;
+		evbuffer_drain(in, n);
+		cc->in_off += n;
+		if (cc->nsfd != -1 && cc->nsfd_off < cc->in_off) {
+			/* it came in the middle of a line: not a request's */
+			close(cc->nsfd);
+			cc->nsfd = -1;
+		}
 	}
 	return true;
+}
+
+/* Keep the first fd of an SCM_RIGHTS message, at stream offset `off`;
+ * close any other (one namespace per request line). */
+static void
+ctlconn_take_fds(struct ctlconn *cc, struct msghdr *msg, uint64_t off)
+{
+	struct cmsghdr *cm;
+	size_t i, nfd;
+	int fd;
+
+	if ((msg->msg_flags & MSG_CTRUNC) != 0)
+		log_warnx("conn=%llu too many fds in one message; the "
+		    "excess was dropped", (unsigned long long)cc->id);
+	for (cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (i = 0; i < nfd; i++) {
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int),
+			    sizeof(fd));
+			if (cc->nsfd == -1 && i == 0) {
+				cc->nsfd = fd;
+				cc->nsfd_off = off;
+			} else
+				close(fd);
+		}
+	}
+}
+
+static void
+ctlconn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct ctlconn *cc = arg;
+	struct evbuffer *in = cc->in;
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int) * CTL_FDS_MAX)];
+	} cbuf;
+	char buf[CTL_READ_MAX];
+	struct iovec iov = { buf, sizeof(buf) };
+	struct msghdr msg;
+	ssize_t n;
+
+	(void)what;
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf.b;
+	msg.msg_controllen = sizeof(cbuf.b);
+	if ((n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) == -1) {
+		if (errno == EAGAIN || errno == EINTR)
+			return;
+		log_debug("conn=%llu recvmsg: %s", (unsigned long long)cc->id,
+		    strerror(errno));
+		ctlconn_close(cc, "connection error");
+		return;
+	}
+	ctlconn_take_fds(cc, &msg, cc->in_off + evbuffer_get_length(in));
+	if (n == 0)
+		cc->eof = true;
+	else
+		evbuffer_add(in, buf, (size_t)n);
+	ctlconn_drive(cc);
 }
 
 static void
@@ -411,9 +185,9 @@ ctlconn_drive(struct ctlconn *cc)
 	}
 	if (cc->state == CTL_ST_READY && !cc->eof &&
 	    evbuffer_get_length(out) < CTL_OUT_HIGH)
-		bufferevent_enable(cc->bev, EV_READ);
+		event_add(cc->rev, NULL);
 	else
-		bufferevent_disable(cc->bev, EV_READ);
+		event_del(cc->rev);
 	/* EV_WRITE stays enabled from creation: the bev writes whatever
 	 * is queued and calls ctlconn_io_cb once the output drains. */
 }
@@ -427,17 +201,21 @@ ctlconn_close(struct ctlconn *cc, const char *why)
 	reason = strcmp(why, "shutdown") == 0 ? "shutdown" :
 	    "connection closed";
 	while (cc->ncages > 0)
-		cage_drop(ctl, cc->cages[cc->ncages - 1], reason);
+		ctl_cage_drop(ctl, cc->cages[cc->ncages - 1], reason);
 	log_debug("conn=%llu uid=%u pid=%d closed: %s",
 	    (unsigned long long)cc->id, (unsigned)cc->uid, (int)cc->pid, why);
 	TAILQ_REMOVE(&ctl->conns, cc, entry);
 	ctl->nconns--;
+	if (cc->nsfd != -1)
+		close(cc->nsfd);
+	event_free(cc->rev);
+	evbuffer_free(cc->in);
 	bufferevent_free(cc->bev);
 	free(cc->cages);
 	free(cc);
 }
 
-/* Both data callbacks: input arrived, or the output drained. */
+/* The output drained. */
 static void
 ctlconn_io_cb(struct bufferevent *bev, void *arg)
 {
@@ -556,13 +334,21 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 		return;
 	}
 	if ((cc = calloc(1, sizeof(*cc))) == NULL ||
+	    (cc->in = evbuffer_new()) == NULL ||
+	    (cc->rev = event_new(ctl->base, fd, EV_READ | EV_PERSIST,
+	    ctlconn_read_cb, cc)) == NULL ||
 	    (cc->bev = bufferevent_socket_new(ctl->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		log_warnx("out of memory for a control connection");
+		if (cc != NULL && cc->rev != NULL)
+			event_free(cc->rev);
+		if (cc != NULL && cc->in != NULL)
+			evbuffer_free(cc->in);
 		free(cc);
 		reject_now(fd, "out of memory");
 		return;
 	}
+	cc->nsfd = -1;
 	cc->ctl = ctl;
 	cc->id = ++ctl->next_id;
 	cc->state = CTL_ST_READY;
@@ -570,12 +356,11 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	ctl->nconns++;
 	bufferevent_setcb(cc->bev, ctlconn_io_cb, ctlconn_io_cb,
 	    ctlconn_event_cb, cc);
-	bufferevent_setwatermark(cc->bev, EV_READ, 0, GK_CTL_LINE_MAX + 1);
 	if (peer_auth(cc, fd, why, sizeof(why)) == -1) {
 		log_warnx("conn=%llu uid=%u pid=%d refused: %s",
 		    (unsigned long long)cc->id, (unsigned)cc->uid,
 		    (int)cc->pid, why);
-		reply_error(cc, "%s", why);
+		ctl_reply_error(cc, "%s", why);
 		ctlconn_enter_state(cc, CTL_ST_FLUSHING);
 	} else
 		log_debug("conn=%llu uid=%u pid=%d accepted",
@@ -609,127 +394,6 @@ accept_error_cb(struct evconnlistener *lev, void *arg)
 	}
 }
 
-/* mkdir -p the directory part of path, 0755. */
-static int
-make_parent(const char *path, char *err, size_t errlen)
-{
-	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
-	char *p, c;
-
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((p = strrchr(dir, '/')) == NULL || p == dir)
-		return 0;
-	*p = '\0';
-	for (p = dir + 1; ; p++) {
-		if (*p != '/' && *p != '\0')
-			continue;
-		c = *p;
-		*p = '\0';
-		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
-			snprintf(err, errlen, "control socket directory %s: "
-			    "%s", dir, strerror(errno));
-			return -1;
-		}
-		if ((*p = c) == '\0')
-			break;
-	}
-	return 0;
-}
-
-/* The path is free, or a stale socket was removed: 0. Else -1. */
-static int
-clear_stale(const char *path, const struct sockaddr_un *sun, char *err,
-    size_t errlen)
-{
-	struct stat st;
-	int fd, r, e;
-
-	if (lstat(path, &st) == -1)
-		return errno == ENOENT ? 0 : (snprintf(err, errlen,
-		    "control socket %s: %s", path, strerror(errno)), -1);
-	if (!S_ISSOCK(st.st_mode)) {
-		snprintf(err, errlen, "control socket %s: the path exists and "
-		    "is not a socket; remove it or choose another path with "
-		    "--control", path);
-		return -1;
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1)
-		return (snprintf(err, errlen, "socket: %s", strerror(errno)),
-		    -1);
-	r = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
-	e = errno;
-	close(fd);
-	if (r == -1 && e == ECONNREFUSED) {
-		log_info("removing stale control socket %s", path);
-		if (unlink(path) == -1 && errno != ENOENT)
-			return (snprintf(err, errlen, "cannot remove stale "
-			    "control socket %s: %s", path, strerror(errno)),
-			    -1);
-		return 0;
-	}
-	if (r == 0 || e == EAGAIN || e == EINPROGRESS)
-		snprintf(err, errlen, "control socket %s: another gatekeeperd "
-		    "is running (it answers on this socket); stop it first or "
-		    "use --control to choose another path", path);
-	else
-		snprintf(err, errlen, "control socket %s exists and cannot be "
-		    "checked: %s", path, strerror(e));
-	return -1;
-}
-
-static void
-set_owner(const char *path)
-{
-	struct group *gr;
-
-	if ((gr = getgrnam(GK_CONTROL_GROUP)) == NULL) {
-		log_debug("no group %s: control socket %s stays root only",
-		    GK_CONTROL_GROUP, path);
-		return;
-	}
-	if (chown(path, (uid_t)-1, gr->gr_gid) == -1)
-		log_warn("chown %s to group %s", path, GK_CONTROL_GROUP);
-}
-
-static int
-ctl_bind(struct gk_control *ctl, char *err, size_t errlen)
-{
-	struct sockaddr_un sun;
-	struct stat st;
-	mode_t mask;
-	int fd, r;
-
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	if (strlen(ctl->path) >= sizeof(sun.sun_path) || ctl->path[0] == 0)
-		return (snprintf(err, errlen, "control socket path '%s' is "
-		    "empty or too long (at most %zu bytes)", ctl->path,
-		    sizeof(sun.sun_path) - 1), -1);
-	memcpy(sun.sun_path, ctl->path, strlen(ctl->path) + 1);
-	if (make_parent(ctl->path, err, errlen) == -1 ||
-	    clear_stale(ctl->path, &sun, err, errlen) == -1)
-		return -1;
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1)
-		return (snprintf(err, errlen, "socket: %s", strerror(errno)),
-		    -1);
-	mask = umask(0177);	/* no window with a wider mode */
-	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
-	umask(mask);
-	if (r == -1 || chmod(ctl->path, 0660) == -1 ||
-	    stat(ctl->path, &st) == -1 || listen(fd, 64) == -1) {
-		snprintf(err, errlen, "control socket %s: %s", ctl->path,
-		    strerror(errno));
-		close(fd);
-		return -1;
-	}
-	ctl->dev = st.st_dev;
-	ctl->ino = st.st_ino;
-	set_owner(ctl->path);
-	return fd;
-}
-
 struct gk_control *
 gk_control_new(struct event_base *base, const char *path,
     struct gk_cage_table *cages, struct gk_audit *audit, char *err,
@@ -748,7 +412,8 @@ gk_control_new(struct event_base *base, const char *path,
 	ctl->cages = cages;
 	ctl->audit = audit;
 	TAILQ_INIT(&ctl->conns);
-	if ((fd = ctl_bind(ctl, err, errlen)) == -1) {
+	if ((fd = gk_ctlsock_bind(ctl->path, &ctl->dev, &ctl->ino, err,
+	    errlen)) == -1) {
 		free(ctl->path);
 		free(ctl);
 		return NULL;
@@ -787,6 +452,12 @@ gk_control_free(struct gk_control *ctl)
 		unlink(ctl->path);
 	free(ctl->path);
 	free(ctl);
+}
+
+void
+gk_control_set_plumb(struct gk_control *ctl, const struct gk_ctl_plumb *p)
+{
+	ctl->plumb = *p;
 }
 
 size_t

@@ -10,7 +10,12 @@
 #ifndef GK_CONTROL_H
 #define GK_CONTROL_H
 
+#include <sys/types.h>
+
+#include <stdbool.h>
 #include <stddef.h>
+
+#include "gk_addr.h"
 
 #define GK_CONTROL_GROUP	"gatekeeper"
 #define GK_CONTROL_CONNS_MAX	1024	/* concurrent connections */
@@ -36,5 +41,32 @@ struct gk_control *gk_control_new(struct event_base *base, const char *path,
  */
 void		 gk_control_free(struct gk_control *c);
 size_t		 gk_control_nconns(const struct gk_control *c);
+
+/*
+ * Kernel plumbing for cages created with a network namespace
+ * ({"op":"cage.create","netns":true,...} with the namespace fd passed as
+ * SCM_RIGHTS on the request line). main.c fills it from nft/; without it
+ * such requests are refused with a message.
+ */
+struct gk_ctl_plumb {
+	void	*arg;
+	/* Validate `nsfd` for a peer with `uid`, take a cage address and
+	 * plumb the namespace: 0 with *addr set, or -1 with a message. The
+	 * fd stays the caller's. */
+	int	(*up)(void *arg, int nsfd, uid_t uid, struct gk_addr *addr,
+		    char *err, size_t errlen);
+	/* Undo up() (asynchronously; the address is reused only after). */
+	void	(*down)(void *arg, const struct gk_addr *addr);
+	/* Whether `addr` is in the pool up() hands out ("source" cages may
+	 * not take one). */
+	bool	(*owns)(void *arg, const struct gk_addr *addr);
+	/* Endpoints a plumbed cage reaches, for the create reply. */
+	char	 gateway[GK_ADDR_STRLEN];
+	char	 dns[GK_ADDR_STRLEN + 8];
+	char	 socks[GK_ADDR_STRLEN + 8];
+	char	 http[GK_ADDR_STRLEN + 8];
+};
+void		 gk_control_set_plumb(struct gk_control *c,
+		    const struct gk_ctl_plumb *p);
 
 #endif /* GK_CONTROL_H */

@@ -22,6 +22,7 @@ enum field {
 	F_ALLOW = 1 << 2,
 	F_LABEL = 1 << 3,
 	F_ID = 1 << 4,
+	F_NETNS = 1 << 5,
 };
 
 struct op_spec {
@@ -32,11 +33,13 @@ struct op_spec {
 };
 
 static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
-	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_SOURCE | F_ALLOW,
-	    F_OP | F_SOURCE | F_ALLOW | F_LABEL,
+	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
+	    F_OP | F_SOURCE | F_NETNS | F_ALLOW | F_LABEL,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
-	    "(label is optional)" },
+	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
+	    "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"allow\":[\"*.example.com\"]} (label is optional)" },
 	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID | F_ALLOW,
 	    F_OP | F_ID | F_ALLOW,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","
@@ -57,6 +60,7 @@ static const struct {
 	{ "allow", F_ALLOW },
 	{ "label", F_LABEL },
 	{ "id", F_ID },
+	{ "netns", F_NETNS },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
@@ -532,6 +536,42 @@ nomem:
 	return GK_CTL_NOMEM;
 }
 
+/* cage.create names its cage by exactly one of "source" and "netns". */
+static enum gk_ctl_status
+parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+	bool has_source;
+
+	has_source = json_object_object_get_ex(obj, "source", NULL);
+	if (!json_object_object_get_ex(obj, "netns", &v)) {
+		if (has_source)
+			return GK_CTL_OK;
+		seterr(err, errlen, "missing \"source\" or \"netns\" for "
+		    "cage.create; use %s",
+		    op_specs[GK_CTL_OP_CAGE_CREATE].usage);
+		return GK_CTL_MISSING_FIELD;
+	}
+	if (!json_object_is_type(v, json_type_boolean) ||
+	    !json_object_get_boolean(v)) {
+		seterr(err, errlen, "\"netns\" must be true (and the "
+		    "namespace fd sent with the request line), not %s",
+		    json_object_is_type(v, json_type_boolean) ? "false" :
+		    type_name(v));
+		return json_object_is_type(v, json_type_boolean) ?
+		    GK_CTL_BAD_VALUE : GK_CTL_BAD_TYPE;
+	}
+	if (has_source) {
+		seterr(err, errlen, "give either \"source\" or \"netns\" "
+		    "for cage.create, not both: a namespace cage gets its "
+		    "address from gatekeeperd");
+		return GK_CTL_BAD_VALUE;
+	}
+	out->netns = true;
+	return GK_CTL_OK;
+}
+
 static enum gk_ctl_status
 parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
     size_t errlen)
@@ -539,7 +579,9 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	struct json_object *v;
 	enum gk_ctl_status st = GK_CTL_OK;
 
-	if (json_object_object_get_ex(obj, "source", &v))
+	if (out->op == GK_CTL_OP_CAGE_CREATE)
+		st = parse_netns(obj, out, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "source", &v))
 		st = parse_source(v, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "id", &v))
 		st = parse_id(v, out, err, errlen);

@@ -59,7 +59,9 @@ struct gk_ctlreq {
 	enum gk_ctl_op	 op;
 	/* update, destroy */
 	char		 id[GK_CAGE_ID_LEN + 1];
-	/* create; label "" if none */
+	/* create: either source, or netns (the namespace fd came along);
+	 * label "" if none */
+	bool		 netns;
 	char		 source[GK_CTL_SOURCE_MAX + 1];
 	struct gk_addr	 source_addr;
 	char		 label[GK_CAGE_LABEL_MAX + 1];

@@ -20,6 +20,7 @@
 #include "gk_control.h"
 #include "gk_log.h"
 #include "gk_metrics.h"
+#include "gk_plumb.h"
 #include "gk_policy.h"
 #include "gk_special.h"
 #include "proxy.h"
@@ -34,6 +35,7 @@ struct gk_daemon {
 	struct dns_server	*dns;
 	struct gk_control	*control;
 	struct gk_metrics	*metrics;
+	struct gk_plumb		*plumb;		/* NULL: plumbing off */
 	struct gk_hostaddrs	 host;
 	struct proxy_ctx	 proxy;
 	struct proxy_listener	*socks, *http;
@@ -77,9 +79,13 @@ warn_fixed(const struct gk_conf *old, const struct gk_conf *new)
 	    old->metrics_off != new->metrics_off ||
 	    old->metrics_port != new->metrics_port ||
 	    !gk_addr_eq(&old->metrics_addr, &new->metrics_addr) ||
-	    strcmp(old->audit_log, new->audit_log) != 0)
-		log_warnx("listen, ports, control, metrics and audit-log "
-		    "changes take effect only after a restart");
+	    strcmp(old->audit_log, new->audit_log) != 0 ||
+	    old->plumbing != new->plumbing ||
+	    old->cage_prefix != new->cage_prefix ||
+	    !gk_addr_eq(&old->cage_net, &new->cage_net))
+		log_warnx("listen, ports, control, metrics, audit-log, "
+		    "plumbing and cage-subnet changes take effect only after "
+		    "a restart");
 }
 
 /* "a:1: x\nb:2: y\n" -> "a:1: x; b:2: y" for one log line */
@@ -209,9 +215,18 @@ start(struct gk_daemon *d)
 	    &d->conf.metrics_addr, d->conf.metrics_port, d->cages, err,
 	    sizeof(err))) == NULL)
 		goto fail;
+	if (gk_plumb_start(&d->plumb, d->base, &d->conf, err, sizeof(err))
+	    == -1)
+		goto fail;
 	if ((d->control = gk_control_new(d->base, d->conf.control, d->cages,
 	    d->audit, err, sizeof(err))) == NULL)
 		goto fail;
+	if (d->plumb != NULL) {
+		struct gk_ctl_plumb h;
+
+		gk_plumb_hooks(d->plumb, &d->conf, &h);
+		gk_control_set_plumb(d->control, &h);
+	}
 	return 0;
 fail:
 	log_warnx("%s", err);
@@ -227,6 +242,7 @@ stop(struct gk_daemon *d)
 	/* relays free their memory on the next loop turn */
 	event_base_loop(d->base, EVLOOP_NONBLOCK);
 	gk_control_free(d->control);	/* destroys the cages */
+	gk_plumb_stop(d->plumb);	/* their links, then the table */
 	gk_metrics_free(d->metrics);
 	if (d->ev_hostaddrs != NULL)
 		event_free(d->ev_hostaddrs);

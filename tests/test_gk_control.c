@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -524,6 +525,225 @@ test_not_permitted(void **state)
 	assert_int_equal(gk_control_nconns(f->ctl), 0);
 }
 
+/* ---- namespace cages: the fd passing and the plumbing hooks ---------- */
+
+/* Records what gk_control asked of the plumbing (the real one, nft/, is
+ * exercised by the plumbing and end-to-end integration tests). */
+struct plumb_rec {
+	int		 ups, downs;
+	ino_t		 ino;		/* of the fd up() was handed */
+	struct gk_addr	 last_down;
+	bool		 refuse;
+};
+
+static struct plumb_rec prec;
+
+static int
+rec_up(void *arg, int nsfd, uid_t uid, struct gk_addr *addr, char *err,
+    size_t errlen)
+{
+	struct stat st;
+
+	(void)arg;
+	(void)uid;
+	if (prec.refuse) {
+		snprintf(err, errlen, "namespace refused for the test");
+		return -1;
+	}
+	assert_int_equal(fstat(nsfd, &st), 0);
+	prec.ino = st.st_ino;
+	prec.ups++;
+	assert_int_equal(gk_addr_parse("10.143.0.9", addr), 0);
+	return 0;
+}
+
+static void
+rec_down(void *arg, const struct gk_addr *addr)
+{
+	(void)arg;
+	prec.downs++;
+	prec.last_down = *addr;
+}
+
+static bool
+rec_owns(void *arg, const struct gk_addr *addr)
+{
+	struct gk_addr net;
+
+	(void)arg;
+	assert_int_equal(gk_addr_parse("10.143.0.0", &net), 0);
+	return gk_addr_in_prefix(addr, &net, 16);
+}
+
+static void
+set_plumb(struct fixture *f)
+{
+	struct gk_ctl_plumb p = { .up = rec_up, .down = rec_down,
+	    .owns = rec_owns };
+
+	memset(&prec, 0, sizeof(prec));
+	snprintf(p.gateway, sizeof(p.gateway), "10.143.0.1");
+	snprintf(p.dns, sizeof(p.dns), "10.143.0.1:53");
+	snprintf(p.socks, sizeof(p.socks), "10.143.0.1:1080");
+	snprintf(p.http, sizeof(p.http), "10.143.0.1:3128");
+	gk_control_set_plumb(f->ctl, &p);
+}
+
+/* Send `req` + "\n" in one sendmsg with `pfd` attached; parse the reply. */
+static struct json_object *
+rpc_fd(struct fixture *f, int fd, const char *req, int pfd)
+{
+	static char line[65536];
+	union {
+		struct cmsghdr	h;
+		char		b[CMSG_SPACE(sizeof(int))];
+	} cbuf;
+	char buf[4096];
+	struct iovec iov;
+	struct msghdr msg;
+	struct cmsghdr *cm;
+	struct json_object *o;
+
+	snprintf(buf, sizeof(buf), "%s\n", req);
+	iov.iov_base = buf;
+	iov.iov_len = strlen(buf);
+	memset(&msg, 0, sizeof(msg));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cbuf.b;
+	msg.msg_controllen = sizeof(cbuf.b);
+	cm = CMSG_FIRSTHDR(&msg);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &pfd, sizeof(int));
+	assert_int_equal(sendmsg(fd, &msg, MSG_NOSIGNAL), (ssize_t)iov.iov_len);
+	if (read_line(f, fd, line, sizeof(line)) < 0)
+		fail_msg("no reply to %s", req);
+	if ((o = json_tokener_parse(line)) == NULL)
+		fail_msg("reply is not JSON: %s", line);
+	return o;
+}
+
+static int
+count_fds(void)
+{
+	char path[64];
+	int n = 0, i;
+
+	for (i = 0; i < 1024; i++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", i);
+		n += access(path, F_OK) == 0;
+	}
+	return n;
+}
+
+#define NS_CREATE "{\"op\":\"cage.create\",\"netns\":true,\"allow\":[\"a.com\"]}"
+
+static void
+test_netns_without_plumbing(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	int fd = client(f), pfd = open("/dev/null", O_RDONLY), before;
+
+	before = count_fds();
+	o = rpc_fd(f, fd, NS_CREATE, pfd);
+	assert_false(ok(o));
+	assert_non_null(strstr(gets_(o, "error"), "does not plumb network "
+	    "namespaces"));
+	json_object_put(o);
+	assert_int_equal(count_fds(), before);	/* the passed copy closed */
+	close(pfd);
+	close(fd);
+}
+
+static void
+test_netns_cage(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	struct stat st;
+	int fd, pfd, before;
+
+	set_plumb(f);
+	fd = client(f);
+	pfd = open("/dev/null", O_RDONLY);
+	assert_int_equal(fstat(pfd, &st), 0);
+	before = count_fds();
+	/* no fd sent with it */
+	rpc_err(f, fd, NS_CREATE, "none came with it");
+	/* an fd with a request that takes none: closed, request answered */
+	o = rpc_fd(f, fd, "{\"op\":\"stats\"}", pfd);
+	assert_true(ok(o));
+	json_object_put(o);
+	assert_int_equal(count_fds(), before);
+	/* a source inside the handed-out subnet */
+	rpc_err(f, fd, "{\"op\":\"cage.create\",\"source\":\"10.143.7.7\","
+	    "\"allow\":[]}", "inside the cage subnet");
+	/* plumbing refuses: its message comes back, nothing is created */
+	prec.refuse = true;
+	o = rpc_fd(f, fd, NS_CREATE, pfd);
+	assert_false(ok(o));
+	assert_string_equal(gets_(o, "error"), "namespace refused for the "
+	    "test");
+	json_object_put(o);
+	assert_int_equal(gk_cage_count(f->cages), 0);
+	prec.refuse = false;
+	/* a bad pattern: refused before any plumbing */
+	o = rpc_fd(f, fd, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"allow\":[\"*.com\"]}", pfd);
+	assert_false(ok(o));
+	assert_int_equal(prec.ups, 0);
+	json_object_put(o);
+	/* the real thing */
+	o = rpc_fd(f, fd, NS_CREATE, pfd);
+	assert_true(ok(o));
+	assert_int_equal(prec.ups, 1);
+	assert_int_equal(prec.ino, st.st_ino);
+	assert_string_equal(gets_(o, "cage.source"), "10.143.0.9");
+	assert_string_equal(gets_(o, "cage.gateway"), "10.143.0.1");
+	assert_string_equal(gets_(o, "cage.dns"), "10.143.0.1:53");
+	assert_string_equal(gets_(o, "cage.socks"), "10.143.0.1:1080");
+	assert_string_equal(gets_(o, "cage.http"), "10.143.0.1:3128");
+	assert_int_equal(strlen(gets_(o, "cage.token")), GK_CAGE_TOKEN_LEN);
+	json_object_put(o);
+	assert_int_equal(count_fds(), before);
+	assert_int_equal(gk_cage_count(f->cages), 1);
+	/* the connection closes: the plumbing is undone for that address */
+	close(fd);
+	spin(f, 5);
+	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(prec.downs, 1);
+	assert_int_equal(prec.last_down.family, AF_INET);
+	close(pfd);
+}
+
+/* Two fds in one message, and an fd arriving in the middle of a line. */
+static void
+test_netns_stray_fds(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	int fd, pfd, before;
+
+	set_plumb(f);
+	fd = client(f);
+	pfd = open("/dev/null", O_RDONLY);
+	before = count_fds();
+	send_all(fd, "{\"op\":", 6);
+	spin(f, 3);
+	o = rpc_fd(f, fd, "\"stats\"}", pfd);	/* fd lands mid-line */
+	assert_true(ok(o));
+	json_object_put(o);
+	spin(f, 3);
+	assert_int_equal(count_fds(), before);
+	rpc_err(f, fd, NS_CREATE, "none came with it");
+	assert_int_equal(prec.ups, 0);
+	close(fd);
+	close(pfd);
+}
+
 int
 main(void)
 {
@@ -545,6 +765,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_shutdown_destroys, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_not_permitted, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_netns_without_plumbing,
+		    setup, teardown),
+		cmocka_unit_test_setup_teardown(test_netns_cage, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_netns_stray_fds, setup,
 		    teardown),
 	};
 

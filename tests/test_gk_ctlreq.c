@@ -106,7 +106,26 @@ static const struct pcase cases[] = {
 	{ "{\"op\":\"stats\",\"\\u0007\":1}", 0, GK_CTL_UNKNOWN_FIELD,
 	    "\"\\x07\"" },
 	{ CREATE "\"allow\":[]}", 0, GK_CTL_MISSING_FIELD, "missing "
-	    "\"source\" for cage.create" },
+	    "\"source\" or \"netns\" for cage.create" },
+	/* a namespace instead of a source */
+	{ CREATE "\"netns\":true,\"allow\":[\"a.com\"]}", 0, GK_CTL_OK,
+	    "cage.create" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"label\":\"x\"}", 0,
+	    GK_CTL_OK, "cage.create" },
+	{ CREATE "\"netns\":false,\"allow\":[]}", 0, GK_CTL_BAD_VALUE,
+	    "\"netns\" must be true" },
+	{ CREATE "\"netns\":1,\"allow\":[]}", 0, GK_CTL_BAD_TYPE,
+	    "\"netns\" must be true (and the namespace fd sent with the "
+	    "request line), not a number" },
+	{ CREATE "\"netns\":\"yes\",\"allow\":[]}", 0, GK_CTL_BAD_TYPE,
+	    "not a string" },
+	{ CREATE "\"netns\":true,\"source\":\"10.0.0.1\",\"allow\":[]}",
+	    0, GK_CTL_BAD_VALUE, "either \"source\" or \"netns\"" },
+	{ CREATE "\"netns\":true}", 0, GK_CTL_MISSING_FIELD,
+	    "missing \"allow\"" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"netns\":true,"
+	    "\"allow\":[]}", 0, GK_CTL_UNKNOWN_FIELD, "\"netns\" for "
+	    "cage.update" },
 	{ CREATE "\"source\":\"10.0.0.1\"}", 0, GK_CTL_MISSING_FIELD,
 	    "missing \"allow\"" },
 	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\"}", 0,

@@ -26,7 +26,8 @@ check_ok(const struct gk_ctlreq *req, size_t size)
 	for (i = 0; req->label[i] != '\0'; i++)
 		assert(req->label[i] >= 0x20 && req->label[i] <= 0x7e);
 	if (req->op == GK_CTL_OP_CAGE_CREATE) {
-		assert(req->source[0] != '\0');
+		/* named by exactly one of a source and a namespace */
+		assert((req->source[0] != '\0') != req->netns);
 		assert(req->allow != NULL);
 	}
 	if (req->op == GK_CTL_OP_CAGE_UPDATE ||

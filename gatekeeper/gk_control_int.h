@@ -1,0 +1,78 @@
+/*
+ * gk_control_int.h: internals shared by gk_control.c and gk_ctlsock.c.
+ */
+#ifndef GK_CONTROL_INT_H
+#define GK_CONTROL_INT_H
+
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gk_control.h"
+
+struct gk_cage;
+struct gk_cage_table;
+struct gk_audit;
+
+#define CTL_ERRLEN	1024
+
+
+/*
+ * Bind and listen on the control socket at `path` (mkdir -p its parent,
+ * replace a stale socket, refuse a live one or a non-socket). Returns the
+ * listening fd (non-blocking, close-on-exec) and the socket's dev/ino, or
+ * -1 with a message in err.
+ */
+int	gk_ctlsock_bind(const char *path, dev_t *dev, ino_t *ino, char *err,
+	    size_t errlen);
+
+enum ctlconn_state {
+	CTL_ST_READY,		/* reading requests */
+	CTL_ST_FLUSHING,	/* no more requests: flush replies, close */
+};
+
+struct ctlconn {
+	TAILQ_ENTRY(ctlconn)	 entry;
+	struct gk_control	*ctl;
+	struct bufferevent	*bev;	/* writes only; reads are rev's */
+	struct event		*rev;	/* recvmsg: data and SCM_RIGHTS */
+	struct evbuffer		*in;	/* bytes read, not yet handled */
+	uint64_t		 id;
+	uint64_t		 in_off;	/* stream offset of input start */
+	int			 nsfd;		/* passed fd, or -1 */
+	uint64_t		 nsfd_off;	/* stream offset it came with */
+	enum ctlconn_state	 state;
+	bool			 eof;	/* the peer stopped sending */
+	uid_t			 uid;
+	pid_t			 pid;
+	struct gk_cage		**cages;	/* created here */
+	size_t			 ncages;
+	size_t			 cagecap;
+};
+
+struct gk_control {
+	struct event_base	*base;
+	struct evconnlistener	*lev;
+	struct event		*retry_ev;
+	char			*path;
+	dev_t			 dev;	/* of the socket we bound */
+	ino_t			 ino;
+	struct gk_cage_table	*cages;
+	struct gk_audit		*audit;
+	struct gk_ctl_plumb	 plumb;		/* fn NULL: no plumbing */
+	TAILQ_HEAD(, ctlconn)	 conns;
+	size_t			 nconns;
+	uint64_t		 next_id;
+};
+
+/* gk_ctlops.c: requests and replies */
+void	ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len);
+void	ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
+	    __attribute__((format(printf, 2, 3)));
+void	ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c,
+	    const char *reason);
+
+#endif /* GK_CONTROL_INT_H */

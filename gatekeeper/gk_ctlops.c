@@ -1,0 +1,388 @@
+/*
+ * gk_ctlops: the control requests (cage.create, cage.update,
+ * cage.destroy, cage.list, stats) and their replies, for gk_control.
+ */
+#include <sys/socket.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <json-c/json.h>
+
+#include "gk_audit.h"
+#include "gk_cage.h"
+#include "gk_control.h"
+#include "gk_control_int.h"
+#include "gk_ctlreq.h"
+#include "gk_log.h"
+#include "gk_stats.h"
+
+/* ---- replies ---------------------------------------------------------- */
+
+static void
+reply(struct ctlconn *cc, struct json_object *o)
+{
+	struct evbuffer *out = bufferevent_get_output(cc->bev);
+	const char *s;
+
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
+	evbuffer_add(out, s, strlen(s));
+	evbuffer_add(out, "\n", 1);
+	json_object_put(o);
+}
+
+static void
+reply_ok(struct ctlconn *cc, const char *key, struct json_object *v)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	if (key != NULL)
+		json_object_object_add(o, key, v);
+	reply(cc, o);
+}
+
+void
+ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
+{
+	struct json_object *o = json_object_new_object();
+	char msg[CTL_ERRLEN];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	reply(cc, o);
+}
+
+/* ---- cages owned by a connection -------------------------------------- */
+
+static int
+own_cage(struct ctlconn *cc, struct gk_cage *c)
+{
+	struct gk_cage **n;
+	size_t cap;
+
+	if (cc->ncages == cc->cagecap) {
+		cap = cc->cagecap == 0 ? 4 : cc->cagecap * 2;
+		if ((n = reallocarray(cc->cages, cap, sizeof(*n))) == NULL)
+			return -1;
+		cc->cages = n;
+		cc->cagecap = cap;
+	}
+	cc->cages[cc->ncages++] = c;
+	c->owner = cc;
+	return 0;
+}
+
+static void
+disown_cage(struct ctlconn *cc, struct gk_cage *c)
+{
+	size_t i;
+
+	for (i = 0; i < cc->ncages; i++) {
+		if (cc->cages[i] == c) {
+			cc->cages[i] = cc->cages[--cc->ncages];
+			break;
+		}
+	}
+	c->owner = NULL;
+}
+
+void
+ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
+{
+	struct json_object *d = json_object_new_object();
+	char addr[GK_ADDR_STRLEN];
+
+	json_object_object_add(d, "reason", json_object_new_string(reason));
+	gk_audit_event(ctl->audit, "cage.destroy", c, d);
+	log_info("cage=%s label=\"%s\" source=%s action=destroy reason=\"%s\"",
+	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),
+	    reason);
+	if (c->owner != NULL)
+		disown_cage(c->owner, c);
+	if (c->plumbed && ctl->plumb.down != NULL)
+		ctl->plumb.down(ctl->plumb.arg, &c->source);
+	gk_cage_destroy(ctl->cages, c);
+}
+
+/* ---- operations ------------------------------------------------------- */
+
+static struct gk_allowlist *
+make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	struct gk_allowlist *al;
+	char err[CTL_ERRLEN] = "";
+
+	al = gk_allowlist_new((const char *const *)req->allow, req->nallow,
+	    err, sizeof(err));
+	if (al == NULL)
+		ctl_reply_error(cc, "%s", err[0] != '\0' ? err :
+		    "cannot build the allowlist: out of memory");
+	return al;
+}
+
+static void
+audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c)
+{
+	struct json_object *d = json_object_new_object();
+	char addr[GK_ADDR_STRLEN];
+
+	json_object_object_add(d, "uid", json_object_new_int64(cc->uid));
+	json_object_object_add(d, "source", json_object_new_string(
+	    gk_addr_ntop(&c->source, addr, sizeof(addr))));
+	json_object_object_add(d, "allow", gk_ctl_allow_json(c->allow));
+	gk_audit_event(cc->ctl->audit, event, c, d);
+	log_info("cage=%s label=\"%s\" source=%s uid=%u action=%s "
+	    "patterns=%zu conn=%llu", c->id, c->label, addr,
+	    (unsigned)cc->uid, event + 5, gk_allowlist_len(c->allow),
+	    (unsigned long long)cc->id);
+}
+
+/* The reply to cage.create: the cage, its token, and for a plumbed cage
+ * the endpoints its namespace reaches. */
+static void
+reply_created(struct ctlconn *cc, struct gk_cage *c)
+{
+	const struct gk_ctl_plumb *p = &cc->ctl->plumb;
+	struct json_object *o;
+
+	/* the token is for the creator only: never listed or audited */
+	o = gk_ctl_cage_json(c, false);
+	json_object_object_add(o, "token", json_object_new_string(c->token));
+	if (c->plumbed) {
+		json_object_object_add(o, "gateway",
+		    json_object_new_string(p->gateway));
+		json_object_object_add(o, "dns",
+		    json_object_new_string(p->dns));
+		json_object_object_add(o, "socks",
+		    json_object_new_string(p->socks));
+		json_object_object_add(o, "http",
+		    json_object_new_string(p->http));
+	}
+	reply_ok(cc, "cage", o);
+}
+
+/* Check a source-named create; the address must be free and, when
+ * gatekeeperd plumbs cages, outside the pool it hands out. */
+static bool
+source_usable(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	struct gk_control *ctl = cc->ctl;
+	struct gk_cage *c;
+
+	if ((c = gk_cage_by_source(ctl->cages, &req->source_addr)) != NULL) {
+		ctl_reply_error(cc, "source address %s is in use by cage %s; "
+		    "destroy that cage or pick another address", req->source,
+		    c->id);
+		return false;
+	}
+	if (ctl->plumb.owns != NULL &&
+	    ctl->plumb.owns(ctl->plumb.arg, &req->source_addr)) {
+		ctl_reply_error(cc, "source address %s is inside the cage subnet "
+		    "that gatekeeperd hands out; send a network namespace "
+		    "(\"netns\":true) instead, or pick an address outside "
+		    "it", req->source);
+		return false;
+	}
+	return true;
+}
+
+/* Plumb the namespace passed with a netns create; 0 with *addr set. */
+static int
+plumb_netns(struct ctlconn *cc, int nsfd, struct gk_addr *addr)
+{
+	struct gk_control *ctl = cc->ctl;
+	char err[CTL_ERRLEN];
+
+	if (ctl->plumb.up == NULL) {
+		ctl_reply_error(cc, "this gatekeeperd does not plumb network "
+		    "namespaces (kernel plumbing is off: see --plumbing and "
+		    "--listen); create the cage with a \"source\" address");
+		return -1;
+	}
+	if (nsfd == -1) {
+		ctl_reply_error(cc, "\"netns\":true needs the network namespace "
+		    "fd sent with the request line (sendmsg with "
+		    "SCM_RIGHTS); none came with it");
+		return -1;
+	}
+	if (ctl->plumb.up(ctl->plumb.arg, nsfd, cc->uid, addr, err,
+	    sizeof(err)) == -1) {
+		log_warnx("conn=%llu uid=%u pid=%d namespace refused: %s",
+		    (unsigned long long)cc->id, (unsigned)cc->uid,
+		    (int)cc->pid, err);
+		ctl_reply_error(cc, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
+{
+	struct gk_control *ctl = cc->ctl;
+	struct gk_allowlist *al;
+	struct gk_addr addr;
+	struct gk_cage *c;
+	enum gk_cage_err e;
+
+	if (!req->netns && !source_usable(cc, req))
+		return;
+	if ((al = make_allow(cc, req)) == NULL)
+		return;
+	if (!req->netns)
+		addr = req->source_addr;
+	else if (plumb_netns(cc, nsfd, &addr) == -1) {
+		gk_allowlist_free(al);
+		return;
+	}
+	c = gk_cage_create(ctl->cages, &addr, req->label, cc->uid, al, &e);
+	if (c == NULL || own_cage(cc, c) == -1) {
+		if (c != NULL)
+			gk_cage_destroy(ctl->cages, c);
+		else
+			gk_allowlist_free(al);
+		if (req->netns)
+			ctl->plumb.down(ctl->plumb.arg, &addr);
+		ctl_reply_error(cc, "cannot create the cage: %s",
+		    c == NULL ? gk_cage_strerror(e) : "out of memory");
+		return;
+	}
+	c->plumbed = req->netns;
+	gk_stats.cages_created++;
+	audit_change(cc, "cage.create", c);
+	reply_created(cc, c);
+}
+
+/* The cage named by req->id, if this peer may manage it; else reply. */
+static struct gk_cage *
+find_managed(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	struct gk_cage *c;
+
+	if ((c = gk_cage_by_id(cc->ctl->cages, req->id)) == NULL ||
+	    (cc->uid != 0 && c->uid != cc->uid)) {
+		if (c == NULL)
+			ctl_reply_error(cc, "unknown cage id '%s': no such cage "
+			    "(cages go when their connection closes); "
+			    "cage.list shows the current ones", req->id);
+		else
+			ctl_reply_error(cc, "not permitted: cage %s belongs to "
+			    "uid %u; only its owner or root may change it",
+			    c->id, (unsigned)c->uid);
+		return NULL;
+	}
+	return c;
+}
+
+static void
+op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	struct gk_allowlist *al;
+	struct gk_cage *c;
+
+	if ((c = find_managed(cc, req)) == NULL ||
+	    (al = make_allow(cc, req)) == NULL)
+		return;
+	gk_cage_set_allow(c, al);
+	audit_change(cc, "cage.update", c);
+	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
+}
+
+static void
+op_destroy(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	struct gk_cage *c;
+
+	if ((c = find_managed(cc, req)) == NULL)
+		return;
+	ctl_cage_drop(cc->ctl, c, "request");
+	reply_ok(cc, "destroyed", json_object_new_string(req->id));
+}
+
+struct list_arg {
+	struct json_object	*arr;
+	uid_t			 uid;
+};
+
+static void
+list_one(struct gk_cage *c, void *arg)
+{
+	struct list_arg *la = arg;
+
+	if (la->uid == 0 || la->uid == c->uid)
+		json_object_array_add(la->arr, gk_ctl_cage_json(c, true));
+}
+
+static void
+op_list(struct ctlconn *cc)
+{
+	struct list_arg la = { json_object_new_array(), cc->uid };
+
+	gk_cage_foreach(cc->ctl->cages, list_one, &la);
+	reply_ok(cc, "cages", la.arr);
+}
+
+/* The fd passed with the line starting at the input's start, if any. */
+static int
+take_nsfd(struct ctlconn *cc)
+{
+	int fd = -1;
+
+	if (cc->nsfd != -1 && cc->nsfd_off == cc->in_off) {
+		fd = cc->nsfd;
+		cc->nsfd = -1;
+	}
+	return fd;
+}
+
+void
+ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
+{
+	struct gk_ctlreq req;
+	char err[GK_CTL_ERRLEN];
+	int nsfd = take_nsfd(cc);
+
+	if (gk_ctlreq_parse(line, len, &req, err, sizeof(err)) != GK_CTL_OK) {
+		log_debug("conn=%llu bad request: %s",
+		    (unsigned long long)cc->id, err);
+		ctl_reply_error(cc, "%s", err);
+		goto done;
+	}
+	switch (req.op) {
+	case GK_CTL_OP_CAGE_CREATE:
+		op_create(cc, &req, nsfd);
+		break;
+	case GK_CTL_OP_CAGE_UPDATE:
+		op_update(cc, &req);
+		break;
+	case GK_CTL_OP_CAGE_DESTROY:
+		op_destroy(cc, &req);
+		break;
+	case GK_CTL_OP_CAGE_LIST:
+		op_list(cc);
+		break;
+	case GK_CTL_OP_STATS:
+		reply_ok(cc, "stats", gk_ctl_stats_json(&gk_stats,
+		    gk_cage_count(cc->ctl->cages)));
+		break;
+	case GK_CTL_OP_NONE:
+	case GK_CTL_OP__MAX:
+		ctl_reply_error(cc, "internal error: no op");
+		break;
+	}
+	gk_ctlreq_clear(&req);
+done:
+	if (nsfd != -1)		/* plumbing keeps no reference to it */
+		close(nsfd);
+}

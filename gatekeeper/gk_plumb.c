@@ -1,0 +1,176 @@
+/*
+ * gk_plumb: gatekeeperd's glue between the control socket and the kernel
+ * plumbing (nft/). A cage created with a network namespace gets an
+ * address from --cage-subnet, a veth pair named after that address
+ * (gk-<8 hex digits>) and its element in the anti-spoofing set; closing
+ * the control connection undoes it in the background.
+ */
+#include <arpa/inet.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gk_conf.h"
+#include "gk_control.h"
+#include "gk_log.h"
+#include "gk_plumb.h"
+#include "nft.h"
+
+struct gk_plumb {
+	struct nft_plumb	*np;
+	struct gk_addr		 net;
+	uint8_t			 prefix;
+	size_t			 ncages;
+};
+
+/* The host link of a cage: "gk-" and its address in hex, 11 bytes. */
+static void
+link_name(struct in_addr a, char name[NFT_IFNAMSIZ])
+{
+	snprintf(name, NFT_IFNAMSIZ, "%s%08x", NFT_IFNAME_PREFIX,
+	    (unsigned)ntohl(a.s_addr));
+}
+
+static int
+plumb_up(void *arg, int nsfd, uid_t uid, struct gk_addr *addr, char *err,
+    size_t errlen)
+{
+	struct gk_plumb *p = arg;
+	char name[NFT_IFNAMSIZ], net[GK_ADDR_STRLEN];
+	struct in_addr a;
+
+	if (nft_netns_check(nsfd, uid, err, errlen) == -1)
+		return -1;
+	if (nft_addr_alloc(p->np, &a) == -1) {
+		snprintf(err, errlen, "no free cage address left in %s/%u "
+		    "(%zu cages live, %zu being torn down); wait for cages to "
+		    "end or give gatekeeperd a larger --cage-subnet",
+		    gk_addr_ntop(&p->net, net, sizeof(net)), p->prefix,
+		    p->ncages, nft_plumb_pending(p->np));
+		return -1;
+	}
+	link_name(a, name);
+	if (nft_cage_up(p->np, nsfd, name, a, err, errlen) == -1)
+		return -1;
+	memset(addr, 0, sizeof(*addr));
+	addr->family = AF_INET;
+	memcpy(addr->bytes, &a.s_addr, 4);
+	p->ncages++;
+	log_debug("plumbed %s", name);
+	return 0;
+}
+
+static void
+plumb_down(void *arg, const struct gk_addr *addr)
+{
+	struct gk_plumb *p = arg;
+	char name[NFT_IFNAMSIZ];
+	struct in_addr a;
+
+	memcpy(&a.s_addr, addr->bytes, 4);
+	link_name(a, name);
+	p->ncages--;
+	nft_cage_down(p->np, name, a);
+}
+
+static bool
+plumb_owns(void *arg, const struct gk_addr *addr)
+{
+	struct gk_plumb *p = arg;
+
+	return gk_addr_in_prefix(addr, &p->net, p->prefix);
+}
+
+/* Whether plumbing is to run; false with *why when it is off. */
+static int
+plumbing_wanted(const struct gk_conf *c, const char **why)
+{
+	bool inside = c->listen.family == AF_INET &&
+	    gk_addr_in_prefix(&c->listen, &c->cage_net, c->cage_prefix);
+
+	*why = NULL;
+	if (c->plumbing == GK_PLUMB_OFF) {
+		*why = "--plumbing off";
+		return 0;
+	}
+	if (inside)
+		return 1;
+	*why = "--listen is not an IPv4 address inside --cage-subnet";
+	return c->plumbing == GK_PLUMB_ON ? -1 : 0;
+}
+
+void
+gk_plumb_hooks(struct gk_plumb *p, const struct gk_conf *c,
+    struct gk_ctl_plumb *h)
+{
+	char gw[GK_ADDR_STRLEN];
+
+	memset(h, 0, sizeof(*h));
+	h->arg = p;
+	h->up = plumb_up;
+	h->down = plumb_down;
+	h->owns = plumb_owns;
+	gk_addr_ntop(&c->listen, gw, sizeof(gw));
+	snprintf(h->gateway, sizeof(h->gateway), "%s", gw);
+	snprintf(h->dns, sizeof(h->dns), "%s:%u", gw, c->dns_port);
+	snprintf(h->socks, sizeof(h->socks), "%s:%u", gw, c->socks_port);
+	snprintf(h->http, sizeof(h->http), "%s:%u", gw, c->http_port);
+}
+
+int
+gk_plumb_start(struct gk_plumb **out, struct event_base *base,
+    const struct gk_conf *c, char *err, size_t errlen)
+{
+	char net[GK_ADDR_STRLEN], listen[GK_ADDR_STRLEN];
+	struct nft_conf nc;
+	struct gk_plumb *p;
+	const char *why;
+	int want;
+
+	*out = NULL;
+	gk_addr_ntop(&c->cage_net, net, sizeof(net));
+	gk_addr_ntop(&c->listen, listen, sizeof(listen));
+	if ((want = plumbing_wanted(c, &why)) == -1) {
+		snprintf(err, errlen, "--plumbing on: --listen %s is not an "
+		    "IPv4 address inside --cage-subnet %s/%u; the listen "
+		    "address is the cages' gateway", listen, net,
+		    c->cage_prefix);
+		return -1;
+	}
+	if (want == 0) {
+		log_info("kernel plumbing off (%s): cages are named by source "
+		    "address or token only", why);
+		return 0;
+	}
+	memset(&nc, 0, sizeof(nc));
+	memcpy(&nc.gateway.s_addr, c->listen.bytes, 4);
+	memcpy(&nc.subnet.s_addr, c->cage_net.bytes, 4);
+	nc.prefix = c->cage_prefix;
+	nc.dns_port = c->dns_port;
+	nc.socks_port = c->socks_port;
+	nc.http_port = c->http_port;
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	p->net = c->cage_net;
+	p->prefix = c->cage_prefix;
+	if ((p->np = nft_plumb_new(base, &nc, err, errlen)) == NULL) {
+		free(p);
+		return -1;
+	}
+	log_info("kernel plumbing on: gateway %s, cages from %s/%u, nftables "
+	    "table inet gatekeeper", listen, net, c->cage_prefix);
+	*out = p;
+	return 0;
+}
+
+void
+gk_plumb_stop(struct gk_plumb *p)
+{
+	if (p == NULL)
+		return;
+	nft_plumb_free(p->np);
+	free(p);
+}

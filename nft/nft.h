@@ -1,0 +1,104 @@
+/*
+ * nft: gatekeeperd's kernel plumbing on Linux.
+ *
+ * One nftables table, "inet gatekeeper", holds the whole policy for cage
+ * links (named gk-*): the anti-spoofing set of (link . cage address), DNS
+ * capture to the gateway, fast rejects for anything not for the gateway,
+ * and the gateway's port allowlist. Every base chain has policy accept and
+ * every rule matches the cage links itself, so the rest of the host is
+ * never affected. A cage is one veth pair: the host end (gk-<id>) carries
+ * the gateway /32 and a /32 route to the cage; its peer, eth0, lives in the
+ * cage's network namespace with the cage /32 and a default route via the
+ * gateway. Cage membership changes are set-element updates only.
+ *
+ * Threads: call everything from the event loop's thread. Tearing a cage
+ * down waits for RCU grace periods in the kernel (~40 ms), so it runs on an
+ * internal worker thread; completion comes back to the loop (an eventfd
+ * event), and only then does the address return to the pool.
+ *
+ * Errors: functions that take `err` write one line a person can act on
+ * (what failed, on which object, the system's reason).
+ */
+#ifndef NFT_H
+#define NFT_H
+
+#include <netinet/in.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct event_base;
+
+#define NFT_IFNAME_PREFIX	"gk-"	/* every cage link's name */
+#define NFT_IFNAMSIZ		16	/* IFNAMSIZ: at most 15 chars + NUL */
+
+struct nft_conf {
+	struct in_addr	gateway;	/* 10.143.0.1, on every host end */
+	struct in_addr	subnet;		/* cage subnet, e.g. 10.143.0.0 */
+	uint8_t		prefix;		/* 8..30, e.g. 16 */
+	uint16_t	dns_port;	/* gateway ports open to cages */
+	uint16_t	socks_port;
+	uint16_t	http_port;
+	uint16_t	transparent_port; /* 0: none; else cage TCP to any
+					   * other address is redirected here */
+};
+
+struct nft_plumb;
+
+/*
+ * Start: validate c; atomically replace a stale `table inet gatekeeper`
+ * (logged when one was there) by the table, set, chains and rules in ONE
+ * nftables transaction; delete leftover veth links named gk-* (logged with
+ * their count); start the teardown worker. NULL with err on failure (then
+ * nothing was changed, or the fresh table was removed again).
+ */
+struct nft_plumb	*nft_plumb_new(struct event_base *base,
+			    const struct nft_conf *c, char *err,
+			    size_t errlen);
+/*
+ * Stop: wait (at most 10 s) for queued teardowns, delete every remaining
+ * gk-* link, delete the table. NULL is fine.
+ */
+void			 nft_plumb_free(struct nft_plumb *p);
+
+/*
+ * Validate a network namespace fd passed by a control client whose
+ * SO_PEERCRED uid is `uid`: it must be a network namespace, not ours nor
+ * pid 1's, owned by a user namespace other than the initial one whose owner
+ * is `uid`, and contain no link but `lo`. 0, or -1 with err.
+ */
+int			 nft_netns_check(int nsfd, uid_t uid, char *err,
+			    size_t errlen);
+
+/*
+ * Take a free cage address (never the network, broadcast or gateway
+ * address; next-fit, so a just-released address is not reused at once).
+ * 0, or -1 when the subnet is exhausted.
+ */
+int			 nft_addr_alloc(struct nft_plumb *p,
+			    struct in_addr *out);
+/* Give back an address that never went through nft_cage_up. */
+void			 nft_addr_free(struct nft_plumb *p, struct in_addr a);
+
+/*
+ * Plumb cage address `cage` (from nft_addr_alloc) into the network
+ * namespace nsfd (already checked with nft_netns_check), with host link
+ * `ifname` ("gk-" + 1..12 of [A-Za-z0-9_-]). Synchronous, well under 1 ms.
+ * 0 on success: release with nft_cage_down. -1 with err on failure: what
+ * was done is undone, and the address goes back to the pool by itself
+ * (once any undo finished); do not call nft_addr_free or nft_cage_down.
+ */
+int			 nft_cage_up(struct nft_plumb *p, int nsfd,
+			    const char *ifname, struct in_addr cage, char *err,
+			    size_t errlen);
+/*
+ * Tear a plumbed cage down in the background: delete the link (its peer
+ * goes with it), then the set element. The address returns to the pool
+ * when both are done; if either failed it stays out (logged).
+ */
+void			 nft_cage_down(struct nft_plumb *p, const char *ifname,
+			    struct in_addr cage);
+/* Teardowns queued or running (their addresses are not free yet). */
+size_t			 nft_plumb_pending(const struct nft_plumb *p);
+
+#endif /* NFT_H */

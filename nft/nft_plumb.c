@@ -1,0 +1,580 @@
+/*
+ * nft_plumb: the nft module's public face. Start and stop, the address
+ * pool, plumbing a cage (synchronous, on the loop), and the teardown worker.
+ *
+ * Teardown costs ~40 ms of waiting in the kernel (link deletion and the
+ * nf_tables commit both wait for RCU grace periods), so the loop only
+ * queues it. The worker deletes the links one by one, then all their set
+ * elements in one transaction, and hands the jobs back through an eventfd;
+ * the loop then returns the addresses to the pool. The pool and `pending`
+ * belong to the loop thread; the queues are shared under `mtx`.
+ */
+#include <sys/eventfd.h>
+#include <sys/queue.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <libnftnl/batch.h>
+#include <netlink/socket.h>
+
+#include "gk_log.h"
+#include "nft_int.h"
+
+#define NFT_STOP_WAIT_S		10	/* nft_plumb_free waits this long */
+#define NFT_JOBS_PER_ROUND	256	/* elements per delete transaction */
+
+struct nft_job {
+	TAILQ_ENTRY(nft_job)	 entry;
+	struct nft_elem		 el;
+	bool			 has_elem;	/* false: undo of a failed up */
+	bool			 ok;		/* worker: teardown complete */
+};
+TAILQ_HEAD(nft_jobq, nft_job);
+
+struct nft_plumb {
+	struct nft_conf		 conf;
+	struct nft_pool		*pool;
+	struct nft_mnl		 mnl;		/* loop: element adds */
+	struct nl_sock		*sk;		/* loop: links, host netns */
+	struct event		*done_ev;
+	int			 efd;		/* worker -> loop wakeup */
+	size_t			 pending;	/* jobs not yet back (loop) */
+
+	pthread_mutex_t		 mtx;
+	pthread_cond_t		 cond;
+	pthread_t		 worker;
+	bool			 worker_started;
+	bool			 stopping;	/* under mtx */
+	struct timespec		 deadline;	/* under mtx, once stopping */
+	struct nft_jobq		 todo;		/* under mtx */
+	struct nft_jobq		 done;		/* under mtx */
+	struct nft_mnl		 wmnl;		/* worker's own sockets */
+	struct nl_sock		*wsk;
+};
+
+static const char *
+ntop(struct in_addr a, char *buf)
+{
+	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
+}
+
+/* Add or delete set elements in one transaction. 0, or -1 with err. */
+static int
+elems_update(struct nft_mnl *m, bool add, const struct nft_elem *el,
+    size_t n, char *err, size_t errlen)
+{
+	struct nftnl_batch *b;
+	int rc;
+
+	if ((b = nft_batch_new(&m->seq)) == NULL ||
+	    nft_batch_elems(b, add, el, n, &m->seq) == -1 ||
+	    nft_batch_end(b, &m->seq) == -1) {
+		nft_err(err, errlen, "nftables: building a batch: out of "
+		    "memory");
+		if (b != NULL)
+			nftnl_batch_free(b);
+		errno = ENOMEM;
+		return -1;
+	}
+	rc = nft_mnl_batch(m, b, err, errlen);
+	nftnl_batch_free(b);
+	return rc;
+}
+
+static bool
+past(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > deadline->tv_sec || (now.tv_sec ==
+	    deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+}
+
+/* Element deletes after a failed transaction: one by one. */
+static void
+elems_one_by_one(struct nft_mnl *m, struct nft_job **jobs, size_t n)
+{
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (elems_update(m, false, &jobs[i]->el, 1, err,
+		    sizeof(err)) == 0)
+			continue;
+		if (errno == ENOENT)
+			continue;	/* already gone: that is the goal */
+		log_warnx("cage %s: %s", jobs[i]->el.ifname, err);
+		jobs[i]->ok = false;
+	}
+}
+
+/* Tear the jobs down: links first, then their elements together. */
+static void
+run_jobs(struct nft_mnl *m, struct nl_sock *sk, struct nft_job **jobs,
+    size_t n, const struct timespec *deadline)
+{
+	struct nft_elem el[NFT_JOBS_PER_ROUND];
+	struct nft_job *ej[NFT_JOBS_PER_ROUND];
+	char err[256];
+	size_t i, ne = 0;
+
+	for (i = 0; i < n; i++) {
+		if (deadline != NULL && past(deadline)) {
+			/* Give up; nft_plumb_free sweeps up after us. */
+			for (i = 0; i < n; i++)
+				jobs[i]->ok = false;
+			return;
+		}
+		jobs[i]->ok = nft_link_del(sk, jobs[i]->el.ifname, err,
+		    sizeof(err)) != -1;
+		if (!jobs[i]->ok)
+			log_warnx("cage %s: %s", jobs[i]->el.ifname, err);
+		/* Delete the element even if the link stayed: fail closed. */
+		if (jobs[i]->has_elem) {
+			el[ne] = jobs[i]->el;
+			ej[ne++] = jobs[i];
+		}
+	}
+	if (ne == 0 || elems_update(m, false, el, ne, err, sizeof(err)) == 0)
+		return;
+	log_debug("deleting %zu set elements at once: %s; one by one now",
+	    ne, err);
+	elems_one_by_one(m, ej, ne);
+}
+
+static void
+wake_loop(struct nft_plumb *p)
+{
+	uint64_t one = 1;
+
+	if (write(p->efd, &one, sizeof(one)) == -1 && errno != EAGAIN)
+		log_warn("eventfd");
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct nft_plumb *p = arg;
+	struct nft_job *jobs[NFT_JOBS_PER_ROUND];
+	struct timespec deadline;
+	bool stopping;
+	size_t i, n;
+
+	pthread_mutex_lock(&p->mtx);
+	for (;;) {
+		while (TAILQ_EMPTY(&p->todo) && !p->stopping)
+			pthread_cond_wait(&p->cond, &p->mtx);
+		stopping = p->stopping;
+		deadline = p->deadline;
+		if (TAILQ_EMPTY(&p->todo) || (stopping && past(&deadline)))
+			break;
+		for (n = 0; n < NFT_JOBS_PER_ROUND &&
+		    !TAILQ_EMPTY(&p->todo); n++) {
+			jobs[n] = TAILQ_FIRST(&p->todo);
+			TAILQ_REMOVE(&p->todo, jobs[n], entry);
+		}
+		pthread_mutex_unlock(&p->mtx);
+		run_jobs(&p->wmnl, p->wsk, jobs, n, stopping ? &deadline :
+		    NULL);
+		pthread_mutex_lock(&p->mtx);
+		for (i = 0; i < n; i++)
+			TAILQ_INSERT_TAIL(&p->done, jobs[i], entry);
+		wake_loop(p);
+	}
+	pthread_mutex_unlock(&p->mtx);
+	return NULL;
+}
+
+/* Loop: teardowns came back. Free their addresses (if complete). */
+static void
+done_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct nft_plumb *p = arg;
+	struct nft_jobq q = TAILQ_HEAD_INITIALIZER(q);
+	struct nft_job *j;
+	char a[INET_ADDRSTRLEN];
+	uint64_t v;
+
+	(void)what;
+	(void)!read(fd, &v, sizeof(v));
+	pthread_mutex_lock(&p->mtx);
+	TAILQ_CONCAT(&q, &p->done, entry);
+	pthread_mutex_unlock(&p->mtx);
+	while ((j = TAILQ_FIRST(&q)) != NULL) {
+		TAILQ_REMOVE(&q, j, entry);
+		p->pending--;
+		if (j->ok)
+			nft_pool_drained(p->pool, j->el.addr);
+		else
+			log_warnx("cage %s: teardown incomplete; address %s "
+			    "stays out of the pool", j->el.ifname,
+			    ntop(j->el.addr, a));
+		free(j);
+	}
+}
+
+/* Hand a teardown to the worker; the address drains until it is done. */
+static void
+queue_job(struct nft_plumb *p, const char *ifname, struct in_addr cage,
+    bool has_elem)
+{
+	struct nft_job *j;
+
+	nft_pool_drain(p->pool, cage);
+	p->pending++;
+	if ((j = calloc(1, sizeof(*j))) == NULL) {
+		/* Rare: do it here, slowly, rather than leak the cage. */
+		log_warn("cage %s: queueing the teardown", ifname);
+		j = &(struct nft_job){ .has_elem = has_elem };
+		snprintf(j->el.ifname, sizeof(j->el.ifname), "%s", ifname);
+		j->el.addr = cage;
+		run_jobs(&p->mnl, p->sk, &j, 1, NULL);
+		p->pending--;
+		if (j->ok)
+			nft_pool_drained(p->pool, cage);
+		return;
+	}
+	snprintf(j->el.ifname, sizeof(j->el.ifname), "%s", ifname);
+	j->el.addr = cage;
+	j->has_elem = has_elem;
+	pthread_mutex_lock(&p->mtx);
+	TAILQ_INSERT_TAIL(&p->todo, j, entry);
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->mtx);
+}
+
+int
+nft_addr_alloc(struct nft_plumb *p, struct in_addr *out)
+{
+	return nft_pool_alloc(p->pool, out);
+}
+
+void
+nft_addr_free(struct nft_plumb *p, struct in_addr a)
+{
+	char buf[INET_ADDRSTRLEN];
+
+	if (nft_pool_release(p->pool, a) == -1)
+		log_warnx("address %s was not allocated", ntop(a, buf));
+}
+
+size_t
+nft_plumb_pending(const struct nft_plumb *p)
+{
+	return p->pending;
+}
+
+struct cage_enter {
+	struct nl_sock	*sk;
+};
+
+/* Inside the cage: its own rtnetlink socket; IPv6 off. */
+static int
+cage_enter_cb(void *arg, char *err, size_t errlen)
+{
+	struct cage_enter *ce = arg;
+
+	if (nft_link_cage_sysctls(err, errlen) == -1)
+		return -1;
+	ce->sk = nft_link_sock(err, errlen);
+	return ce->sk != NULL ? 0 : -1;
+}
+
+static int
+cage_side(struct nft_plumb *p, int nsfd, struct in_addr cage, char *err,
+    size_t errlen)
+{
+	struct cage_enter ce = { NULL };
+	int rc;
+
+	if (nft_netns_run(nsfd, cage_enter_cb, &ce, err, errlen) == -1) {
+		if (ce.sk != NULL)
+			nl_socket_free(ce.sk);
+		return -1;
+	}
+	rc = nft_link_cage_setup(ce.sk, p->conf.gateway, cage, err, errlen);
+	nl_socket_free(ce.sk);
+	return rc;
+}
+
+int
+nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
+    struct in_addr cage, char *err, size_t errlen)
+{
+	struct nft_elem el;
+	char a[INET_ADDRSTRLEN];
+
+	if (nft_pool_state(p->pool, cage) != NFT_POOL_USED) {
+		nft_err(err, errlen, "cage address %s was not allocated",
+		    ntop(cage, a));
+		return -1;
+	}
+	if (!nft_ifname_valid(ifname)) {
+		nft_err(err, errlen, "invalid cage link name \"%s\" (\"%s\" "
+		    "and 1 to %zu of A-Z a-z 0-9 _ -)", ifname,
+		    NFT_IFNAME_PREFIX, NFT_IFNAMSIZ - 1 -
+		    strlen(NFT_IFNAME_PREFIX));
+		goto fail_free;
+	}
+	if (nft_link_veth_add(p->sk, ifname, nsfd, err, errlen) == -1)
+		goto fail_free;
+	if (nft_link_host_setup(p->sk, ifname, p->conf.gateway, cage, err,
+	    errlen) == -1 || cage_side(p, nsfd, cage, err, errlen) == -1)
+		goto fail_undo;
+	memset(&el, 0, sizeof(el));
+	snprintf(el.ifname, sizeof(el.ifname), "%s", ifname);
+	el.addr = cage;
+	if (elems_update(&p->mnl, true, &el, 1, err, errlen) == -1)
+		goto fail_undo;
+	log_debug("cage %s: %s plumbed", ifname, ntop(cage, a));
+	return 0;
+
+fail_free:
+	nft_pool_release(p->pool, cage);
+	return -1;
+fail_undo:
+	queue_job(p, ifname, cage, false);
+	return -1;
+}
+
+void
+nft_cage_down(struct nft_plumb *p, const char *ifname, struct in_addr cage)
+{
+	char a[INET_ADDRSTRLEN];
+
+	if (nft_pool_state(p->pool, cage) != NFT_POOL_USED) {
+		log_warnx("cage %s: address %s is not in use", ifname,
+		    ntop(cage, a));
+		return;
+	}
+	queue_job(p, ifname, cage, true);
+}
+
+static int
+conf_check(const struct nft_conf *c, char *err, size_t errlen)
+{
+	if (c->gateway.s_addr == htonl(INADDR_ANY)) {
+		nft_err(err, errlen, "no gateway address");
+		return -1;
+	}
+	if (c->dns_port == 0 || c->socks_port == 0 || c->http_port == 0) {
+		nft_err(err, errlen, "the DNS, SOCKS and HTTP ports must not "
+		    "be 0");
+		return -1;
+	}
+	return 0;
+}
+
+/* Replace any stale table by ours: one transaction. */
+static int
+table_install(struct nft_plumb *p, char *err, size_t errlen)
+{
+	struct nft_ruleset rs;
+	struct nftnl_batch *b = NULL;
+	int exists, rc = -1;
+
+	if ((exists = nft_mnl_table_exists(&p->mnl, err, errlen)) == -1)
+		return -1;
+	if (exists)
+		log_info("nft: replacing a stale table inet %s (left by an "
+		    "earlier run)", NFT_TABLE);
+	if (nft_ruleset_build(&rs, &p->conf) == -1) {
+		nft_err(err, errlen, "nftables: building the ruleset: %s",
+		    strerror(errno));
+		return -1;
+	}
+	if ((b = nft_batch_new(&p->mnl.seq)) == NULL ||
+	    nft_batch_ruleset(b, &rs, &p->mnl.seq) == -1 ||
+	    nft_batch_end(b, &p->mnl.seq) == -1)
+		nft_err(err, errlen, "nftables: building the ruleset batch: "
+		    "out of memory");
+	else
+		rc = nft_mnl_batch(&p->mnl, b, err, errlen);
+	if (b != NULL)
+		nftnl_batch_free(b);
+	nft_ruleset_clear(&rs);
+	return rc;
+}
+
+static int
+table_delete(struct nft_mnl *m, char *err, size_t errlen)
+{
+	struct nftnl_batch *b;
+	int rc;
+
+	if ((b = nft_batch_new(&m->seq)) == NULL ||
+	    nft_batch_deltable(b, &m->seq) == -1 ||
+	    nft_batch_end(b, &m->seq) == -1) {
+		nft_err(err, errlen, "nftables: out of memory");
+		if (b != NULL)
+			nftnl_batch_free(b);
+		return -1;
+	}
+	rc = nft_mnl_batch(m, b, err, errlen);
+	nftnl_batch_free(b);
+	return rc;
+}
+
+static int
+sweep(struct nft_plumb *p, const char *when, char *err, size_t errlen)
+{
+	unsigned n;
+
+	if (nft_link_sweep(p->sk, &n, err, errlen) == -1)
+		return -1;
+	if (n > 0)
+		log_info("nft: removed %u %s gk-* link%s", n, when,
+		    n == 1 ? "" : "s");
+	return 0;
+}
+
+static int
+worker_start(struct nft_plumb *p, char *err, size_t errlen)
+{
+	sigset_t all, old;
+	int rc;
+
+	/* Signals are the loop's business. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&p->worker, NULL, worker_main, p);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		nft_err(err, errlen, "starting the teardown thread: %s",
+		    strerror(rc));
+		return -1;
+	}
+	p->worker_started = true;
+	return 0;
+}
+
+static void
+plumb_release(struct nft_plumb *p)
+{
+	struct nft_job *j;
+
+	while ((j = TAILQ_FIRST(&p->todo)) != NULL) {
+		TAILQ_REMOVE(&p->todo, j, entry);
+		free(j);
+	}
+	while ((j = TAILQ_FIRST(&p->done)) != NULL) {
+		TAILQ_REMOVE(&p->done, j, entry);
+		free(j);
+	}
+	if (p->done_ev != NULL)
+		event_free(p->done_ev);
+	if (p->efd != -1)
+		close(p->efd);
+	if (p->sk != NULL)
+		nl_socket_free(p->sk);
+	if (p->wsk != NULL)
+		nl_socket_free(p->wsk);
+	nft_mnl_close(&p->mnl);
+	nft_mnl_close(&p->wmnl);
+	nft_pool_free(p->pool);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->mtx);
+	free(p);
+}
+
+struct nft_plumb *
+nft_plumb_new(struct event_base *base, const struct nft_conf *c, char *err,
+    size_t errlen)
+{
+	struct nft_plumb *p;
+	char gw[INET_ADDRSTRLEN], net[INET_ADDRSTRLEN];
+
+	if (conf_check(c, err, errlen) == -1)
+		return NULL;
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		nft_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	p->conf = *c;
+	p->efd = -1;
+	pthread_mutex_init(&p->mtx, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	TAILQ_INIT(&p->todo);
+	TAILQ_INIT(&p->done);
+	if ((p->pool = nft_pool_new(c->subnet, c->prefix, c->gateway, err,
+	    errlen)) == NULL ||
+	    nft_mnl_open(&p->mnl, err, errlen) == -1 ||
+	    nft_mnl_open(&p->wmnl, err, errlen) == -1 ||
+	    (p->sk = nft_link_sock(err, errlen)) == NULL ||
+	    (p->wsk = nft_link_sock(err, errlen)) == NULL)
+		goto fail;
+	if ((p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
+		nft_err(err, errlen, "eventfd: %s", strerror(errno));
+		goto fail;
+	}
+	if ((p->done_ev = event_new(base, p->efd, EV_READ | EV_PERSIST,
+	    done_cb, p)) == NULL || event_add(p->done_ev, NULL) == -1) {
+		nft_err(err, errlen, "adding the teardown event failed");
+		goto fail;
+	}
+	if (table_install(p, err, errlen) == -1)
+		goto fail;
+	if (sweep(p, "leftover", err, errlen) == -1 ||
+	    worker_start(p, err, errlen) == -1)
+		goto fail_table;
+	log_info("nft: table inet %s ready: cages %s/%u via gateway %s",
+	    NFT_TABLE, ntop(c->subnet, net), c->prefix, ntop(c->gateway, gw));
+	return p;
+
+fail_table:
+	(void)table_delete(&p->mnl, NULL, 0);
+fail:
+	plumb_release(p);
+	return NULL;
+}
+
+/* Stop the worker: it finishes the queue, or gives up at the deadline. */
+static void
+worker_stop(struct nft_plumb *p)
+{
+	struct nft_job *j;
+	size_t left = 0;
+
+	pthread_mutex_lock(&p->mtx);
+	p->stopping = true;
+	clock_gettime(CLOCK_MONOTONIC, &p->deadline);
+	p->deadline.tv_sec += NFT_STOP_WAIT_S;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->mtx);
+	pthread_join(p->worker, NULL);
+	p->worker_started = false;
+	TAILQ_FOREACH(j, &p->todo, entry)
+		left++;
+	TAILQ_FOREACH(j, &p->done, entry)
+		left += !j->ok;
+	if (left > 0)
+		log_warnx("%zu teardowns unfinished after %d s; removing "
+		    "every gk-* link and the table instead", left,
+		    NFT_STOP_WAIT_S);
+}
+
+void
+nft_plumb_free(struct nft_plumb *p)
+{
+	char err[256];
+
+	if (p == NULL)
+		return;
+	if (p->worker_started)
+		worker_stop(p);
+	if (sweep(p, "remaining", err, sizeof(err)) == -1)
+		log_warnx("%s", err);
+	if (table_delete(&p->mnl, err, sizeof(err)) == -1)
+		log_warnx("%s", err);
+	else
+		log_info("nft: table inet %s removed", NFT_TABLE);
+	plumb_release(p);
+}

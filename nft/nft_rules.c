@@ -1,0 +1,711 @@
+/*
+ * nft_rules: the nftables objects for table inet gatekeeper and the
+ * batches that carry them. Pure: builds libnftnl objects and netlink
+ * buffers, no I/O (nft_mnl.c sends them).
+ *
+ * Every rule starts with `iifname "gk-*"` (meta iifname, compare the
+ * first 3 bytes), so only cage links are ever matched; every base chain
+ * has policy accept (a drop policy would hit the whole host). Rules that
+ * look at IPv4 headers first check meta nfproto ipv4 themselves: libnftnl
+ * adds no dependencies for us in an inet table.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/netfilter.h>
+#include <linux/netfilter_ipv4.h>
+#include <linux/netfilter/nf_conntrack_common.h>
+#include <linux/netfilter/nf_nat.h>
+#include <linux/netfilter/nf_tables.h>
+#include <linux/netfilter/nfnetlink.h>
+#include <libmnl/libmnl.h>
+#include <libnftnl/batch.h>
+#include <libnftnl/chain.h>
+#include <libnftnl/common.h>
+#include <libnftnl/expr.h>
+#include <libnftnl/rule.h>
+#include <libnftnl/set.h>
+#include <libnftnl/table.h>
+#include <libnftnl/udata.h>
+
+#include "nft_int.h"
+
+/* nft's datatype ids, only so that `nft list` prints the set's key type:
+ * a concatenation is (type1 << 6) | type2. The kernel ignores it. */
+#define NFT_DT_IFNAME		41
+#define NFT_DT_IPADDR		7
+#define NFT_DT_BITS		6
+#define NFT_SET_ID		1
+
+#define BATCH_PAGE		(256 * 1024)
+#define ELEMS_PER_MSG		64
+
+static const struct {
+	const char	*name;
+	const char	*type;
+	uint32_t	 hook;
+	int32_t		 prio;
+} chains[NFT_CH_MAX] = {
+	[NFT_CH_GUARD] =	{ "guard", "filter", NF_INET_PRE_ROUTING,
+				    NF_IP_PRI_RAW },
+	[NFT_CH_NAT_PRE] =	{ "nat_pre", "nat", NF_INET_PRE_ROUTING,
+				    NF_IP_PRI_NAT_DST },
+	[NFT_CH_FILTER_PRE] =	{ "filter_pre", "filter",
+				    NF_INET_PRE_ROUTING, NF_IP_PRI_FILTER },
+	[NFT_CH_INPUT] =	{ "input", "filter", NF_INET_LOCAL_IN,
+				    NF_IP_PRI_FILTER },
+	[NFT_CH_FORWARD] =	{ "forward", "filter", NF_INET_FORWARD,
+				    NF_IP_PRI_FILTER },
+};
+
+/* What a rule matches, after iifname "gk-*" (or oifname, M_OIF). */
+#define M_OIF		0x001	/* oifname "gk-*" instead of iifname */
+#define M_NOT_IPV4	0x002	/* meta nfproto != ipv4 */
+#define M_IPV4		0x004	/* meta nfproto ipv4 */
+#define M_SPOOF		0x008	/* iifname . ip saddr != @cages */
+#define M_TO_GW		0x010	/* ip daddr == gateway */
+#define M_NOT_GW	0x020	/* ip daddr != gateway */
+#define M_UDP		0x040	/* meta l4proto udp */
+#define M_TCP		0x080	/* meta l4proto tcp */
+#define M_CT_OK		0x100	/* ct state established,related */
+
+enum rule_action {
+	A_ACCEPT,
+	A_DROP,
+	A_REJECT_PORT,		/* icmp port-unreachable: ECONNREFUSED */
+	A_REJECT_ADMIN,		/* icmp admin-prohibited: EHOSTUNREACH */
+	A_REJECT_RST,		/* tcp reset: ECONNREFUSED */
+	A_DNAT_DNS,		/* dnat to gateway:dns_port */
+	A_REDIRECT,		/* redirect to :transparent_port */
+};
+
+struct rule_spec {
+	enum nft_chain_id	 chain;
+	unsigned		 match;
+	uint16_t		 dport;		/* 0: any */
+	enum rule_action	 action;
+	const char		*comment;
+};
+
+/* Register-level builder with a sticky failure flag. */
+struct rb {
+	struct nftnl_rule	*r;
+	const struct nft_conf	*c;
+	bool			 fail;
+};
+
+const char *
+nft_chain_name(enum nft_chain_id id)
+{
+	return id < NFT_CH_MAX ? chains[id].name : "?";
+}
+
+static struct nftnl_expr *
+ex(struct rb *b, const char *name)
+{
+	struct nftnl_expr *e;
+
+	if (b->fail)
+		return NULL;
+	if ((e = nftnl_expr_alloc(name)) == NULL) {
+		b->fail = true;
+		return NULL;
+	}
+	nftnl_rule_add_expr(b->r, e);
+	return e;
+}
+
+static void
+ex_meta(struct rb *b, uint32_t key, uint32_t dreg)
+{
+	struct nftnl_expr *e;
+
+	if ((e = ex(b, "meta")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_KEY, key);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_META_DREG, dreg);
+}
+
+static void
+ex_cmp(struct rb *b, uint32_t op, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e;
+
+	if ((e = ex(b, "cmp")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_SREG, NFT_REG_1);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_CMP_OP, op);
+	if (nftnl_expr_set(e, NFTNL_EXPR_CMP_DATA, data, len) != 0)
+		b->fail = true;
+}
+
+static void
+ex_payload(struct rb *b, uint32_t base, uint32_t off, uint32_t len,
+    uint32_t dreg)
+{
+	struct nftnl_expr *e;
+
+	if ((e = ex(b, "payload")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_BASE, base);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_OFFSET, off);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_LEN, len);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_PAYLOAD_DREG, dreg);
+}
+
+static void
+ex_imm(struct rb *b, uint32_t dreg, const void *data, uint32_t len)
+{
+	struct nftnl_expr *e;
+
+	if ((e = ex(b, "immediate")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, dreg);
+	if (nftnl_expr_set(e, NFTNL_EXPR_IMM_DATA, data, len) != 0)
+		b->fail = true;
+}
+
+static void
+ex_verdict(struct rb *b, int verdict)
+{
+	struct nftnl_expr *e;
+
+	if ((e = ex(b, "immediate")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_DREG, NFT_REG_VERDICT);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_IMM_VERDICT, (uint32_t)verdict);
+}
+
+static void
+ex_reject(struct rb *b, uint32_t type, uint8_t code)
+{
+	struct nftnl_expr *e;
+
+	if ((e = ex(b, "reject")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_REJECT_TYPE, type);
+	nftnl_expr_set_u8(e, NFTNL_EXPR_REJECT_CODE, code);
+}
+
+/* iifname "gk-*" (or oifname): only the name's first 3 bytes compare. */
+static void
+m_link(struct rb *b, bool oif)
+{
+	ex_meta(b, oif ? NFT_META_OIFNAME : NFT_META_IIFNAME, NFT_REG_1);
+	ex_cmp(b, NFT_CMP_EQ, NFT_IFNAME_PREFIX, strlen(NFT_IFNAME_PREFIX));
+}
+
+static void
+m_nfproto(struct rb *b, uint32_t op)
+{
+	uint8_t v = NFPROTO_IPV4;
+
+	ex_meta(b, NFT_META_NFPROTO, NFT_REG_1);
+	ex_cmp(b, op, &v, sizeof(v));
+}
+
+/* iifname . ip saddr != @cages */
+static void
+m_spoof(struct rb *b)
+{
+	struct nftnl_expr *e;
+
+	ex_meta(b, NFT_META_IIFNAME, NFT_REG32_00);	/* 16 bytes: 00-03 */
+	ex_payload(b, NFT_PAYLOAD_NETWORK_HEADER, 12, 4, NFT_REG32_04);
+	if ((e = ex(b, "lookup")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
+	if (nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, NFT_SET) != 0)
+		b->fail = true;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, NFT_SET_ID);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
+}
+
+static void
+m_daddr(struct rb *b, uint32_t op)
+{
+	ex_payload(b, NFT_PAYLOAD_NETWORK_HEADER, 16, 4, NFT_REG_1);
+	ex_cmp(b, op, &b->c->gateway.s_addr, 4);
+}
+
+static void
+m_l4proto(struct rb *b, uint8_t proto)
+{
+	ex_meta(b, NFT_META_L4PROTO, NFT_REG_1);
+	ex_cmp(b, NFT_CMP_EQ, &proto, sizeof(proto));
+}
+
+static void
+m_dport(struct rb *b, uint16_t port)
+{
+	uint16_t v = htons(port);
+
+	ex_payload(b, NFT_PAYLOAD_TRANSPORT_HEADER, 2, 2, NFT_REG_1);
+	ex_cmp(b, NFT_CMP_EQ, &v, sizeof(v));
+}
+
+/* ct state established,related: (state & mask) != 0 */
+static void
+m_ct_ok(struct rb *b)
+{
+	struct nftnl_expr *e;
+	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) |
+	    NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
+
+	if ((e = ex(b, "ct")) != NULL) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
+	}
+	if ((e = ex(b, "bitwise")) != NULL) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, sizeof(mask));
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask,
+		    sizeof(mask));
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero,
+		    sizeof(zero));
+	}
+	ex_cmp(b, NFT_CMP_NEQ, &zero, sizeof(zero));
+}
+
+static void
+add_matches(struct rb *b, const struct rule_spec *s)
+{
+	m_link(b, (s->match & M_OIF) != 0);
+	if (s->match & M_NOT_IPV4)
+		m_nfproto(b, NFT_CMP_NEQ);
+	if (s->match & M_IPV4)
+		m_nfproto(b, NFT_CMP_EQ);
+	if (s->match & M_SPOOF)
+		m_spoof(b);
+	if (s->match & M_TO_GW)
+		m_daddr(b, NFT_CMP_EQ);
+	if (s->match & M_NOT_GW)
+		m_daddr(b, NFT_CMP_NEQ);
+	if (s->match & M_UDP)
+		m_l4proto(b, IPPROTO_UDP);
+	if (s->match & M_TCP)
+		m_l4proto(b, IPPROTO_TCP);
+	if (s->dport != 0)
+		m_dport(b, s->dport);
+	if (s->match & M_CT_OK)
+		m_ct_ok(b);
+}
+
+static void
+act_nat(struct rb *b, enum rule_action a)
+{
+	struct nftnl_expr *e;
+	uint16_t port;
+
+	if (a == A_DNAT_DNS) {
+		port = htons(b->c->dns_port);
+		ex_imm(b, NFT_REG_1, &b->c->gateway.s_addr, 4);
+		ex_imm(b, NFT_REG_2, &port, sizeof(port));
+		if ((e = ex(b, "nat")) == NULL)
+			return;
+		nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_TYPE, NFT_NAT_DNAT);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_FAMILY, NFPROTO_IPV4);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_ADDR_MIN, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_NAT_REG_PROTO_MIN,
+		    NFT_REG_2);
+	} else {
+		port = htons(b->c->transparent_port);
+		ex_imm(b, NFT_REG_1, &port, sizeof(port));
+		if ((e = ex(b, "redir")) == NULL)
+			return;
+		nftnl_expr_set_u32(e, NFTNL_EXPR_REDIR_REG_PROTO_MIN,
+		    NFT_REG_1);
+	}
+	nftnl_expr_set_u32(e, a == A_DNAT_DNS ? NFTNL_EXPR_NAT_FLAGS :
+	    NFTNL_EXPR_REDIR_FLAGS, NF_NAT_RANGE_PROTO_SPECIFIED);
+}
+
+static void
+add_action(struct rb *b, enum rule_action a)
+{
+	switch (a) {
+	case A_ACCEPT:
+		ex_verdict(b, NF_ACCEPT);
+		break;
+	case A_DROP:
+		ex_verdict(b, NF_DROP);
+		break;
+	case A_REJECT_PORT:
+		ex_reject(b, NFT_REJECT_ICMP_UNREACH, 3);
+		break;
+	case A_REJECT_ADMIN:
+		ex_reject(b, NFT_REJECT_ICMP_UNREACH, 13);
+		break;
+	case A_REJECT_RST:
+		ex_reject(b, NFT_REJECT_TCP_RST, 0);
+		break;
+	case A_DNAT_DNS:
+	case A_REDIRECT:
+		act_nat(b, a);
+		break;
+	}
+}
+
+static int
+set_comment(struct nftnl_rule *r, const char *text)
+{
+	struct nftnl_udata_buf *u;
+	int rc = -1;
+
+	if ((u = nftnl_udata_buf_alloc(NFTNL_UDATA_COMMENT_MAXLEN + 8)) ==
+	    NULL)
+		return -1;
+	if (nftnl_udata_put_strz(u, NFTNL_UDATA_RULE_COMMENT, text) &&
+	    nftnl_rule_set_data(r, NFTNL_RULE_USERDATA, nftnl_udata_buf_data(u),
+	    nftnl_udata_buf_len(u)) == 0)
+		rc = 0;
+	nftnl_udata_buf_free(u);
+	return rc;
+}
+
+static int
+add_rule(struct nft_ruleset *rs, const struct nft_conf *c,
+    const struct rule_spec *s)
+{
+	struct rb b = { .c = c };
+
+	if ((b.r = nftnl_rule_alloc()) == NULL)
+		return -1;
+	nftnl_rule_set_u32(b.r, NFTNL_RULE_FAMILY, NFPROTO_INET);
+	if (nftnl_rule_set_str(b.r, NFTNL_RULE_TABLE, NFT_TABLE) != 0 ||
+	    nftnl_rule_set_str(b.r, NFTNL_RULE_CHAIN,
+	    chains[s->chain].name) != 0 || set_comment(b.r, s->comment) != 0)
+		b.fail = true;
+	add_matches(&b, s);
+	add_action(&b, s->action);
+	if (b.fail) {
+		nftnl_rule_free(b.r);
+		return -1;
+	}
+	nftnl_chain_rule_add_tail(b.r, rs->chain[s->chain]);
+	return 0;
+}
+
+/*
+ * The ruleset as a list of specs, in chain order. Ports come from c; the
+ * transparent redirect exists only when c->transparent_port != 0.
+ */
+static size_t
+rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
+{
+	/* With dns_port 53 a query to the gateway needs no NAT; with another
+	 * port, gateway:53 is translated too. */
+	unsigned dnsm = c->dns_port == 53 ? M_IPV4 | M_NOT_GW : M_IPV4;
+	size_t n = 0;
+
+#define R(ch, m, p, a, t) do {						\
+		if (n < max)						\
+			s[n] = (struct rule_spec){ ch, m, p, a, t };	\
+		n++;							\
+	} while (0)
+	R(NFT_CH_GUARD, M_NOT_IPV4, 0, A_DROP, "cage: no IPv6");
+	R(NFT_CH_GUARD, M_IPV4 | M_SPOOF, 0, A_DROP,
+	    "cage: source must be the link's own cage address");
+	R(NFT_CH_NAT_PRE, dnsm | M_UDP, 53, A_DNAT_DNS,
+	    "cage: DNS to the resolver");
+	R(NFT_CH_NAT_PRE, dnsm | M_TCP, 53, A_DNAT_DNS,
+	    "cage: DNS to the resolver");
+	/* Transparent TCP: redirected traffic has daddr == gateway after
+	 * dstnat, so filter_pre's TCP reset below never sees it. */
+	if (c->transparent_port != 0)
+		R(NFT_CH_NAT_PRE, M_IPV4 | M_NOT_GW | M_TCP, 0, A_REDIRECT,
+		    "cage: transparent TCP");
+	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW | M_UDP, 0, A_REJECT_PORT,
+	    "cage: only the gateway");
+	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW | M_TCP, 0, A_REJECT_RST,
+	    "cage: only the gateway");
+	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW, 0, A_REJECT_ADMIN,
+	    "cage: only the gateway");
+	R(NFT_CH_INPUT, M_CT_OK, 0, A_ACCEPT, "cage: replies");
+	R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_UDP, c->dns_port, A_ACCEPT,
+	    "cage: DNS");
+	R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_TCP, c->dns_port, A_ACCEPT,
+	    "cage: DNS");
+	R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_TCP, c->socks_port, A_ACCEPT,
+	    "cage: SOCKS5 proxy");
+	R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_TCP, c->http_port, A_ACCEPT,
+	    "cage: HTTP proxy");
+	if (c->transparent_port != 0)
+		R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_TCP,
+		    c->transparent_port, A_ACCEPT, "cage: transparent TCP");
+	R(NFT_CH_INPUT, M_IPV4 | M_UDP, 0, A_REJECT_PORT, "cage: closed");
+	R(NFT_CH_INPUT, M_IPV4 | M_TCP, 0, A_REJECT_RST, "cage: closed");
+	R(NFT_CH_INPUT, 0, 0, A_DROP, "cage: closed");
+	R(NFT_CH_FORWARD, 0, 0, A_DROP, "cage: nothing is routed");
+	R(NFT_CH_FORWARD, M_OIF, 0, A_DROP, "cage: nothing is routed");
+#undef R
+	return n;
+}
+
+static struct nftnl_chain *
+chain_new(enum nft_chain_id id)
+{
+	struct nftnl_chain *ch;
+
+	if ((ch = nftnl_chain_alloc()) == NULL)
+		return NULL;
+	nftnl_chain_set_u32(ch, NFTNL_CHAIN_FAMILY, NFPROTO_INET);
+	nftnl_chain_set_u32(ch, NFTNL_CHAIN_HOOKNUM, chains[id].hook);
+	nftnl_chain_set_s32(ch, NFTNL_CHAIN_PRIO, chains[id].prio);
+	nftnl_chain_set_u32(ch, NFTNL_CHAIN_POLICY, NF_ACCEPT);
+	if (nftnl_chain_set_str(ch, NFTNL_CHAIN_TABLE, NFT_TABLE) != 0 ||
+	    nftnl_chain_set_str(ch, NFTNL_CHAIN_NAME, chains[id].name) != 0 ||
+	    nftnl_chain_set_str(ch, NFTNL_CHAIN_TYPE, chains[id].type) != 0) {
+		nftnl_chain_free(ch);
+		return NULL;
+	}
+	return ch;
+}
+
+static struct nftnl_set *
+set_new(void)
+{
+	struct nftnl_set *s;
+
+	if ((s = nftnl_set_alloc()) == NULL)
+		return NULL;
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, NFT_KEYLEN);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE,
+	    NFT_DT_IFNAME << NFT_DT_BITS | NFT_DT_IPADDR);
+	nftnl_set_set_u32(s, NFTNL_SET_ID, NFT_SET_ID);
+	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, 0);
+	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE) != 0 ||
+	    nftnl_set_set_str(s, NFTNL_SET_NAME, NFT_SET) != 0) {
+		nftnl_set_free(s);
+		return NULL;
+	}
+	return s;
+}
+
+int
+nft_ruleset_build(struct nft_ruleset *rs, const struct nft_conf *c)
+{
+	struct rule_spec specs[32];
+	size_t i, n;
+
+	memset(rs, 0, sizeof(*rs));
+	if ((rs->table = nftnl_table_alloc()) == NULL)
+		goto fail;
+	nftnl_table_set_u32(rs->table, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	if (nftnl_table_set_str(rs->table, NFTNL_TABLE_NAME, NFT_TABLE) != 0)
+		goto fail;
+	if ((rs->set = set_new()) == NULL)
+		goto fail;
+	for (i = 0; i < NFT_CH_MAX; i++)
+		if ((rs->chain[i] = chain_new(i)) == NULL)
+			goto fail;
+	n = rule_specs(c, specs, sizeof(specs) / sizeof(specs[0]));
+	if (n > sizeof(specs) / sizeof(specs[0])) {
+		errno = EOVERFLOW;	/* the table above outgrew specs[] */
+		goto fail_keep;
+	}
+	for (i = 0; i < n; i++)
+		if (add_rule(rs, c, &specs[i]) != 0)
+			goto fail;
+	return 0;
+
+fail:
+	errno = ENOMEM;
+fail_keep:
+	nft_ruleset_clear(rs);
+	return -1;
+}
+
+void
+nft_ruleset_clear(struct nft_ruleset *rs)
+{
+	size_t i;
+
+	if (rs->table != NULL)
+		nftnl_table_free(rs->table);
+	if (rs->set != NULL)
+		nftnl_set_free(rs->set);
+	for (i = 0; i < NFT_CH_MAX; i++)
+		if (rs->chain[i] != NULL)
+			nftnl_chain_free(rs->chain[i]);	/* and its rules */
+	memset(rs, 0, sizeof(*rs));
+}
+
+void
+nft_elem_key(uint8_t key[NFT_KEYLEN], const char *ifname, struct in_addr a)
+{
+	memset(key, 0, NFT_KEYLEN);
+	strncpy((char *)key, ifname, NFT_IFNAMSIZ - 1);
+	memcpy(key + NFT_IFNAMSIZ, &a.s_addr, 4);
+}
+
+/* ---- batches ---- */
+
+static struct nlmsghdr *
+msg_hdr(struct nftnl_batch *b, uint16_t type, uint16_t flags, uint32_t *seq)
+{
+	return nftnl_nlmsg_build_hdr(nftnl_batch_buffer(b), type,
+	    NFPROTO_INET, flags | NLM_F_ACK, (*seq)++);
+}
+
+struct nftnl_batch *
+nft_batch_new(uint32_t *seq)
+{
+	struct nftnl_batch *b;
+
+	if ((b = nftnl_batch_alloc(BATCH_PAGE, MNL_SOCKET_BUFFER_SIZE)) ==
+	    NULL)
+		return NULL;
+	nftnl_batch_begin(nftnl_batch_buffer(b), (*seq)++);
+	if (nftnl_batch_update(b) != 0) {
+		nftnl_batch_free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return b;
+}
+
+int
+nft_batch_end(struct nftnl_batch *b, uint32_t *seq)
+{
+	nftnl_batch_end(nftnl_batch_buffer(b), (*seq)++);
+	return nftnl_batch_update(b) == 0 ? 0 : -1;
+}
+
+static int
+batch_table(struct nftnl_batch *b, const struct nftnl_table *t,
+    uint16_t type, uint16_t flags, uint32_t *seq)
+{
+	nftnl_table_nlmsg_build_payload(msg_hdr(b, type, flags, seq), t);
+	return nftnl_batch_update(b);
+}
+
+static int
+batch_rules(struct nftnl_batch *b, struct nftnl_chain *ch, uint32_t *seq)
+{
+	struct nftnl_rule_iter *it;
+	struct nftnl_rule *r;
+	int rc = 0;
+
+	if ((it = nftnl_rule_iter_create(ch)) == NULL)
+		return -1;
+	while (rc == 0 && (r = nftnl_rule_iter_next(it)) != NULL) {
+		nftnl_rule_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWRULE,
+		    NLM_F_CREATE | NLM_F_APPEND, seq), r);
+		rc = nftnl_batch_update(b);
+	}
+	nftnl_rule_iter_destroy(it);
+	return rc;
+}
+
+int
+nft_batch_ruleset(struct nftnl_batch *b, const struct nft_ruleset *rs,
+    uint32_t *seq)
+{
+	size_t i;
+
+	/* Create-if-missing, delete, create: replaces a stale table in the
+	 * same transaction, whether or not one exists. */
+	if (batch_table(b, rs->table, NFT_MSG_NEWTABLE, NLM_F_CREATE,
+	    seq) != 0 ||
+	    batch_table(b, rs->table, NFT_MSG_DELTABLE, 0, seq) != 0 ||
+	    batch_table(b, rs->table, NFT_MSG_NEWTABLE,
+	    NLM_F_CREATE | NLM_F_EXCL, seq) != 0)
+		return -1;
+	nftnl_set_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWSET,
+	    NLM_F_CREATE | NLM_F_EXCL, seq), rs->set);
+	if (nftnl_batch_update(b) != 0)
+		return -1;
+	for (i = 0; i < NFT_CH_MAX; i++) {
+		nftnl_chain_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWCHAIN,
+		    NLM_F_CREATE | NLM_F_EXCL, seq), rs->chain[i]);
+		if (nftnl_batch_update(b) != 0)
+			return -1;
+	}
+	for (i = 0; i < NFT_CH_MAX; i++)
+		if (batch_rules(b, rs->chain[i], seq) != 0)
+			return -1;
+	return 0;
+}
+
+int
+nft_batch_deltable(struct nftnl_batch *b, uint32_t *seq)
+{
+	struct nftnl_table *t;
+	int rc = -1;
+
+	if ((t = nftnl_table_alloc()) == NULL)
+		return -1;
+	nftnl_table_set_u32(t, NFTNL_TABLE_FAMILY, NFPROTO_INET);
+	if (nftnl_table_set_str(t, NFTNL_TABLE_NAME, NFT_TABLE) == 0)
+		rc = batch_table(b, t, NFT_MSG_DELTABLE, 0, seq);
+	nftnl_table_free(t);
+	return rc;
+}
+
+/* One NEWSETELEM/DELSETELEM message for n (<= ELEMS_PER_MSG) elements. */
+static int
+batch_elems_msg(struct nftnl_batch *b, bool add, const struct nft_elem *el,
+    size_t n, uint32_t *seq)
+{
+	struct nftnl_set_elem *e;
+	struct nftnl_set *s;
+	uint8_t key[NFT_KEYLEN];
+	size_t i;
+	int rc = -1;
+
+	if ((s = nftnl_set_alloc()) == NULL)
+		return -1;
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE) != 0 ||
+	    nftnl_set_set_str(s, NFTNL_SET_NAME, NFT_SET) != 0)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if ((e = nftnl_set_elem_alloc()) == NULL)
+			goto fail;
+		nft_elem_key(key, el[i].ifname, el[i].addr);
+		if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key,
+		    sizeof(key)) != 0) {
+			nftnl_set_elem_free(e);
+			goto fail;
+		}
+		nftnl_set_elem_add(s, e);
+	}
+	nftnl_set_elems_nlmsg_build_payload(msg_hdr(b, add ?
+	    NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM, add ?
+	    NLM_F_CREATE | NLM_F_EXCL : 0, seq), s);
+	rc = nftnl_batch_update(b);
+fail:
+	nftnl_set_free(s);
+	return rc;
+}
+
+int
+nft_batch_elems(struct nftnl_batch *b, bool add, const struct nft_elem *el,
+    size_t n, uint32_t *seq)
+{
+	size_t i, k;
+
+	/* A message must fit the batch's overrun space (8 KiB): ~48 bytes
+	 * per element, so at most ELEMS_PER_MSG in each. */
+	for (i = 0; i < n; i += k) {
+		k = n - i < ELEMS_PER_MSG ? n - i : ELEMS_PER_MSG;
+		if (batch_elems_msg(b, add, el + i, k, seq) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+void
+nft_msg_gettable(char *buf, uint32_t seq)
+{
+	struct nlmsghdr *nlh;
+
+	nlh = nftnl_nlmsg_build_hdr(buf, NFT_MSG_GETTABLE, NFPROTO_INET,
+	    NLM_F_ACK, seq);
+	mnl_attr_put_strz(nlh, NFTA_TABLE_NAME, NFT_TABLE);
+}
