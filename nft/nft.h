@@ -57,7 +57,7 @@ struct nft_plumb	*nft_plumb_new(struct event_base *base,
 			    size_t errlen);
 /*
  * Stop: wait (at most 10 s) for queued teardowns, delete every remaining
- * gk-* link, delete the table. NULL is fine.
+ * gk-* veth (live cages' too), delete the table. NULL is fine.
  */
 void			 nft_plumb_free(struct nft_plumb *p);
 
@@ -83,7 +83,8 @@ void			 nft_addr_free(struct nft_plumb *p, struct in_addr a);
 /*
  * Plumb cage address `cage` (from nft_addr_alloc) into the network
  * namespace nsfd (already checked with nft_netns_check), with host link
- * `ifname` ("gk-" + 1..12 of [A-Za-z0-9_-]). Synchronous, well under 1 ms.
+ * `ifname` ("gk-" + 1..12 of [A-Za-z0-9_-]). Synchronous, about 1 ms
+ * (half of it the kernel creating the veth pair); refuses our own netns.
  * 0 on success: release with nft_cage_down. -1 with err on failure: what
  * was done is undone, and the address goes back to the pool by itself
  * (once any undo finished); do not call nft_addr_free or nft_cage_down.

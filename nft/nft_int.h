@@ -145,6 +145,8 @@ int			 nft_mnl_table_exists(struct nft_mnl *m, char *err,
 
 /* ---- nft_link.c ---- */
 
+#define NFT_CAGE_IFNAME	"eth0"		/* the peer, inside the cage */
+
 /* A NETLINK_ROUTE socket in the calling thread's netns (5 s timeouts). */
 struct nl_sock		*nft_link_sock(char *err, size_t errlen);
 /* veth ifname <-> eth0, eth0 created in nsfd's netns. */
@@ -155,10 +157,13 @@ int			 nft_link_veth_add(struct nl_sock *sk,
 int			 nft_link_host_setup(struct nl_sock *sk,
 			    const char *ifname, struct in_addr gw,
 			    struct in_addr cage, char *err, size_t errlen);
-/* Cage side through csk (bound in the cage): lo up, eth0 cage/32, up,
- * default via gw onlink. */
-int			 nft_link_cage_setup(struct nl_sock *csk,
-			    struct in_addr gw, struct in_addr cage, char *err,
+/* Cage side through csk (bound in the cage), with the cage's ifindexes of
+ * lo and eth0: lo up, eth0 up with cage/32, default via gw onlink. */
+int			 nft_link_cage_setup(struct nl_sock *csk, int lo,
+			    int eth0, struct in_addr gw, struct in_addr cage,
+			    char *err, size_t errlen);
+/* ifindex of name in the calling thread's netns. 0, or -1 with err. */
+int			 nft_link_index(const char *name, int *idx, char *err,
 			    size_t errlen);
 /* Inside the cage (nft_netns_run): IPv6 off for every link. */
 int			 nft_link_cage_sysctls(char *err, size_t errlen);
@@ -185,5 +190,8 @@ bool			 nft_ifname_valid(const char *ifname);
 int			 nft_netns_run(int nsfd,
 			    int (*fn)(void *arg, char *err, size_t errlen),
 			    void *arg, char *err, size_t errlen);
+
+/* Is nsfd our own network namespace (this thread's or the process')? */
+bool			 nft_netns_is_own(int nsfd);
 
 #endif /* NFT_INT_H */

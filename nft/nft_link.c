@@ -27,7 +27,6 @@
 #include "nft_int.h"
 
 #define NFT_LINK_TIMEOUT_S	5
-#define NFT_CAGE_IFNAME		"eth0"
 
 bool
 nft_ifname_valid(const char *ifname)
@@ -120,32 +119,46 @@ nft_link_veth_add(struct nl_sock *sk, const char *ifname, int nsfd,
 	rc = rtnl_link_add(sk, l, NLM_F_CREATE | NLM_F_EXCL);
 	rtnl_link_put(peer);
 	rtnl_link_veth_release(l);
-	if (rc < 0) {
+	if (rc == -NLE_EXIST && if_nametoindex(ifname) != 0)
+		nft_err(err, errlen, "creating veth %s: a link of that name "
+		    "already exists", ifname);
+	else if (rc == -NLE_EXIST)
+		nft_err(err, errlen, "creating veth %s: the cage already has "
+		    "a link named %s", ifname, NFT_CAGE_IFNAME);
+	else if (rc < 0)
 		nft_err(err, errlen, "creating veth %s with peer %s in the "
 		    "cage: %s", ifname, NFT_CAGE_IFNAME, nl_geterror(rc));
+	return rc < 0 ? -1 : 0;
+}
+
+int
+nft_link_index(const char *name, int *idx, char *err, size_t errlen)
+{
+	unsigned i;
+
+	/* An ioctl on a socket of the calling thread's netns: no netlink
+	 * round trip. */
+	if ((i = if_nametoindex(name)) == 0) {
+		nft_err(err, errlen, "looking up link %s: %s", name,
+		    strerror(errno));
 		return -1;
 	}
+	*idx = (int)i;
 	return 0;
 }
 
-/* Look link `name` up; set it up; its ifindex into *idx. */
+/* Set link idx (called name, for messages) up. */
 static int
-link_up(struct nl_sock *sk, const char *name, int *idx, char *err,
+link_up(struct nl_sock *sk, int idx, const char *name, char *err,
     size_t errlen)
 {
-	struct rtnl_link *l = NULL, *chg = NULL;
-	int rc;
+	struct rtnl_link *l, *chg = NULL;
+	int rc = -NLE_NOMEM;
 
-	if ((rc = rtnl_link_get_kernel(sk, 0, name, &l)) < 0) {
-		nft_err(err, errlen, "looking up link %s: %s", name,
-		    nl_geterror(rc));
-		return -1;
-	}
-	*idx = rtnl_link_get_ifindex(l);
-	if ((chg = rtnl_link_alloc()) == NULL) {
-		rc = -NLE_NOMEM;
+	if ((l = rtnl_link_alloc()) == NULL || (chg = rtnl_link_alloc()) ==
+	    NULL)
 		goto fail;
-	}
+	rtnl_link_set_ifindex(l, idx);
 	rtnl_link_set_flags(chg, IFF_UP);
 	if ((rc = rtnl_link_change(sk, l, chg, 0)) < 0)
 		goto fail;
@@ -156,7 +169,8 @@ fail:
 	nft_err(err, errlen, "setting link %s up: %s", name, nl_geterror(rc));
 	if (chg != NULL)
 		rtnl_link_put(chg);
-	rtnl_link_put(l);
+	if (l != NULL)
+		rtnl_link_put(l);
 	return -1;
 }
 
@@ -322,7 +336,8 @@ nft_link_host_setup(struct nl_sock *sk, const char *ifname,
 	/* Before the link goes up: no IPv6 autoconfiguration, ever. */
 	if (host_sysctls(ifname, err, errlen) == -1)
 		return -1;
-	if (link_up(sk, ifname, &idx, err, errlen) == -1 ||
+	if (nft_link_index(ifname, &idx, err, errlen) == -1 ||
+	    link_up(sk, idx, ifname, err, errlen) == -1 ||
 	    addr_add(sk, idx, ifname, gw, err, errlen) == -1)
 		return -1;
 	if ((rc = route_add(sk, idx, cage, 32, NULL, &gw)) < 0) {
@@ -335,18 +350,19 @@ nft_link_host_setup(struct nl_sock *sk, const char *ifname,
 }
 
 int
-nft_link_cage_setup(struct nl_sock *csk, struct in_addr gw,
+nft_link_cage_setup(struct nl_sock *csk, int lo, int eth0, struct in_addr gw,
     struct in_addr cage, char *err, size_t errlen)
 {
 	struct in_addr any = { 0 };
-	int idx, rc;
+	int rc;
 
-	if (link_up(csk, "lo", &idx, err, errlen) == -1 ||
-	    link_up(csk, NFT_CAGE_IFNAME, &idx, err, errlen) == -1 ||
-	    addr_add(csk, idx, "the cage's " NFT_CAGE_IFNAME, cage, err,
+	if (link_up(csk, lo, "lo", err, errlen) == -1 ||
+	    link_up(csk, eth0, "the cage's " NFT_CAGE_IFNAME, err,
+	    errlen) == -1 ||
+	    addr_add(csk, eth0, "the cage's " NFT_CAGE_IFNAME, cage, err,
 	    errlen) == -1)
 		return -1;
-	if ((rc = route_add(csk, idx, any, 0, &gw, NULL)) < 0) {
+	if ((rc = route_add(csk, eth0, any, 0, &gw, NULL)) < 0) {
 		nft_err(err, errlen, "adding the cage's default route: %s",
 		    nl_geterror(rc));
 		return -1;

@@ -79,6 +79,17 @@ same_ns(const struct stat *st, const char *path)
 	return st->st_dev == o.st_dev && st->st_ino == o.st_ino;
 }
 
+bool
+nft_netns_is_own(int nsfd)
+{
+	struct stat st;
+
+	if (fstat(nsfd, &st) == -1)
+		return false;
+	return same_ns(&st, "/proc/thread-self/ns/net") ||
+	    same_ns(&st, "/proc/self/ns/net");
+}
+
 static int
 check_type(int nsfd, char *err, size_t errlen)
 {
@@ -104,8 +115,7 @@ check_type(int nsfd, char *err, size_t errlen)
 		    strerror(errno));
 		return -1;
 	}
-	if (same_ns(&st, "/proc/thread-self/ns/net") ||
-	    same_ns(&st, "/proc/self/ns/net")) {
+	if (nft_netns_is_own(nsfd)) {
 		nft_err(err, errlen, "the passed network namespace is "
 		    "gatekeeperd's own; pass the cage's new namespace");
 		return -1;

@@ -274,15 +274,19 @@ nft_plumb_pending(const struct nft_plumb *p)
 
 struct cage_enter {
 	struct nl_sock	*sk;
+	int		 lo;
+	int		 eth0;
 };
 
-/* Inside the cage: its own rtnetlink socket; IPv6 off. */
+/* Inside the cage: IPv6 off, link indexes, an rtnetlink socket there. */
 static int
 cage_enter_cb(void *arg, char *err, size_t errlen)
 {
 	struct cage_enter *ce = arg;
 
-	if (nft_link_cage_sysctls(err, errlen) == -1)
+	if (nft_link_cage_sysctls(err, errlen) == -1 ||
+	    nft_link_index("lo", &ce->lo, err, errlen) == -1 ||
+	    nft_link_index(NFT_CAGE_IFNAME, &ce->eth0, err, errlen) == -1)
 		return -1;
 	ce->sk = nft_link_sock(err, errlen);
 	return ce->sk != NULL ? 0 : -1;
@@ -300,7 +304,8 @@ cage_side(struct nft_plumb *p, int nsfd, struct in_addr cage, char *err,
 			nl_socket_free(ce.sk);
 		return -1;
 	}
-	rc = nft_link_cage_setup(ce.sk, p->conf.gateway, cage, err, errlen);
+	rc = nft_link_cage_setup(ce.sk, ce.lo, ce.eth0, p->conf.gateway, cage,
+	    err, errlen);
 	nl_socket_free(ce.sk);
 	return rc;
 }
@@ -324,6 +329,12 @@ nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
 		    strlen(NFT_IFNAME_PREFIX));
 		goto fail_free;
 	}
+	/* Cheap insurance: never configure the host as if it were a cage. */
+	if (nft_netns_is_own(nsfd)) {
+		nft_err(err, errlen, "cage %s: the namespace fd is our own "
+		    "network namespace", ifname);
+		goto fail_free;
+	}
 	if (nft_link_veth_add(p->sk, ifname, nsfd, err, errlen) == -1)
 		goto fail_free;
 	if (nft_link_host_setup(p->sk, ifname, p->conf.gateway, cage, err,
@@ -332,8 +343,12 @@ nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
 	memset(&el, 0, sizeof(el));
 	snprintf(el.ifname, sizeof(el.ifname), "%s", ifname);
 	el.addr = cage;
-	if (elems_update(&p->mnl, true, &el, 1, err, errlen) == -1)
-		goto fail_undo;
+	if (elems_update(&p->mnl, true, &el, 1, err, errlen) == -1) {
+		/* Not acknowledged is not proof of absence: delete it too
+		 * (a missing element is fine then). */
+		queue_job(p, ifname, cage, true);
+		return -1;
+	}
 	log_debug("cage %s: %s plumbed", ifname, ntop(cage, a));
 	return 0;
 
