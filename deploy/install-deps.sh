@@ -26,6 +26,8 @@ PKGS=(
 	socat netcat-openbsd iputils-ping
 	# end-to-end test (git smart HTTP behind nginx) and the gk-run benchmark
 	fcgiwrap hyperfine
+	# gk-run's local test: setpriv (run as nobody), strace (ptrace denied)
+	util-linux strace
 )
 
 export DEBIAN_FRONTEND=noninteractive

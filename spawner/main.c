@@ -1,0 +1,373 @@
+/*
+ * gk-run: run one program in a sandbox whose only way out is gatekeeperd.
+ *
+ *   options -> allow-files -> mount plan -> [--dry-run: print, exit 0]
+ *   -> command check (126/127) -> [gated: own user+net namespace, cage
+ *   from gatekeeperd] -> seccomp, data fds -> fork: bwrap | wait
+ *
+ * Every failure of gk-run itself is one line on stderr and exit 125.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "spawn_int.h"
+
+#define MAX_DATA_FDS	256
+
+extern char **environ;
+
+static char cmdshow[72];	/* the command's name, for messages */
+
+struct fds {
+	int			 fd[MAX_DATA_FDS];
+	struct spawn_fdsrc	 src[MAX_DATA_FDS];
+	size_t			 n;
+};
+
+static void die(const char *, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fputs("gk-run: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(SPAWN_EXIT_FAIL);
+}
+
+/* fds 0-2 must exist, or our memfds and pipes would take their places. */
+static void
+std_fds(void)
+{
+	int fd;
+
+	for (fd = 0; fd <= 2; fd++)
+		if (fcntl(fd, F_GETFD) == -1 &&
+		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
+			exit(SPAWN_EXIT_FAIL);
+}
+
+static void
+load_allow_files(struct spawn_opts *o)
+{
+	char err[SPAWN_ERRLEN];
+	uint8_t *buf;
+	size_t i, len;
+
+	for (i = 0; i < o->nallow_files; i++) {
+		buf = spawn_read_file(o->allow_files[i], SPAWN_ALLOWFILE_MAX,
+		    &len, err, sizeof(err));
+		if (buf == NULL || spawn_allowfile_parse(buf, len,
+		    o->allow_files[i], &o->allow, err, sizeof(err)) == -1)
+			die("%s", err);
+		free(buf);
+	}
+	if (spawn_opts_finish(o, err, sizeof(err)) == -1)
+		die("%s", err);
+}
+
+/* The PATH the command will be looked up with inside. */
+static const char *
+sandbox_path(const struct spawn_opts *o)
+{
+	size_t i;
+
+	for (i = o->nenv; i > 0; i--)
+		if (strncmp(o->env[i - 1], "PATH=", 5) == 0)
+			return o->env[i - 1] + 5;
+	return getenv("PATH");
+}
+
+/* bwrap's own environment: ours without the dropped variables. */
+static char **
+bwrap_envp(bool fs_sandbox)
+{
+	char **env, *eq;
+	size_t i, n = 0;
+
+	for (i = 0; environ[i] != NULL; i++)
+		;
+	if ((env = calloc(i + 1, sizeof(*env))) == NULL)
+		die("out of memory");
+	for (i = 0; environ[i] != NULL; i++) {
+		eq = strchr(environ[i], '=');
+		if (eq == NULL || !spawn_env_dropped(environ[i],
+		    (size_t)(eq - environ[i]), fs_sandbox))
+			env[n++] = environ[i];
+	}
+	return env;
+}
+
+static void
+build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
+{
+	char err[SPAWN_ERRLEN];
+
+	memset(p, 0, sizeof(*p));
+	if ((*cwd = spawn_resolve_cwd(o->cwd, err, sizeof(err))) == NULL)
+		die("%s", err);
+	if (o->fs == SPAWN_FS_SANDBOX && strcmp(*cwd, "/") == 0)
+		die("the working directory is /, and it would be writable in "
+		    "the sandbox; cd to a project directory or pass --cwd DIR");
+	if (spawn_resolve_mounts(o, *cwd, &p->mounts, &p->nmounts, err,
+	    sizeof(err)) == -1)
+		die("%s", err);
+	p->net = o->net;
+	p->fs = o->fs;
+	p->seccomp = o->seccomp;
+	p->cwd = *cwd;
+	p->envp = environ;
+	p->envset = o->env;
+	p->nenvset = o->nenv;
+	p->seccomp_fd = p->resolv_fd = p->status_fd = -1;
+	p->cmd = o->cmd;
+	p->ncmd = o->ncmd;
+}
+
+static int
+add_fd(struct fds *f, int fd, const uint8_t *data, size_t len, bool out)
+{
+	if (f->n == MAX_DATA_FDS)
+		die("too many hidden paths (at most %d)", MAX_DATA_FDS - 3);
+	f->fd[f->n] = fd;
+	f->src[f->n] = (struct spawn_fdsrc){ fd, data, len, out };
+	f->n++;
+	return fd;
+}
+
+static void
+print_argv(const struct spawn_plan *p, const struct fds *f, FILE *out)
+{
+	struct spawn_strv argv = { 0 };
+	char *line;
+
+	if (spawn_bwrap_build(p, &argv) == -1 ||
+	    (line = spawn_shell_render(&argv, f->src, f->n)) == NULL)
+		die("out of memory");
+	fprintf(out, "%s\n", line);
+	free(line);
+	spawn_strv_clear(&argv);
+}
+
+static void
+dry_run_macos(const struct spawn_opts *o, struct spawn_plan *p)
+{
+	struct spawn_cage cage;
+	char err[SPAWN_ERRLEN], *prof;
+
+	spawn_cage_placeholder(&cage, SPAWN_PLATFORM_MACOS);
+	p->cage = &cage;
+	if ((prof = spawn_sbpl_build(p, err, sizeof(err))) == NULL)
+		die("%s", err);
+	fputs(prof, stdout);
+	free(prof);
+	if (o->net == SPAWN_NET_GATED)
+		fprintf(stderr, "gk-run: --dry-run: the profile allows "
+		    "gatekeeperd's default ports; the cage is named by "
+		    "ALL_PROXY=socks5h://TOKEN@%s\n", cage.socks);
+}
+
+/* Print what would run, with placeholder fds 3, 4, ...; exit 0. */
+static void
+dry_run(const struct spawn_opts *o, struct spawn_plan *p)
+{
+	char err[SPAWN_ERRLEN], resolv[SPAWN_ENDPOINT_MAX + 16];
+	struct spawn_cage cage;
+	struct fds f = { .n = 0 };
+	uint8_t *bpf = NULL;
+	size_t i, len = 0;
+	int fd, next = 3;
+
+	if (o->platform == SPAWN_PLATFORM_MACOS) {
+		dry_run_macos(o, p);
+		exit(0);
+	}
+	for (i = 0; i < p->nmounts; i++)
+		if (p->mounts[i].kind == SPAWN_MNT_HIDE_FILE)
+			p->mounts[i].fd = add_fd(&f, next++, NULL, 0, false);
+	if (p->net == SPAWN_NET_GATED) {
+		spawn_cage_placeholder(&cage, SPAWN_PLATFORM_LINUX);
+		p->cage = &cage;
+		snprintf(resolv, sizeof(resolv), "nameserver %s\n",
+		    cage.gateway);
+		p->resolv_fd = add_fd(&f, next++, (const uint8_t *)resolv,
+		    strlen(resolv), false);
+	}
+	if (p->seccomp != SPAWN_SECCOMP_OFF) {
+		if ((fd = spawn_seccomp_memfd(p->seccomp, err,
+		    sizeof(err))) == -1)
+			die("%s", err);
+		if ((bpf = spawn_fd_slurp(fd, 1 << 20, &len)) == NULL)
+			die("reading the seccomp filter: %s", strerror(errno));
+		close(fd);
+		p->seccomp_fd = add_fd(&f, next++, bpf, len, false);
+	}
+	p->status_fd = add_fd(&f, next++, NULL, 0, true);
+	print_argv(p, &f, stdout);
+	if (p->net == SPAWN_NET_GATED)
+		fprintf(stderr, "gk-run: --dry-run: gated mode shows "
+		    "gatekeeperd's default endpoints; a real run asks "
+		    "gatekeeperd for the cage and runs this inside the cage's "
+		    "network namespace\n");
+	free(bpf);
+	exit(0);
+}
+
+/* Gated: our own namespaces, then the cage; returns the connection. */
+static int
+make_cage(const struct spawn_opts *o, struct spawn_cage *cage)
+{
+	char err[SPAWN_ERRLEN], label[SPAWN_LABEL_MAX + 1], *req;
+	int sock, nsfd;
+
+	if ((sock = spawn_ctl_connect(o->control, err, sizeof(err))) == -1)
+		die("%s", err);
+	spawn_cage_label(o->cmd, o->ncmd, label);
+	if ((req = spawn_cage_request(label, &o->allow, err,
+	    sizeof(err))) == NULL)
+		die("%s", err);
+	if ((nsfd = spawn_ctl_netns(err, sizeof(err))) == -1 ||
+	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,
+	    sizeof(err)) == -1)
+		die("%s", err);
+	close(nsfd);
+	free(req);
+	if (o->verbose > 0)
+		fprintf(stderr, "gk-run: cage %s: gateway %s, socks %s, "
+		    "http %s\n", cage->id, cage->gateway, cage->socks,
+		    cage->http);
+	return sock;
+}
+
+/* The fds bwrap reads: resolv.conf, seccomp, the hidden files. */
+static void
+data_fds(struct spawn_plan *p, const struct spawn_cage *cage, struct fds *f)
+{
+	char err[SPAWN_ERRLEN], resolv[SPAWN_ENDPOINT_MAX + 16];
+	size_t i;
+	int fd;
+
+	for (i = 0; i < p->nmounts; i++) {
+		if (p->mounts[i].kind != SPAWN_MNT_HIDE_FILE)
+			continue;
+		if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
+			die("/dev/null: %s", strerror(errno));
+		p->mounts[i].fd = add_fd(f, fd, NULL, 0, false);
+	}
+	if (p->net == SPAWN_NET_GATED) {
+		snprintf(resolv, sizeof(resolv), "nameserver %s\n",
+		    cage->gateway);
+		if ((fd = spawn_memfd_data("gk-run-resolv", resolv,
+		    strlen(resolv))) == -1)
+			die("memfd_create: %s", strerror(errno));
+		p->resolv_fd = add_fd(f, fd, NULL, 0, false);
+	}
+	if (p->seccomp != SPAWN_SECCOMP_OFF) {
+		if ((fd = spawn_seccomp_memfd(p->seccomp, err,
+		    sizeof(err))) == -1)
+			die("%s", err);
+		p->seccomp_fd = add_fd(f, fd, NULL, 0, false);
+	}
+}
+
+/*
+ * Exits from here (not from main): what is still allocated stays
+ * reachable from this frame, so a sanitizer build reports no leaks.
+ */
+static void __attribute__((noreturn))
+run(const struct spawn_opts *o, struct spawn_plan *p)
+{
+	char err[SPAWN_ERRLEN], resolved[PATH_MAX], *bwrap;
+	struct spawn_strv argv = { 0 };
+	struct spawn_cage cage;
+	struct spawn_run r;
+	struct fds f = { .n = 0 };
+	int rc, pipefd[2];
+
+	if ((bwrap = spawn_find_bwrap(err, sizeof(err))) == NULL)
+		die("%s", err);
+	if ((rc = spawn_check_command(p, sandbox_path(o), resolved,
+	    sizeof(resolved), err, sizeof(err))) != 0) {
+		fprintf(stderr, "gk-run: %s\n", err);
+		exit(rc);
+	}
+	memset(&r, 0, sizeof(r));
+	memset(&cage, 0, sizeof(cage));
+	r.ctl_fd = -1;
+	if (p->net == SPAWN_NET_GATED) {
+		r.ctl_fd = make_cage(o, &cage);
+		p->cage = &cage;
+	}
+	data_fds(p, &cage, &f);
+	if (pipe2(pipefd, O_CLOEXEC) == -1)
+		die("pipe: %s", strerror(errno));
+	p->status_fd = add_fd(&f, pipefd[1], NULL, 0, true);
+	if (spawn_bwrap_build(p, &argv) == -1)
+		die("out of memory");
+	if (o->verbose > 0) {
+		fprintf(stderr, "gk-run: %s is %s\ngk-run: ", o->cmd[0],
+		    resolved);
+		print_argv(p, &(struct fds){ .n = 0 }, stderr);
+	}
+	r.bwrap = bwrap;
+	r.argv = argv.v;
+	r.envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX);
+	r.pass_fds = f.fd;
+	r.npass = f.n;
+	r.status_wfd = pipefd[1];
+	r.status_rfd = pipefd[0];
+	r.timeout = o->timeout;
+	r.verbose = o->verbose;
+	r.cmdname = cmdshow;
+	exit(spawn_run(&r));
+}
+
+int
+main(int argc, char **argv)
+{
+	char err[SPAWN_ERRLEN], *cwd;
+	struct spawn_opts o;
+	struct spawn_plan p;
+
+	std_fds();
+	switch (spawn_opts_parse(argc, argv, getenv("GK_CONTROL"), &o, err,
+	    sizeof(err))) {
+	case SPAWN_OPT_HELP:
+		fputs(spawn_usage(), stdout);
+		return 0;
+	case SPAWN_OPT_VERSION:
+		printf("gk-run (%s)\n", PACKAGE_STRING);
+		return 0;
+	case SPAWN_OPT_USAGE:
+	case SPAWN_OPT_NOMEM:
+		die("%s", err);
+	case SPAWN_OPT_RUN:
+		break;
+	}
+	spawn_printable(o.cmd[0], cmdshow, sizeof(cmdshow));
+	load_allow_files(&o);
+	if (o.platform == SPAWN_PLATFORM_MACOS && !o.dry_run)
+		die("--platform macos: this gk-run runs on Linux and can only "
+		    "print the macOS profile; add --dry-run");
+	if (o.net == SPAWN_NET_HOST)
+		fprintf(stderr, "gk-run: WARNING: --net host: %s gets the "
+		    "host's network with NO isolation and NO allowlist\n",
+		    cmdshow);
+	build_plan(&o, &p, &cwd);
+	if (o.dry_run)
+		dry_run(&o, &p);
+	run(&o, &p);
+}

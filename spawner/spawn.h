@@ -1,0 +1,302 @@
+/*
+ * spawn: gk-run, the unprivileged spawner (DESIGN.md, "gk-run").
+ *
+ * gk-run parses its argv into typed options (spawn_opts_parse), reads
+ * allow-files (spawn_allowfile_parse), resolves paths against the real
+ * filesystem into a plan (struct spawn_plan), and hands the plan to a
+ * pure builder: spawn_bwrap_build() for Linux, spawn_sbpl_build() for
+ * macOS. Everything declared here except the functions under "I/O" is
+ * pure: no I/O, no logging, bounded input, messages in caller buffers.
+ */
+#ifndef SPAWN_H
+#define SPAWN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SPAWN_CONTROL_DEFAULT	"/run/gatekeeper/control.sock"
+#define SPAWN_ERRLEN		1024	/* any message fits */
+#define SPAWN_LABEL_MAX		64	/* bytes of the cage label */
+#define SPAWN_TIMEOUT_MAX	31536000u	/* one year, in seconds */
+#define SPAWN_GRACE_SEC		5	/* SIGTERM .. SIGKILL on timeout */
+#define SPAWN_REPLY_WAIT_MS	10000	/* bound on gatekeeperd's reply */
+#define SPAWN_ALLOWFILE_MAX	(1024 * 1024)	/* bytes in one allow-file */
+#define SPAWN_ENDPOINT_MAX	64	/* "[v6]:port" text */
+#define SPAWN_TOKEN_MAX		128
+
+/* Exit statuses (DESIGN.md); otherwise the command's own status. */
+#define SPAWN_EXIT_TIMEOUT	124
+#define SPAWN_EXIT_FAIL		125
+#define SPAWN_EXIT_NOEXEC	126
+#define SPAWN_EXIT_NOTFOUND	127
+
+enum spawn_net {
+	SPAWN_NET_AUTO,		/* gated with any --allow, else none */
+	SPAWN_NET_GATED,
+	SPAWN_NET_NONE,
+	SPAWN_NET_HOST,
+};
+
+enum spawn_fs {
+	SPAWN_FS_SANDBOX,
+	SPAWN_FS_HOST,
+};
+
+enum spawn_seccomp {
+	SPAWN_SECCOMP_DEFAULT,
+	SPAWN_SECCOMP_RELAXED,
+	SPAWN_SECCOMP_OFF,
+};
+
+enum spawn_platform {
+	SPAWN_PLATFORM_LINUX,
+	SPAWN_PLATFORM_MACOS,
+};
+
+enum spawn_path_kind {
+	SPAWN_PATH_RO,
+	SPAWN_PATH_RW,
+	SPAWN_PATH_HIDE,
+};
+
+/* A growable vector of owned strings, NULL-terminated when n > 0. */
+struct spawn_strv {
+	char		**v;
+	size_t		  n;
+	size_t		  cap;
+	bool		  nomem;	/* sticky: a push failed */
+};
+
+int		 spawn_strv_push(struct spawn_strv *sv, const char *s);
+int		 spawn_strv_pushn(struct spawn_strv *sv, const char *s,
+		    size_t len);
+int		 spawn_strv_pushf(struct spawn_strv *sv, const char *fmt, ...)
+		    __attribute__((format(printf, 2, 3)));
+void		 spawn_strv_clear(struct spawn_strv *sv);
+/*
+ * `s` for a one-line message: bytes outside printable ASCII become '?',
+ * cut to len - 1 bytes (with "..." when cut). Returns buf.
+ */
+const char	*spawn_printable(const char *s, char *buf, size_t len);
+
+/* ---- options ---------------------------------------------------------- */
+
+struct spawn_optpath {
+	enum spawn_path_kind	 kind;
+	const char		*path;		/* points into argv */
+};
+
+struct spawn_opts {
+	struct spawn_strv	 allow;		/* --allow, then allow-files */
+	const char		**allow_files;	/* point into argv */
+	size_t			 nallow_files;
+	struct spawn_optpath	*paths;		/* --ro/--rw/--hide in order */
+	size_t			 npaths;
+	const char		**env;		/* --env KEY=VAL, into argv */
+	size_t			 nenv;
+	const char		*cwd;		/* NULL: the current one */
+	const char		*control;	/* --control, $GK_CONTROL */
+	enum spawn_net		 net;
+	enum spawn_fs		 fs;
+	enum spawn_seccomp	 seccomp;
+	enum spawn_platform	 platform;
+	unsigned int		 timeout;	/* seconds; 0: none */
+	bool			 dry_run;
+	int			 verbose;
+	char *const		*cmd;		/* into argv, NULL-terminated */
+	int			 ncmd;
+};
+
+enum spawn_opt_status {
+	SPAWN_OPT_RUN,
+	SPAWN_OPT_HELP,
+	SPAWN_OPT_VERSION,
+	SPAWN_OPT_USAGE,	/* err says what is wrong */
+	SPAWN_OPT_NOMEM,
+};
+
+/*
+ * Parse gk-run's argv. env_control is $GK_CONTROL (or NULL). Patterns
+ * given with --allow are checked with gk_pattern_parse() here. On
+ * SPAWN_OPT_RUN `o` must be released with spawn_opts_clear(); on any
+ * other status it holds nothing. Uses getopt_long(), so it is not
+ * thread-safe; no output, no other I/O (except the PSL load of the
+ * pattern parser).
+ */
+enum spawn_opt_status spawn_opts_parse(int argc, char *const argv[],
+		    const char *env_control, struct spawn_opts *o, char *err,
+		    size_t errlen);
+/*
+ * After the allow-files were read: settle --net auto and reject
+ * contradictions (--net none with --allow). 0, or -1 with err.
+ */
+int		 spawn_opts_finish(struct spawn_opts *o, char *err,
+		    size_t errlen);
+void		 spawn_opts_clear(struct spawn_opts *o);
+/* The --help text. */
+const char	*spawn_usage(void);
+const char	*spawn_net_name(enum spawn_net n);
+
+/*
+ * Parse an allow-file: one pattern per line, '#' starts a comment,
+ * blank lines and surrounding white space are ignored. Each pattern is
+ * checked with gk_pattern_parse() and appended to `allow`. On error
+ * returns -1 with "NAME:LINE: message" in err; `allow` may then hold
+ * some of the file's patterns.
+ */
+int		 spawn_allowfile_parse(const uint8_t *buf, size_t len,
+		    const char *name, struct spawn_strv *allow, char *err,
+		    size_t errlen);
+
+/* ---- environment ------------------------------------------------------ */
+
+/*
+ * True if the variable named name[0..len) is dropped from the sandbox
+ * unless given with --env: variables that make a program load code or
+ * configuration from outside its argv (LD_*, BASH_ENV, NODE_OPTIONS,
+ * GIT_CONFIG_PARAMETERS, ...), point at host agents (SSH_AUTH_SOCK, ...), or,
+ * with fs_sandbox, TMPDIR (the sandbox has a fresh /tmp). The list is
+ * in spawn_env.c and in --help.
+ */
+bool		 spawn_env_dropped(const char *name, size_t len,
+		    bool fs_sandbox);
+/* "KEY=VAL" with KEY a portable name ([A-Za-z_][A-Za-z0-9_]*). */
+bool		 spawn_env_valid(const char *kv);
+
+/* ---- the cage (control protocol, see spawn_cage.c) --------------------- */
+
+struct spawn_cage {
+	char		 id[32];
+	char		 token[SPAWN_TOKEN_MAX + 1];	/* "" if none */
+	char		 gateway[SPAWN_ENDPOINT_MAX];	/* IP literal */
+	char		 dns[SPAWN_ENDPOINT_MAX];	/* "ip:port", "" */
+	char		 socks[SPAWN_ENDPOINT_MAX];	/* "ip:port" */
+	char		 http[SPAWN_ENDPOINT_MAX];	/* "ip:port" */
+};
+
+/* gatekeeperd's defaults, used by --dry-run instead of a real cage. */
+void		 spawn_cage_placeholder(struct spawn_cage *c,
+		    enum spawn_platform pf);
+/*
+ * The cage label: "gk-run: git clone ..." (printable ASCII, at most 64
+ * bytes): the program's name and its leading plain words, up to the first
+ * argument that could hold a secret.
+ */
+void		 spawn_cage_label(char *const cmd[], int ncmd,
+		    char out[SPAWN_LABEL_MAX + 1]);
+/* The request line, with its "\n"; NULL on error (err says why). */
+char		*spawn_cage_request(const char *label,
+		    const struct spawn_strv *allow, char *err, size_t errlen);
+/*
+ * Parse gatekeeperd's reply line. 0: ok, `c` filled. -1: refused or
+ * not understood; err holds the whole message for the user.
+ */
+int		 spawn_cage_reply(const char *line, size_t len,
+		    struct spawn_cage *c, char *err, size_t errlen);
+
+/* ---- the plan and the builders ---------------------------------------- */
+
+enum spawn_mnt {
+	SPAWN_MNT_RO,		/* --ro-bind P P */
+	SPAWN_MNT_RW,		/* --bind P P */
+	SPAWN_MNT_HIDE_DIR,	/* empty read-only tmpfs */
+	SPAWN_MNT_HIDE_FILE,	/* empty read-only file (data fd) */
+	SPAWN_MNT_TMPFS,	/* a fresh, writable tmpfs (/tmp) */
+	SPAWN_MNT_DEV,		/* a fresh /dev */
+	SPAWN_MNT_DEV_BIND,	/* the host's /dev (--fs host) */
+	SPAWN_MNT_PROC,		/* a fresh /proc */
+};
+
+struct spawn_mount {
+	enum spawn_mnt	 kind;
+	char		*path;		/* absolute, canonical, owned */
+	int		 fd;		/* HIDE_FILE: data fd (empty) */
+	bool		 implicit;	/* not from --ro/--rw/--hide */
+};
+
+/* What a data fd holds, for --dry-run's shell redirections. */
+struct spawn_fdsrc {
+	int		 fd;
+	const uint8_t	*data;		/* NULL: /dev/null */
+	size_t		 len;
+	bool		 out;		/* written by bwrap: >/dev/null */
+};
+
+struct spawn_plan {
+	enum spawn_net		 net;		/* never AUTO */
+	enum spawn_fs		 fs;
+	enum spawn_seccomp	 seccomp;
+	const char		*cwd;		/* absolute */
+	struct spawn_mount	*mounts;	/* in mount order */
+	size_t			 nmounts;
+	char *const		*envp;		/* the environment to filter */
+	const char *const	*envset;	/* --env KEY=VAL */
+	size_t			 nenvset;
+	const struct spawn_cage	*cage;		/* gated only */
+	int			 seccomp_fd;	/* -1: none */
+	int			 resolv_fd;	/* gated: resolv.conf data */
+	int			 status_fd;	/* --json-status-fd; -1: none */
+	char *const		*cmd;
+	int			 ncmd;
+};
+
+/*
+ * Sort resolved mounts into mount order: parents before the paths under
+ * them (stable), so the most specific path wins whatever the order on
+ * the command line. For one path an explicit entry beats implicit ones
+ * (the base /, /dev, /proc, /tmp; cwd; default hides) and the cwd beats
+ * a default hide; two different explicit kinds, or an explicit entry
+ * for /dev, /proc or under /proc, are errors. Duplicates are dropped
+ * (their paths freed). 0 or -1 (err).
+ */
+int		 spawn_mounts_sort(struct spawn_mount *m, size_t *n, char *err,
+		    size_t errlen);
+/* Free the paths of n mounts and the array. */
+void		 spawn_mounts_free(struct spawn_mount *m, size_t n);
+/*
+ * `p` made absolute against `cwd` (absolute) and lexically normalized:
+ * no "//", "." or ".." left, no trailing '/'. NULL on ENOMEM.
+ */
+char		*spawn_path_normalize(const char *cwd, const char *p);
+/*
+ * Is `path` (absolute, canonical) visible in the sandbox with these
+ * mounts? False when a fresh tmpfs (/tmp, /dev, a hidden dir) or a
+ * hidden file covers it.
+ */
+bool		 spawn_path_visible(const struct spawn_plan *p,
+		    const char *path);
+
+/* The bwrap argv (argv[0] "bwrap", then options, "--", the command). */
+int		 spawn_bwrap_build(const struct spawn_plan *p,
+		    struct spawn_strv *argv);
+/*
+ * One shell command line for `argv`: each word quoted for sh, then
+ * redirections that recreate the data fds (bash process substitution).
+ * NULL on ENOMEM.
+ */
+char		*spawn_shell_render(const struct spawn_strv *argv,
+		    const struct spawn_fdsrc *fds, size_t nfds);
+/* Append `s` quoted for sh to `out`. */
+int		 spawn_shell_quote(const char *s, struct spawn_strv *out);
+
+/*
+ * The SBPL profile for sandbox-exec. Paths that SBPL cannot express
+ * safely (control characters) are refused: NULL with err.
+ */
+char		*spawn_sbpl_build(const struct spawn_plan *p, char *err,
+		    size_t errlen);
+/* `s` as an SBPL string literal, with its quotes; NULL on bad input. */
+char		*spawn_sbpl_string(const char *s);
+
+/* ---- seccomp ---------------------------------------------------------- */
+
+/*
+ * Build the profile as a libseccomp filter (the caller releases it
+ * with seccomp_release()), NULL for SPAWN_SECCOMP_OFF or on error.
+ */
+void		*spawn_seccomp_build(enum spawn_seccomp profile, char *err,
+		    size_t errlen);
+const char	*spawn_seccomp_name(enum spawn_seccomp profile);
+
+#endif /* SPAWN_H */

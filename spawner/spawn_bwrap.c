@@ -1,0 +1,311 @@
+/*
+ * The bwrap command line for a plan, and its shell rendering for
+ * --dry-run. Pure: the plan carries every path (resolved) and every fd
+ * number (real ones for a run, placeholders for --dry-run).
+ *
+ *   bwrap --unshare-user --unshare-ipc --unshare-pid --unshare-uts
+ *     --unshare-cgroup [--unshare-net] --die-with-parent --new-session
+ *     --cap-drop ALL  <mounts, parents first>  [--ro-bind-data FD
+ *     /etc/resolv.conf]  [--remount-ro HIDDEN-DIR...]  --chdir CWD
+ *     [--unsetenv K...] [--setenv K V...] [--seccomp FD]
+ *     [--json-status-fd FD] -- COMMAND [ARG...]
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spawn.h"
+
+static void
+push2(struct spawn_strv *a, const char *opt, const char *v)
+{
+	spawn_strv_push(a, opt);
+	spawn_strv_push(a, v);
+}
+
+static void
+push3(struct spawn_strv *a, const char *opt, const char *v1, const char *v2)
+{
+	spawn_strv_push(a, opt);
+	spawn_strv_push(a, v1);
+	spawn_strv_push(a, v2);
+}
+
+static void
+push_fd(struct spawn_strv *a, const char *opt, int fd, const char *dest)
+{
+	spawn_strv_push(a, opt);
+	spawn_strv_pushf(a, "%d", fd);
+	if (dest != NULL)
+		spawn_strv_push(a, dest);
+}
+
+static void
+mount_args(struct spawn_strv *a, const struct spawn_mount *m)
+{
+	switch (m->kind) {
+	case SPAWN_MNT_RO:
+		push3(a, "--ro-bind", m->path, m->path);
+		break;
+	case SPAWN_MNT_RW:
+		push3(a, "--bind", m->path, m->path);
+		break;
+	case SPAWN_MNT_HIDE_DIR:
+	case SPAWN_MNT_TMPFS:
+		push2(a, "--tmpfs", m->path);
+		break;
+	case SPAWN_MNT_HIDE_FILE:
+		push_fd(a, "--ro-bind-data", m->fd, m->path);
+		break;
+	case SPAWN_MNT_DEV:
+		push2(a, "--dev", m->path);
+		break;
+	case SPAWN_MNT_DEV_BIND:
+		push3(a, "--dev-bind", m->path, m->path);
+		break;
+	case SPAWN_MNT_PROC:
+		push2(a, "--proc", m->path);
+		break;
+	}
+}
+
+static bool
+env_given(const struct spawn_plan *p, const char *kv, size_t klen)
+{
+	size_t i;
+
+	for (i = 0; i < p->nenvset; i++)
+		if (strncmp(p->envset[i], kv, klen) == 0 &&
+		    p->envset[i][klen] == '=')
+			return true;
+	return false;
+}
+
+static void
+proxy_args(struct spawn_strv *a, const struct spawn_cage *c)
+{
+	static const char *const http_vars[] = {
+		"http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY", NULL,
+	};
+	char v[SPAWN_ENDPOINT_MAX + 16];
+	size_t i;
+
+	snprintf(v, sizeof(v), "http://%s", c->http);
+	for (i = 0; http_vars[i] != NULL; i++)
+		push3(a, "--setenv", http_vars[i], v);
+	snprintf(v, sizeof(v), "socks5h://%s", c->socks);
+	push3(a, "--setenv", "ALL_PROXY", v);
+	push3(a, "--setenv", "all_proxy", v);
+	push3(a, "--setenv", "NO_PROXY", "localhost,127.0.0.1,::1");
+	push3(a, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
+}
+
+static void
+env_args(struct spawn_strv *a, const struct spawn_plan *p)
+{
+	const char *eq;
+	size_t i, klen;
+
+	for (i = 0; p->envp != NULL && p->envp[i] != NULL; i++) {
+		if ((eq = strchr(p->envp[i], '=')) == NULL)
+			continue;
+		klen = (size_t)(eq - p->envp[i]);
+		if (spawn_env_dropped(p->envp[i], klen,
+		    p->fs == SPAWN_FS_SANDBOX) &&
+		    !env_given(p, p->envp[i], klen)) {
+			spawn_strv_push(a, "--unsetenv");
+			spawn_strv_pushn(a, p->envp[i], klen);
+		}
+	}
+	if (p->net == SPAWN_NET_GATED && p->cage != NULL)
+		proxy_args(a, p->cage);
+	for (i = 0; i < p->nenvset; i++) {
+		eq = strchr(p->envset[i], '=');
+		spawn_strv_push(a, "--setenv");
+		spawn_strv_pushn(a, p->envset[i],
+		    (size_t)(eq - p->envset[i]));
+		spawn_strv_push(a, eq + 1);
+	}
+}
+
+int
+spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
+{
+	size_t i;
+	int k;
+
+	spawn_strv_push(a, "bwrap");
+	spawn_strv_push(a, "--unshare-user");
+	spawn_strv_push(a, "--unshare-ipc");
+	spawn_strv_push(a, "--unshare-pid");
+	spawn_strv_push(a, "--unshare-uts");
+	spawn_strv_push(a, "--unshare-cgroup");
+	if (p->net == SPAWN_NET_NONE)
+		spawn_strv_push(a, "--unshare-net");
+	spawn_strv_push(a, "--die-with-parent");
+	spawn_strv_push(a, "--new-session");
+	push2(a, "--cap-drop", "ALL");
+	for (i = 0; i < p->nmounts; i++)
+		mount_args(a, &p->mounts[i]);
+	if (p->net == SPAWN_NET_GATED && p->resolv_fd != -1)
+		push_fd(a, "--ro-bind-data", p->resolv_fd, "/etc/resolv.conf");
+	for (i = 0; i < p->nmounts; i++)
+		if (p->mounts[i].kind == SPAWN_MNT_HIDE_DIR)
+			push2(a, "--remount-ro", p->mounts[i].path);
+	push2(a, "--chdir", p->cwd);
+	env_args(a, p);
+	if (p->seccomp_fd != -1)
+		push_fd(a, "--seccomp", p->seccomp_fd, NULL);
+	if (p->status_fd != -1)
+		push_fd(a, "--json-status-fd", p->status_fd, NULL);
+	spawn_strv_push(a, "--");
+	for (k = 0; k < p->ncmd; k++)
+		spawn_strv_push(a, p->cmd[k]);
+	return a->nomem ? -1 : 0;
+}
+
+/* ---- shell rendering --------------------------------------------------- */
+
+struct sbuf {
+	char	*s;
+	size_t	 n;
+	size_t	 cap;
+	bool	 nomem;
+};
+
+static void
+sb_putn(struct sbuf *b, const char *s, size_t n)
+{
+	char *ns;
+	size_t cap;
+
+	if (b->nomem)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		cap = b->cap == 0 ? 256 : b->cap;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		if ((ns = realloc(b->s, cap)) == NULL) {
+			b->nomem = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void
+sb_puts(struct sbuf *b, const char *s)
+{
+	sb_putn(b, s, strlen(s));
+}
+
+static bool
+shell_safe(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++) {
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("_@%+=:,./-", *s) !=
+		    NULL))
+			return false;
+	}
+	return true;
+}
+
+static void
+sb_quote(struct sbuf *b, const char *s)
+{
+	const char *q;
+
+	if (shell_safe(s)) {
+		sb_puts(b, s);
+		return;
+	}
+	sb_putn(b, "'", 1);
+	while ((q = strchr(s, '\'')) != NULL) {
+		sb_putn(b, s, (size_t)(q - s));
+		sb_puts(b, "'\\''");
+		s = q + 1;
+	}
+	sb_puts(b, s);
+	sb_putn(b, "'", 1);
+}
+
+int
+spawn_shell_quote(const char *s, struct spawn_strv *out)
+{
+	struct sbuf b = { 0 };
+	int r;
+
+	sb_quote(&b, s);
+	if (b.nomem) {
+		free(b.s);
+		out->nomem = true;
+		return -1;
+	}
+	r = spawn_strv_push(out, b.s);
+	free(b.s);
+	return r;
+}
+
+/* Bytes as a printf(1) format inside single quotes. */
+static void
+sb_printf_data(struct sbuf *b, const uint8_t *d, size_t len)
+{
+	char esc[8];
+	size_t i;
+
+	sb_puts(b, "printf '");
+	for (i = 0; i < len; i++) {
+		if (d[i] == '\n')
+			sb_puts(b, "\\n");
+		else if (d[i] == '%')
+			sb_puts(b, "%%");
+		else if (d[i] >= 0x20 && d[i] < 0x7f && d[i] != '\\' &&
+		    d[i] != '\'' && !(i == 0 && d[i] == '-'))
+			sb_putn(b, (const char *)&d[i], 1);
+		else {
+			snprintf(esc, sizeof(esc), "\\%03o", d[i]);
+			sb_puts(b, esc);
+		}
+	}
+	sb_puts(b, "'");
+}
+
+char *
+spawn_shell_render(const struct spawn_strv *a, const struct spawn_fdsrc *fds,
+    size_t nfds)
+{
+	struct sbuf b = { 0 };
+	char num[32];
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		if (i > 0)
+			sb_putn(&b, " ", 1);
+		sb_quote(&b, a->v[i]);
+	}
+	for (i = 0; i < nfds; i++) {
+		snprintf(num, sizeof(num), " %d", fds[i].fd);
+		sb_puts(&b, num);
+		if (fds[i].out)
+			sb_puts(&b, ">/dev/null");
+		else if (fds[i].data == NULL || fds[i].len == 0)
+			sb_puts(&b, "</dev/null");
+		else {
+			sb_puts(&b, "< <(");
+			sb_printf_data(&b, fds[i].data, fds[i].len);
+			sb_puts(&b, ")");
+		}
+	}
+	if (b.nomem || b.s == NULL) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}

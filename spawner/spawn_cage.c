@@ -1,0 +1,349 @@
+/*
+ * The control protocol, client side, as pure functions (the socket work
+ * is in spawn_ctl.c). One request line, sent with the cage's network
+ * namespace fd as SCM_RIGHTS on its first byte:
+ *
+ *   {"op":"cage.create","netns":true,"label":"gk-run: git clone ...",
+ *    "allow":["*.github.com"]}
+ *
+ * and one reply line:
+ *
+ *   {"ok":true,"cage":{"id":"abcd1234","label":"...","source":"10.143.0.2",
+ *    "uid":1000,"allow":[...],"token":"...","gateway":"10.143.0.1",
+ *    "dns":"10.143.0.1:53","socks":"10.143.0.1:1080",
+ *    "http":"10.143.0.1:3128"}}
+ *   {"ok":false,"error":"message a person can act on"}
+ *
+ * gk-run needs id, gateway, socks and http; token and dns are checked
+ * when present; anything else is ignored. Every value that ends up in a
+ * file or a variable in the sandbox is checked strictly here.
+ */
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "spawn.h"
+
+#define REQUEST_MAX	65536	/* gatekeeperd's line limit */
+#define REPLY_MAX	65536
+#define SHOW_MAX	300	/* bytes of a daemon message shown */
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+void
+spawn_cage_placeholder(struct spawn_cage *c, enum spawn_platform pf)
+{
+	const char *gw = pf == SPAWN_PLATFORM_MACOS ? "127.0.0.1" :
+	    "10.143.0.1";
+
+	memset(c, 0, sizeof(*c));
+	snprintf(c->id, sizeof(c->id), "dry-run");
+	snprintf(c->token, sizeof(c->token), "%s",
+	    pf == SPAWN_PLATFORM_MACOS ? "TOKEN" : "");
+	snprintf(c->gateway, sizeof(c->gateway), "%s", gw);
+	snprintf(c->dns, sizeof(c->dns), "%s:53", gw);
+	snprintf(c->socks, sizeof(c->socks), "%s:1080", gw);
+	snprintf(c->http, sizeof(c->http), "%s:3128", gw);
+}
+
+/* A word that says what a command does and is unlikely to be a secret. */
+static bool
+plain_word(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s != '\0'; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("._,+/-", *s) != NULL))
+			return false;
+	return true;
+}
+
+/*
+ * "gk-run: git clone ...": the program's name and its leading plain
+ * words. gatekeeperd logs the label, so it stops at the first argument
+ * that could hold a secret (a URL with credentials, a token, KEY=VAL).
+ */
+void
+spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
+{
+	const char *name = cmd[0], *slash;
+	size_t n, w, room = SPAWN_LABEL_MAX - 4;	/* for " ..." */
+	int i;
+
+	if ((slash = strrchr(name, '/')) != NULL && slash[1] != '\0')
+		name = slash + 1;
+	n = (size_t)snprintf(out, SPAWN_LABEL_MAX + 1, "gk-run: %.*s",
+	    (int)(room - 8), name);
+	for (w = 8; out[w] != '\0'; w++)
+		if (out[w] < 0x20 || out[w] >= 0x7f)
+			out[w] = '?';
+	for (i = 1; i < ncmd && plain_word(cmd[i]) &&
+	    n + 1 + strlen(cmd[i]) <= room; i++)
+		n += (size_t)snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " %s",
+		    cmd[i]);
+	if (i < ncmd || strlen(name) > room - 8)
+		snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " ...");
+}
+
+char *
+spawn_cage_request(const char *label, const struct spawn_strv *allow,
+    char *err, size_t errlen)
+{
+	struct json_object *o, *a;
+	const char *s;
+	char *line = NULL;
+	size_t i, n;
+
+	o = json_object_new_object();
+	a = json_object_new_array();
+	if (o == NULL || a == NULL) {
+		json_object_put(o);
+		json_object_put(a);
+		seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	for (i = 0; i < allow->n; i++)
+		json_object_array_add(a, json_object_new_string(allow->v[i]));
+	json_object_object_add(o, "op", json_object_new_string("cage.create"));
+	json_object_object_add(o, "netns", json_object_new_boolean(1));
+	json_object_object_add(o, "label", json_object_new_string(label));
+	json_object_object_add(o, "allow", a);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
+	n = s != NULL ? strlen(s) : 0;
+	if (s == NULL)
+		seterr(err, errlen, "out of memory");
+	else if (n + 1 > REQUEST_MAX)
+		seterr(err, errlen, "the allowlist is too long for one "
+		    "request (%zu bytes; gatekeeperd takes %d); use fewer or "
+		    "wider patterns", n, REQUEST_MAX);
+	else if ((line = malloc(n + 2)) != NULL) {
+		memcpy(line, s, n);
+		memcpy(line + n, "\n", 2);
+	} else
+		seterr(err, errlen, "out of memory");
+	json_object_put(o);
+	return line;
+}
+
+/* A daemon string for a message: printable ASCII, bounded. */
+static void
+show(const char *s, char *out, size_t len)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0' && i + 1 < len; i++)
+		out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	out[i] = '\0';
+}
+
+static bool
+valid_ip(const char *s, size_t n, bool v6)
+{
+	unsigned char buf[16];
+	char tmp[64];
+
+	if (n == 0 || n >= sizeof(tmp))
+		return false;
+	memcpy(tmp, s, n);
+	tmp[n] = '\0';
+	return inet_pton(v6 ? AF_INET6 : AF_INET, tmp, buf) == 1;
+}
+
+/* "192.0.2.1:53" or "[2001:db8::1]:53", port 1..65535. */
+static bool
+valid_endpoint(const char *s)
+{
+	const char *c, *p;
+	unsigned long port = 0;
+	bool ok;
+
+	if (s[0] == '[') {
+		if ((c = strstr(s, "]:")) == NULL)
+			return false;
+		ok = valid_ip(s + 1, (size_t)(c - s - 1), true);
+		p = c + 2;
+	} else {
+		if ((c = strchr(s, ':')) == NULL)
+			return false;
+		ok = valid_ip(s, (size_t)(c - s), false);
+		p = c + 1;
+	}
+	if (!ok || *p == '\0' || strlen(p) > 5)
+		return false;
+	for (; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return false;
+		port = port * 10 + (unsigned long)(*p - '0');
+	}
+	return port >= 1 && port <= 65535;
+}
+
+static bool
+valid_word(const char *s, size_t max, const char *extra)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > max)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' &&
+		    s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		    strchr(extra, s[i]) != NULL))
+			return false;
+	return true;
+}
+
+enum field_kind { F_ID, F_TOKEN, F_IP, F_ENDPOINT };
+
+static const struct {
+	const char	*name;
+	enum field_kind	 kind;
+	bool		 required;
+	size_t		 off;
+	size_t		 size;
+} fields[] = {
+#define FIELD(n, k, r) { #n, k, r, offsetof(struct spawn_cage, n),	\
+		sizeof(((struct spawn_cage *)0)->n) }
+	FIELD(id, F_ID, true),
+	FIELD(gateway, F_IP, true),
+	FIELD(socks, F_ENDPOINT, true),
+	FIELD(http, F_ENDPOINT, true),
+	FIELD(dns, F_ENDPOINT, false),
+	FIELD(token, F_TOKEN, false),
+#undef FIELD
+};
+
+static bool
+field_ok(enum field_kind k, const char *s, size_t size)
+{
+	switch (k) {
+	case F_ID:
+		return valid_word(s, size - 1, "-_.");
+	case F_TOKEN:
+		return valid_word(s, size - 1, "-_.~");
+	case F_IP:
+		return strlen(s) < size &&
+		    (valid_ip(s, strlen(s), false) ||
+		    valid_ip(s, strlen(s), true));
+	case F_ENDPOINT:
+		return strlen(s) < size && valid_endpoint(s);
+	}
+	return false;
+}
+
+static int
+cage_fields(struct json_object *cage, struct spawn_cage *c, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+	char shown[SHOW_MAX];
+	const char *s;
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		if (!json_object_object_get_ex(cage, fields[i].name, &v) ||
+		    json_object_is_type(v, json_type_null)) {
+			if (!fields[i].required)
+				continue;
+			seterr(err, errlen, "\"cage\" has no \"%s\"",
+			    fields[i].name);
+			return -1;
+		}
+		if (!json_object_is_type(v, json_type_string) ||
+		    !field_ok(fields[i].kind, s = json_object_get_string(v),
+		    fields[i].size)) {
+			show(json_object_get_string(v), shown, 64);
+			seterr(err, errlen, "\"%s\" is not valid: %s",
+			    fields[i].name, shown);
+			return -1;
+		}
+		memcpy((char *)c + fields[i].off, s, strlen(s) + 1);
+	}
+	return 0;
+}
+
+static int
+refused(struct json_object *o, char *err, size_t errlen)
+{
+	struct json_object *v;
+	char shown[SHOW_MAX];
+
+	if (json_object_object_get_ex(o, "error", &v) &&
+	    json_object_is_type(v, json_type_string) &&
+	    json_object_get_string_len(v) > 0) {
+		show(json_object_get_string(v), shown, sizeof(shown));
+		seterr(err, errlen, "gatekeeperd refused the cage: %s", shown);
+	} else
+		seterr(err, errlen, "gatekeeperd refused the cage and gave "
+		    "no reason; see its log (journalctl -u gatekeeperd)");
+	return -1;
+}
+
+static int
+not_understood(char *err, size_t errlen, const char *what)
+{
+	char why[SPAWN_ERRLEN];
+
+	snprintf(why, sizeof(why), "%s", what);
+	seterr(err, errlen, "gatekeeperd sent a reply gk-run does not "
+	    "understand (%s); are gk-run and gatekeeperd from the same "
+	    "release?", why);
+	return -1;
+}
+
+int
+spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
+    char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *o, *ok, *cage;
+	char why[SPAWN_ERRLEN];
+	int r = -1;
+
+	memset(c, 0, sizeof(*c));
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	if (len == 0 || len > REPLY_MAX || memchr(line, '\0', len) != NULL)
+		return not_understood(err, errlen, len == 0 ? "an empty line" :
+		    "not a line of text");
+	if ((tok = json_tokener_new()) == NULL)
+		return not_understood(err, errlen, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	if (o == NULL || json_tokener_get_parse_end(tok) != len)
+		not_understood(err, errlen, "not JSON");
+	else if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "ok", &ok) ||
+	    !json_object_is_type(ok, json_type_boolean))
+		not_understood(err, errlen, "no \"ok\"");
+	else if (!json_object_get_boolean(ok))
+		refused(o, err, errlen);
+	else if (!json_object_object_get_ex(o, "cage", &cage) ||
+	    !json_object_is_type(cage, json_type_object))
+		not_understood(err, errlen, "no \"cage\" object");
+	else if (cage_fields(cage, c, why, sizeof(why)) == -1)
+		not_understood(err, errlen, why);
+	else
+		r = 0;
+	json_object_put(o);
+	json_tokener_free(tok);
+	if (r == -1)
+		memset(c, 0, sizeof(*c));
+	return r;
+}

@@ -1,0 +1,276 @@
+/*
+ * The cage's kernel side and the control connection: a user and network
+ * namespace of our own (NOTES-linux.md, section 3), then one request to
+ * gatekeeperd carrying the namespace fd, and its reply. The connection
+ * stays open, CLOEXEC, for the cage's lifetime: closing it (exit, crash,
+ * kill -9) makes gatekeeperd tear the cage down.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spawn_int.h"
+
+#define REPLY_MAX	65536
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+int
+spawn_ctl_connect(const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sun;
+	const char *hint;
+	char show[128];
+	int fd, e;
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		seterr(err, errlen, "socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	if (e == EACCES || e == EPERM)
+		hint = "your user needs write access to the socket; ask "
+		    "whoever runs gatekeeperd";
+	else
+		hint = "is gatekeeperd running? start it with: systemctl "
+		    "start gatekeeperd";
+	seterr(err, errlen, "cannot reach gatekeeperd at %s: %s (%s)",
+	    spawn_printable(path, show, sizeof(show)), strerror(e), hint);
+	return -1;
+}
+
+static int
+write_file(const char *path, const char *s)
+{
+	ssize_t n = (ssize_t)strlen(s);
+	int fd, e;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (write(fd, s, (size_t)n) != n) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return close(fd);
+}
+
+/* Best effort: gatekeeperd brings lo up too. */
+static void
+loopback_up(void)
+{
+	struct ifreq ifr;
+	int s;
+
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1)
+		return;
+	memset(&ifr, 0, sizeof(ifr));
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "lo");
+	if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags |= IFF_UP;
+		(void)ioctl(s, SIOCSIFFLAGS, &ifr);
+	}
+	close(s);
+}
+
+int
+spawn_ctl_netns(char *err, size_t errlen)
+{
+	uid_t uid = getuid();
+	gid_t gid = getgid();
+	char map[64];
+	int fd;
+
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
+		seterr(err, errlen, "cannot create a user namespace: %s "
+		    "(unprivileged user namespaces are disabled here; allow "
+		    "them: sysctl -w kernel.unprivileged_userns_clone=1 "
+		    "user.max_user_namespaces=15000, or lift an AppArmor "
+		    "userns restriction)", strerror(errno));
+		return -1;
+	}
+	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
+	if (write_file("/proc/self/uid_map", map) == -1)
+		goto fail;
+	if (write_file("/proc/self/setgroups", "deny") == -1 && errno != ENOENT)
+		goto fail;
+	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
+	if (write_file("/proc/self/gid_map", map) == -1)
+		goto fail;
+	loopback_up();
+	if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
+		goto fail;
+	return fd;
+fail:
+	seterr(err, errlen, "cannot set up the cage's user namespace: %s",
+	    strerror(errno));
+	return -1;
+}
+
+static int
+send_request(int sock, int nsfd, const char *req, const char *path,
+    char *err, size_t errlen)
+{
+	union {
+		struct cmsghdr	hdr;
+		char		buf[CMSG_SPACE(sizeof(int))];
+	} cm;
+	struct msghdr msg;
+	struct cmsghdr *c;
+	struct iovec iov;
+	size_t len = strlen(req), off = 0;
+	ssize_t n;
+
+	memset(&msg, 0, sizeof(msg));
+	memset(&cm, 0, sizeof(cm));
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	msg.msg_control = cm.buf;
+	msg.msg_controllen = sizeof(cm.buf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
+	while (off < len) {
+		iov.iov_base = (char *)req + off;
+		iov.iov_len = len - off;
+		if ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) == -1) {
+			if (errno == EINTR)
+				continue;
+			seterr(err, errlen, "cannot send the request to "
+			    "gatekeeperd at %s: %s", path, strerror(errno));
+			return -1;
+		}
+		off += (size_t)n;
+		/* the fd travels with the first byte only */
+		msg.msg_control = NULL;
+		msg.msg_controllen = 0;
+	}
+	return 0;
+}
+
+static long
+ms_left(const struct timespec *deadline)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (deadline->tv_sec - now.tv_sec) * 1000 +
+	    (deadline->tv_nsec - now.tv_nsec) / 1000000;
+}
+
+/* One line into buf (malloc'd); its length, or -1 with err. */
+static ssize_t
+read_reply(int sock, const char *path, char **out, char *err, size_t errlen)
+{
+	struct timespec deadline;
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	size_t n = 0;
+	ssize_t r;
+	char *buf, *nl;
+	long left;
+
+	if ((buf = malloc(REPLY_MAX + 1)) == NULL)
+		return -1;
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += SPAWN_REPLY_WAIT_MS / 1000;
+	while ((nl = memchr(buf, '\n', n)) == NULL) {
+		if (n >= REPLY_MAX) {
+			seterr(err, errlen, "gatekeeperd's reply is over %d "
+			    "bytes without a newline", REPLY_MAX);
+			goto fail;
+		}
+		if ((left = ms_left(&deadline)) <= 0 ||
+		    poll(&pfd, 1, (int)left) == 0) {
+			seterr(err, errlen, "gatekeeperd at %s did not answer "
+			    "within %d s (is it stuck? see journalctl -u "
+			    "gatekeeperd)", path, SPAWN_REPLY_WAIT_MS / 1000);
+			goto fail;
+		}
+		r = read(sock, buf + n, REPLY_MAX - n);
+		if (r == -1 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (r <= 0) {
+			seterr(err, errlen, "gatekeeperd at %s closed the "
+			    "connection without a reply%s%s (see journalctl -u "
+			    "gatekeeperd)", path, r == -1 ? ": " : "",
+			    r == -1 ? strerror(errno) : "");
+			goto fail;
+		}
+		n += (size_t)r;
+	}
+	*out = buf;
+	return nl - buf;
+fail:
+	free(buf);
+	return -1;
+}
+
+int
+spawn_ctl_create(int sock, int nsfd, const char *request, const char *path,
+    struct spawn_cage *c, char *err, size_t errlen)
+{
+	char rerr[SPAWN_ERRLEN], *line;
+	ssize_t n;
+	int r;
+
+	/*
+	 * gatekeeperd may refuse a peer at once (who it is) and close: the
+	 * send then fails, but its reason is waiting to be read.
+	 */
+	if (send_request(sock, nsfd, request, path, err, errlen) == -1) {
+		if ((n = read_reply(sock, path, &line, rerr,
+		    sizeof(rerr))) == -1)
+			return -1;
+	} else if ((n = read_reply(sock, path, &line, err, errlen)) == -1)
+		return -1;
+	r = spawn_cage_reply(line, (size_t)n, c, err, errlen);
+	free(line);
+	return r;
+}
+
+bool
+spawn_userns_works(void)
+{
+	int status;
+	pid_t pid;
+
+	if ((pid = fork()) == -1)
+		return true;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}

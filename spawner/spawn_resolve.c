@@ -1,0 +1,309 @@
+/*
+ * From options to a mount plan against the real filesystem: realpath,
+ * stat, the default hides that exist. Also small file helpers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "spawn_int.h"
+
+/* The usual secret stores, relative to $HOME. */
+static const char *const default_hides[] = {
+	".ssh", ".gnupg", ".aws", ".config/gcloud", ".kube", ".docker",
+	".netrc", NULL,
+};
+
+struct mlist {
+	struct spawn_mount	*m;
+	size_t			 n;
+	size_t			 cap;
+};
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Takes `path` (owned). */
+static int
+ml_add(struct mlist *l, enum spawn_mnt kind, char *path, bool implicit)
+{
+	struct spawn_mount *nm;
+	size_t cap;
+
+	if (path == NULL)
+		return -1;
+	if (l->n == l->cap) {
+		cap = l->cap == 0 ? 16 : l->cap * 2;
+		if ((nm = reallocarray(l->m, cap, sizeof(*nm))) == NULL) {
+			free(path);
+			return -1;
+		}
+		l->m = nm;
+		l->cap = cap;
+	}
+	l->m[l->n].kind = kind;
+	l->m[l->n].path = path;
+	l->m[l->n].fd = -1;
+	l->m[l->n].implicit = implicit;
+	l->n++;
+	return 0;
+}
+
+char *
+spawn_resolve_cwd(const char *opt_cwd, char *err, size_t errlen)
+{
+	struct stat st;
+	char show[256], *p;
+
+	p = realpath(opt_cwd != NULL ? opt_cwd : ".", NULL);
+	if (p == NULL || stat(p, &st) == -1 || !S_ISDIR(st.st_mode)) {
+		seterr(err, errlen, "%s %s: %s", opt_cwd != NULL ?
+		    "--cwd" : "the current directory", opt_cwd != NULL ?
+		    spawn_printable(opt_cwd, show, sizeof(show)) : "",
+		    p == NULL ? strerror(errno) : "not a directory");
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int
+base_mounts(struct mlist *l, const struct spawn_opts *o, const char *cwd)
+{
+	int r = 0;
+
+	if (o->fs == SPAWN_FS_HOST) {
+		r |= ml_add(l, SPAWN_MNT_RW, strdup("/"), true);
+		r |= ml_add(l, SPAWN_MNT_DEV_BIND, strdup("/dev"), true);
+		r |= ml_add(l, SPAWN_MNT_PROC, strdup("/proc"), true);
+		return r;
+	}
+	r |= ml_add(l, SPAWN_MNT_RO, strdup("/"), true);
+	r |= ml_add(l, SPAWN_MNT_DEV, strdup("/dev"), true);
+	r |= ml_add(l, SPAWN_MNT_PROC, strdup("/proc"), true);
+	r |= ml_add(l, SPAWN_MNT_TMPFS, strdup("/tmp"), true);
+	r |= ml_add(l, SPAWN_MNT_RW, strdup(cwd), true);
+	return r;
+}
+
+static int
+user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
+    char *err, size_t errlen)
+{
+	static const char *const names[] = { "--ro", "--rw", "--hide" };
+	enum spawn_mnt kind;
+	struct stat st;
+	char show[256], *p, *cwd;
+
+	if ((p = realpath(op->path, NULL)) == NULL) {
+		if (!macos) {
+			seterr(err, errlen, "%s %s: %s", names[op->kind],
+			    spawn_printable(op->path, show, sizeof(show)),
+			    strerror(errno));
+			return -1;
+		}
+		/* a profile for another machine: take the path as given */
+		if ((cwd = getcwd(NULL, 0)) == NULL)
+			return -1;
+		p = spawn_path_normalize(cwd, op->path);
+		free(cwd);
+	}
+	if (op->kind == SPAWN_PATH_RO)
+		kind = SPAWN_MNT_RO;
+	else if (op->kind == SPAWN_PATH_RW)
+		kind = SPAWN_MNT_RW;
+	else
+		kind = p != NULL && stat(p, &st) == 0 && !S_ISDIR(st.st_mode) ?
+		    SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR;
+	if (ml_add(l, kind, p, false) == -1) {
+		seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* A hide that only applies when the path exists (macOS: always). */
+static int
+implicit_hide(struct mlist *l, const char *path, bool macos, bool dir_only)
+{
+	struct stat st;
+	char *p;
+
+	if ((p = realpath(path, NULL)) == NULL || stat(p, &st) == -1) {
+		free(p);
+		return macos ? ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path),
+		    true) : 0;
+	}
+	if (dir_only && !S_ISDIR(st.st_mode)) {
+		free(p);
+		return 0;
+	}
+	return ml_add(l, S_ISDIR(st.st_mode) ? SPAWN_MNT_HIDE_DIR :
+	    SPAWN_MNT_HIDE_FILE, p, true);
+}
+
+static const char *
+home_dir(void)
+{
+	const char *h = getenv("HOME");
+	struct passwd *pw;
+
+	if (h != NULL && h[0] == '/')
+		return h;
+	pw = getpwuid(getuid());
+	return pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' ?
+	    pw->pw_dir : NULL;
+}
+
+static int
+default_mounts(struct mlist *l, const struct spawn_opts *o)
+{
+	bool macos = o->platform == SPAWN_PLATFORM_MACOS;
+	const char *home = home_dir(), *rt;
+	char path[PATH_MAX];
+	struct stat st;
+	size_t i;
+	int r = 0;
+
+	if (o->fs == SPAWN_FS_SANDBOX && home != NULL) {
+		for (i = 0; default_hides[i] != NULL; i++) {
+			snprintf(path, sizeof(path), "%s/%s", home,
+			    default_hides[i]);
+			r |= implicit_hide(l, path, macos, false);
+		}
+	}
+	rt = getenv("XDG_RUNTIME_DIR");
+	if (o->fs == SPAWN_FS_SANDBOX && !macos && rt != NULL && rt[0] == '/')
+		r |= implicit_hide(l, rt, false, true);
+	if (macos)
+		return r;
+	/* the control sockets: never reachable from inside */
+	if (stat(o->control, &st) == 0 && !S_ISDIR(st.st_mode))
+		r |= implicit_hide(l, o->control, false, false);
+	if (strcmp(o->control, SPAWN_CONTROL_DEFAULT) != 0 &&
+	    stat(SPAWN_CONTROL_DEFAULT, &st) == 0 && !S_ISDIR(st.st_mode))
+		r |= implicit_hide(l, SPAWN_CONTROL_DEFAULT, false, false);
+	return r;
+}
+
+int
+spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
+    struct spawn_mount **out, size_t *n, char *err, size_t errlen)
+{
+	struct mlist l = { 0 };
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	err[0] = '\0';
+	if (base_mounts(&l, o, cwd) != 0)
+		goto fail;
+	for (i = 0; i < o->npaths; i++)
+		if (user_mount(&l, &o->paths[i], o->platform ==
+		    SPAWN_PLATFORM_MACOS, err, errlen) == -1)
+			goto fail;
+	if (default_mounts(&l, o) != 0 ||
+	    spawn_mounts_sort(l.m, &l.n, err, errlen) == -1)
+		goto fail;
+	*out = l.m;
+	*n = l.n;
+	return 0;
+fail:
+	if (err[0] == '\0')
+		seterr(err, errlen, "out of memory");
+	spawn_mounts_free(l.m, l.n);
+	return -1;
+}
+
+int
+spawn_memfd_data(const char *name, const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	ssize_t w;
+	int fd, saved;
+
+	if ((fd = memfd_create(name, MFD_CLOEXEC)) == -1)
+		return -1;
+	while (len > 0) {
+		if ((w = write(fd, p, len)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		p += w;
+		len -= (size_t)w;
+	}
+	if (lseek(fd, 0, SEEK_SET) == -1)
+		goto fail;
+	return fd;
+fail:
+	saved = errno;
+	close(fd);
+	errno = saved;
+	return -1;
+}
+
+uint8_t *
+spawn_fd_slurp(int fd, size_t max, size_t *len)
+{
+	uint8_t *buf;
+	size_t n = 0;
+	ssize_t r = 0;
+
+	if ((buf = malloc(max + 1)) == NULL)
+		return NULL;
+	while (n <= max) {
+		r = pread(fd, buf + n, max + 1 - n, (off_t)n);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	if (r == -1 || n > max) {
+		free(buf);
+		errno = r == -1 ? errno : EFBIG;
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+uint8_t *
+spawn_read_file(const char *path, size_t max, size_t *len, char *err,
+    size_t errlen)
+{
+	char show[256];
+	uint8_t *buf;
+	int fd;
+
+	spawn_printable(path, show, sizeof(show));
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		seterr(err, errlen, "--allow-file %s: %s", show,
+		    strerror(errno));
+		return NULL;
+	}
+	if ((buf = spawn_fd_slurp(fd, max, len)) == NULL)
+		seterr(err, errlen, "--allow-file %s: %s", show,
+		    errno == EFBIG ? "larger than 1 MiB; is it really an "
+		    "allow-file?" : strerror(errno));
+	close(fd);
+	return buf;
+}

@@ -1,0 +1,326 @@
+/*
+ * Run bwrap as a child and stay with it: forward signals, enforce the
+ * timeout, keep the control connection, and turn what happened into
+ * gk-run's exit status.
+ *
+ * bwrap does not forward signals. With --unshare-pid and --new-session
+ * its pid 1 (which ignores signals it has no handler for) leads a new
+ * session whose process group holds the command and its children; its
+ * outside pid is the "child-pid" bwrap writes on --json-status-fd. So a
+ * signal is forwarded to that process group. Before the group exists a
+ * terminating signal goes to bwrap itself, which dies, and
+ * --die-with-parent takes the sandbox with it.
+ *
+ * --json-status-fd also tells whether the command ran at all: bwrap
+ * writes {"exit-code": N} only after a successful exec. Without it bwrap
+ * failed during setup and printed why: gk-run exits 125.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spawn_int.h"
+
+#define STATUS_MAX	4096
+
+static const int forwarded[] = {
+	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT,
+	SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU, SIGPWR, SIGURG, SIGVTALRM,
+	SIGPROF, SIGXCPU, SIGXFSZ,
+};
+
+struct run_state {
+	const struct spawn_run *r;
+	pid_t		 bwrap;
+	pid_t		 group;		/* the sandbox's pid 1, 0: unknown */
+	int		 sigfd;
+	int		 status_fd;
+	int		 ctl_fd;
+	char		 sbuf[STATUS_MAX];
+	size_t		 slen;
+	int		 exit_code;	/* -1: the command never ran */
+	int		 exec_errno;	/* bwrap could not be executed */
+	int		 wstatus;
+	bool		 exited;
+	int		 timed_out;	/* 0, 1 TERM sent, 2 KILL sent */
+	struct timespec	 deadline;
+};
+
+static void
+now_plus(struct timespec *ts, unsigned int sec)
+{
+	clock_gettime(CLOCK_MONOTONIC, ts);
+	ts->tv_sec += sec;
+}
+
+static int
+ms_until(const struct timespec *ts)
+{
+	struct timespec now;
+	long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (ts->tv_sec - now.tv_sec) * 1000 +
+	    (ts->tv_nsec - now.tv_nsec) / 1000000;
+	if (ms < 0)
+		return 0;
+	return ms > 3600000 ? 3600000 : (int)ms;
+}
+
+static void
+child_exec(const struct spawn_run *r, const sigset_t *old, pid_t parent)
+{
+	size_t i;
+	int e;
+
+	sigprocmask(SIG_SETMASK, old, NULL);
+	/* terminal signals reach gk-run only, which forwards them */
+	(void)setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
+		_exit(SPAWN_EXIT_FAIL);
+	for (i = 0; i < r->npass; i++)
+		(void)fcntl(r->pass_fds[i], F_SETFD, 0);
+	execve(r->bwrap, r->argv, r->envp);
+	e = errno;
+	dprintf(r->status_wfd, "gk-run-exec-error %d\n", e);
+	_exit(SPAWN_EXIT_FAIL);
+}
+
+/* Parse what bwrap wrote so far: "child-pid", "exit-code". */
+static void
+parse_status(struct run_state *st)
+{
+	const char *p;
+	long v;
+
+	st->sbuf[st->slen] = '\0';
+	if (st->group == 0 && (p = strstr(st->sbuf, "\"child-pid\":")) !=
+	    NULL && (v = strtol(p + 12, NULL, 10)) > 1)
+		st->group = (pid_t)v;
+	if ((p = strstr(st->sbuf, "\"exit-code\":")) != NULL)
+		st->exit_code = (int)strtol(p + 12, NULL, 10);
+	if ((p = strstr(st->sbuf, "gk-run-exec-error ")) != NULL)
+		st->exec_errno = (int)strtol(p + 18, NULL, 10);
+}
+
+static void
+read_status(struct run_state *st)
+{
+	ssize_t n;
+
+	for (;;) {
+		if (st->slen >= sizeof(st->sbuf) - 1)
+			st->slen = 0;	/* never: bwrap writes ~200 bytes */
+		n = read(st->status_fd, st->sbuf + st->slen,
+		    sizeof(st->sbuf) - 1 - st->slen);
+		if (n > 0) {
+			st->slen += (size_t)n;
+			continue;
+		}
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == 0 || errno != EAGAIN) {
+			close(st->status_fd);
+			st->status_fd = -1;
+		}
+		break;
+	}
+	parse_status(st);
+}
+
+/* Deliver sig to the sandbox; true if it went somewhere. */
+static bool
+deliver(struct run_state *st, int sig)
+{
+	if (st->group > 0 && kill(-st->group, sig) == 0)
+		return true;
+	switch (sig) {
+	case SIGWINCH:
+	case SIGCONT:
+	case SIGURG:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+		return false;	/* nothing to stop or wake yet */
+	default:
+		return kill(st->bwrap, sig) == 0;
+	}
+}
+
+static void
+forward(struct run_state *st, int sig)
+{
+	if (st->r->verbose > 0)
+		fprintf(stderr, "gk-run: forwarding %s\n", strsignal(sig));
+	if (sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+		/* the sandbox has no terminal: stop it, then ourselves */
+		deliver(st, SIGSTOP);
+		raise(SIGSTOP);
+		return;
+	}
+	deliver(st, sig);
+}
+
+static void
+on_timeout(struct run_state *st)
+{
+	if (st->timed_out == 0) {
+		fprintf(stderr, "gk-run: %s timed out after %u s; sending "
+		    "SIGTERM (SIGKILL in %d s)\n", st->r->cmdname,
+		    st->r->timeout, SPAWN_GRACE_SEC);
+		deliver(st, SIGTERM);
+		st->timed_out = 1;
+		now_plus(&st->deadline, SPAWN_GRACE_SEC);
+		return;
+	}
+	if (st->group > 0)
+		kill(-st->group, SIGKILL);
+	kill(st->bwrap, SIGKILL);
+	st->timed_out = 2;
+	now_plus(&st->deadline, 3600);
+}
+
+static void
+read_signals(struct run_state *st)
+{
+	struct signalfd_siginfo si;
+	pid_t w;
+
+	while (read(st->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo != SIGCHLD) {
+			forward(st, (int)si.ssi_signo);
+			continue;
+		}
+		w = waitpid(st->bwrap, &st->wstatus, WNOHANG);
+		if (w == st->bwrap)
+			st->exited = true;
+	}
+}
+
+static void
+read_ctl(struct run_state *st)
+{
+	char buf[512];
+	ssize_t n;
+
+	n = read(st->ctl_fd, buf, sizeof(buf));
+	if (n > 0 || (n == -1 && (errno == EINTR || errno == EAGAIN)))
+		return;		/* nothing is expected; ignore it */
+	fprintf(stderr, "gk-run: gatekeeperd closed the control connection; "
+	    "the cage is gone and %s has no network any more\n",
+	    st->r->cmdname);
+	close(st->ctl_fd);
+	st->ctl_fd = -1;
+}
+
+static void
+loop(struct run_state *st)
+{
+	struct pollfd pfd[3];
+	int n, timeout;
+
+	while (!st->exited) {
+		n = 0;
+		pfd[n++] = (struct pollfd){ .fd = st->sigfd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = st->status_fd,
+		    .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = st->ctl_fd,
+		    .events = POLLIN };
+		timeout = st->r->timeout > 0 ? ms_until(&st->deadline) : -1;
+		if (timeout == 0) {
+			on_timeout(st);
+			continue;
+		}
+		if (poll(pfd, (nfds_t)n, timeout) == -1 && errno != EINTR)
+			break;
+		if (pfd[1].revents != 0 && st->status_fd != -1)
+			read_status(st);
+		if (pfd[2].revents != 0 && st->ctl_fd != -1)
+			read_ctl(st);
+		if (pfd[0].revents != 0)
+			read_signals(st);
+	}
+}
+
+/* gk-run's exit status from what happened. */
+static int
+outcome(struct run_state *st)
+{
+	if (st->status_fd != -1)
+		read_status(st);
+	if (st->timed_out > 0)
+		return SPAWN_EXIT_TIMEOUT;
+	if (st->exec_errno != 0) {
+		fprintf(stderr, "gk-run: cannot execute bwrap (%s): %s\n",
+		    st->r->bwrap, strerror(st->exec_errno));
+		return SPAWN_EXIT_FAIL;
+	}
+	if (st->exit_code >= 0)
+		return st->exit_code;
+	if (WIFSIGNALED(st->wstatus))
+		return 128 + WTERMSIG(st->wstatus);
+	if (!spawn_userns_works())
+		fprintf(stderr, "gk-run: the sandbox could not start: user "
+		    "namespaces are not available to this user (allow them: "
+		    "sysctl -w kernel.unprivileged_userns_clone=1 "
+		    "user.max_user_namespaces=15000)\n");
+	else
+		fprintf(stderr, "gk-run: the sandbox could not start %s "
+		    "(bwrap's message above says why)\n", st->r->cmdname);
+	return SPAWN_EXIT_FAIL;
+}
+
+static int
+block_signals(sigset_t *set, sigset_t *old)
+{
+	size_t i;
+
+	sigemptyset(set);
+	sigaddset(set, SIGCHLD);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(set, forwarded[i]);
+	return sigprocmask(SIG_BLOCK, set, old);
+}
+
+int
+spawn_run(const struct spawn_run *r)
+{
+	struct run_state st;
+	sigset_t set, old;
+	pid_t parent = getpid();
+	size_t i;
+
+	memset(&st, 0, sizeof(st));
+	st.r = r;
+	st.exit_code = -1;
+	st.status_fd = r->status_rfd;
+	st.ctl_fd = r->ctl_fd;
+	if (block_signals(&set, &old) == -1 ||
+	    (st.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1 ||
+	    fcntl(st.status_fd, F_SETFL, O_NONBLOCK) == -1) {
+		fprintf(stderr, "gk-run: signals: %s\n", strerror(errno));
+		return SPAWN_EXIT_FAIL;
+	}
+	if ((st.bwrap = fork()) == -1) {
+		fprintf(stderr, "gk-run: fork: %s\n", strerror(errno));
+		return SPAWN_EXIT_FAIL;
+	}
+	if (st.bwrap == 0)
+		child_exec(r, &old, parent);
+	for (i = 0; i < r->npass; i++)
+		close(r->pass_fds[i]);
+	if (r->timeout > 0)
+		now_plus(&st.deadline, r->timeout);
+	loop(&st);
+	close(st.sigfd);
+	return outcome(&st);
+}

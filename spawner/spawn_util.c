@@ -1,0 +1,95 @@
+/*
+ * Small helpers shared by the builders: a vector of owned strings.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "spawn.h"
+
+static int
+strv_grow(struct spawn_strv *sv)
+{
+	char **v;
+	size_t cap;
+
+	if (sv->n + 2 <= sv->cap)
+		return 0;
+	cap = sv->cap == 0 ? 16 : sv->cap * 2;
+	if ((v = reallocarray(sv->v, cap, sizeof(*v))) == NULL) {
+		sv->nomem = true;
+		return -1;
+	}
+	sv->v = v;
+	sv->cap = cap;
+	return 0;
+}
+
+static int
+strv_take(struct spawn_strv *sv, char *s)
+{
+	if (s == NULL || strv_grow(sv) == -1) {
+		free(s);
+		sv->nomem = true;
+		errno = ENOMEM;
+		return -1;
+	}
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+	return 0;
+}
+
+int
+spawn_strv_push(struct spawn_strv *sv, const char *s)
+{
+	return strv_take(sv, strdup(s));
+}
+
+int
+spawn_strv_pushn(struct spawn_strv *sv, const char *s, size_t len)
+{
+	return strv_take(sv, strndup(s, len));
+}
+
+int
+spawn_strv_pushf(struct spawn_strv *sv, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return strv_take(sv, r == -1 ? NULL : s);
+}
+
+void
+spawn_strv_clear(struct spawn_strv *sv)
+{
+	size_t i;
+
+	if (sv == NULL)
+		return;
+	for (i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	memset(sv, 0, sizeof(*sv));
+}
+
+const char *
+spawn_printable(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return "";
+	for (i = 0; s[i] != '\0' && i + 1 < len; i++)
+		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	buf[i] = '\0';
+	if (s[i] != '\0' && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
+}

@@ -1,0 +1,239 @@
+/*
+ * The control protocol as gk-run speaks it: the cage label, the
+ * cage.create request line and the reply parser, with every value that
+ * reaches the sandbox (resolv.conf, proxy variables) checked strictly.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spawn.h"
+
+static void
+test_label(void **state)
+{
+	static const struct {
+		const char	*cmd[6];
+		const char	*want;
+	} cases[] = {
+		{ { "git", "clone", "https://github.com/acme/x.git" },
+		    "gk-run: git clone ..." },
+		{ { "/usr/bin/make", "-j4", "test" }, "gk-run: make -j4 test" },
+		{ { "curl", "-H", "Authorization: Bearer s3cr3t", "x" },
+		    "gk-run: curl -H ..." },
+		{ { "env", "TOKEN=abc", "sh" }, "gk-run: env ..." },
+		{ { "pip", "install", "--index-url",
+		    "https://user:pw@pypi.example/simple" },
+		    "gk-run: pip install --index-url ..." },
+		{ { "a\tb\nc", "x" }, "gk-run: a?b?c x" },
+		{ { "./build.sh" }, "gk-run: build.sh" },
+		{ { "dir/" }, "gk-run: dir/" },
+		{ { "" }, "gk-run: " },
+		{ { "x", "" }, "gk-run: x ..." },
+		{ { "python3", "-c", "print(1)" }, "gk-run: python3 -c ..." },
+		{ { "0123456789012345678901234567890123456789", "aaaaaaaaaa",
+		    "bbbbbbbbbb" },
+		    "gk-run: 0123456789012345678901234567890123456789 "
+		    "aaaaaaaaaa ..." },
+		{ { "0123456789012345678901234567890123456789012345678901234567"
+		    "89" },
+		    "gk-run: 01234567890123456789012345678901234567890123456789"
+		    "01 ..." },
+	};
+	char label[SPAWN_LABEL_MAX + 1];
+	size_t i, j;
+	int n;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		for (n = 0; n < 6 && cases[i].cmd[n] != NULL; n++)
+			;
+		spawn_cage_label((char *const *)cases[i].cmd, n, label);
+		if (strcmp(label, cases[i].want) != 0)
+			fail_msg("case %zu: '%s', expected '%s'", i, label,
+			    cases[i].want);
+		assert_true(strlen(label) <= SPAWN_LABEL_MAX);
+		for (j = 0; label[j] != '\0'; j++)
+			assert_true(label[j] >= 0x20 && label[j] < 0x7f);
+	}
+}
+
+static void
+test_request(void **state)
+{
+	struct spawn_strv allow = { 0 };
+	char err[SPAWN_ERRLEN], *line;
+	size_t i;
+
+	(void)state;
+	spawn_strv_push(&allow, "*.github.com");
+	spawn_strv_push(&allow, "[2001:db8::/32]:443");
+	spawn_strv_push(&allow, "192.0.2.0/24");
+	line = spawn_cage_request("gk-run: sh -c \"echo /\"", &allow, err,
+	    sizeof(err));
+	assert_non_null(line);
+	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"allow\":"
+	    "[\"*.github.com\",\"[2001:db8::/32]:443\",\"192.0.2.0/24\"]}\n");
+	free(line);
+	spawn_strv_clear(&allow);
+	/* an empty allowlist is an empty array */
+	line = spawn_cage_request("l", &allow, err, sizeof(err));
+	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"label\":\"l\",\"allow\":[]}\n");
+	free(line);
+	/* over gatekeeperd's line limit */
+	for (i = 0; i < 300; i++)
+		spawn_strv_pushf(&allow, "%0250zu.example", i);
+	assert_null(spawn_cage_request("l", &allow, err, sizeof(err)));
+	assert_non_null(strstr(err, "the allowlist is too long for one "
+	    "request"));
+	spawn_strv_clear(&allow);
+}
+
+#define OKCAGE(fields)	"{\"ok\":true,\"cage\":{" fields "}}"
+#define MIN_FIELDS						\
+	"\"id\":\"abcd1234\",\"gateway\":\"10.143.0.1\","		\
+	"\"socks\":\"10.143.0.1:1080\",\"http\":\"10.143.0.1:3128\""
+
+struct rcase {
+	const char	*line;
+	int		 rc;
+	const char	*want;		/* message, or the socks endpoint */
+};
+
+static const struct rcase rcases[] = {
+	{ OKCAGE("\"id\":\"abcd1234\",\"label\":\"gk-run: x\",\"source\":"
+	    "\"10.143.0.2\",\"uid\":1000,\"allow\":[\"*.github.com\"],"
+	    "\"token\":\"tok_1.2-3~\",\"gateway\":\"10.143.0.1\",\"dns\":"
+	    "\"10.143.0.1:53\",\"socks\":\"10.143.0.1:1080\",\"http\":"
+	    "\"10.143.0.1:3128\",\"future\":{\"x\":[1,2]}") "\r\n", 0,
+	    "10.143.0.1:1080" },
+	{ OKCAGE(MIN_FIELDS), 0, "10.143.0.1:1080" },
+	{ OKCAGE(MIN_FIELDS ",\"dns\":null,\"token\":null"), 0,
+	    "10.143.0.1:1080" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"fd00::1\",\"socks\":"
+	    "\"[fd00::1]:1080\",\"http\":\"[fd00::1]:3128\""), 0,
+	    "[fd00::1]:1080" },
+	{ "{\"ok\":false,\"error\":\"pattern evil.example is not allowed "
+	    "for uid 1000\"}", -1, "gatekeeperd refused the cage: pattern "
+	    "evil.example is not allowed for uid 1000" },
+	{ "{\"ok\":false,\"error\":\"bad\\nthing\\u001b[31m\"}", -1,
+	    "gatekeeperd refused the cage: bad?thing?[31m" },
+	{ "{\"ok\":false}", -1, "gatekeeperd refused the cage and gave no "
+	    "reason; see its log (journalctl -u gatekeeperd)" },
+	{ "{\"ok\":false,\"error\":\"\"}", -1, "gave no reason" },
+	{ "", -1, "gatekeeperd sent a reply gk-run does not understand (an "
+	    "empty line); are gk-run and gatekeeperd from the same release?" },
+	{ "hello", -1, "does not understand (not JSON)" },
+	{ "{\"ok\":true} x", -1, "(not JSON)" },
+	{ "[1]", -1, "(no \"ok\")" },
+	{ "{\"ok\":1}", -1, "(no \"ok\")" },
+	{ "{\"ok\":true}", -1, "(no \"cage\" object)" },
+	{ "{\"ok\":true,\"cage\":[]}", -1, "(no \"cage\" object)" },
+	{ OKCAGE("\"id\":\"abcd1234\",\"gateway\":\"10.143.0.1\","
+	    "\"socks\":\"10.143.0.1:1080\""), -1,
+	    "(\"cage\" has no \"http\")" },
+	{ OKCAGE("\"id\":\"a b\",\"gateway\":\"10.143.0.1\",\"socks\":"
+	    "\"10.143.0.1:1080\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "(\"id\" is not valid: a b)" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"10.143.0.1\\nnameserver 1.1.1.1\","
+	    "\"socks\":\"10.143.0.1:1080\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "(\"gateway\" is not valid: 10.143.0.1?nameserver 1.1.1.1)" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"gw.example\",\"socks\":"
+	    "\"10.143.0.1:1080\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "\"gateway\" is not valid" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":1,\"socks\":"
+	    "\"10.143.0.1:1080\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "\"gateway\" is not valid" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"10.143.0.1\",\"socks\":"
+	    "\"10.143.0.1:0\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "\"socks\" is not valid" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"10.143.0.1\",\"socks\":"
+	    "\"10.143.0.1:65536\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "\"socks\" is not valid" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"10.143.0.1\",\"socks\":"
+	    "\"proxy:1080\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "\"socks\" is not valid" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"10.143.0.1\",\"socks\":"
+	    "\"fd00::1:1080\",\"http\":\"10.143.0.1:3128\""), -1,
+	    "\"socks\" is not valid" },
+	{ OKCAGE("\"id\":\"x\",\"gateway\":\"10.143.0.1\",\"socks\":"
+	    "\"10.143.0.1:1080\",\"http\":\"10.143.0.1:31x\""), -1,
+	    "\"http\" is not valid" },
+	{ OKCAGE(MIN_FIELDS ",\"dns\":\"10.143.0.1\""), -1,
+	    "\"dns\" is not valid" },
+	{ OKCAGE(MIN_FIELDS ",\"token\":\"a@b\""), -1,
+	    "\"token\" is not valid" },
+	{ OKCAGE(MIN_FIELDS ",\"token\":\"\""), -1, "\"token\" is not valid" },
+};
+
+static void
+test_reply(void **state)
+{
+	struct spawn_cage c;
+	char err[SPAWN_ERRLEN];
+	size_t i;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < sizeof(rcases) / sizeof(rcases[0]); i++) {
+		err[0] = '\0';
+		rc = spawn_cage_reply(rcases[i].line, strlen(rcases[i].line),
+		    &c, err, sizeof(err));
+		if (rc != rcases[i].rc || (rc == 0 && strcmp(c.socks,
+		    rcases[i].want) != 0) || (rc == -1 && strstr(err,
+		    rcases[i].want) == NULL))
+			fail_msg("case %zu: rc %d, socks '%s', message '%s', "
+			    "expected '%s'", i, rc, c.socks, err,
+			    rcases[i].want);
+		assert_null(strchr(err, '\n'));
+	}
+	/* the full reply, field by field */
+	assert_int_equal(spawn_cage_reply(rcases[0].line,
+	    strlen(rcases[0].line), &c, err, sizeof(err)), 0);
+	assert_string_equal(c.id, "abcd1234");
+	assert_string_equal(c.token, "tok_1.2-3~");
+	assert_string_equal(c.gateway, "10.143.0.1");
+	assert_string_equal(c.dns, "10.143.0.1:53");
+	assert_string_equal(c.http, "10.143.0.1:3128");
+	/* a NUL inside the line is not JSON text */
+	assert_int_equal(spawn_cage_reply("{\"ok\":true}\0x", 13, &c, err,
+	    sizeof(err)), -1);
+	assert_non_null(strstr(err, "not a line of text"));
+}
+
+static void
+test_placeholder(void **state)
+{
+	struct spawn_cage c;
+
+	(void)state;
+	spawn_cage_placeholder(&c, SPAWN_PLATFORM_LINUX);
+	assert_string_equal(c.gateway, "10.143.0.1");
+	assert_string_equal(c.dns, "10.143.0.1:53");
+	assert_string_equal(c.socks, "10.143.0.1:1080");
+	assert_string_equal(c.http, "10.143.0.1:3128");
+	spawn_cage_placeholder(&c, SPAWN_PLATFORM_MACOS);
+	assert_string_equal(c.socks, "127.0.0.1:1080");
+	assert_string_equal(c.token, "TOKEN");
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_label),
+		cmocka_unit_test(test_request),
+		cmocka_unit_test(test_reply),
+		cmocka_unit_test(test_placeholder),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,508 @@
+/*
+ * gk-run's command line, allow-files and environment filter: tables of
+ * argv vectors with the status and a piece of the message expected, and
+ * checks of every field a successful parse fills.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "spawn.h"
+
+#define MAXARGS	64
+
+/* Parse a NULL-terminated list (argv[0] is added). */
+static enum spawn_opt_status
+parse(struct spawn_opts *o, const char *env_control, char *err,
+    size_t errlen, ...)
+{
+	static char *argv[MAXARGS + 2];
+	const char *a;
+	va_list ap;
+	int argc = 0;
+
+	argv[argc++] = (char *)"gk-run";
+	va_start(ap, errlen);
+	while ((a = va_arg(ap, const char *)) != NULL && argc < MAXARGS)
+		argv[argc++] = (char *)a;
+	va_end(ap);
+	argv[argc] = NULL;
+	return spawn_opts_parse(argc, argv, env_control, o, err, errlen);
+}
+
+struct ecase {
+	const char	*args[8];
+	const char	*want;		/* in the message */
+};
+
+static const struct ecase errors[] = {
+	{ { NULL }, "no command given; usage: gk-run [OPTIONS] -- COMMAND" },
+	{ { "--", NULL }, "no command given" },
+	{ { "-v", NULL }, "no command given" },
+	{ { "--bogus", "--", "true", NULL },
+	    "unknown option '--bogus'; see gk-run --help" },
+	{ { "-x", "true", NULL }, "unknown option '-x'" },
+	{ { "-vx", "true", NULL }, "unknown option '-x'" },
+	{ { "-v\033x", "true", NULL }, "unknown option character 0x1b" },
+	{ { "--\033", "true", NULL }, "unknown option '--?'" },
+	{ { "--bogus", "--help", NULL }, "unknown option '--bogus'" },
+	{ { "--net", NULL }, "--net needs a value; see gk-run --help" },
+	{ { "--timeout", NULL }, "--timeout needs a value" },
+	{ { "-a", NULL }, "-a/--allow needs a PATTERN" },
+	{ { "--allow", NULL }, "-a/--allow needs a PATTERN" },
+	{ { "--dry-run=yes", "true", NULL },
+	    "--dry-run does not take a value" },
+	{ { "--help=1", NULL }, "--help does not take a value" },
+	{ { "--net", "open", "true", NULL },
+	    "--net: 'open' is not valid; use gated, none or host" },
+	{ { "--net", "", "true", NULL }, "--net: '' is not valid" },
+	{ { "--fs", "ro", "true", NULL },
+	    "--fs: 'ro' is not valid; use sandbox or host" },
+	{ { "--seccomp", "strict", "true", NULL },
+	    "--seccomp: 'strict' is not valid; use default, relaxed or off" },
+	{ { "--platform", "windows", "true", NULL },
+	    "--platform: 'windows' is not valid; use linux or macos" },
+	{ { "--timeout", "0", "true", NULL },
+	    "--timeout: '0' is not a whole number of seconds from 1 to "
+	    "31536000" },
+	{ { "--timeout", "-1", "true", NULL }, "--timeout: '-1' is not" },
+	{ { "--timeout", "1.5", "true", NULL }, "--timeout: '1.5' is not" },
+	{ { "--timeout", "", "true", NULL }, "--timeout: '' is not" },
+	{ { "--timeout", "10s", "true", NULL }, "--timeout: '10s' is not" },
+	{ { "--timeout", "31536001", "true", NULL }, "'31536001' is not" },
+	{ { "--timeout", "99999999999999999999999", "true", NULL },
+	    "is not a whole number" },
+	{ { "--env", "FOO", "true", NULL },
+	    "--env: 'FOO' is not KEY=VALUE with KEY made of letters" },
+	{ { "--env", "=x", "true", NULL }, "--env: '=x' is not KEY=VALUE" },
+	{ { "--env", "1A=b", "true", NULL }, "--env: '1A=b' is not" },
+	{ { "--env", "A-B=c", "true", NULL }, "--env: 'A-B=c' is not" },
+	{ { "--ro", "", "true", NULL }, "--ro: the path is empty" },
+	{ { "--rw", "", "true", NULL }, "--rw: the path is empty" },
+	{ { "--hide", "", "true", NULL }, "--hide: the path is empty" },
+	{ { "--cwd", "", "true", NULL }, "--cwd: the path is empty" },
+	{ { "--allow-file", "", "true", NULL },
+	    "--allow-file: the path is empty" },
+	{ { "--control", "", "true", NULL },
+	    "--control: '' is not a usable socket path (1 to 107 bytes)" },
+	{ { "--control", "/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.sock",
+	    "true", NULL }, "is not a usable socket path" },
+	{ { "--allow", "*.com", "true", NULL },
+	    "invalid pattern '*.com': com is a public suffix" },
+	{ { "-a", "foo bar", "true", NULL }, "invalid pattern 'foo bar'" },
+	{ { "-a", "", "true", NULL }, "invalid pattern ''" },
+	{ { "--net", "none", "--net", "host", "true", NULL },
+	    "--net given twice; give it once" },
+	{ { "--fs", "host", "--fs", "host", "true", NULL },
+	    "--fs given twice" },
+	{ { "--timeout", "5", "--timeout", "5", "true", NULL },
+	    "--timeout given twice" },
+	{ { "--cwd", "a", "--cwd", "b", "true", NULL }, "--cwd given twice" },
+	{ { "--control", "/a", "--control", "/b", "true", NULL },
+	    "--control given twice" },
+	{ { "--seccomp", "off", "--seccomp", "off", "true", NULL },
+	    "--seccomp given twice" },
+	{ { "--platform", "linux", "--platform", "macos", "true", NULL },
+	    "--platform given twice" },
+};
+
+static void
+test_errors(void **state)
+{
+	char err[SPAWN_ERRLEN];
+	struct spawn_opts o;
+	enum spawn_opt_status st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(errors) / sizeof(errors[0]); i++) {
+		const char *const *a = errors[i].args;
+
+		st = parse(&o, NULL, err, sizeof(err), a[0], a[1], a[2], a[3],
+		    a[4], a[5], a[6], a[7], NULL);
+		if (st != SPAWN_OPT_USAGE || strstr(err, errors[i].want) ==
+		    NULL)
+			fail_msg("case %zu (%s ...): status %d, message '%s', "
+			    "expected '%s'", i, a[0] ? a[0] : "", st, err,
+			    errors[i].want);
+		/* one line, no prefix (main adds "gk-run: ") */
+		assert_null(strchr(err, '\n'));
+		assert_true(strncmp(err, "gk-run", 6) != 0);
+	}
+}
+
+static void
+test_defaults(void **state)
+{
+	char err[SPAWN_ERRLEN];
+	struct spawn_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--", "true",
+	    NULL), SPAWN_OPT_RUN);
+	assert_int_equal(o.net, SPAWN_NET_AUTO);
+	assert_int_equal(o.fs, SPAWN_FS_SANDBOX);
+	assert_int_equal(o.seccomp, SPAWN_SECCOMP_DEFAULT);
+	assert_int_equal(o.platform, SPAWN_PLATFORM_LINUX);
+	assert_string_equal(o.control, SPAWN_CONTROL_DEFAULT);
+	assert_int_equal(o.timeout, 0);
+	assert_false(o.dry_run);
+	assert_int_equal(o.verbose, 0);
+	assert_int_equal(o.allow.n, 0);
+	assert_int_equal(o.npaths, 0);
+	assert_int_equal(o.nenv, 0);
+	assert_null(o.cwd);
+	assert_int_equal(o.ncmd, 1);
+	assert_string_equal(o.cmd[0], "true");
+	assert_null(o.cmd[1]);
+	/* no --allow: loopback only */
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.net, SPAWN_NET_NONE);
+	spawn_opts_clear(&o);
+
+	/* any --allow: gated */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-a",
+	    "*.github.com", "--", "git", "clone", "x", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.net, SPAWN_NET_GATED);
+	assert_int_equal(o.allow.n, 1);
+	assert_string_equal(o.allow.v[0], "*.github.com");
+	assert_int_equal(o.ncmd, 3);
+	spawn_opts_clear(&o);
+
+	/* an allow-file alone asks for gated too */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--allow-file",
+	    "f", "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.net, SPAWN_NET_GATED);
+	spawn_opts_clear(&o);
+}
+
+static void
+test_every_option(void **state)
+{
+	char err[SPAWN_ERRLEN];
+	struct spawn_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, "/env.sock", err, sizeof(err),
+	    "--allow=a.example", "-a", "[2001:db8::/32]:443",
+	    "--allow-file", "f1", "--allow-file=f2", "--net", "gated",
+	    "--fs", "host", "--ro", "r1", "--rw", "w1", "--hide", "h1",
+	    "--ro=r2", "--cwd", "/d", "--env", "K=V=W", "--env", "E=",
+	    "--seccomp", "relaxed", "--timeout", "31536000", "--control",
+	    "/x.sock", "--dry-run", "--platform", "macos", "-vv", "--verbose",
+	    "--", "cmd", "-v", "--net", "none", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(o.allow.n, 2);
+	assert_string_equal(o.allow.v[1], "[2001:db8::/32]:443");
+	assert_int_equal(o.nallow_files, 2);
+	assert_string_equal(o.allow_files[1], "f2");
+	assert_int_equal(o.net, SPAWN_NET_GATED);
+	assert_int_equal(o.fs, SPAWN_FS_HOST);
+	assert_int_equal(o.npaths, 4);
+	assert_int_equal(o.paths[0].kind, SPAWN_PATH_RO);
+	assert_int_equal(o.paths[1].kind, SPAWN_PATH_RW);
+	assert_int_equal(o.paths[2].kind, SPAWN_PATH_HIDE);
+	assert_string_equal(o.paths[3].path, "r2");
+	assert_string_equal(o.cwd, "/d");
+	assert_int_equal(o.nenv, 2);
+	assert_string_equal(o.env[0], "K=V=W");
+	assert_string_equal(o.env[1], "E=");
+	assert_int_equal(o.seccomp, SPAWN_SECCOMP_RELAXED);
+	assert_int_equal(o.timeout, 31536000);
+	assert_string_equal(o.control, "/x.sock");
+	assert_true(o.dry_run);
+	assert_int_equal(o.platform, SPAWN_PLATFORM_MACOS);
+	assert_int_equal(o.verbose, 3);
+	/* everything after "--" is the command's */
+	assert_int_equal(o.ncmd, 4);
+	assert_string_equal(o.cmd[0], "cmd");
+	assert_string_equal(o.cmd[3], "none");
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	spawn_opts_clear(&o);
+}
+
+static void
+test_command_and_control(void **state)
+{
+	char err[SPAWN_ERRLEN];
+	struct spawn_opts o;
+
+	(void)state;
+	/* the first non-option starts the command, "--" or not */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "ls", "-l", "--net",
+	    "x", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(o.ncmd, 4);
+	assert_string_equal(o.cmd[1], "-l");
+	spawn_opts_clear(&o);
+	/* GK_CONTROL, unless --control */
+	assert_int_equal(parse(&o, "/env.sock", err, sizeof(err), "true",
+	    NULL), SPAWN_OPT_RUN);
+	assert_string_equal(o.control, "/env.sock");
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, "", err, sizeof(err), "true", NULL),
+	    SPAWN_OPT_RUN);
+	assert_string_equal(o.control, SPAWN_CONTROL_DEFAULT);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, "/env.sock", err, sizeof(err), "--control",
+	    "/opt.sock", "true", NULL), SPAWN_OPT_RUN);
+	assert_string_equal(o.control, "/opt.sock");
+	spawn_opts_clear(&o);
+	/* help and version win wherever they are, before any error */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-h", NULL),
+	    SPAWN_OPT_HELP);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--net", "none",
+	    "--help", NULL), SPAWN_OPT_HELP);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--version", NULL),
+	    SPAWN_OPT_VERSION);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-V", NULL),
+	    SPAWN_OPT_VERSION);
+	/* parsing twice in one process works (getopt state reset) */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-x", NULL),
+	    SPAWN_OPT_USAGE);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-v", "true", NULL),
+	    SPAWN_OPT_RUN);
+	spawn_opts_clear(&o);
+}
+
+static void
+test_finish_conflicts(void **state)
+{
+	static const char *const modes[] = { "none", "host" };
+	char err[SPAWN_ERRLEN], want[128];
+	struct spawn_opts o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(parse(&o, NULL, err, sizeof(err), "--net",
+		    modes[i], "-a", "x.example", "true", NULL), SPAWN_OPT_RUN);
+		assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), -1);
+		snprintf(want, sizeof(want), "--net %s ignores the allowlist; "
+		    "drop --net %s to run gated, or drop the --allow patterns",
+		    modes[i], modes[i]);
+		assert_string_equal(err, want);
+		spawn_opts_clear(&o);
+	}
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--net", "none",
+	    "--allow-file", "f", "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), -1);
+	spawn_opts_clear(&o);
+	/* gated with an empty allowlist is allowed: everything denied */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--net", "gated",
+	    "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.net, SPAWN_NET_GATED);
+	spawn_opts_clear(&o);
+	/* host without --allow */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--net", "host",
+	    "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.net, SPAWN_NET_HOST);
+	spawn_opts_clear(&o);
+}
+
+/* ---- allow-files -------------------------------------------------------- */
+
+struct afcase {
+	const char	*text;
+	size_t		 len;		/* 0: strlen */
+	int		 rc;
+	const char	*want;		/* message, or the patterns '|' */
+};
+
+static const struct afcase afcases[] = {
+	{ "", 0, 0, "" },
+	{ "\n\n  \n# only comments\n\t# indented\n", 0, 0, "" },
+	{ "a.example\n", 0, 0, "a.example" },
+	{ "a.example", 0, 0, "a.example" },
+	{ "a.example\r\n*.b.example  # the b zone\r\n\n\t c.example:443\t\n",
+	    0, 0, "a.example|*.b.example|c.example:443" },
+	{ "192.0.2.0/24\n[2001:db8::/32]:443\n**.c.example\n", 0, 0,
+	    "192.0.2.0/24|[2001:db8::/32]:443|**.c.example" },
+	{ "a.example#comment\n", 0, 0, "a.example" },
+	{ "a.example b.example\n", 0, -1,
+	    "f.allow:1: white space inside the pattern; put one pattern on "
+	    "each line" },
+	{ "ok.example\n\n*.com\n", 0, -1,
+	    "f.allow:3: invalid pattern '*.com': com is a public suffix" },
+	{ "ok.example\nb\0d.example\n", 24, -1,
+	    "f.allow:2: a NUL byte in the line" },
+	{ "# x\0 in a comment is fine\nok.example\n", 37, 0, "ok.example" },
+	{ "*\n", 0, -1, "f.allow:1: invalid pattern '*'" },
+	{ "a.example:99999\n", 0, -1, "f.allow:1: invalid pattern" },
+	{ "\xff.example\n", 0, -1, "f.allow:1: invalid pattern '\\xff" },
+};
+
+static void
+test_allowfile(void **state)
+{
+	struct spawn_strv sv = { 0 };
+	char err[SPAWN_ERRLEN], got[1024];
+	size_t i, j;
+	int rc;
+
+	(void)state;
+	for (i = 0; i < sizeof(afcases) / sizeof(afcases[0]); i++) {
+		const struct afcase *c = &afcases[i];
+
+		err[0] = '\0';
+		rc = spawn_allowfile_parse((const uint8_t *)c->text, c->len ?
+		    c->len : strlen(c->text), "f.allow", &sv, err,
+		    sizeof(err));
+		got[0] = '\0';
+		for (j = 0; j < sv.n; j++)
+			snprintf(got + strlen(got), sizeof(got) - strlen(got),
+			    "%s%s", j ? "|" : "", sv.v[j]);
+		if (rc != c->rc || (rc == 0 && strcmp(got, c->want) != 0) ||
+		    (rc == -1 && strstr(err, c->want) == NULL))
+			fail_msg("case %zu: rc %d, patterns '%s', message "
+			    "'%s', expected '%s'", i, rc, got, err, c->want);
+		assert_null(strchr(err, '\n'));
+		spawn_strv_clear(&sv);
+	}
+}
+
+static void
+test_allowfile_limits(void **state)
+{
+	struct spawn_strv sv = { 0 };
+	char err[SPAWN_ERRLEN];
+	size_t n = 4097 * 12, i, pos = 0;
+	char *buf;
+
+	(void)state;
+	buf = malloc(SPAWN_ALLOWFILE_MAX + 2);
+	assert_non_null(buf);
+	for (i = 0; i < 4097; i++)
+		pos += (size_t)sprintf(buf + pos, "h%05zu.test\n", i);
+	assert_true(pos <= n);
+	assert_int_equal(spawn_allowfile_parse((uint8_t *)buf, pos, "big",
+	    &sv, err, sizeof(err)), -1);
+	assert_string_equal(err, "big:4097: more than 4096 patterns");
+	spawn_strv_clear(&sv);
+	memset(buf, '\n', SPAWN_ALLOWFILE_MAX + 1);
+	assert_int_equal(spawn_allowfile_parse((uint8_t *)buf,
+	    SPAWN_ALLOWFILE_MAX + 1, "huge", &sv, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "huge: larger than 1048576 bytes"));
+	assert_int_equal(spawn_allowfile_parse((uint8_t *)buf,
+	    SPAWN_ALLOWFILE_MAX, "blank", &sv, err, sizeof(err)), 0);
+	assert_int_equal(sv.n, 0);
+	/* a hostile file name is shown printable */
+	assert_int_equal(spawn_allowfile_parse((const uint8_t *)"*.com\n", 6,
+	    "a\nb\033c", &sv, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "a?b?c:1: invalid pattern"));
+	free(buf);
+	spawn_strv_clear(&sv);
+}
+
+/* ---- environment -------------------------------------------------------- */
+
+static bool
+dropped(const char *name, bool sandbox)
+{
+	return spawn_env_dropped(name, strlen(name), sandbox);
+}
+
+static void
+test_env(void **state)
+{
+	static const char *const drop[] = {
+		"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "LD_", "BASH_ENV",
+		"ENV", "BASH_FUNC_ls%%", "PYTHONSTARTUP", "PYTHONPATH",
+		"NODE_OPTIONS", "PERL5OPT", "PERL5LIB", "RUBYOPT",
+		"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0",
+		"GIT_CONFIG_VALUE_0", "GIT_CONFIG_GLOBAL", "GIT_CONFIG",
+		"GIT_SSH_COMMAND", "SSH_AUTH_SOCK", "GCONV_PATH",
+		"LUA_INIT_5_4",
+		"DBUS_SESSION_BUS_ADDRESS", "JAVA_TOOL_OPTIONS", NULL,
+	};
+	static const char *const keep[] = {
+		"PATH", "HOME", "LANG", "TERM", "USER", "GIT_DIR",
+		"GIT_AUTHOR_NAME", "GIT_CONFIG_NOSYSTEM", "GIT_SSL_CAINFO",
+		"CURL_CA_BUNDLE", "SSL_CERT_FILE", "http_proxy", "LDFLAGS",
+		"XLD_PRELOAD",
+		"ENVX", "PYTHONDONTWRITEBYTECODE", "EDITOR", "GK_CONTROL", NULL,
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; drop[i] != NULL; i++)
+		if (!dropped(drop[i], false))
+			fail_msg("%s should be dropped", drop[i]);
+	for (i = 0; keep[i] != NULL; i++)
+		if (dropped(keep[i], true))
+			fail_msg("%s should pass", keep[i]);
+	/* a prefix of a name is not the name */
+	assert_false(spawn_env_dropped("ENV", 2, true));
+	assert_true(spawn_env_dropped("LD_PRELOADX", 10, true));
+	/* TMPDIR only with the fresh /tmp */
+	assert_true(dropped("TMPDIR", true));
+	assert_false(dropped("TMPDIR", false));
+	assert_true(spawn_env_valid("A=b"));
+	assert_true(spawn_env_valid("_x1="));
+	assert_true(spawn_env_valid("K=a=b"));
+	assert_false(spawn_env_valid("A"));
+	assert_false(spawn_env_valid("=b"));
+	assert_false(spawn_env_valid("9A=b"));
+	assert_false(spawn_env_valid("A.B=c"));
+	assert_false(spawn_env_valid(""));
+}
+
+/* Every name --help lists as dropped is dropped. */
+static void
+test_env_help(void **state)
+{
+	const char *help = spawn_usage(), *s, *e;
+	char name[64];
+	size_t n, count = 0;
+
+	(void)state;
+	s = strstr(help, "Dropped from the environment");
+	e = strstr(help, "Gated mode sets");
+	assert_non_null(s);
+	assert_non_null(e);
+	s = strstr(s, "sandbox):");
+	assert_non_null(s);
+	for (; s < e; s += n > 0 ? n : 1) {
+		n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789*");
+		if (n < 3 || n >= sizeof(name) - 8)
+			continue;
+		memcpy(name, s, n);
+		name[n] = '\0';
+		if (name[n - 1] == '*')
+			strcpy(name + n - 1, "SOMETHING");
+		if (!dropped(name, true))
+			fail_msg("--help lists %s, which is not dropped",
+			    name);
+		count++;
+	}
+	assert_true(count >= 45);
+	/* and the proxies gated mode sets are named */
+	assert_non_null(strstr(help, "no_proxy"));
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_every_option),
+		cmocka_unit_test(test_command_and_control),
+		cmocka_unit_test(test_finish_conflicts),
+		cmocka_unit_test(test_allowfile),
+		cmocka_unit_test(test_allowfile_limits),
+		cmocka_unit_test(test_env),
+		cmocka_unit_test(test_env_help),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
