@@ -284,6 +284,13 @@ peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
 	}
 	cc->uid = cr.uid;
 	cc->pid = cr.pid;
+	if (cc->ctl->plumb.peer_in_cage != NULL &&
+	    cc->ctl->plumb.peer_in_cage(cc->ctl->plumb.arg, cr.pid)) {
+		snprintf(why, len, "not permitted: the peer (pid %d) runs "
+		    "inside a cage; cages are made from outside the sandbox",
+		    (int)cr.pid);
+		return -1;
+	}
 	if (cr.uid == 0 || cr.uid == geteuid())
 		return 0;
 	if ((gr = getgrnam(GK_CONTROL_GROUP)) != NULL &&

@@ -60,6 +60,9 @@ struct gk_ctl_plumb {
 	/* Whether `addr` is in the pool up() hands out ("source" cages may
 	 * not take one). */
 	bool	(*owns)(void *arg, const struct gk_addr *addr);
+	/* Whether process `pid` runs inside a plumbed cage: such peers are
+	 * refused (a sandboxed program must not make itself cages). */
+	bool	(*peer_in_cage)(void *arg, pid_t pid);
 	/* Endpoints a plumbed cage reaches, for the create reply. */
 	char	 gateway[GK_ADDR_STRLEN];
 	char	 dns[GK_ADDR_STRLEN + 8];

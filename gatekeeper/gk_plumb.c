@@ -5,8 +5,11 @@
  * (gk-<8 hex digits>) and its element in the anti-spoofing set; closing
  * the control connection undoes it in the background.
  */
+#include <sys/stat.h>
+
 #include <arpa/inet.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,12 +20,57 @@
 #include "gk_plumb.h"
 #include "nft.h"
 
+/* A plumbed cage's namespace, to know a control peer inside it. */
+struct cage_ns {
+	struct in_addr	 addr;
+	dev_t		 dev;
+	ino_t		 ino;
+};
+
 struct gk_plumb {
 	struct nft_plumb	*np;
 	struct gk_addr		 net;
 	uint8_t			 prefix;
+	struct cage_ns		*ns;		/* one per live cage */
 	size_t			 ncages;
+	size_t			 nscap;
 };
+
+static int
+ns_add(struct gk_plumb *p, struct in_addr a, int nsfd)
+{
+	struct cage_ns *n;
+	struct stat st;
+	size_t cap;
+
+	if (fstat(nsfd, &st) == -1)
+		return -1;
+	if (p->ncages == p->nscap) {
+		cap = p->nscap == 0 ? 16 : p->nscap * 2;
+		if ((n = reallocarray(p->ns, cap, sizeof(*n))) == NULL)
+			return -1;
+		p->ns = n;
+		p->nscap = cap;
+	}
+	p->ns[p->ncages].addr = a;
+	p->ns[p->ncages].dev = st.st_dev;
+	p->ns[p->ncages].ino = st.st_ino;
+	p->ncages++;
+	return 0;
+}
+
+static void
+ns_del(struct gk_plumb *p, struct in_addr a)
+{
+	size_t i;
+
+	for (i = 0; i < p->ncages; i++) {
+		if (p->ns[i].addr.s_addr == a.s_addr) {
+			p->ns[i] = p->ns[--p->ncages];
+			return;
+		}
+	}
+}
 
 /* The host link of a cage: "gk-" and its address in hex, 11 bytes. */
 static void
@@ -53,11 +101,15 @@ plumb_up(void *arg, int nsfd, uid_t uid, struct gk_addr *addr, char *err,
 	link_name(a, name);
 	if (nft_cage_up(p->np, nsfd, name, a, err, errlen) == -1)
 		return -1;
+	if (ns_add(p, a, nsfd) == -1) {
+		snprintf(err, errlen, "cannot record the cage's namespace: %s",
+		    strerror(errno));
+		nft_cage_down(p->np, name, a);
+		return -1;
+	}
 	memset(addr, 0, sizeof(*addr));
 	addr->family = AF_INET;
 	memcpy(addr->bytes, &a.s_addr, 4);
-	p->ncages++;
-	log_debug("plumbed %s", name);
 	return 0;
 }
 
@@ -70,8 +122,27 @@ plumb_down(void *arg, const struct gk_addr *addr)
 
 	memcpy(&a.s_addr, addr->bytes, 4);
 	link_name(a, name);
-	p->ncages--;
+	ns_del(p, a);
 	nft_cage_down(p->np, name, a);
+}
+
+/* Whether process `pid` lives in the network namespace of a cage. */
+static bool
+plumb_peer_in_cage(void *arg, pid_t pid)
+{
+	struct gk_plumb *p = arg;
+	char path[64];
+	struct stat st;
+	size_t i;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (pid <= 0 || stat(path, &st) == -1)
+		return false;
+	for (i = 0; i < p->ncages; i++) {
+		if (p->ns[i].dev == st.st_dev && p->ns[i].ino == st.st_ino)
+			return true;
+	}
+	return false;
 }
 
 static bool
@@ -111,6 +182,7 @@ gk_plumb_hooks(struct gk_plumb *p, const struct gk_conf *c,
 	h->up = plumb_up;
 	h->down = plumb_down;
 	h->owns = plumb_owns;
+	h->peer_in_cage = plumb_peer_in_cage;
 	gk_addr_ntop(&c->listen, gw, sizeof(gw));
 	snprintf(h->gateway, sizeof(h->gateway), "%s", gw);
 	snprintf(h->dns, sizeof(h->dns), "%s:%u", gw, c->dns_port);
@@ -172,5 +244,6 @@ gk_plumb_stop(struct gk_plumb *p)
 	if (p == NULL)
 		return;
 	nft_plumb_free(p->np);
+	free(p->ns);
 	free(p);
 }

@@ -534,6 +534,7 @@ struct plumb_rec {
 	ino_t		 ino;		/* of the fd up() was handed */
 	struct gk_addr	 last_down;
 	bool		 refuse;
+	pid_t		 caged;		/* peer_in_cage() says yes for it */
 };
 
 static struct plumb_rec prec;
@@ -575,11 +576,18 @@ rec_owns(void *arg, const struct gk_addr *addr)
 	return gk_addr_in_prefix(addr, &net, 16);
 }
 
+static bool
+rec_in_cage(void *arg, pid_t pid)
+{
+	(void)arg;
+	return pid == prec.caged;
+}
+
 static void
 set_plumb(struct fixture *f)
 {
 	struct gk_ctl_plumb p = { .up = rec_up, .down = rec_down,
-	    .owns = rec_owns };
+	    .owns = rec_owns, .peer_in_cage = rec_in_cage };
 
 	memset(&prec, 0, sizeof(prec));
 	snprintf(p.gateway, sizeof(p.gateway), "10.143.0.1");
@@ -719,6 +727,25 @@ test_netns_cage(void **state)
 	close(pfd);
 }
 
+/* A peer inside a cage's namespace is refused at once. */
+static void
+test_peer_in_cage(void **state)
+{
+	struct fixture *f = *state;
+	char line[1024];
+	int fd;
+
+	set_plumb(f);
+	prec.caged = getpid();
+	fd = client(f);
+	assert_true(read_line(f, fd, line, sizeof(line)) > 0);
+	assert_non_null(strstr(line, "runs inside a cage"));
+	assert_int_equal(read_line(f, fd, line, sizeof(line)), -1);
+	close(fd);
+	spin(f, 3);
+	assert_int_equal(gk_control_nconns(f->ctl), 0);
+}
+
 /* Two fds in one message, and an fd arriving in the middle of a line. */
 static void
 test_netns_stray_fds(void **state)
@@ -771,6 +798,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_netns_cage, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_netns_stray_fds, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_peer_in_cage, setup,
 		    teardown),
 	};
 
