@@ -20,6 +20,7 @@
 
 enum key_id {
 	K_CONFIG, K_CONTROL, K_LISTEN, K_DNS_PORT, K_SOCKS_PORT, K_HTTP_PORT,
+	K_TRANSPARENT_PORT,
 	K_CAGE_SUBNET, K_PLUMBING, K_UPSTREAM, K_TTL_CAP, K_UPSTREAM_TIMEOUT,
 	K_CACHE_SIZE, K_CONNECT_TIMEOUT, K_IDLE_TIMEOUT, K_METRICS,
 	K_AUDIT_LOG, K_LOG_LEVEL, K_FOREGROUND,
@@ -51,6 +52,9 @@ static const struct key keys[K__MAX] = {
 	    "SOCKS5 proxy port (on the listen address)" },
 	[K_HTTP_PORT] = { "http-port", 'H', true, true, "PORT", "3128",
 	    "HTTP proxy port: CONNECT and http:// requests" },
+	[K_TRANSPARENT_PORT] = { "transparent-port", 'R', true, true,
+	    "PORT|off", "15001", "transparent proxy port: namespace cages' "
+	    "TCP to other addresses is redirected here (off: refused)" },
 	[K_CAGE_SUBNET] = { "cage-subnet", 'S', true, true, "CIDR",
 	    "10.143.0.0/16", "IPv4 range cage addresses come from; the "
 	    "listen address is the cages' gateway inside it" },
@@ -118,6 +122,7 @@ gk_conf_defaults(struct gk_conf *c)
 	c->dns_port = 53;
 	c->socks_port = 1080;
 	c->http_port = 3128;
+	c->transparent_port = 15001;
 	gk_addr_parse("10.143.0.0", &c->cage_net);
 	c->cage_prefix = 16;
 	c->ttl_cap = 60;
@@ -326,6 +331,16 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		return set_port(key, value, &c->socks_port, err, errlen);
 	case K_HTTP_PORT:
 		return set_port(key, value, &c->http_port, err, errlen);
+	case K_TRANSPARENT_PORT:
+		if (strcmp(value, "off") == 0) {
+			c->transparent_port = 0;
+			return 0;
+		}
+		if (set_port(key, value, &c->transparent_port, err, errlen)
+		    == -1)
+			return errf(err, errlen, "transparent-port: '%s' is "
+			    "not a port (1-65535) or off", value);
+		return 0;
 	case K_CAGE_SUBNET:
 		return set_subnet(c, value, err, errlen);
 	case K_PLUMBING:

@@ -38,6 +38,7 @@ struct gk_conf {
 	uint16_t	 dns_port;
 	uint16_t	 socks_port;
 	uint16_t	 http_port;
+	uint16_t	 transparent_port;	/* 0: off */
 	struct gk_addr	 cage_net;
 	uint8_t		 cage_prefix;
 	enum gk_plumbing plumbing;

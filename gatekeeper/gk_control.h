@@ -51,10 +51,11 @@ size_t		 gk_control_nconns(const struct gk_control *c);
 struct gk_ctl_plumb {
 	void	*arg;
 	/* Validate `nsfd` for a peer with `uid`, take a cage address and
-	 * plumb the namespace: 0 with *addr set, or -1 with a message. The
-	 * fd stays the caller's. */
-	int	(*up)(void *arg, int nsfd, uid_t uid, struct gk_addr *addr,
-		    char *err, size_t errlen);
+	 * plumb the namespace (with `transparent`, its TCP to other
+	 * addresses goes to the transparent proxy): 0 with *addr set, or -1
+	 * with a message. The fd stays the caller's. */
+	int	(*up)(void *arg, int nsfd, uid_t uid, bool transparent,
+		    struct gk_addr *addr, char *err, size_t errlen);
 	/* Undo up() (asynchronously; the address is reused only after). */
 	void	(*down)(void *arg, const struct gk_addr *addr);
 	/* Whether `addr` is in the pool up() hands out ("source" cages may
@@ -68,6 +69,7 @@ struct gk_ctl_plumb {
 	char	 dns[GK_ADDR_STRLEN + 8];
 	char	 socks[GK_ADDR_STRLEN + 8];
 	char	 http[GK_ADDR_STRLEN + 8];
+	char	 transparent[GK_ADDR_STRLEN + 8];	/* "" when off */
 };
 void		 gk_control_set_plumb(struct gk_control *c,
 		    const struct gk_ctl_plumb *p);

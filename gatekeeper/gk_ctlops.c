@@ -151,7 +151,7 @@ audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c)
 /* The reply to cage.create: the cage, its token, and for a plumbed cage
  * the endpoints its namespace reaches. */
 static void
-reply_created(struct ctlconn *cc, struct gk_cage *c)
+reply_created(struct ctlconn *cc, struct gk_cage *c, bool transparent)
 {
 	const struct gk_ctl_plumb *p = &cc->ctl->plumb;
 	struct json_object *o;
@@ -168,6 +168,10 @@ reply_created(struct ctlconn *cc, struct gk_cage *c)
 		    json_object_new_string(p->socks));
 		json_object_object_add(o, "http",
 		    json_object_new_string(p->http));
+		/* whether its other TCP is carried (else refused at once) */
+		json_object_object_add(o, "transparent",
+		    json_object_new_boolean(transparent &&
+		    p->transparent[0] != '\0'));
 	}
 	reply_ok(cc, "cage", o);
 }
@@ -199,7 +203,8 @@ source_usable(struct ctlconn *cc, const struct gk_ctlreq *req)
 
 /* Plumb the namespace passed with a netns create; 0 with *addr set. */
 static int
-plumb_netns(struct ctlconn *cc, int nsfd, struct gk_addr *addr)
+plumb_netns(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd,
+    struct gk_addr *addr)
 {
 	struct gk_control *ctl = cc->ctl;
 	char err[CTL_ERRLEN];
@@ -216,8 +221,8 @@ plumb_netns(struct ctlconn *cc, int nsfd, struct gk_addr *addr)
 		    "SCM_RIGHTS); none came with it");
 		return -1;
 	}
-	if (ctl->plumb.up(ctl->plumb.arg, nsfd, cc->uid, addr, err,
-	    sizeof(err)) == -1) {
+	if (ctl->plumb.up(ctl->plumb.arg, nsfd, cc->uid, req->transparent,
+	    addr, err, sizeof(err)) == -1) {
 		log_warnx("conn=%llu uid=%u pid=%d namespace refused: %s",
 		    (unsigned long long)cc->id, (unsigned)cc->uid,
 		    (int)cc->pid, err);
@@ -242,7 +247,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		return;
 	if (!req->netns)
 		addr = req->source_addr;
-	else if (plumb_netns(cc, nsfd, &addr) == -1) {
+	else if (plumb_netns(cc, req, nsfd, &addr) == -1) {
 		gk_allowlist_free(al);
 		return;
 	}
@@ -261,7 +266,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 	c->plumbed = req->netns;
 	gk_stats.cages_created++;
 	audit_change(cc, "cage.create", c);
-	reply_created(cc, c);
+	reply_created(cc, c, req->transparent);
 }
 
 /* The cage named by req->id, if this peer may manage it; else reply. */

@@ -23,6 +23,7 @@ enum field {
 	F_LABEL = 1 << 3,
 	F_ID = 1 << 4,
 	F_NETNS = 1 << 5,
+	F_TRANSPARENT = 1 << 6,
 };
 
 struct op_spec {
@@ -34,12 +35,13 @@ struct op_spec {
 
 static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
-	    F_OP | F_SOURCE | F_NETNS | F_ALLOW | F_LABEL,
+	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
 	    "{\"op\":\"cage.create\",\"netns\":true,"
-	    "\"allow\":[\"*.example.com\"]} (label is optional)" },
+	    "\"allow\":[\"*.example.com\"],\"transparent\":true} (label "
+	    "and transparent are optional)" },
 	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID | F_ALLOW,
 	    F_OP | F_ID | F_ALLOW,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","
@@ -61,6 +63,7 @@ static const struct {
 	{ "label", F_LABEL },
 	{ "id", F_ID },
 	{ "netns", F_NETNS },
+	{ "transparent", F_TRANSPARENT },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
@@ -546,6 +549,13 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 
 	has_source = json_object_object_get_ex(obj, "source", NULL);
 	if (!json_object_object_get_ex(obj, "netns", &v)) {
+		if (has_source && json_object_object_get_ex(obj, "transparent",
+		    NULL)) {
+			seterr(err, errlen, "\"transparent\" applies to cages "
+			    "made from a network namespace (\"netns\":true), "
+			    "not to a \"source\" cage");
+			return GK_CTL_BAD_VALUE;
+		}
 		if (has_source)
 			return GK_CTL_OK;
 		seterr(err, errlen, "missing \"source\" or \"netns\" for "
@@ -569,6 +579,15 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		return GK_CTL_BAD_VALUE;
 	}
 	out->netns = true;
+	out->transparent = true;
+	if (!json_object_object_get_ex(obj, "transparent", &v))
+		return GK_CTL_OK;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		seterr(err, errlen, "\"transparent\" must be true or false, "
+		    "not %s", type_name(v));
+		return GK_CTL_BAD_TYPE;
+	}
+	out->transparent = json_object_get_boolean(v);
 	return GK_CTL_OK;
 }
 

@@ -62,6 +62,7 @@ struct gk_ctlreq {
 	/* create: either source, or netns (the namespace fd came along);
 	 * label "" if none */
 	bool		 netns;
+	bool		 transparent;	/* netns: redirect its other TCP */
 	char		 source[GK_CTL_SOURCE_MAX + 1];
 	struct gk_addr	 source_addr;
 	char		 label[GK_CAGE_LABEL_MAX + 1];

@@ -81,8 +81,8 @@ link_name(struct in_addr a, char name[NFT_IFNAMSIZ])
 }
 
 static int
-plumb_up(void *arg, int nsfd, uid_t uid, struct gk_addr *addr, char *err,
-    size_t errlen)
+plumb_up(void *arg, int nsfd, uid_t uid, bool transparent,
+    struct gk_addr *addr, char *err, size_t errlen)
 {
 	struct gk_plumb *p = arg;
 	char name[NFT_IFNAMSIZ], net[GK_ADDR_STRLEN];
@@ -99,7 +99,8 @@ plumb_up(void *arg, int nsfd, uid_t uid, struct gk_addr *addr, char *err,
 		return -1;
 	}
 	link_name(a, name);
-	if (nft_cage_up(p->np, nsfd, name, a, err, errlen) == -1)
+	if (nft_cage_up(p->np, nsfd, name, a, transparent, err, errlen) ==
+	    -1)
 		return -1;
 	if (ns_add(p, a, nsfd) == -1) {
 		snprintf(err, errlen, "cannot record the cage's namespace: %s",
@@ -188,6 +189,9 @@ gk_plumb_hooks(struct gk_plumb *p, const struct gk_conf *c,
 	snprintf(h->dns, sizeof(h->dns), "%s:%u", gw, c->dns_port);
 	snprintf(h->socks, sizeof(h->socks), "%s:%u", gw, c->socks_port);
 	snprintf(h->http, sizeof(h->http), "%s:%u", gw, c->http_port);
+	if (c->transparent_port != 0)
+		snprintf(h->transparent, sizeof(h->transparent), "%s:%u", gw,
+		    c->transparent_port);
 }
 
 int
@@ -222,6 +226,7 @@ gk_plumb_start(struct gk_plumb **out, struct event_base *base,
 	nc.dns_port = c->dns_port;
 	nc.socks_port = c->socks_port;
 	nc.http_port = c->http_port;
+	nc.transparent_port = c->transparent_port;
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

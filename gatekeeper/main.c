@@ -38,7 +38,7 @@ struct gk_daemon {
 	struct gk_plumb		*plumb;		/* NULL: plumbing off */
 	struct gk_hostaddrs	 host;
 	struct proxy_ctx	 proxy;
-	struct proxy_listener	*socks, *http;
+	struct proxy_listener	*socks, *http, *transparent;
 	struct event		*ev_hostaddrs;
 	struct event		*ev_term, *ev_int, *ev_hup;
 };
@@ -75,6 +75,7 @@ warn_fixed(const struct gk_conf *old, const struct gk_conf *new)
 	    old->dns_port != new->dns_port ||
 	    old->socks_port != new->socks_port ||
 	    old->http_port != new->http_port ||
+	    old->transparent_port != new->transparent_port ||
 	    strcmp(old->control, new->control) != 0 ||
 	    old->metrics_off != new->metrics_off ||
 	    old->metrics_port != new->metrics_port ||
@@ -218,6 +219,12 @@ start(struct gk_daemon *d)
 	if (gk_plumb_start(&d->plumb, d->base, &d->conf, err, sizeof(err))
 	    == -1)
 		goto fail;
+	/* only plumbed cages' TCP is ever redirected to it */
+	if (d->plumb != NULL && d->conf.transparent_port != 0 &&
+	    (d->transparent = transparent_listener_new(&d->proxy,
+	    &d->conf.listen, d->conf.transparent_port, err, sizeof(err))) ==
+	    NULL)
+		goto fail;
 	if ((d->control = gk_control_new(d->base, d->conf.control, d->cages,
 	    d->audit, err, sizeof(err))) == NULL)
 		goto fail;
@@ -238,6 +245,7 @@ stop(struct gk_daemon *d)
 {
 	proxy_listener_free(d->socks);
 	proxy_listener_free(d->http);
+	proxy_listener_free(d->transparent);
 	proxy_tunnels_free_all();
 	/* relays free their memory on the next loop turn */
 	event_base_loop(d->base, EVLOOP_NONBLOCK);
@@ -277,6 +285,7 @@ static void
 log_ready(const struct gk_daemon *d)
 {
 	char addr[GK_ADDR_STRLEN], maddr[GK_ADDR_STRLEN], metrics[64];
+	char tport[16];
 
 	gk_addr_ntop(&d->conf.listen, addr, sizeof(addr));
 	if (d->conf.metrics_off)
@@ -285,9 +294,15 @@ log_ready(const struct gk_daemon *d)
 		snprintf(metrics, sizeof(metrics), "%s:%u",
 		    gk_addr_ntop(&d->conf.metrics_addr, maddr, sizeof(maddr)),
 		    d->conf.metrics_port);
+	if (d->transparent != NULL)
+		snprintf(tport, sizeof(tport), "port %u",
+		    d->conf.transparent_port);
+	else
+		snprintf(tport, sizeof(tport), "off");
 	log_info("ready: dns %s port %u (udp, tcp), socks5 port %u, http "
-	    "proxy port %u, upstreams %s, ttl-cap %us, control %s, metrics %s",
-	    addr, d->conf.dns_port, d->conf.socks_port, d->conf.http_port,
+	    "proxy port %u, transparent %s, upstreams %s, ttl-cap %us, "
+	    "control %s, metrics %s", addr, d->conf.dns_port,
+	    d->conf.socks_port, d->conf.http_port, tport,
 	    dns_server_upstreams(d->dns), d->conf.ttl_cap, d->conf.control,
 	    metrics);
 }

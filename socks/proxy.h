@@ -76,6 +76,11 @@ struct proxy_dial;
 
 struct gk_cage	*proxy_cage(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who);
+/* An address target's name for logs, counters and the audit: the name
+ * this cage's DNS pinned the address to (one allowed on the port first),
+ * else the address itself. c may be NULL. */
+void		 proxy_target_label(const struct gk_cage *c,
+		    struct proxy_target *t);
 /* The policy for a target before anything is dialled. */
 bool		 proxy_allowed(const struct proxy_ctx *ctx,
 		    const struct gk_cage *c, const struct proxy_target *t,
@@ -104,6 +109,10 @@ struct proxy_listener *socks_listener_new(const struct proxy_ctx *ctx,
 		    const struct gk_addr *addr, uint16_t port, char *err,
 		    size_t errlen);
 struct proxy_listener *http_listener_new(const struct proxy_ctx *ctx,
+		    const struct gk_addr *addr, uint16_t port, char *err,
+		    size_t errlen);
+/* Connections redirected by nftables (SO_ORIGINAL_DST is the target). */
+struct proxy_listener *transparent_listener_new(const struct proxy_ctx *ctx,
 		    const struct gk_addr *addr, uint16_t port, char *err,
 		    size_t errlen);
 /* Closes the listener and every session still in its handshake. */

@@ -35,6 +35,8 @@ struct proxy_proto {
 	enum gk_proto	 proto;
 	enum gk_deny_kind kind;
 	size_t		 size;		/* of the embedding session struct */
+	/* run once accepted (NULL: wait for the client's first bytes) */
+	void		(*start)(struct proxy_session *s);
 	void		(*read)(struct proxy_session *s);
 	void		(*free)(struct proxy_session *s);
 };

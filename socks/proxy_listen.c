@@ -226,6 +226,8 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	bufferevent_setcb(s->bev, session_read_cb, NULL, session_event_cb, s);
 	bufferevent_setwatermark(s->bev, EV_READ, 0, 64 * 1024);
 	bufferevent_enable(s->bev, EV_READ);
+	if (l->proto->start != NULL)
+		l->proto->start(s);
 }
 
 static void

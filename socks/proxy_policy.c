@@ -62,6 +62,27 @@ pinned_allowed(const struct gk_cage *c, const struct gk_addr *a, uint16_t port,
 	return 0;			/* pinned, but not for this port */
 }
 
+void
+proxy_target_label(const struct gk_cage *c, struct proxy_target *t)
+{
+	const char *names[256];
+	size_t n, i;
+
+	gk_addr_ntop(&t->addr, t->name, sizeof(t->name));
+	if (c == NULL)
+		return;
+	n = gk_cage_pin_names(c, &t->addr, gk_now(), names, 256);
+	for (i = 0; i < n; i++) {
+		if (gk_allow_name(c->allow, names[i], strlen(names[i]),
+		    t->port)) {
+			snprintf(t->name, sizeof(t->name), "%s", names[i]);
+			return;
+		}
+	}
+	if (n > 0)
+		snprintf(t->name, sizeof(t->name), "%s", names[0]);
+}
+
 bool
 proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
     const struct proxy_target *t, struct proxy_outcome *o)
@@ -281,6 +302,9 @@ proxy_deny_record(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	    json_object_new_string(gk_proto_name(who->proto)));
 	json_object_object_add(d, "client", json_object_new_string(src));
 	json_object_object_add(d, "host", json_object_new_string(t->name));
+	if (t->is_addr && who->proto == GK_PROTO_TRANSPARENT)
+		json_object_object_add(d, "address", json_object_new_string(
+		    gk_addr_ntop(&t->addr, src, sizeof(src))));
 	json_object_object_add(d, "port", json_object_new_int(t->port));
 	json_object_object_add(d, "reason",
 	    json_object_new_string(gk_deny_reason_name(o->reason)));

@@ -535,18 +535,20 @@ struct plumb_rec {
 	struct gk_addr	 last_down;
 	bool		 refuse;
 	pid_t		 caged;		/* peer_in_cage() says yes for it */
+	bool		 transparent;	/* what the last up() was asked */
 };
 
 static struct plumb_rec prec;
 
 static int
-rec_up(void *arg, int nsfd, uid_t uid, struct gk_addr *addr, char *err,
-    size_t errlen)
+rec_up(void *arg, int nsfd, uid_t uid, bool transparent,
+    struct gk_addr *addr, char *err, size_t errlen)
 {
 	struct stat st;
 
 	(void)arg;
 	(void)uid;
+	prec.transparent = transparent;
 	if (prec.refuse) {
 		snprintf(err, errlen, "namespace refused for the test");
 		return -1;
@@ -594,6 +596,7 @@ set_plumb(struct fixture *f)
 	snprintf(p.dns, sizeof(p.dns), "10.143.0.1:53");
 	snprintf(p.socks, sizeof(p.socks), "10.143.0.1:1080");
 	snprintf(p.http, sizeof(p.http), "10.143.0.1:3128");
+	snprintf(p.transparent, sizeof(p.transparent), "10.143.0.1:15001");
 	gk_control_set_plumb(f->ctl, &p);
 }
 
@@ -714,6 +717,8 @@ test_netns_cage(void **state)
 	assert_string_equal(gets_(o, "cage.dns"), "10.143.0.1:53");
 	assert_string_equal(gets_(o, "cage.socks"), "10.143.0.1:1080");
 	assert_string_equal(gets_(o, "cage.http"), "10.143.0.1:3128");
+	assert_true(prec.transparent);	/* the default */
+	assert_true(json_object_get_boolean(get(o, "cage.transparent")));
 	assert_int_equal(strlen(gets_(o, "cage.token")), GK_CAGE_TOKEN_LEN);
 	json_object_put(o);
 	assert_int_equal(count_fds(), before);

@@ -121,6 +121,14 @@ static const struct pcase cases[] = {
 	    "not a string" },
 	{ CREATE "\"netns\":true,\"source\":\"10.0.0.1\",\"allow\":[]}",
 	    0, GK_CTL_BAD_VALUE, "either \"source\" or \"netns\"" },
+	{ CREATE "\"netns\":true,\"transparent\":false,\"allow\":[]}", 0,
+	    GK_CTL_OK, "cage.create" },
+	{ CREATE "\"netns\":true,\"transparent\":1,\"allow\":[]}", 0,
+	    GK_CTL_BAD_TYPE, "\"transparent\" must be true or false, not a "
+	    "number" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"transparent\":true,"
+	    "\"allow\":[]}", 0, GK_CTL_BAD_VALUE, "applies to cages made "
+	    "from a network namespace" },
 	{ CREATE "\"netns\":true}", 0, GK_CTL_MISSING_FIELD,
 	    "missing \"allow\"" },
 	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"netns\":true,"

@@ -1,0 +1,151 @@
+/*
+ * transparent_session: the transparent proxy. nftables redirects a
+ * namespace cage's TCP to any address but the gateway to this listener,
+ * so programs that ignore the proxy variables still work, and still get
+ * no further than the proxies let them.
+ *
+ * There is no handshake: the original destination (SO_ORIGINAL_DST) is
+ * the target, an address target like a SOCKS5 or CONNECT request naming
+ * an IP. It passes when a CIDR pattern allows it or when this cage's own
+ * DNS answers pinned it to a name allowed on that port; that name is what
+ * counters, logs and the audit report. The server is dialled at once
+ * (server-first protocols such as SSH work), and the client's first bytes
+ * are peeked before any reaches it: a TLS server name, or an HTTP Host,
+ * must be an allowed name pinned to that same address.
+ *
+ * A refusal resets the client's connection (it was already accepted by
+ * the time the target is known), so clients fail at once.
+ */
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <linux/netfilter_ipv4.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "gk_cage.h"
+#include "gk_log.h"
+#include "gk_stats.h"
+#include "proxy_int.h"
+
+/* Close with a TCP reset: the client learns at once. */
+static void
+reset_close(struct proxy_session *s, const char *why)
+{
+	struct linger lg = { 1, 0 };
+
+	(void)setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+	proxy_session_close(s, why);
+}
+
+static void
+tp_dial_cb(void *arg, const struct proxy_outcome *o)
+{
+	struct proxy_session *s = arg;
+
+	s->dial = NULL;
+	switch (o->res) {
+	case PROXY_CONNECTED:
+		proxy_session_to_tunnel(s, o->fd, NULL, 0, NULL, 0, true, -1);
+		return;
+	case PROXY_DENIED:
+	case PROXY_GONE:
+		proxy_session_deny(s, o);
+		reset_close(s, "denied");
+		return;
+	case PROXY_UNREACHABLE:
+	case PROXY_REFUSED:
+	case PROXY_TIMEOUT:
+	case PROXY_ERROR:
+	default:
+		break;
+	}
+	gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
+	log_info("cage=%s host=%s port=%u action=fail reason=%s (%s)",
+	    s->who.id, s->t.name, s->t.port, proxy_strresult(o->res), o->why);
+	reset_close(s, proxy_strresult(o->res));
+}
+
+/* The original destination of a redirected connection; 0 or -1. */
+static int
+original_dst(int fd, struct proxy_target *t)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+	struct sockaddr_in *sin = (struct sockaddr_in *)&ss;
+
+	memset(&ss, 0, sizeof(ss));
+	if (getsockopt(fd, SOL_IP, SO_ORIGINAL_DST, &ss, &len) == -1 ||
+	    ss.ss_family != AF_INET ||
+	    gk_addr_from_sockaddr(&t->addr, (struct sockaddr *)&ss) == -1)
+		return -1;
+	t->is_addr = true;
+	t->port = ntohs(sin->sin_port);
+	return t->port == 0 ? -1 : 0;
+}
+
+static void
+tp_start(struct proxy_session *s)
+{
+	struct proxy_outcome o;
+	struct gk_cage *c;
+
+	/* what arrives while dialling is peeked; no more than the peek */
+	bufferevent_setwatermark(s->bev, EV_READ, 0, RELAY_PEEK_MAX);
+	memset(&s->t, 0, sizeof(s->t));
+	if (original_dst(s->fd, &s->t) == -1) {
+		log_warnx("transparent session %llu: no original destination "
+		    "(%s); was it redirected by nftables?",
+		    (unsigned long long)s->id, strerror(errno));
+		reset_close(s, "no original destination");
+		return;
+	}
+	c = s->have_cage ? proxy_cage(s->ctx, &s->who) : NULL;
+	proxy_target_label(c, &s->t);
+	memset(&o, 0, sizeof(o));
+	if (c == NULL) {
+		o.reason = GK_REASON_UNKNOWN_SOURCE;
+		snprintf(o.why, sizeof(o.why), "no cage has this source "
+		    "address");
+		proxy_session_deny(s, &o);
+		reset_close(s, "unknown source");
+		return;
+	}
+	if (!proxy_allowed(s->ctx, c, &s->t, &o)) {
+		proxy_session_deny(s, &o);
+		reset_close(s, "denied");
+		return;
+	}
+	if ((s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, tp_dial_cb,
+	    s)) == NULL)
+		reset_close(s, "out of memory");
+}
+
+/* Bytes before the tunnel wait in the bufferevent for the peek. */
+static void
+tp_read(struct proxy_session *s)
+{
+	(void)s;
+}
+
+static const struct proxy_proto transparent_proto = {
+	.name = "transparent",
+	.proto = GK_PROTO_TRANSPARENT,
+	.kind = GK_KIND_TRANSPARENT,
+	.size = sizeof(struct proxy_session),
+	.start = tp_start,
+	.read = tp_read,
+	.free = NULL,
+};
+
+struct proxy_listener *
+transparent_listener_new(const struct proxy_ctx *ctx,
+    const struct gk_addr *addr, uint16_t port, char *err, size_t errlen)
+{
+	return proxy_listener_new(ctx, &transparent_proto, addr, port, err,
+	    errlen);
+}
