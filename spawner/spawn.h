@@ -68,17 +68,30 @@ struct spawn_strv {
 	bool		  nomem;	/* sticky: a push failed */
 };
 
+/* A growable string, always NUL-terminated once anything was put. */
+struct spawn_buf {
+	char		*s;	/* owned; NULL until the first put */
+	size_t		 n;
+	size_t		 cap;
+	bool		 nomem;	/* sticky: a put failed */
+};
+
 int		 spawn_strv_push(struct spawn_strv *sv, const char *s);
 int		 spawn_strv_pushn(struct spawn_strv *sv, const char *s,
 		    size_t len);
 int		 spawn_strv_pushf(struct spawn_strv *sv, const char *fmt, ...)
 		    __attribute__((format(printf, 2, 3)));
 void		 spawn_strv_clear(struct spawn_strv *sv);
+void		 spawn_buf_putn(struct spawn_buf *b, const char *s, size_t n);
+void		 spawn_buf_puts(struct spawn_buf *b, const char *s);
 /*
  * `s` for a one-line message: bytes outside printable ASCII become '?',
  * cut to len - 1 bytes (with "..." when cut). Returns buf.
  */
 const char	*spawn_printable(const char *s, char *buf, size_t len);
+/* A message into err (errlen bytes, cut and terminated); none if 0. */
+void		 spawn_seterr(char *err, size_t errlen, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
 
 /* ---- options ---------------------------------------------------------- */
 

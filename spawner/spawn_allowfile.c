@@ -4,24 +4,11 @@
  * white space around a pattern are ignored; CRLF is fine. The first
  * error stops the parse with "FILE:LINE: message".
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "gk_policy.h"
 #include "spawn.h"
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static bool
 is_space(uint8_t c)
@@ -63,8 +50,8 @@ one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
 	show_name(name, shown, sizeof(shown));
 	for (i = 0; i < n; i++) {
 		if (s[i] == '\0' || is_space(s[i])) {
-			seterr(err, errlen, "%s:%zu: %s; put one pattern on "
-			    "each line", shown, lineno, s[i] == '\0' ?
+			spawn_seterr(err, errlen, "%s:%zu: %s; put one pattern "
+			    "on each line", shown, lineno, s[i] == '\0' ?
 			    "a NUL byte in the line" : "white space inside "
 			    "the pattern");
 			return -1;
@@ -73,16 +60,17 @@ one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
 	st = gk_pattern_parse(s, n, &p);
 	if (st != GK_PAT_OK) {
 		gk_pattern_error(s, n, st, msg, sizeof(msg));
-		seterr(err, errlen, "%s:%zu: %s", shown, lineno, msg);
+		spawn_seterr(err, errlen, "%s:%zu: %s", shown, lineno, msg);
 		return -1;
 	}
 	if (allow->n >= GK_ALLOWLIST_MAX) {
-		seterr(err, errlen, "%s:%zu: more than %d patterns", shown,
-		    lineno, GK_ALLOWLIST_MAX);
+		spawn_seterr(err, errlen, "%s:%zu: more than %d patterns",
+		    shown, lineno, GK_ALLOWLIST_MAX);
 		return -1;
 	}
 	if (spawn_strv_pushn(allow, (const char *)s, n) == -1) {
-		seterr(err, errlen, "%s:%zu: out of memory", shown, lineno);
+		spawn_seterr(err, errlen, "%s:%zu: out of memory", shown,
+		    lineno);
 		return -1;
 	}
 	return 0;
@@ -98,8 +86,8 @@ spawn_allowfile_parse(const uint8_t *buf, size_t len, const char *name,
 
 	if (len > SPAWN_ALLOWFILE_MAX) {
 		show_name(name, shown, sizeof(shown));
-		seterr(err, errlen, "%s: larger than %d bytes; is it really "
-		    "an allow-file?", shown, SPAWN_ALLOWFILE_MAX);
+		spawn_seterr(err, errlen, "%s: larger than %d bytes; is it "
+		    "really an allow-file?", shown, SPAWN_ALLOWFILE_MAX);
 		return -1;
 	}
 	while (pos < len) {

@@ -166,43 +166,6 @@ spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
 
 /* ---- shell rendering --------------------------------------------------- */
 
-struct sbuf {
-	char	*s;
-	size_t	 n;
-	size_t	 cap;
-	bool	 nomem;
-};
-
-static void
-sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-	char *ns;
-	size_t cap;
-
-	if (b->nomem)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		cap = b->cap == 0 ? 256 : b->cap;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		if ((ns = realloc(b->s, cap)) == NULL) {
-			b->nomem = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void
-sb_puts(struct sbuf *b, const char *s)
-{
-	sb_putn(b, s, strlen(s));
-}
-
 static bool
 shell_safe(const char *s)
 {
@@ -218,28 +181,28 @@ shell_safe(const char *s)
 }
 
 static void
-sb_quote(struct sbuf *b, const char *s)
+sb_quote(struct spawn_buf *b, const char *s)
 {
 	const char *q;
 
 	if (shell_safe(s)) {
-		sb_puts(b, s);
+		spawn_buf_puts(b, s);
 		return;
 	}
-	sb_putn(b, "'", 1);
+	spawn_buf_putn(b, "'", 1);
 	while ((q = strchr(s, '\'')) != NULL) {
-		sb_putn(b, s, (size_t)(q - s));
-		sb_puts(b, "'\\''");
+		spawn_buf_putn(b, s, (size_t)(q - s));
+		spawn_buf_puts(b, "'\\''");
 		s = q + 1;
 	}
-	sb_puts(b, s);
-	sb_putn(b, "'", 1);
+	spawn_buf_puts(b, s);
+	spawn_buf_putn(b, "'", 1);
 }
 
 int
 spawn_shell_quote(const char *s, struct spawn_strv *out)
 {
-	struct sbuf b = { 0 };
+	struct spawn_buf b = { 0 };
 	int r;
 
 	sb_quote(&b, s);
@@ -255,52 +218,52 @@ spawn_shell_quote(const char *s, struct spawn_strv *out)
 
 /* Bytes as a printf(1) format inside single quotes. */
 static void
-sb_printf_data(struct sbuf *b, const uint8_t *d, size_t len)
+sb_printf_data(struct spawn_buf *b, const uint8_t *d, size_t len)
 {
 	char esc[8];
 	size_t i;
 
-	sb_puts(b, "printf '");
+	spawn_buf_puts(b, "printf '");
 	for (i = 0; i < len; i++) {
 		if (d[i] == '\n')
-			sb_puts(b, "\\n");
+			spawn_buf_puts(b, "\\n");
 		else if (d[i] == '%')
-			sb_puts(b, "%%");
+			spawn_buf_puts(b, "%%");
 		else if (d[i] >= 0x20 && d[i] < 0x7f && d[i] != '\\' &&
 		    d[i] != '\'' && !(i == 0 && d[i] == '-'))
-			sb_putn(b, (const char *)&d[i], 1);
+			spawn_buf_putn(b, (const char *)&d[i], 1);
 		else {
 			snprintf(esc, sizeof(esc), "\\%03o", d[i]);
-			sb_puts(b, esc);
+			spawn_buf_puts(b, esc);
 		}
 	}
-	sb_puts(b, "'");
+	spawn_buf_puts(b, "'");
 }
 
 char *
 spawn_shell_render(const struct spawn_strv *a, const struct spawn_fdsrc *fds,
     size_t nfds)
 {
-	struct sbuf b = { 0 };
+	struct spawn_buf b = { 0 };
 	char num[32];
 	size_t i;
 
 	for (i = 0; i < a->n; i++) {
 		if (i > 0)
-			sb_putn(&b, " ", 1);
+			spawn_buf_putn(&b, " ", 1);
 		sb_quote(&b, a->v[i]);
 	}
 	for (i = 0; i < nfds; i++) {
 		snprintf(num, sizeof(num), " %d", fds[i].fd);
-		sb_puts(&b, num);
+		spawn_buf_puts(&b, num);
 		if (fds[i].out)
-			sb_puts(&b, ">/dev/null");
+			spawn_buf_puts(&b, ">/dev/null");
 		else if (fds[i].data == NULL || fds[i].len == 0)
-			sb_puts(&b, "</dev/null");
+			spawn_buf_puts(&b, "</dev/null");
 		else {
-			sb_puts(&b, "< <(");
+			spawn_buf_puts(&b, "< <(");
 			sb_printf_data(&b, fds[i].data, fds[i].len);
-			sb_puts(&b, ")");
+			spawn_buf_puts(&b, ")");
 		}
 	}
 	if (b.nomem || b.s == NULL) {

@@ -19,7 +19,6 @@
  * file or a variable in the sandbox is checked strictly here.
  */
 #include <arpa/inet.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,18 +30,6 @@
 #define REQUEST_MAX	65536	/* gatekeeperd's line limit */
 #define REPLY_MAX	65536
 #define SHOW_MAX	300	/* bytes of a daemon message shown */
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 void
 spawn_cage_placeholder(struct spawn_cage *c, enum spawn_platform pf)
@@ -114,7 +101,7 @@ spawn_cage_request(const char *label, const struct spawn_strv *allow,
 	if (o == NULL || a == NULL) {
 		json_object_put(o);
 		json_object_put(a);
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	for (i = 0; i < allow->n; i++)
@@ -127,16 +114,16 @@ spawn_cage_request(const char *label, const struct spawn_strv *allow,
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	n = s != NULL ? strlen(s) : 0;
 	if (s == NULL)
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 	else if (n + 1 > REQUEST_MAX)
-		seterr(err, errlen, "the allowlist is too long for one "
+		spawn_seterr(err, errlen, "the allowlist is too long for one "
 		    "request (%zu bytes; gatekeeperd takes %d); use fewer or "
 		    "wider patterns", n, REQUEST_MAX);
 	else if ((line = malloc(n + 2)) != NULL) {
 		memcpy(line, s, n);
 		memcpy(line + n, "\n", 2);
 	} else
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 	json_object_put(o);
 	return line;
 }
@@ -261,7 +248,7 @@ cage_fields(struct json_object *cage, struct spawn_cage *c, char *err,
 		    json_object_is_type(v, json_type_null)) {
 			if (!fields[i].required)
 				continue;
-			seterr(err, errlen, "\"cage\" has no \"%s\"",
+			spawn_seterr(err, errlen, "\"cage\" has no \"%s\"",
 			    fields[i].name);
 			return -1;
 		}
@@ -269,7 +256,7 @@ cage_fields(struct json_object *cage, struct spawn_cage *c, char *err,
 		    !field_ok(fields[i].kind, s = json_object_get_string(v),
 		    fields[i].size)) {
 			show(json_object_get_string(v), shown, 64);
-			seterr(err, errlen, "\"%s\" is not valid: %s",
+			spawn_seterr(err, errlen, "\"%s\" is not valid: %s",
 			    fields[i].name, shown);
 			return -1;
 		}
@@ -288,10 +275,11 @@ refused(struct json_object *o, char *err, size_t errlen)
 	    json_object_is_type(v, json_type_string) &&
 	    json_object_get_string_len(v) > 0) {
 		show(json_object_get_string(v), shown, sizeof(shown));
-		seterr(err, errlen, "gatekeeperd refused the cage: %s", shown);
+		spawn_seterr(err, errlen, "gatekeeperd refused the cage: %s",
+		    shown);
 	} else
-		seterr(err, errlen, "gatekeeperd refused the cage and gave "
-		    "no reason; see its log (journalctl -u gatekeeperd)");
+		spawn_seterr(err, errlen, "gatekeeperd refused the cage and "
+		    "gave no reason; see its log (journalctl -u gatekeeperd)");
 	return -1;
 }
 
@@ -301,7 +289,7 @@ not_understood(char *err, size_t errlen, const char *what)
 	char why[SPAWN_ERRLEN];
 
 	snprintf(why, sizeof(why), "%s", what);
-	seterr(err, errlen, "gatekeeperd sent a reply gk-run does not "
+	spawn_seterr(err, errlen, "gatekeeperd sent a reply gk-run does not "
 	    "understand (%s); are gk-run and gatekeeperd from the same "
 	    "release?", why);
 	return -1;

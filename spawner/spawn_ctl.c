@@ -11,7 +11,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,18 +25,6 @@
 
 #define REPLY_MAX	65536
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 int
 spawn_ctl_connect(const char *path, char *err, size_t errlen)
 {
@@ -50,7 +37,7 @@ spawn_ctl_connect(const char *path, char *err, size_t errlen)
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		seterr(err, errlen, "socket: %s", strerror(errno));
+		spawn_seterr(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
@@ -63,7 +50,7 @@ spawn_ctl_connect(const char *path, char *err, size_t errlen)
 	else
 		hint = "is gatekeeperd running? start it with: systemctl "
 		    "start gatekeeperd";
-	seterr(err, errlen, "cannot reach gatekeeperd at %s: %s (%s)",
+	spawn_seterr(err, errlen, "cannot reach gatekeeperd at %s: %s (%s)",
 	    spawn_printable(path, show, sizeof(show)), strerror(e), hint);
 	return -1;
 }
@@ -112,7 +99,7 @@ spawn_ctl_netns(char *err, size_t errlen)
 	int fd;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
-		seterr(err, errlen, "cannot create a user namespace: %s "
+		spawn_seterr(err, errlen, "cannot create a user namespace: %s "
 		    "(unprivileged user namespaces are disabled here; allow "
 		    "them: sysctl -w kernel.unprivileged_userns_clone=1 "
 		    "user.max_user_namespaces=15000, or lift an AppArmor "
@@ -132,7 +119,7 @@ spawn_ctl_netns(char *err, size_t errlen)
 		goto fail;
 	return fd;
 fail:
-	seterr(err, errlen, "cannot set up the cage's user namespace: %s",
+	spawn_seterr(err, errlen, "cannot set up the cage's user namespace: %s",
 	    strerror(errno));
 	return -1;
 }
@@ -168,7 +155,7 @@ send_request(int sock, int nsfd, const char *req, const char *path,
 		if ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) == -1) {
 			if (errno == EINTR)
 				continue;
-			seterr(err, errlen, "cannot send the request to "
+			spawn_seterr(err, errlen, "cannot send the request to "
 			    "gatekeeperd at %s: %s", path, strerror(errno));
 			return -1;
 		}
@@ -207,24 +194,26 @@ read_reply(int sock, const char *path, char **out, char *err, size_t errlen)
 	deadline.tv_sec += SPAWN_REPLY_WAIT_MS / 1000;
 	while ((nl = memchr(buf, '\n', n)) == NULL) {
 		if (n >= REPLY_MAX) {
-			seterr(err, errlen, "gatekeeperd's reply is over %d "
-			    "bytes without a newline", REPLY_MAX);
+			spawn_seterr(err, errlen, "gatekeeperd's reply is over "
+			    "%d bytes without a newline", REPLY_MAX);
 			goto fail;
 		}
 		if ((left = ms_left(&deadline)) <= 0 ||
 		    poll(&pfd, 1, (int)left) == 0) {
-			seterr(err, errlen, "gatekeeperd at %s did not answer "
-			    "within %d s (is it stuck? see journalctl -u "
-			    "gatekeeperd)", path, SPAWN_REPLY_WAIT_MS / 1000);
+			spawn_seterr(err, errlen, "gatekeeperd at %s did not "
+			    "answer within %d s (is it stuck? see journalctl "
+			    "-u gatekeeperd)", path,
+			    SPAWN_REPLY_WAIT_MS / 1000);
 			goto fail;
 		}
 		r = read(sock, buf + n, REPLY_MAX - n);
 		if (r == -1 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r <= 0) {
-			seterr(err, errlen, "gatekeeperd at %s closed the "
-			    "connection without a reply%s%s (see journalctl -u "
-			    "gatekeeperd)", path, r == -1 ? ": " : "",
+			spawn_seterr(err, errlen, "gatekeeperd at %s closed "
+			    "the connection without a reply%s%s (see "
+			    "journalctl -u gatekeeperd)", path,
+			    r == -1 ? ": " : "",
 			    r == -1 ? strerror(errno) : "");
 			goto fail;
 		}

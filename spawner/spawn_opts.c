@@ -5,7 +5,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,18 +183,6 @@ spawn_net_name(enum spawn_net n)
 	return "?";
 }
 
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 static const char *
 optname(int val)
 {
@@ -235,7 +222,7 @@ parse_enum(const struct enum_name *e, int opt, const char *arg, int *out,
 		}
 	}
 	enum_list(e, list, sizeof(list));
-	seterr(err, errlen, "--%s: '%s' is not valid; use %s",
+	spawn_seterr(err, errlen, "--%s: '%s' is not valid; use %s",
 	    optname(opt), spawn_printable(arg, show, sizeof(show)), list);
 	return -1;
 }
@@ -250,8 +237,8 @@ parse_timeout(const char *arg, unsigned int *out, char *err, size_t errlen)
 	for (p = arg; *p >= '0' && *p <= '9' && v <= SPAWN_TIMEOUT_MAX; p++)
 		v = v * 10 + (unsigned long)(*p - '0');
 	if (p == arg || *p != '\0' || v < 1 || v > SPAWN_TIMEOUT_MAX) {
-		seterr(err, errlen, "--timeout: '%s' is not a whole number "
-		    "of seconds from 1 to %u", spawn_printable(arg, show,
+		spawn_seterr(err, errlen, "--timeout: '%s' is not a whole "
+		    "number of seconds from 1 to %u", spawn_printable(arg, show,
 		    sizeof(show)), SPAWN_TIMEOUT_MAX);
 		return -1;
 	}
@@ -292,7 +279,8 @@ push_path(struct spawn_opts *o, enum spawn_path_kind kind, int opt,
 	struct spawn_optpath *np;
 
 	if (arg[0] == '\0') {
-		seterr(err, errlen, "--%s: the path is empty", optname(opt));
+		spawn_seterr(err, errlen, "--%s: the path is empty",
+		    optname(opt));
 		return -1;
 	}
 	np = reallocarray(o->paths, o->npaths + 1, sizeof(*np));
@@ -327,7 +315,7 @@ static int
 set_once(unsigned int *seen, int opt, char *err, size_t errlen)
 {
 	if (*seen & ONCE(opt)) {
-		seterr(err, errlen, "--%s given twice; give it once",
+		spawn_seterr(err, errlen, "--%s given twice; give it once",
 		    optname(opt));
 		return -1;
 	}
@@ -354,7 +342,8 @@ apply_opt(struct spawn_opts *o, int opt, const char *arg, unsigned int *seen,
 		return spawn_strv_push(&o->allow, arg) == -1 ? -2 : 0;
 	case OPT_ALLOW_FILE:
 		if (arg[0] == '\0') {
-			seterr(err, errlen, "--allow-file: the path is empty");
+			spawn_seterr(err, errlen, "--allow-file: the path is "
+			    "empty");
 			return -1;
 		}
 		return push_ptr(&o->allow_files, &o->nallow_files, arg) == -1 ?
@@ -400,17 +389,17 @@ apply_opt2(struct spawn_opts *o, int opt, const char *arg, char *err,
 	switch (opt) {
 	case OPT_CWD:
 		if (arg[0] == '\0') {
-			seterr(err, errlen, "--cwd: the path is empty");
+			spawn_seterr(err, errlen, "--cwd: the path is empty");
 			return -1;
 		}
 		o->cwd = arg;
 		return 0;
 	case OPT_ENV:
 		if (!spawn_env_valid(arg)) {
-			seterr(err, errlen, "--env: '%s' is not KEY=VALUE "
-			    "with KEY made of letters, digits and '_' (not "
-			    "starting with a digit)", spawn_printable(arg,
-			    show, sizeof(show)));
+			spawn_seterr(err, errlen, "--env: '%s' is not "
+			    "KEY=VALUE with KEY made of letters, digits and "
+			    "'_' (not starting with a digit)",
+			    spawn_printable(arg, show, sizeof(show)));
 			return -1;
 		}
 		return push_ptr(&o->env, &o->nenv, arg) == -1 ? -2 : 0;
@@ -418,9 +407,10 @@ apply_opt2(struct spawn_opts *o, int opt, const char *arg, char *err,
 		return parse_timeout(arg, &o->timeout, err, errlen);
 	case OPT_CONTROL:
 		if (arg[0] == '\0' || strlen(arg) >= SUN_PATH_MAX) {
-			seterr(err, errlen, "--control: '%s' is not a usable "
-			    "socket path (1 to %zu bytes)", spawn_printable(arg,
-			    show, sizeof(show)), SUN_PATH_MAX - 1);
+			spawn_seterr(err, errlen, "--control: '%s' is not a "
+			    "usable socket path (1 to %zu bytes)",
+			    spawn_printable(arg, show, sizeof(show)),
+			    SUN_PATH_MAX - 1);
 			return -1;
 		}
 		o->control = arg;
@@ -432,7 +422,7 @@ apply_opt2(struct spawn_opts *o, int opt, const char *arg, char *err,
 		o->verbose++;
 		return 0;
 	default:
-		seterr(err, errlen, "internal error: option %d", opt);
+		spawn_seterr(err, errlen, "internal error: option %d", opt);
 		return -1;
 	}
 }
@@ -444,16 +434,16 @@ unknown_opt(char *const argv[], int ind, char *err, size_t errlen)
 	char show[68];
 
 	if (optopt != 0 && strncmp(a, "--", 2) == 0)
-		seterr(err, errlen, "--%s does not take a value",
+		spawn_seterr(err, errlen, "--%s does not take a value",
 		    optname(optopt));
 	else if (optopt > 0x20 && optopt < 0x7f)
-		seterr(err, errlen, "unknown option '-%c'; see gk-run --help",
-		    optopt);
+		spawn_seterr(err, errlen, "unknown option '-%c'; see gk-run "
+		    "--help", optopt);
 	else if (optopt != 0)
-		seterr(err, errlen, "unknown option character 0x%02x; see "
-		    "gk-run --help", (unsigned int)optopt & 0xff);
+		spawn_seterr(err, errlen, "unknown option character 0x%02x; "
+		    "see gk-run --help", (unsigned int)optopt & 0xff);
 	else
-		seterr(err, errlen, "unknown option '%s'; see gk-run "
+		spawn_seterr(err, errlen, "unknown option '%s'; see gk-run "
 		    "--help", spawn_printable(a, show, sizeof(show)));
 }
 
@@ -461,10 +451,10 @@ static void
 missing_arg(int opt, char *err, size_t errlen)
 {
 	if (opt == OPT_ALLOW)
-		seterr(err, errlen, "-a/--allow needs a PATTERN");
+		spawn_seterr(err, errlen, "-a/--allow needs a PATTERN");
 	else
-		seterr(err, errlen, "--%s needs a value; see gk-run --help",
-		    optname(opt));
+		spawn_seterr(err, errlen, "--%s needs a value; see gk-run "
+		    "--help", optname(opt));
 }
 
 /* Returns a status, or -1 to go on with the next option. */
@@ -492,7 +482,7 @@ one_opt(struct spawn_opts *o, int c, char *const argv[], unsigned int *seen,
 	if (r == -3)
 		r = apply_opt2(o, c, optarg, err, errlen);
 	if (r == -2) {
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 		return SPAWN_OPT_NOMEM;
 	}
 	return r == -1 ? SPAWN_OPT_USAGE : -1;
@@ -522,7 +512,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 		    strlen(env_control) < SUN_PATH_MAX ? env_control :
 		    SPAWN_CONTROL_DEFAULT;
 	if (optind >= argc) {
-		seterr(err, errlen, "no command given; usage: gk-run "
+		spawn_seterr(err, errlen, "no command given; usage: gk-run "
 		    "[OPTIONS] -- COMMAND [ARG...] (see gk-run --help)");
 		spawn_opts_clear(o);
 		return SPAWN_OPT_USAGE;
@@ -538,20 +528,20 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 	bool gated;
 
 	if (o->allow.nomem) {
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	if (o->allow.n > GK_ALLOWLIST_MAX) {
-		seterr(err, errlen, "%zu patterns; at most %d are allowed",
-		    o->allow.n, GK_ALLOWLIST_MAX);
+		spawn_seterr(err, errlen, "%zu patterns; at most %d are "
+		    "allowed", o->allow.n, GK_ALLOWLIST_MAX);
 		return -1;
 	}
 	gated = o->allow.n > 0 || o->nallow_files > 0;
 	if (o->net == SPAWN_NET_AUTO)
 		o->net = gated ? SPAWN_NET_GATED : SPAWN_NET_NONE;
 	else if (gated && o->net != SPAWN_NET_GATED) {
-		seterr(err, errlen, "--net %s ignores the allowlist; drop "
-		    "--net %s to run gated, or drop the --allow patterns",
+		spawn_seterr(err, errlen, "--net %s ignores the allowlist; "
+		    "drop --net %s to run gated, or drop the --allow patterns",
 		    spawn_net_name(o->net), spawn_net_name(o->net));
 		return -1;
 	}

@@ -3,24 +3,11 @@
  * settle duplicates, and answer "is this host path visible inside?".
  * Pure: paths were resolved (realpath) by the caller.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "spawn.h"
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static size_t
 path_depth(const char *p)
@@ -87,7 +74,7 @@ check_explicit(const struct spawn_mount *m, char *err, size_t errlen)
 	if (m->implicit)
 		return 0;
 	if (strcmp(m->path, "/dev") == 0 || path_under(m->path, "/proc")) {
-		seterr(err, errlen, "%s %s: the sandbox has its own /dev "
+		spawn_seterr(err, errlen, "%s %s: the sandbox has its own /dev "
 		    "and /proc; they cannot be replaced", opt_of(m->kind),
 		    spawn_printable(m->path, show, sizeof(show)));
 		return -1;
@@ -111,9 +98,10 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 			m[j].implicit = e->implicit;
 			m[j].fd = e->fd;
 		} else if (rank(e) == 3 && !same_option(e->kind, m[j].kind)) {
-			seterr(err, errlen, "%s is given both with %s and "
-			    "with %s; give one", spawn_printable(e->path, show,
-			    sizeof(show)), opt_of(m[j].kind), opt_of(e->kind));
+			spawn_seterr(err, errlen, "%s is given both with %s "
+			    "and with %s; give one", spawn_printable(e->path,
+			    show, sizeof(show)), opt_of(m[j].kind),
+			    opt_of(e->kind));
 			return -1;
 		}
 		free(e->path);

@@ -6,7 +6,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,18 +26,6 @@ struct mlist {
 	size_t			 n;
 	size_t			 cap;
 };
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* Takes `path` (owned). */
 static int
@@ -74,7 +61,7 @@ spawn_resolve_cwd(const char *opt_cwd, char *err, size_t errlen)
 
 	p = realpath(opt_cwd != NULL ? opt_cwd : ".", NULL);
 	if (p == NULL || stat(p, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		seterr(err, errlen, "%s %s: %s", opt_cwd != NULL ?
+		spawn_seterr(err, errlen, "%s %s: %s", opt_cwd != NULL ?
 		    "--cwd" : "the current directory", opt_cwd != NULL ?
 		    spawn_printable(opt_cwd, show, sizeof(show)) : "",
 		    p == NULL ? strerror(errno) : "not a directory");
@@ -114,7 +101,7 @@ user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
 
 	if ((p = realpath(op->path, NULL)) == NULL) {
 		if (!macos) {
-			seterr(err, errlen, "%s %s: %s", names[op->kind],
+			spawn_seterr(err, errlen, "%s %s: %s", names[op->kind],
 			    spawn_printable(op->path, show, sizeof(show)),
 			    strerror(errno));
 			return -1;
@@ -133,7 +120,7 @@ user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
 		kind = p != NULL && stat(p, &st) == 0 && !S_ISDIR(st.st_mode) ?
 		    SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR;
 	if (ml_add(l, kind, p, false) == -1) {
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -227,7 +214,7 @@ spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
 	return 0;
 fail:
 	if (err[0] == '\0')
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 	spawn_mounts_free(l.m, l.n);
 	return -1;
 }
@@ -296,12 +283,12 @@ spawn_read_file(const char *path, size_t max, size_t *len, char *err,
 
 	spawn_printable(path, show, sizeof(show));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		seterr(err, errlen, "--allow-file %s: %s", show,
+		spawn_seterr(err, errlen, "--allow-file %s: %s", show,
 		    strerror(errno));
 		return NULL;
 	}
 	if ((buf = spawn_fd_slurp(fd, max, len)) == NULL)
-		seterr(err, errlen, "--allow-file %s: %s", show,
+		spawn_seterr(err, errlen, "--allow-file %s: %s", show,
 		    errno == EFBIG ? "larger than 1 MiB; is it really an "
 		    "allow-file?" : strerror(errno));
 	close(fd);

@@ -19,54 +19,11 @@
  * Strings are SBPL (TinyScheme) literals: '\' and '"' are escaped with a
  * backslash; control characters are refused rather than escaped.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "spawn.h"
-
-struct sbuf {
-	char	*s;
-	size_t	 n;
-	size_t	 cap;
-	bool	 nomem;
-};
-
-static void
-sb_puts(struct sbuf *b, const char *s)
-{
-	size_t n = strlen(s), cap;
-	char *ns;
-
-	if (b->nomem)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		cap = b->cap == 0 ? 1024 : b->cap;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		if ((ns = realloc(b->s, cap)) == NULL) {
-			b->nomem = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = cap;
-	}
-	memcpy(b->s + b->n, s, n + 1);
-	b->n += n;
-}
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 char *
 spawn_sbpl_string(const char *s)
@@ -92,18 +49,18 @@ spawn_sbpl_string(const char *s)
 
 /* "(OP (subpath "P"))" with P quoted; -1 if P cannot be expressed. */
 static int
-rule(struct sbuf *b, const char *action, const char *filter, const char *p)
+rule(struct spawn_buf *b, const char *action, const char *filter, const char *p)
 {
 	char *q;
 
 	if ((q = spawn_sbpl_string(p)) == NULL)
 		return -1;
-	sb_puts(b, action);
-	sb_puts(b, " (");
-	sb_puts(b, filter);
-	sb_puts(b, " ");
-	sb_puts(b, q);
-	sb_puts(b, "))\n");
+	spawn_buf_puts(b, action);
+	spawn_buf_puts(b, " (");
+	spawn_buf_puts(b, filter);
+	spawn_buf_puts(b, " ");
+	spawn_buf_puts(b, q);
+	spawn_buf_puts(b, "))\n");
 	free(q);
 	return 0;
 }
@@ -118,20 +75,20 @@ endpoint_port(const char *ep)
 }
 
 static void
-net_rules(struct sbuf *b, const struct spawn_plan *p)
+net_rules(struct spawn_buf *b, const struct spawn_plan *p)
 {
 	const char *ports[2];
 	char line[128];
 	size_t i;
 
 	if (p->net == SPAWN_NET_HOST) {
-		sb_puts(b, "; network: not isolated (--net host)\n");
+		spawn_buf_puts(b, "; network: not isolated (--net host)\n");
 		return;
 	}
-	sb_puts(b, "; network: none");
+	spawn_buf_puts(b, "; network: none");
 	if (p->net == SPAWN_NET_GATED)
-		sb_puts(b, " but gatekeeperd's listeners on localhost");
-	sb_puts(b, "\n(deny network*)\n");
+		spawn_buf_puts(b, " but gatekeeperd's listeners on localhost");
+	spawn_buf_puts(b, "\n(deny network*)\n");
 	if (p->net == SPAWN_NET_GATED && p->cage != NULL) {
 		ports[0] = endpoint_port(p->cage->socks);
 		ports[1] = endpoint_port(p->cage->http);
@@ -141,10 +98,10 @@ net_rules(struct sbuf *b, const struct spawn_plan *p)
 				continue;
 			snprintf(line, sizeof(line), "(allow network-outbound "
 			    "(remote ip \"localhost:%.8s\"))\n", ports[i]);
-			sb_puts(b, line);
+			spawn_buf_puts(b, line);
 		}
 	}
-	sb_puts(b, "; no name lookups or downloads by system daemons\n"
+	spawn_buf_puts(b, "; no name lookups or downloads by system daemons\n"
 	    "(deny mach-lookup\n"
 	    "    (global-name \"com.apple.dnssd.service\")\n"
 	    "    (global-name \"com.apple.coreservices.launchservicesd\")\n"
@@ -152,7 +109,7 @@ net_rules(struct sbuf *b, const struct spawn_plan *p)
 }
 
 static int
-mount_rule(struct sbuf *b, const struct spawn_mount *m)
+mount_rule(struct spawn_buf *b, const struct spawn_mount *m)
 {
 	switch (m->kind) {
 	case SPAWN_MNT_RO:
@@ -165,13 +122,14 @@ mount_rule(struct sbuf *b, const struct spawn_mount *m)
 		    m->path);
 	case SPAWN_MNT_TMPFS:
 		if (strcmp(m->path, "/tmp") == 0) {
-			sb_puts(b, "(allow file-write* (subpath \"/private/"
-			    "tmp\") (subpath \"/private/var/folders\"))\n");
+			spawn_buf_puts(b, "(allow file-write* (subpath "
+			    "\"/private/tmp\") (subpath "
+			    "\"/private/var/folders\"))\n");
 			return 0;
 		}
 		return rule(b, "(allow file-write*", "subpath", m->path);
 	case SPAWN_MNT_DEV:
-		sb_puts(b, "(allow file-write* (literal \"/dev/null\") "
+		spawn_buf_puts(b, "(allow file-write* (literal \"/dev/null\") "
 		    "(literal \"/dev/zero\")\n    (literal \"/dev/tty\") "
 		    "(literal \"/dev/dtracehelper\")\n"
 		    "    (regex #\"^/dev/fd/\") (regex #\"^/dev/ttys[0-9]+$\"))"
@@ -199,20 +157,20 @@ shown(const char *s, char *out, size_t len)
 char *
 spawn_sbpl_build(const struct spawn_plan *p, char *err, size_t errlen)
 {
-	struct sbuf b = { 0 };
+	struct spawn_buf b = { 0 };
 	char show[256];
 	size_t i;
 
-	sb_puts(&b, "(version 1)\n"
+	spawn_buf_puts(&b, "(version 1)\n"
 	    "; gk-run profile for sandbox-exec: allow, then deny; the last "
 	    "matching rule wins\n(allow default)\n");
 	net_rules(&b, p);
-	sb_puts(&b, "; filesystem, parents first: the most specific path "
-	    "wins\n");
+	spawn_buf_puts(&b, "; filesystem, parents first: the most specific "
+	    "path wins\n");
 	for (i = 0; i < p->nmounts; i++) {
 		if (mount_rule(&b, &p->mounts[i]) == -1) {
 			shown(p->mounts[i].path, show, sizeof(show));
-			seterr(err, errlen, "%s: a path with a control "
+			spawn_seterr(err, errlen, "%s: a path with a control "
 			    "character cannot be written into an SBPL "
 			    "profile safely; rename it or leave it out",
 			    show);
@@ -221,7 +179,7 @@ spawn_sbpl_build(const struct spawn_plan *p, char *err, size_t errlen)
 		}
 	}
 	if (b.nomem) {
-		seterr(err, errlen, "out of memory");
+		spawn_seterr(err, errlen, "out of memory");
 		free(b.s);
 		return NULL;
 	}

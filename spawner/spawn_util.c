@@ -1,5 +1,7 @@
 /*
- * Small helpers shared by the builders: a vector of owned strings.
+ * Small helpers shared by the builders: a vector of owned strings, a
+ * growable string, a printable copy of a string, and a message into the
+ * caller's buffer.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -79,6 +81,36 @@ spawn_strv_clear(struct spawn_strv *sv)
 	memset(sv, 0, sizeof(*sv));
 }
 
+void
+spawn_buf_putn(struct spawn_buf *b, const char *s, size_t n)
+{
+	char *ns;
+	size_t cap;
+
+	if (b->nomem)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		cap = b->cap == 0 ? 256 : b->cap;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		if ((ns = realloc(b->s, cap)) == NULL) {
+			b->nomem = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+void
+spawn_buf_puts(struct spawn_buf *b, const char *s)
+{
+	spawn_buf_putn(b, s, strlen(s));
+}
+
 const char *
 spawn_printable(const char *s, char *buf, size_t len)
 {
@@ -92,4 +124,16 @@ spawn_printable(const char *s, char *buf, size_t len)
 	if (s[i] != '\0' && len > 4)
 		memcpy(buf + len - 4, "...", 4);
 	return buf;
+}
+
+void
+spawn_seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 }

@@ -66,10 +66,10 @@ struct mspec {
 	{ SPAWN_MNT_DEV_BIND, "/dev", true },				\
 	{ SPAWN_MNT_PROC, "/proc", true }
 
-static size_t
-mounts(const struct mspec *spec, size_t n, struct spawn_mount **out)
+/* The mounts of `spec`, unsorted (the caller frees them). */
+static struct spawn_mount *
+spec_mounts(const struct mspec *spec, size_t n)
 {
-	char err[SPAWN_ERRLEN];
 	struct spawn_mount *m;
 	size_t i;
 
@@ -81,6 +81,15 @@ mounts(const struct mspec *spec, size_t n, struct spawn_mount **out)
 		m[i].fd = -1;
 		m[i].implicit = spec[i].implicit;
 	}
+	return m;
+}
+
+static size_t
+mounts(const struct mspec *spec, size_t n, struct spawn_mount **out)
+{
+	char err[SPAWN_ERRLEN];
+	struct spawn_mount *m = spec_mounts(spec, n);
+
 	if (spawn_mounts_sort(m, &n, err, sizeof(err)) == -1)
 		fail_msg("sort: %s", err);
 	*out = m;
@@ -300,16 +309,8 @@ static void
 sort_error(const struct mspec *spec, size_t n, const char *want)
 {
 	char err[SPAWN_ERRLEN];
-	struct spawn_mount *m;
-	size_t i;
+	struct spawn_mount *m = spec_mounts(spec, n);
 
-	m = calloc(n, sizeof(*m));
-	assert_non_null(m);
-	for (i = 0; i < n; i++) {
-		m[i].kind = spec[i].kind;
-		m[i].path = strdup(spec[i].path);
-		m[i].implicit = spec[i].implicit;
-	}
 	assert_int_equal(spawn_mounts_sort(m, &n, err, sizeof(err)), -1);
 	if (strstr(err, want) == NULL)
 		fail_msg("message '%s', expected '%s'", err, want);

@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
 #
-# test_gkrun_local.sh: gk-run with the real bwrap and real programs, and
-# no gatekeeperd: --net none and host, the sandboxed filesystem, the
-# environment filter, exit statuses, signals, timeouts, seccomp, --dry-run.
-# Gated mode talks to a small fake gatekeeperd (python, below) that checks
-# the request and the namespace fd and answers with a cage, or refuses.
+# test_gkrun_local.sh: gk-run with the real bwrap, real programs and the
+# real gatekeeperd: --net none and host, the sandboxed filesystem, the
+# environment filter, exit statuses, signals, timeouts, seccomp, --dry-run,
+# and gated mode against gatekeeperd running in this script's own network
+# namespace (cages plumbed with veths, table inet gatekeeper there).
 #
-#   bash tests/integration/test_gkrun_local.sh build/spawner/gk-run
+#   bash tests/integration/test_gkrun_local.sh build/spawner/gk-run build/gatekeeperd
 #   meson test -C build gkrun_local          (suite "integration")
 #
-# As root every check runs twice: as root, and as the unprivileged user
-# "nobody" (setpriv), since gk-run must work without privileges. As any
-# other user it runs once, as that user. Nothing leaves the machine: the
-# only listener is a python http.server on 127.0.0.1.
+# As root the script re-executes itself in private network, mount and PID
+# namespaces (lib.sh, gk_enter_netns): gatekeeperd creates its nftables
+# table and links there, never on the machine's own network. The checks
+# then run twice: as root, and as the unprivileged user "nobody"
+# (setpriv), since gk-run must work without privileges; for gated mode
+# nobody runs with the primary group "gatekeeper", which may use the control
+# socket (the group is created if missing). As any other user the script
+# runs once, as that user, without gatekeeperd: the gated checks need root
+# (they are reported as skipped). Nothing leaves the machine: the only
+# listeners are a python http.server on 127.0.0.1 and gatekeeperd on
+# 10.143.0.1, both in the private namespace.
 #
 # Prints one line per check ("ok   ..." or "FAIL ..."), exits 1 if any
-# check failed, 77 (skip) when bwrap or user namespaces are missing.
-# GK_KEEP_TMP=1 keeps the temporary directory.
+# check failed, 77 (skip) when bwrap, user or network namespaces are
+# missing. GK_KEEP_TMP=1 keeps the temporary directory (gatekeeperd's log).
 
 # Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
 # shellcheck disable=SC2016,SC2317,SC2034
@@ -24,37 +31,50 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
 
-if [ $# -lt 1 ]; then
-	echo "usage: bash test_gkrun_local.sh /path/to/gk-run" >&2
+if [ $# -lt 2 ]; then
+	echo "usage: bash test_gkrun_local.sh /path/to/gk-run /path/to/gatekeeperd" >&2
 	exit 2
 fi
 GKRUN=$(readlink -f "$1")
-if [ ! -x "$GKRUN" ]; then
-	echo "test_gkrun_local.sh: $1: not an executable" >&2
-	exit 1
+GKD=$(readlink -f "$2")
+for f in "$GKRUN" "$GKD"; do
+	if [ ! -x "$f" ]; then
+		echo "test_gkrun_local.sh: $f: not an executable" >&2
+		exit 1
+	fi
+done
+GK_GROUP=gatekeeper	# may use the control socket (gatekeeper/gk_control.c)
+if [ "$(id -u)" -eq 0 ]; then
+	export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
+	gk_require bwrap curl ip nft setpriv getent groupadd unshare \
+		"$PYTHON" sh timeout
+	gk_enter_netns 77 "$GK_SELF" "$@"	# does not return
+	gk_setup
+else
+	gk_require bwrap curl ip "$PYTHON" sh timeout
+	GK_TMP=$(mktemp -d /tmp/gk-run-test.XXXXXX) || exit 1
+	chmod 755 "$GK_TMP"
+	trap gk_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 fi
-gk_require bwrap curl ip "$PYTHON" sh timeout
+T=$GK_TMP
 if ! bwrap --unshare-user --unshare-pid --ro-bind / / --proc /proc \
     true >/dev/null 2>&1; then
 	echo "SKIP: bwrap cannot create user namespaces here"
 	exit 77
 fi
 
-GK_TMP=$(mktemp -d /tmp/gk-run-test.XXXXXX) || exit 1
-chmod 755 "$GK_TMP"
-trap gk_cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-T=$GK_TMP
-
+SOCK=$T/control.sock
 if [ "$(id -u)" -eq 0 ]; then
 	WHOS=(root nobody)
 else
 	WHOS=("$(id -un)")
 fi
 # unique durations, so pgrep finds our sleeps and no one else's
-SLEEP1=60.$$
-SLEEP2=61.$$
+SLEEP1=60.$$$RANDOM
+SLEEP2=61.$$$RANDOM
+SLEEP3=62.$$$RANDOM
 LIBM=
 for f in /lib/*-linux-gnu/libm.so.6 /lib64/libm.so.6 /usr/lib/libm.so.6; do
 	[ -f "$f" ] && { LIBM=$f; break; }
@@ -85,28 +105,42 @@ prepare() {
 	fi
 }
 
-# as_prefix WHO: AS becomes the command prefix that runs as WHO with a
-# small, known environment.
+# as_prefix WHO[:GROUP]: AS becomes the command prefix that runs as WHO
+# with a small, known environment. For nobody, GROUP says how it stands
+# with the control socket's group "gatekeeper": "" (default) no groups at
+# all; "member" primary group gatekeeper, the socket's group, so
+# gatekeeperd lets it in; "outsider" gatekeeper as a supplementary group
+# only: the socket's mode lets it connect, but nobody is not in the group
+# as gatekeeperd checks it (SO_PEERCRED's gid, the group database), so
+# gatekeeperd refuses it.
 as_prefix() {
-	local who=$1 env=(PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
-		"HOME=$T/$1/home" LANG=C.UTF-8) v
+	local who=${1%%:*} grp='' env v
+	[ "$1" != "$who" ] && grp=${1#*:}
+	env=(PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
+		"HOME=$T/$who/home" LANG=C.UTF-8)
 	for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
 		[ -n "${!v:-}" ] && env+=("$v=${!v}")
 	done
 	# a sanitizer build of gk-run: the LD_PRELOAD checks preload a library
 	[ -n "${ASAN_OPTIONS:-}" ] &&
 		env+=("ASAN_OPTIONS=$ASAN_OPTIONS:verify_asan_link_order=0")
-	if [ "$who" = nobody ]; then
-		AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups --
-			env -i "${env[@]}")
-	else
+	if [ "$who" = "$(id -un)" ]; then
 		AS=(env -i "${env[@]}")
+		return
 	fi
+	case $grp in
+	member) AS=(setpriv --reuid=nobody --regid="$GK_GROUP"
+			--groups="$GK_GROUP") ;;
+	outsider) AS=(setpriv --reuid=nobody --regid=nogroup
+			--groups="$GK_GROUP") ;;
+	*) AS=(setpriv --reuid=nobody --regid=nogroup --clear-groups) ;;
+	esac
+	AS+=(-- env -i "${env[@]}")
 }
 
-# run WHO [ENV=VAL...] -- GK-RUN-ARGS...: gk-run as WHO in $T/WHO/work,
-# bounded by an outer timeout (exit 137). Sets RC and MS; output in
-# $T/out and $T/err.
+# run WHO[:GROUP] [ENV=VAL...] -- GK-RUN-ARGS...: gk-run as WHO in
+# $T/WHO/work, bounded by an outer timeout (exit 137). Sets RC and MS;
+# output in $T/out and $T/err.
 run() {
 	local who=$1 t0 extra=()
 	shift
@@ -117,12 +151,36 @@ run() {
 	shift
 	as_prefix "$who"
 	t0=$(date +%s%N)
-	( cd "$T/$who/work" &&
+	( cd "$T/${who%%:*}/work" &&
 	  exec timeout -s KILL 60 "${AS[@]}" "${extra[@]}" "$GKRUN" "$@" \
 		>"$T/out" 2>"$T/err" </dev/null )
 	RC=$?
 	MS=$((($(date +%s%N) - t0) / 1000000))
 }
+
+# run_bg VAR WHO[:GROUP] NAME GK-RUN-ARGS...: gk-run as WHO in $T/WHO/work
+# in the background, output in $T/NAME.out and $T/NAME.err. VAR gets the
+# pid of gk-run itself (setpriv and env exec), tracked for the cleanup;
+# the caller bounds its wait with gk_wait_exit.
+run_bg() {
+	local var=$1 who=$2 name=$3
+	shift 3
+	as_prefix "$who"
+	( gk_close_ctl_fds; cd "$T/${who%%:*}/work" &&
+	  exec "${AS[@]}" "$GKRUN" "$@" \
+		>"$T/$name.out" 2>"$T/$name.err" </dev/null ) &
+	printf -v "$var" '%s' "$!"
+	gk_track_pid "$!"
+}
+
+# kill9 PID: kill -9 a background child quietly, reap it (bounded).
+kill9() {
+	{
+		kill -KILL "$1"
+		gk_wait_exit "$1" 30
+	} 2>/dev/null
+}
+
 detail() {
 	printf 'rc=%s %sms | out: %s | err: %s' "$RC" "$MS" \
 		"$(oneline "$(cat "$T/out")")" "$(oneline "$(cat "$T/err")")"
@@ -143,74 +201,6 @@ one_line_err() {
 }
 
 # ---------------------------------------------------------------------------
-# A fake gatekeeperd: one request line per connection with the namespace
-# fd (SCM_RIGHTS), logged with the fd's namespace type; replies with a
-# cage ("ok") or refuses ("refuse"); logs "closed" when the client goes.
-
-start_fake() {	# start_fake MODE SOCKET LOG
-	"$PYTHON" - "$@" >>"$T/fake.stderr" 2>&1 <<'EOF' &
-import fcntl, json, os, socket, sys, threading
-mode, path, log = sys.argv[1:4]
-NS_GET_NSTYPE = (0xb7 << 8) | 3
-out = open(log, "a", buffering=1)
-lock = threading.Lock()
-def say(*a):
-    with lock:
-        print(*a, file=out)
-def serve(c):
-    msg, fds, _, _ = socket.recv_fds(c, 65536, 4)
-    buf = msg
-    while buf and not buf.endswith(b"\n"):
-        more = c.recv(65536)
-        if not more:
-            break
-        buf += more
-    nstype = -1
-    if fds:
-        try:
-            nstype = fcntl.ioctl(fds[0], NS_GET_NSTYPE)
-        except OSError:
-            pass
-    for fd in fds:
-        os.close(fd)
-    say("req", buf.decode().strip())
-    say("fds", len(fds), "nstype", hex(nstype))
-    if mode == "refuse":
-        c.sendall(b'{"ok":false,"error":"pattern *.evil.example is not '
-                  b'allowed here; ask for the exact names"}\n')
-    else:
-        req = json.loads(buf)
-        cage = {"id": "abcd1234", "label": req.get("label", ""),
-                "source": "10.143.0.2", "uid": os.getuid(),
-                "allow": req.get("allow", []), "token": "tok123",
-                "gateway": "10.143.0.1", "dns": "10.143.0.1:53",
-                "socks": "10.143.0.1:1080", "http": "10.143.0.1:3128"}
-        c.sendall((json.dumps({"ok": True, "cage": cage}) + "\n").encode())
-    try:
-        while c.recv(4096):
-            pass
-    except OSError:
-        pass
-    say("closed")
-    c.close()
-try:
-    os.unlink(path)
-except FileNotFoundError:
-    pass
-s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-s.bind(path)
-os.chmod(path, 0o777)
-s.listen(16)
-say("ready")
-while True:
-    c, _ = s.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF
-	gk_track_pid "$!"
-	gk_wait_for 50 grep -qs ready "$3"
-}
-
-# ---------------------------------------------------------------------------
 # Setup
 
 mkdir -p "$T/www"
@@ -221,12 +211,56 @@ PORT=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)
 gk_track_pid "$!"
 gk_wait_for 50 curl -sf -o /dev/null "http://127.0.0.1:$PORT/hello.txt" ||
 	gk_fail "the host listener on 127.0.0.1:$PORT came up"
-echo "host-only" >"/tmp/gk-run-host-marker.$$"
+echo "host-only" >"$T/host-marker"
 
-start_fake ok "$T/ctl-ok.sock" "$T/fake-ok.log" ||
-	gk_fail "the fake gatekeeperd (ok) came up" "$(cat "$T/fake.stderr")"
-start_fake refuse "$T/ctl-refuse.sock" "$T/fake-refuse.log" ||
-	gk_fail "the fake gatekeeperd (refuse) came up"
+# ---------------------------------------------------------------------------
+# gatekeeperd (root only), in this script's network namespace. Kernel
+# plumbing is on (--listen 10.143.0.1, the default); nothing needs a DNS
+# answer, so the upstream is a closed port on lo.
+
+GKD_PID=
+GKD_UP=0
+
+# ctl REQUEST...: one control connection, a reply line per request.
+ctl() {
+	timeout -s KILL 10 "$PYTHON" "$GKCTL" "$SOCK" --timeout 3 "$@"
+}
+
+daemon_ready() {
+	kill -0 "$GKD_PID" 2>/dev/null && [ -S "$SOCK" ] &&
+		ctl '{"op":"cage.list"}' 2>/dev/null | grep -q '"ok":true'
+}
+
+# gk_wait_ready (lib.sh) probes DNS on the listen address, which nothing
+# routes to in this namespace before the first cage: ready here means the
+# control socket answers.
+start_gatekeeperd() {
+	if ! getent group "$GK_GROUP" >/dev/null &&
+	    ! groupadd --system "$GK_GROUP"; then
+		gk_fail "create the group $GK_GROUP (groupadd --system)"
+		return 1
+	fi
+	: >"$T/empty.conf"
+	gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
+		--metrics off --upstream 127.0.0.1:5353 --log-level debug
+	if ! gk_wait_for 100 daemon_ready; then
+		gk_fail "gatekeeperd starts and answers on its control socket" \
+			"$(gk_tail "$T/GKD_PID.log")"
+		return 1
+	fi
+	GK_DETAIL=$(nft list table inet gatekeeper 2>&1 | head -8)
+	gk_check "gatekeeperd is up; its table inet gatekeeper (set cages) is in the test's network namespace" \
+		eval 'nft list set inet gatekeeper cages >/dev/null 2>&1'
+	GK_DETAIL=$(ls -ld "$T" "$SOCK" 2>&1)
+	gk_check "the control socket is mode 660, group $GK_GROUP, in a directory all may traverse" \
+		eval '[ "$(stat -c "%a %G" "$SOCK")" = "660 $GK_GROUP" ] &&
+		    [ "$(($(stat -c "0%a" "$T") & 0111))" = 73 ]'
+	GKD_UP=1
+}
+
+if [ "$(id -u)" -eq 0 ]; then
+	start_gatekeeperd
+fi
 
 echo "# gk-run: $GKRUN ($("$GKRUN" --version))"
 echo "# bwrap: $(bwrap --version), running as: ${WHOS[*]}"
@@ -282,7 +316,7 @@ checks_fs() {
 		eval '! grep -q secret "$T/out" && [ -s "$d/home/.ssh/id_ed25519" ]'
 	run "$who" -- --fs host -- sh -c 'cat "$HOME/.ssh/id_ed25519"'
 	expect "$who: --fs host leaves the filesystem as it is (~/.ssh readable)" 0 ssh-secret
-	run "$who" -- -- sh -c "ls /tmp; cat /tmp/gk-run-host-marker.$$"
+	run "$who" -- -- sh -c "ls /tmp; cat '$T/host-marker'"
 	GK_DETAIL=$(detail)
 	gk_check "$who: /tmp is a fresh tmpfs" \
 		eval '[ "$RC" != 0 ] && ! grep -q host-only "$T/out"'
@@ -363,19 +397,15 @@ checks_exit() {
 
 # sig_check WHO SIGNAL: the command's trap sees SIGNAL sent to gk-run.
 sig_check() {
-	local who=$1 sig=$2 d=$T/$1 pid i
+	local who=$1 sig=$2 d=$T/$1 pid
 	rm -f "$d/work/sig.out"
-	as_prefix "$who"
-	( gk_close_ctl_fds; cd "$d/work" && exec "${AS[@]}" "$GKRUN" -- sh -c \
-		"trap 'echo got-$sig > sig.out; exit 9' $sig; echo ready > sig.ready; sleep $SLEEP1 & wait" \
-		>"$T/out" 2>"$T/err" </dev/null ) &
-	pid=$!
-	gk_track_pid "$pid"
+	run_bg pid "$who" sig -- sh -c \
+		"trap 'echo got-$sig > sig.out; exit 9' $sig; echo ready > sig.ready; sleep $SLEEP1 & wait"
 	gk_wait_for 50 test -e "$d/work/sig.ready"
 	rm -f "$d/work/sig.ready"
 	kill -"$sig" "$pid"
-	gk_wait_exit "$pid" 50 || kill -KILL "$pid"
-	GK_DETAIL="rc=$GK_RC $(cat "$d/work/sig.out" 2>/dev/null) err: $(oneline "$(cat "$T/err")")"
+	gk_wait_exit "$pid" 50 || kill9 "$pid"
+	GK_DETAIL="rc=$GK_RC $(cat "$d/work/sig.out" 2>/dev/null) err: $(oneline "$(cat "$T/sig.err")")"
 	gk_check "$who: SIG$sig to gk-run reaches the command's trap (exit 9)" \
 		eval '[ "$GK_RC" = 9 ] && grep -qx "got-$sig" "$d/work/sig.out"'
 }
@@ -445,51 +475,227 @@ checks_dry_run() {
 	expect "$who: --platform macos without --dry-run: 125" 125
 }
 
-checks_gated() {
-	local who=$1 pid i
-	run "$who" -- --allow '*.github.com' -a example.org:443 --control "$T/ctl-ok.sock" -- \
-		sh -c 'cat /etc/resolv.conf; for v in http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY; do echo "$v=$(printenv $v)"; done'
-	GK_DETAIL=$(detail)
+# ---- gated: cages from the real gatekeeperd ----
+
+# cage_id FILE: the cage id gk-run -v reported in FILE (its stderr).
+cage_id() {
+	sed -n 's/^gk-run: cage \([A-Za-z0-9._-]*\): gateway .*/\1/p' "$1" |
+		head -n 1
+}
+
+# cage_of ID: print the entry for cage ID in cage.list (JSON). Returns 1
+# when gatekeeperd lists no such cage, 2 when cage.list itself failed.
+cage_of() {
+	local reply
+	reply=$(ctl '{"op":"cage.list"}' 2>/dev/null) || return 2
+	printf '%s\n' "$reply" | "$PYTHON" -c '
+import json, sys
+try:
+    r = json.loads(sys.stdin.readline())
+except ValueError:
+    sys.exit(2)
+if r.get("ok") is not True or not isinstance(r.get("cages"), list):
+    sys.exit(2)
+for c in r["cages"]:
+    if c.get("id") == sys.argv[1]:
+        print(json.dumps(c, separators=(",", ":")))
+        sys.exit(0)
+sys.exit(1)' "$1"
+}
+
+# link_of ADDR: the host side link gatekeeperd names after a cage address
+# ("gk-" and the address in hex); empty for anything but an IPv4 address.
+link_of() {
+	[[ $1 =~ ^([0-9]+)\.([0-9]+)\.([0-9]+)\.([0-9]+)$ ]] || return 0
+	printf 'gk-%02x%02x%02x%02x' "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" \
+		"${BASH_REMATCH[3]}" "${BASH_REMATCH[4]}"
+}
+
+has_link() { ip -o link show | grep -Eq ": $1(@|:)"; }
+
+# cage_live ID LINK: gatekeeperd lists the cage; its host link and its
+# (link . address) element in the set cages exist.
+cage_live() {
+	[ -n "$1" ] && [ -n "$2" ] && cage_of "$1" >/dev/null && has_link "$2" &&
+		nft list set inet gatekeeper cages 2>/dev/null | grep -q "\"$2\" \. "
+}
+
+# cage_gone ID LINK: gatekeeperd answers and no longer lists the cage;
+# neither its link nor its set element is left.
+cage_gone() {
+	local set r
+	cage_of "$1" >/dev/null
+	r=$?
+	[ "$r" = 1 ] || return 1
+	set=$(nft list set inet gatekeeper cages 2>&1) || return 1
+	! grep -q "\"$2\"" <<<"$set" && ! has_link "$2"
+}
+
+# gone_within T0 ID LINK: poll until cage_gone, no longer than 2 s after
+# T0 (date +%s%N); GONE_MS is when it was seen gone.
+gone_within() {
+	local t0=$1 ms
+	shift
+	for (( ; ; )); do
+		ms=$((($(date +%s%N) - t0) / 1000000))
+		if cage_gone "$@"; then
+			GONE_MS=$ms
+			return 0
+		fi
+		if [ "$ms" -ge 2000 ]; then
+			GONE_MS="over 2000"
+			return 1
+		fi
+		sleep 0.05
+	done
+}
+
+# plumbing_state: what the namespace holds, for failure details.
+plumbing_state() {
+	printf 'cages: %s | links: %s | set: %s' \
+		"$(ctl '{"op":"cage.list"}' 2>&1 | cut -c1-300)" \
+		"$(ip -o link show | grep -o ': gk-[^:@]*' | tr -d ' :' | paste -sd, -)" \
+		"$(nft list set inet gatekeeper cages 2>&1 | grep -o '"gk-[^;]*' | paste -sd, -)"
+}
+
+# gated_live WHO AS: a cage as seen from outside while its command runs,
+# and from inside; then gone when the command exits.
+gated_live() {
+	local who=$1 as=$2 d=$T/$1 uid pid id obj src link t0
+	uid=$(id -u "$who")
+	rm -f "$d/work/g.ready" "$d/work/g.go"
+	run_bg pid "$as" live -v --allow '*.github.com' -a example.org:443 \
+		--control "$SOCK" -- sh -c 'ip -o -4 addr show dev eth0; ip route
+for v in http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY NO_PROXY; do
+	echo "$v=$(printenv $v)"
+done
+cat /etc/resolv.conf; touch g.ready; i=0
+while [ ! -e g.go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+[ -e g.go ]'
+	gk_wait_for 150 test -e "$d/work/g.ready"
+	id=$(cage_id "$T/live.err")
+	obj=$(cage_of "$id")
+	src=$(gk_json_get source "$obj")
+	link=$(link_of "$src")
+	GK_DETAIL="id=[$id] $obj | err: $(oneline "$(cat "$T/live.err")")"
+	gk_check "$who: gated: while the command runs, cage.list has its cage (uid $uid, the patterns as given)" \
+		eval '[ -e "$d/work/g.ready" ] && [ -n "$obj" ] &&
+		    [ "$(gk_json_get uid "$obj")" = "$uid" ] &&
+		    [ "$(gk_json_get allow "$obj")" = "[\"*.github.com\",\"example.org:443\"]" ]'
+	GK_DETAIL="label: $(gk_json_get label "$obj")"
+	gk_check "$who: gated: the cage's label is gk-run's: \"gk-run: sh -c ...\"" \
+		eval '[ "$(gk_json_get label "$obj")" = "gk-run: sh -c ..." ]'
+	GK_DETAIL="source=$src link=$link | $(plumbing_state)"
+	gk_check "$who: gated: the cage's host link $link and its element in set cages exist" \
+		cage_live "$id" "$link"
+	GK_DETAIL="source=$src | out: $(oneline "$(cat "$T/live.out")")"
+	gk_check "$who: gated: the command sees eth0 with the cage's address $src/32, default via 10.143.0.1" \
+		eval '[ -n "$src" ] &&
+		    grep -Eq "^[0-9]+: eth0 +inet ${src//./\\.}/32 " "$T/live.out" &&
+		    grep -q "^default via 10\.143\.0\.1 dev eth0" "$T/live.out"'
+	GK_DETAIL="out: $(oneline "$(cat "$T/live.out")")"
 	gk_check "$who: gated: /etc/resolv.conf names the gateway" \
-		eval '[ "$RC" = 0 ] && grep -qx "nameserver 10.143.0.1" "$T/out" && [ "$(grep -c nameserver "$T/out")" = 1 ]'
+		eval 'grep -qx "nameserver 10.143.0.1" "$T/live.out" &&
+		    [ "$(grep -c nameserver "$T/live.out")" = 1 ]'
 	gk_check "$who: gated: proxy variables point at the cage's endpoints" \
-		eval 'grep -qx "http_proxy=http://10.143.0.1:3128" "$T/out" &&
-		    grep -qx "HTTPS_PROXY=http://10.143.0.1:3128" "$T/out" &&
-		    grep -qx "ALL_PROXY=socks5h://10.143.0.1:1080" "$T/out" &&
-		    grep -qx "NO_PROXY=localhost,127.0.0.1,::1" "$T/out"'
-	gk_wait_for 20 eval '[ "$(grep -c closed "$T/fake-ok.log")" -ge 1 ]'
-	GK_DETAIL=$(tail -3 "$T/fake-ok.log")
-	gk_check "$who: gated: one cage.create line with netns, label and the patterns as given" \
-		eval 'tail -3 "$T/fake-ok.log" | grep "^req " | sed "s/^req //" |
-		    "$PYTHON" -c "import json,sys; r=json.load(sys.stdin); sys.exit(not (r[\"op\"]==\"cage.create\" and r[\"netns\"] is True and r[\"allow\"]==[\"*.github.com\",\"example.org:443\"] and r[\"label\"].startswith(\"gk-run: sh -c\") and len(r[\"label\"])<=64))"'
-	gk_check "$who: gated: the request carried a network namespace fd" \
-		eval 'tail -3 "$T/fake-ok.log" | grep -qx "fds 1 nstype 0x40000000"'
-	gk_check "$who: gated: the connection closes when gk-run exits" \
-		eval '[ "$(tail -1 "$T/fake-ok.log")" = closed ]'
-	run "$who" -- --allow '*.github.com' --control "$T/ctl-ok.sock" -- "$PYTHON" -c \
-		"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$T/ctl-ok.sock')"
+		eval 'grep -qx "http_proxy=http://10.143.0.1:3128" "$T/live.out" &&
+		    grep -qx "HTTPS_PROXY=http://10.143.0.1:3128" "$T/live.out" &&
+		    grep -qx "ALL_PROXY=socks5h://10.143.0.1:1080" "$T/live.out" &&
+		    grep -qx "NO_PROXY=localhost,127.0.0.1,::1" "$T/live.out"'
+	touch "$d/work/g.go"
+	gk_wait_exit "$pid" 100 || kill9 "$pid"
+	t0=$(date +%s%N)
+	gone_within "$t0" "$id" "$link"
+	GK_DETAIL="rc=$GK_RC | $(plumbing_state)"
+	gk_check "$who: gated: the command exits 0; cage, link and set element gone ${GONE_MS} ms later (<= 2 s)" \
+		eval '[ "$GK_RC" = 0 ] && [ -n "$link" ] && cage_gone "$id" "$link"'
+}
+
+# gated_kill9 WHO AS: kill -9 of gk-run ends the cage and the command.
+gated_kill9() {
+	local who=$1 as=$2 d=$T/$1 pid id src link live=no t0
+	rm -f "$d/work/g.ready"
+	run_bg pid "$as" k9 -v -a x.example --control "$SOCK" -- \
+		sh -c "touch g.ready; exec sleep $SLEEP2"
+	gk_wait_for 150 test -e "$d/work/g.ready"
+	id=$(cage_id "$T/k9.err")
+	src=$(gk_json_get source "$(cage_of "$id")")
+	link=$(link_of "$src")
+	cage_live "$id" "$link" && live=yes
+	t0=$(date +%s%N)
+	kill9 "$pid"
+	gone_within "$t0" "$id" "$link"
+	GK_DETAIL="id=[$id] link=$link live before: $live | $(plumbing_state)"
+	gk_check "$who: gated: kill -9 of gk-run: cage, link and set element gone ${GONE_MS} ms later (<= 2 s)" \
+		eval '[ "$live" = yes ] && cage_gone "$id" "$link"'
+	gk_wait_for 20 eval '! pgrep -f "^sleep $SLEEP2\$" >/dev/null'
+	GK_DETAIL=$(pgrep -a -f "^sleep $SLEEP2")
+	gk_check "$who: gated: ... and the command is gone too" \
+		eval '! pgrep -f "^sleep $SLEEP2\$" >/dev/null'
+}
+
+# gated_timeout WHO AS: --timeout ends the command (124) and the cage.
+gated_timeout() {
+	local who=$1 as=$2 pid id obj src link live=no t0
+	run_bg pid "$as" to -v --timeout 2 -a x.example --control "$SOCK" -- \
+		sleep "$SLEEP3"
+	gk_wait_for 100 grep -q '^gk-run: cage ' "$T/to.err"
+	id=$(cage_id "$T/to.err")
+	obj=$(cage_of "$id")
+	src=$(gk_json_get source "$obj")
+	link=$(link_of "$src")
+	cage_live "$id" "$link" && live=yes
+	GK_DETAIL="id=[$id] $obj"
+	gk_check "$who: gated: the cage's label is gk-run's: \"gk-run: sleep $SLEEP3\"" \
+		eval '[ "$(gk_json_get label "$obj")" = "gk-run: sleep $SLEEP3" ]'
+	gk_wait_exit "$pid" 100 || kill9 "$pid"
+	t0=$(date +%s%N)
+	gone_within "$t0" "$id" "$link"
+	GK_DETAIL="rc=$GK_RC live before: $live | err: $(oneline "$(cat "$T/to.err")") | $(plumbing_state)"
+	gk_check "$who: gated: --timeout 2: 124; cage, link and set element gone ${GONE_MS} ms later (<= 2 s)" \
+		eval '[ "$GK_RC" = 124 ] && [ "$live" = yes ] && cage_gone "$id" "$link"'
+}
+
+# gated_refused: gatekeeperd's own refusal reaches the user. nobody with
+# gatekeeper as a supplementary group only can connect (the socket's mode)
+# but is not in the group as gatekeeperd checks it; with no groups at all
+# the socket's mode already stops it.
+gated_refused() {
+	GK_DETAIL="id nobody: $(id nobody)"
+	gk_check "nobody is not in group $GK_GROUP in the group database (so the next check means something)" \
+		eval '! id -nG nobody | tr " " "\n" | grep -qx "$GK_GROUP"'
+	run nobody:outsider -- --allow '*.github.com' --control "$SOCK" -- true
+	GK_DETAIL=$(detail)
+	gk_check "nobody outside group $GK_GROUP: gatekeeperd's refusal, 125, one line" \
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: gatekeeperd refused the cage: not permitted: uid $(id -u nobody) is not root and not in group .$GK_GROUP.; ask an administrator to add you to it \(usermod -aG $GK_GROUP USER, then log in again\)$"'
+	run nobody -- --allow '*.github.com' --control "$SOCK" -- true
+	GK_DETAIL=$(detail)
+	gk_check "nobody without any group: the socket's mode refuses it, 125, one line" \
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $SOCK: Permission denied \(your user needs write access to the socket; ask whoever runs gatekeeperd\)$"'
+}
+
+checks_gated() {
+	local who=$1 as=$1
+	if [ "$(id -u)" -ne 0 ]; then
+		gk_info "$who: gated checks skipped: they need root (gatekeeperd in a private network namespace)"
+		return 0
+	fi
+	if [ "$GKD_UP" != 1 ]; then
+		gk_fail "$who: gated checks: gatekeeperd is not running" \
+			"$(gk_tail "$T/GKD_PID.log")"
+		return 0
+	fi
+	[ "$who" = nobody ] && as=nobody:member
+	gated_live "$who" "$as"
+	run "$as" -- --allow '*.github.com' --control "$SOCK" -- "$PYTHON" -c \
+		"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$SOCK')"
 	GK_DETAIL=$(detail)
 	gk_check "$who: gated: the control socket cannot be reached from inside" \
 		eval '[ "$RC" != 0 ] && grep -q "ConnectionRefusedError\|Connection refused" "$T/err"'
-	run "$who" -- --allow '*.evil.example' --control "$T/ctl-refuse.sock" -- true
-	GK_DETAIL=$(detail)
-	gk_check "$who: gated, refused: 125 and gatekeeperd's reason on one line" \
-		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: gatekeeperd refused the cage: pattern \*\.evil\.example is not allowed here; ask for the exact names$"'
-	# kill -9 of gk-run: the connection closes, the sandbox goes
-	rm -f "$T/$who/work/g.ready"
-	as_prefix "$who"
-	( gk_close_ctl_fds; cd "$T/$who/work" && exec "${AS[@]}" "$GKRUN" -a x.example \
-		--control "$T/ctl-ok.sock" -- sh -c "touch g.ready; exec sleep $SLEEP2" \
-		>/dev/null 2>&1 </dev/null ) &
-	pid=$!
-	gk_track_pid "$pid"
-	gk_wait_for 50 test -e "$T/$who/work/g.ready"
-	i=$(grep -c closed "$T/fake-ok.log")
-	{ kill -KILL "$pid"; gk_wait_exit "$pid" 20; } 2>/dev/null
-	gk_wait_for 20 eval '[ "$(grep -c closed "$T/fake-ok.log")" -gt "$i" ] && ! pgrep -f "^sleep $SLEEP2\$" >/dev/null'
-	GK_DETAIL="closed: $(grep -c closed "$T/fake-ok.log") (was $i); $(pgrep -a -f "^sleep $SLEEP2")"
-	gk_check "$who: kill -9 of gk-run closes the cage's connection and ends the command" \
-		eval '[ "$(grep -c closed "$T/fake-ok.log")" -gt "$i" ] && ! pgrep -f "^sleep $SLEEP2\$" >/dev/null'
+	gated_kill9 "$who" "$as"
+	gated_timeout "$who" "$as"
+	[ "$who" = nobody ] && gated_refused
+	return 0
 }
 
 for who in "${WHOS[@]}"; do
@@ -505,9 +711,22 @@ for who in "${WHOS[@]}"; do
 	checks_gated "$who"
 done
 
+# ---- after every cage: nothing left, and a clean stop ----
+if [ "$GKD_UP" = 1 ]; then
+	GK_DETAIL=$(plumbing_state)
+	gk_check "no cage, gk- link or set element is left" \
+		eval '[ "$(gk_json_get cages "$(ctl "{\"op\":\"cage.list\"}")")" = "[]" ] &&
+		    ! ip -o link show | grep -q ": gk-" &&
+		    nft list set inet gatekeeper cages >/dev/null &&
+		    ! nft list set inet gatekeeper cages | grep -q elements'
+	gk_stop_daemon "$GKD_PID"
+	GK_DETAIL="rc=$GK_RC | $(gk_tail "$T/GKD_PID.log" 6)"
+	gk_check "gatekeeperd stops on SIGTERM with status 0 and removes table inet gatekeeper" \
+		eval '[ "$GK_RC" = 0 ] && ! nft list table inet gatekeeper >/dev/null 2>&1'
+fi
+
 run "${WHOS[0]}" -- --help
 expect "--help: exit 0, with examples" 0 '^Examples:'
-rm -f "/tmp/gk-run-host-marker.$$"
 
 # ---- summary -------------------------------------------------------------
 echo "---- $GK_NPASS passed, $GK_NFAIL failed ----"
