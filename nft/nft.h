@@ -3,8 +3,18 @@
  *
  * One nftables table, "inet gatekeeper", holds the whole policy for cage
  * links (named gk-*): the anti-spoofing set of (link . cage address), DNS
- * capture to the gateway, fast rejects for anything not for the gateway,
- * and the gateway's port allowlist. Every base chain has policy accept and
+ * capture to the gateway, fast rejects for anything not for the gateway
+ * (TCP reset; ICMP port-unreachable for UDP, so a connected UDP socket,
+ * e.g. QUIC, fails at once with ECONNREFUSED), and the gateway's port
+ * allowlist. Transparent mode (transparent_port != 0): a second set of
+ * (link . cage address), "transparent", names the cages whose TCP to any
+ * address but the gateway is redirected to gateway:transparent_port
+ * instead of reset; the listener finds the original destination with
+ * getsockopt(SOL_IP, SO_ORIGINAL_DST). That port accepts only such
+ * redirected connections (ct status dnat) from cages in the set; a direct
+ * connection to it, from any cage, is reset like any closed port, so the
+ * listener never sees itself as the original destination. Every base
+ * chain has policy accept and
  * every rule matches the cage links itself, so the rest of the host is
  * never affected. A cage is one veth pair: the host end (gk-<id>) carries
  * the gateway /32 and a /32 route to the cage; its peer, eth0, lives in the
@@ -23,6 +33,7 @@
 #define NFT_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,8 +50,10 @@ struct nft_conf {
 	uint16_t	dns_port;	/* gateway ports open to cages */
 	uint16_t	socks_port;
 	uint16_t	http_port;
-	uint16_t	transparent_port; /* 0: none; else cage TCP to any
-					   * other address is redirected here */
+	uint16_t	transparent_port; /* 0: none (host-wide off); else
+					   * TCP from transparent cages to
+					   * any other address is redirected
+					   * here */
 };
 
 struct nft_plumb;
@@ -83,19 +96,24 @@ void			 nft_addr_free(struct nft_plumb *p, struct in_addr a);
 /*
  * Plumb cage address `cage` (from nft_addr_alloc) into the network
  * namespace nsfd (already checked with nft_netns_check), with host link
- * `ifname` ("gk-" + 1..12 of [A-Za-z0-9_-]). Synchronous, about 1 ms
- * (half of it the kernel creating the veth pair); refuses our own netns.
- * 0 on success: release with nft_cage_down. -1 with err on failure: what
- * was done is undone, and the address goes back to the pool by itself
- * (once any undo finished); do not call nft_addr_free or nft_cage_down.
+ * `ifname` ("gk-" + 1..12 of [A-Za-z0-9_-]). With `transparent` and a
+ * transparent_port, the cage's TCP to other addresses is redirected to
+ * that port (its element goes into set transparent as well, in the same
+ * transaction as the one in set cages); otherwise it is reset at once.
+ * Synchronous, about 1 ms (half of it the kernel creating the veth pair);
+ * refuses our own netns. 0 on success: release with nft_cage_down. -1
+ * with err on failure: what was done is undone, and the address goes back
+ * to the pool by itself (once any undo finished); do not call
+ * nft_addr_free or nft_cage_down.
  */
 int			 nft_cage_up(struct nft_plumb *p, int nsfd,
-			    const char *ifname, struct in_addr cage, char *err,
-			    size_t errlen);
+			    const char *ifname, struct in_addr cage,
+			    bool transparent, char *err, size_t errlen);
 /*
  * Tear a plumbed cage down in the background: delete the link (its peer
- * goes with it), then the set element. The address returns to the pool
- * when both are done; if either failed it stays out (logged).
+ * goes with it), then its set elements (cages, and transparent if it was
+ * added there) in one transaction. The address returns to the pool when
+ * both are done; if either failed it stays out (logged).
  */
 void			 nft_cage_down(struct nft_plumb *p, const char *ifname,
 			    struct in_addr cage);

@@ -56,13 +56,22 @@ void			 nft_pool_free(struct nft_pool *pl);
 /* FREE -> USED, next-fit. 0, or -1 (ENOSPC) when exhausted. */
 int			 nft_pool_alloc(struct nft_pool *pl,
 			    struct in_addr *out);
-/* USED -> FREE. -1 (EINVAL) in any other state. */
+/* USED -> FREE (flag cleared). -1 (EINVAL) in any other state. */
 int			 nft_pool_release(struct nft_pool *pl,
 			    struct in_addr a);
 /* USED -> DRAINING. -1 (EINVAL) in any other state. */
 int			 nft_pool_drain(struct nft_pool *pl, struct in_addr a);
-/* DRAINING -> FREE. -1 (EINVAL) in any other state. */
+/* DRAINING -> FREE (flag cleared). -1 (EINVAL) in any other state. */
 int			 nft_pool_drained(struct nft_pool *pl,
+			    struct in_addr a);
+/*
+ * One caller-defined bit per address (nft_plumb: "also in set
+ * transparent"). Set only while USED (-1, EINVAL otherwise); read in any
+ * state; every way back to FREE clears it.
+ */
+int			 nft_pool_set_flag(struct nft_pool *pl,
+			    struct in_addr a, bool on);
+bool			 nft_pool_flag(const struct nft_pool *pl,
 			    struct in_addr a);
 enum nft_pool_state	 nft_pool_state(const struct nft_pool *pl,
 			    struct in_addr a);
@@ -71,8 +80,9 @@ uint32_t		 nft_pool_nfree(const struct nft_pool *pl);
 /* ---- nft_rules.c ---- */
 
 #define NFT_TABLE	"gatekeeper"
-#define NFT_SET		"cages"
-#define NFT_KEYLEN	(NFT_IFNAMSIZ + 4)	/* ifname . ipv4_addr */
+#define NFT_SET		"cages"		/* every cage: anti-spoofing */
+#define NFT_SET_TP	"transparent"	/* cages whose TCP is redirected */
+#define NFT_KEYLEN	(NFT_IFNAMSIZ + 4)	/* ifname . ipv4_addr (both) */
 
 enum nft_chain_id {
 	NFT_CH_GUARD,		/* prerouting, raw: anti-spoofing */
@@ -85,13 +95,16 @@ enum nft_chain_id {
 
 struct nft_ruleset {
 	struct nftnl_table	*table;
-	struct nftnl_set	*set;
+	struct nftnl_set	*set;		/* cages */
+	struct nftnl_set	*tset;		/* transparent: always made,
+						 * used with transparent_port */
 	struct nftnl_chain	*chain[NFT_CH_MAX];	/* own their rules */
 };
 
 struct nft_elem {
 	char		ifname[NFT_IFNAMSIZ];
 	struct in_addr	addr;
+	bool		transparent;	/* also in set transparent */
 };
 
 const char		*nft_chain_name(enum nft_chain_id id);
@@ -110,13 +123,23 @@ void			 nft_elem_key(uint8_t key[NFT_KEYLEN],
  */
 struct nftnl_batch	*nft_batch_new(uint32_t *seq);
 int			 nft_batch_end(struct nftnl_batch *b, uint32_t *seq);
-/* add table, delete table, add table (atomic replace), set, chains, rules */
+/* add table, delete table, add table (atomic replace), sets, chains,
+ * rules */
 int			 nft_batch_ruleset(struct nftnl_batch *b,
 			    const struct nft_ruleset *rs, uint32_t *seq);
 int			 nft_batch_deltable(struct nftnl_batch *b,
 			    uint32_t *seq);
-/* NEWSETELEM (add, NLM_F_EXCL) or DELSETELEM of n elements. */
+/*
+ * NEWSETELEM (add, NLM_F_EXCL) or DELSETELEM of n cages: every element in
+ * set cages, then those with .transparent in set transparent (at most 64
+ * elements per message), all in the batch b, so one transaction.
+ */
 int			 nft_batch_elems(struct nftnl_batch *b, bool add,
+			    const struct nft_elem *el, size_t n,
+			    uint32_t *seq);
+/* The same for one set only (NFT_SET or NFT_SET_TP): every element. */
+int			 nft_batch_set_elems(struct nftnl_batch *b,
+			    const char *set, bool add,
 			    const struct nft_elem *el, size_t n,
 			    uint32_t *seq);
 /* A GETTABLE request for our table into buf (>= 256 bytes). */

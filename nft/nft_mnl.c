@@ -80,15 +80,15 @@ msg_what(uint16_t type)
 	case NFT_MSG_DELTABLE:
 		return "deleting table inet " NFT_TABLE;
 	case NFT_MSG_NEWSET:
-		return "creating set " NFT_SET;
+		return "creating a set (" NFT_SET " or " NFT_SET_TP ")";
 	case NFT_MSG_NEWCHAIN:
 		return "creating a chain";
 	case NFT_MSG_NEWRULE:
 		return "adding a rule";
 	case NFT_MSG_NEWSETELEM:
-		return "adding a cage to set " NFT_SET;
+		return "adding a cage to set " NFT_SET " or " NFT_SET_TP;
 	case NFT_MSG_DELSETELEM:
-		return "deleting a cage from set " NFT_SET;
+		return "deleting a cage from set " NFT_SET " or " NFT_SET_TP;
 	case NFNL_MSG_BATCH_BEGIN:
 		return "committing the transaction";
 	default:
@@ -96,9 +96,14 @@ msg_what(uint16_t type)
 	}
 }
 
+/* A hint for error e on a message of type `type` (0: not a batch's). */
 static const char *
-errno_hint(int e)
+errno_hint(int e, uint16_t type)
 {
+	/* Deleting an element that is not there: nothing is missing. */
+	if (e == ENOENT && (type & 0xff) == NFT_MSG_DELSETELEM &&
+	    type >> 8 == NFNL_SUBSYS_NFTABLES)
+		return " (not in the set)";
 	switch (e) {
 	case EPERM:
 		return " (gatekeeperd needs CAP_NET_ADMIN)";
@@ -263,11 +268,11 @@ nft_mnl_batch(struct nft_mnl *m, struct nftnl_batch *b, char *err,
 			nft_err(err, errlen, "nftables: %s (message %u of %u) "
 			    "failed: %s%s", msg_what(a.failed_type),
 			    a.failed_index, a.expected, strerror(a.error),
-			    errno_hint(a.error));
+			    errno_hint(a.error, a.failed_type));
 		else
 			nft_err(err, errlen, "nftables: %s failed: %s%s",
 			    msg_what(a.failed_type), strerror(a.error),
-			    errno_hint(a.error));
+			    errno_hint(a.error, a.failed_type));
 		errno = a.error;
 		return -1;
 	}
@@ -330,7 +335,7 @@ nft_mnl_table_exists(struct nft_mnl *m, char *err, size_t errlen)
 		return 0;
 	if (g.error != 0) {
 		nft_err(err, errlen, "nftables: asking for table inet %s: "
-		    "%s%s", NFT_TABLE, strerror(g.error), errno_hint(g.error));
+		    "%s%s", NFT_TABLE, strerror(g.error), errno_hint(g.error, 0));
 		errno = g.error;
 		return -1;
 	}

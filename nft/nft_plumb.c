@@ -8,6 +8,12 @@
  * elements in one transaction, and hands the jobs back through an eventfd;
  * the loop then returns the addresses to the pool. The pool and `pending`
  * belong to the loop thread; the queues are shared under `mtx`.
+ *
+ * Every cage has an element in set cages; a transparent one (when the
+ * table has a transparent port) also one in set transparent, added in the
+ * same transaction. Deleting an element that is not there fails the whole
+ * transaction (ENOENT), so the pool's per-address flag remembers which
+ * cages are in set transparent, and teardown deletes just what was added.
  */
 #include <sys/eventfd.h>
 #include <sys/queue.h>
@@ -65,16 +71,21 @@ ntop(struct in_addr a, char *buf)
 	return inet_ntop(AF_INET, &a, buf, INET_ADDRSTRLEN);
 }
 
-/* Add or delete set elements in one transaction. 0, or -1 with err. */
+/*
+ * Add or delete set elements in one transaction: in set `set` only, or
+ * with set NULL in cages and (those with .transparent) in transparent.
+ * 0, or -1 with err.
+ */
 static int
-elems_update(struct nft_mnl *m, bool add, const struct nft_elem *el,
-    size_t n, char *err, size_t errlen)
+elems_update(struct nft_mnl *m, const char *set, bool add,
+    const struct nft_elem *el, size_t n, char *err, size_t errlen)
 {
 	struct nftnl_batch *b;
 	int rc;
 
 	if ((b = nft_batch_new(&m->seq)) == NULL ||
-	    nft_batch_elems(b, add, el, n, &m->seq) == -1 ||
+	    (set == NULL ? nft_batch_elems(b, add, el, n, &m->seq) :
+	    nft_batch_set_elems(b, set, add, el, n, &m->seq)) == -1 ||
 	    nft_batch_end(b, &m->seq) == -1) {
 		nft_err(err, errlen, "nftables: building a batch: out of "
 		    "memory");
@@ -98,21 +109,27 @@ past(const struct timespec *deadline)
 	    deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
 }
 
-/* Element deletes after a failed transaction: one by one. */
+/* Element deletes after a failed transaction: one by one, each set on
+ * its own, so that an element already gone spoils nothing else. */
 static void
 elems_one_by_one(struct nft_mnl *m, struct nft_job **jobs, size_t n)
 {
+	static const char *const sets[] = { NFT_SET, NFT_SET_TP };
 	char err[256];
-	size_t i;
+	size_t i, k;
 
 	for (i = 0; i < n; i++) {
-		if (elems_update(m, false, &jobs[i]->el, 1, err,
-		    sizeof(err)) == 0)
-			continue;
-		if (errno == ENOENT)
-			continue;	/* already gone: that is the goal */
-		log_warnx("cage %s: %s", jobs[i]->el.ifname, err);
-		jobs[i]->ok = false;
+		for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
+			if (k > 0 && !jobs[i]->el.transparent)
+				break;
+			if (elems_update(m, sets[k], false, &jobs[i]->el, 1,
+			    err, sizeof(err)) == 0)
+				continue;
+			if (errno == ENOENT)
+				continue; /* already gone: that is the goal */
+			log_warnx("cage %s: %s", jobs[i]->el.ifname, err);
+			jobs[i]->ok = false;
+		}
 	}
 }
 
@@ -143,7 +160,8 @@ run_jobs(struct nft_mnl *m, struct nl_sock *sk, struct nft_job **jobs,
 			ej[ne++] = jobs[i];
 		}
 	}
-	if (ne == 0 || elems_update(m, false, el, ne, err, sizeof(err)) == 0)
+	if (ne == 0 || elems_update(m, NULL, false, el, ne, err,
+	    sizeof(err)) == 0)
 		return;
 	log_debug("deleting %zu set elements at once: %s; one by one now",
 	    ne, err);
@@ -221,10 +239,14 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-/* Hand a teardown to the worker; the address drains until it is done. */
+/*
+ * Hand a teardown to the worker; the address drains until it is done.
+ * has_elem: delete the set elements too (in set transparent as well when
+ * tp).
+ */
 static void
 queue_job(struct nft_plumb *p, const char *ifname, struct in_addr cage,
-    bool has_elem)
+    bool has_elem, bool tp)
 {
 	struct nft_job *j;
 
@@ -236,6 +258,7 @@ queue_job(struct nft_plumb *p, const char *ifname, struct in_addr cage,
 		j = &(struct nft_job){ .has_elem = has_elem };
 		snprintf(j->el.ifname, sizeof(j->el.ifname), "%s", ifname);
 		j->el.addr = cage;
+		j->el.transparent = tp;
 		run_jobs(&p->mnl, p->sk, &j, 1, NULL);
 		p->pending--;
 		if (j->ok)
@@ -244,6 +267,7 @@ queue_job(struct nft_plumb *p, const char *ifname, struct in_addr cage,
 	}
 	snprintf(j->el.ifname, sizeof(j->el.ifname), "%s", ifname);
 	j->el.addr = cage;
+	j->el.transparent = tp;
 	j->has_elem = has_elem;
 	pthread_mutex_lock(&p->mtx);
 	TAILQ_INSERT_TAIL(&p->todo, j, entry);
@@ -312,7 +336,7 @@ cage_side(struct nft_plumb *p, int nsfd, struct in_addr cage, char *err,
 
 int
 nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
-    struct in_addr cage, char *err, size_t errlen)
+    struct in_addr cage, bool transparent, char *err, size_t errlen)
 {
 	struct nft_elem el;
 	char a[INET_ADDRSTRLEN];
@@ -343,20 +367,24 @@ nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
 	memset(&el, 0, sizeof(el));
 	snprintf(el.ifname, sizeof(el.ifname), "%s", ifname);
 	el.addr = cage;
-	if (elems_update(&p->mnl, true, &el, 1, err, errlen) == -1) {
-		/* Not acknowledged is not proof of absence: delete it too
-		 * (a missing element is fine then). */
-		queue_job(p, ifname, cage, true);
+	/* Without a transparent port there is no redirect to join. */
+	el.transparent = transparent && p->conf.transparent_port != 0;
+	if (elems_update(&p->mnl, NULL, true, &el, 1, err, errlen) == -1) {
+		/* Not acknowledged is not proof of absence: delete them
+		 * too (missing elements are fine then). */
+		queue_job(p, ifname, cage, true, el.transparent);
 		return -1;
 	}
-	log_debug("cage %s: %s plumbed", ifname, ntop(cage, a));
+	nft_pool_set_flag(p->pool, cage, el.transparent);
+	log_debug("cage %s: %s plumbed%s", ifname, ntop(cage, a),
+	    el.transparent ? ", transparent" : "");
 	return 0;
 
 fail_free:
 	nft_pool_release(p->pool, cage);
 	return -1;
 fail_undo:
-	queue_job(p, ifname, cage, false);
+	queue_job(p, ifname, cage, false, false);
 	return -1;
 }
 
@@ -370,7 +398,7 @@ nft_cage_down(struct nft_plumb *p, const char *ifname, struct in_addr cage)
 		    ntop(cage, a));
 		return;
 	}
-	queue_job(p, ifname, cage, true);
+	queue_job(p, ifname, cage, true, nft_pool_flag(p->pool, cage));
 }
 
 static int

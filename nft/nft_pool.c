@@ -2,7 +2,8 @@
  * nft_pool: the cage address pool. Pure: no I/O, no logging.
  *
  * One bit per address of the subnet in `busy` (allocated, draining or
- * reserved) and one in `drain` (teardown running). Allocation is next-fit:
+ * reserved), one in `drain` (teardown running) and one in `flag` (the
+ * caller's, kept while the address is out). Allocation is next-fit:
  * the search starts after the last address handed out, so an address that
  * was just released is reused only after the cursor has gone round.
  */
@@ -23,6 +24,7 @@ struct nft_pool {
 	uint32_t	 nfree;
 	uint64_t	*busy;
 	uint64_t	*drain;
+	uint64_t	*flag;
 };
 
 static bool
@@ -70,7 +72,8 @@ nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
 	words = (pl->size + 63) / 64;
 	pl->busy = calloc(words, sizeof(uint64_t));
 	pl->drain = calloc(words, sizeof(uint64_t));
-	if (pl->busy == NULL || pl->drain == NULL)
+	pl->flag = calloc(words, sizeof(uint64_t));
+	if (pl->busy == NULL || pl->drain == NULL || pl->flag == NULL)
 		goto nomem;
 	pl->gw = UINT32_MAX;
 	gw = ntohl(gateway.s_addr);
@@ -106,6 +109,7 @@ nft_pool_free(struct nft_pool *pl)
 		return;
 	free(pl->busy);
 	free(pl->drain);
+	free(pl->flag);
 	free(pl);
 }
 
@@ -178,8 +182,10 @@ move(struct nft_pool *pl, struct in_addr a, enum nft_pool_state from,
 	}
 	bit_set(pl->busy, i, to != NFT_POOL_FREE);
 	bit_set(pl->drain, i, to == NFT_POOL_DRAINING);
-	if (to == NFT_POOL_FREE)
+	if (to == NFT_POOL_FREE) {
+		bit_set(pl->flag, i, false);
 		pl->nfree++;
+	}
 	return 0;
 }
 
@@ -199,6 +205,25 @@ int
 nft_pool_drained(struct nft_pool *pl, struct in_addr a)
 {
 	return move(pl, a, NFT_POOL_DRAINING, NFT_POOL_FREE);
+}
+
+int
+nft_pool_set_flag(struct nft_pool *pl, struct in_addr a, bool on)
+{
+	if (nft_pool_state(pl, a) != NFT_POOL_USED) {
+		errno = EINVAL;
+		return -1;
+	}
+	bit_set(pl->flag, ntohl(a.s_addr) - pl->base, on);
+	return 0;
+}
+
+bool
+nft_pool_flag(const struct nft_pool *pl, struct in_addr a)
+{
+	uint32_t i = ntohl(a.s_addr) - pl->base;
+
+	return i < pl->size && bit_get(pl->flag, i);
 }
 
 uint32_t

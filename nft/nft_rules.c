@@ -37,7 +37,8 @@
 #define NFT_DT_IFNAME		41
 #define NFT_DT_IPADDR		7
 #define NFT_DT_BITS		6
-#define NFT_SET_ID		1
+#define NFT_SET_ID		1	/* cages, within the ruleset batch */
+#define NFT_SET_TP_ID		2	/* transparent */
 
 #define BATCH_PAGE		(256 * 1024)
 #define ELEMS_PER_MSG		64
@@ -70,6 +71,8 @@ static const struct {
 #define M_UDP		0x040	/* meta l4proto udp */
 #define M_TCP		0x080	/* meta l4proto tcp */
 #define M_CT_OK		0x100	/* ct state established,related */
+#define M_TP		0x200	/* iifname . ip saddr @transparent */
+#define M_CT_DNAT	0x400	/* ct status dnat (redirected) */
 
 enum rule_action {
 	A_ACCEPT,
@@ -206,9 +209,9 @@ m_nfproto(struct rb *b, uint32_t op)
 	ex_cmp(b, op, &v, sizeof(v));
 }
 
-/* iifname . ip saddr != @cages */
+/* iifname . ip saddr @set (or != @set, inv) */
 static void
-m_spoof(struct rb *b)
+m_lookup(struct rb *b, const char *set, uint32_t id, bool inv)
 {
 	struct nftnl_expr *e;
 
@@ -217,10 +220,11 @@ m_spoof(struct rb *b)
 	if ((e = ex(b, "lookup")) == NULL)
 		return;
 	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
-	if (nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, NFT_SET) != 0)
+	if (nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, set) != 0)
 		b->fail = true;
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, NFT_SET_ID);
-	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, NFT_LOOKUP_F_INV);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, id);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, inv ?
+	    NFT_LOOKUP_F_INV : 0);
 }
 
 static void
@@ -246,16 +250,18 @@ m_dport(struct rb *b, uint16_t port)
 	ex_cmp(b, NFT_CMP_EQ, &v, sizeof(v));
 }
 
-/* ct state established,related: (state & mask) != 0 */
+/*
+ * ct state established,related, or ct status dnat: (ct key & mask) != 0.
+ * Both are host-order u32 bit sets.
+ */
 static void
-m_ct_ok(struct rb *b)
+m_ct_bits(struct rb *b, uint32_t key, uint32_t mask)
 {
 	struct nftnl_expr *e;
-	uint32_t mask = NF_CT_STATE_BIT(IP_CT_ESTABLISHED) |
-	    NF_CT_STATE_BIT(IP_CT_RELATED), zero = 0;
+	uint32_t zero = 0;
 
 	if ((e = ex(b, "ct")) != NULL) {
-		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, NFT_CT_STATE);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_KEY, key);
 		nftnl_expr_set_u32(e, NFTNL_EXPR_CT_DREG, NFT_REG_1);
 	}
 	if ((e = ex(b, "bitwise")) != NULL) {
@@ -279,7 +285,7 @@ add_matches(struct rb *b, const struct rule_spec *s)
 	if (s->match & M_IPV4)
 		m_nfproto(b, NFT_CMP_EQ);
 	if (s->match & M_SPOOF)
-		m_spoof(b);
+		m_lookup(b, NFT_SET, NFT_SET_ID, true);
 	if (s->match & M_TO_GW)
 		m_daddr(b, NFT_CMP_EQ);
 	if (s->match & M_NOT_GW)
@@ -291,7 +297,12 @@ add_matches(struct rb *b, const struct rule_spec *s)
 	if (s->dport != 0)
 		m_dport(b, s->dport);
 	if (s->match & M_CT_OK)
-		m_ct_ok(b);
+		m_ct_bits(b, NFT_CT_STATE, NF_CT_STATE_BIT(IP_CT_ESTABLISHED) |
+		    NF_CT_STATE_BIT(IP_CT_RELATED));
+	if (s->match & M_CT_DNAT)
+		m_ct_bits(b, NFT_CT_STATUS, IPS_DST_NAT);
+	if (s->match & M_TP)
+		m_lookup(b, NFT_SET_TP, NFT_SET_TP_ID, false);
 }
 
 static void
@@ -413,11 +424,12 @@ rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
 	    "cage: DNS to the resolver");
 	R(NFT_CH_NAT_PRE, dnsm | M_TCP, 53, A_DNAT_DNS,
 	    "cage: DNS to the resolver");
-	/* Transparent TCP: redirected traffic has daddr == gateway after
-	 * dstnat, so filter_pre's TCP reset below never sees it. */
+	/* Transparent TCP, for the cages in set transparent only (the rest
+	 * get filter_pre's reset): redirected traffic has daddr == gateway
+	 * after dstnat, so filter_pre's TCP reset never sees it. */
 	if (c->transparent_port != 0)
-		R(NFT_CH_NAT_PRE, M_IPV4 | M_NOT_GW | M_TCP, 0, A_REDIRECT,
-		    "cage: transparent TCP");
+		R(NFT_CH_NAT_PRE, M_IPV4 | M_NOT_GW | M_TCP | M_TP, 0,
+		    A_REDIRECT, "cage: transparent TCP");
 	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW | M_UDP, 0, A_REJECT_PORT,
 	    "cage: only the gateway");
 	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW | M_TCP, 0, A_REJECT_RST,
@@ -433,9 +445,14 @@ rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
 	    "cage: SOCKS5 proxy");
 	R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_TCP, c->http_port, A_ACCEPT,
 	    "cage: HTTP proxy");
+	/* Only what the redirect above made (ct status dnat) from a cage in
+	 * set transparent: a direct connection to gateway:transparent_port
+	 * (whose SO_ORIGINAL_DST would be the listener itself), from any
+	 * cage, gets the TCP reset below. */
 	if (c->transparent_port != 0)
-		R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_TCP,
-		    c->transparent_port, A_ACCEPT, "cage: transparent TCP");
+		R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_TCP | M_CT_DNAT | M_TP,
+		    c->transparent_port, A_ACCEPT,
+		    "cage: transparent TCP, redirected only");
 	R(NFT_CH_INPUT, M_IPV4 | M_UDP, 0, A_REJECT_PORT, "cage: closed");
 	R(NFT_CH_INPUT, M_IPV4 | M_TCP, 0, A_REJECT_RST, "cage: closed");
 	R(NFT_CH_INPUT, 0, 0, A_DROP, "cage: closed");
@@ -466,7 +483,7 @@ chain_new(enum nft_chain_id id)
 }
 
 static struct nftnl_set *
-set_new(void)
+set_new(const char *name, uint32_t id)
 {
 	struct nftnl_set *s;
 
@@ -476,10 +493,10 @@ set_new(void)
 	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, NFT_KEYLEN);
 	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE,
 	    NFT_DT_IFNAME << NFT_DT_BITS | NFT_DT_IPADDR);
-	nftnl_set_set_u32(s, NFTNL_SET_ID, NFT_SET_ID);
+	nftnl_set_set_u32(s, NFTNL_SET_ID, id);
 	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, 0);
 	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE) != 0 ||
-	    nftnl_set_set_str(s, NFTNL_SET_NAME, NFT_SET) != 0) {
+	    nftnl_set_set_str(s, NFTNL_SET_NAME, name) != 0) {
 		nftnl_set_free(s);
 		return NULL;
 	}
@@ -498,7 +515,8 @@ nft_ruleset_build(struct nft_ruleset *rs, const struct nft_conf *c)
 	nftnl_table_set_u32(rs->table, NFTNL_TABLE_FAMILY, NFPROTO_INET);
 	if (nftnl_table_set_str(rs->table, NFTNL_TABLE_NAME, NFT_TABLE) != 0)
 		goto fail;
-	if ((rs->set = set_new()) == NULL)
+	if ((rs->set = set_new(NFT_SET, NFT_SET_ID)) == NULL ||
+	    (rs->tset = set_new(NFT_SET_TP, NFT_SET_TP_ID)) == NULL)
 		goto fail;
 	for (i = 0; i < NFT_CH_MAX; i++)
 		if ((rs->chain[i] = chain_new(i)) == NULL)
@@ -529,6 +547,8 @@ nft_ruleset_clear(struct nft_ruleset *rs)
 		nftnl_table_free(rs->table);
 	if (rs->set != NULL)
 		nftnl_set_free(rs->set);
+	if (rs->tset != NULL)
+		nftnl_set_free(rs->tset);
 	for (i = 0; i < NFT_CH_MAX; i++)
 		if (rs->chain[i] != NULL)
 			nftnl_chain_free(rs->chain[i]);	/* and its rules */
@@ -620,6 +640,10 @@ nft_batch_ruleset(struct nftnl_batch *b, const struct nft_ruleset *rs,
 	    NLM_F_CREATE | NLM_F_EXCL, seq), rs->set);
 	if (nftnl_batch_update(b) != 0)
 		return -1;
+	nftnl_set_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWSET,
+	    NLM_F_CREATE | NLM_F_EXCL, seq), rs->tset);
+	if (nftnl_batch_update(b) != 0)
+		return -1;
 	for (i = 0; i < NFT_CH_MAX; i++) {
 		nftnl_chain_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWCHAIN,
 		    NLM_F_CREATE | NLM_F_EXCL, seq), rs->chain[i]);
@@ -647,10 +671,11 @@ nft_batch_deltable(struct nftnl_batch *b, uint32_t *seq)
 	return rc;
 }
 
-/* One NEWSETELEM/DELSETELEM message for n (<= ELEMS_PER_MSG) elements. */
+/* One NEWSETELEM/DELSETELEM message for set, n (<= ELEMS_PER_MSG)
+ * elements. */
 static int
-batch_elems_msg(struct nftnl_batch *b, bool add, const struct nft_elem *el,
-    size_t n, uint32_t *seq)
+batch_elems_msg(struct nftnl_batch *b, const char *set, bool add,
+    const struct nft_elem *const *el, size_t n, uint32_t *seq)
 {
 	struct nftnl_set_elem *e;
 	struct nftnl_set *s;
@@ -662,12 +687,12 @@ batch_elems_msg(struct nftnl_batch *b, bool add, const struct nft_elem *el,
 		return -1;
 	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
 	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE) != 0 ||
-	    nftnl_set_set_str(s, NFTNL_SET_NAME, NFT_SET) != 0)
+	    nftnl_set_set_str(s, NFTNL_SET_NAME, set) != 0)
 		goto fail;
 	for (i = 0; i < n; i++) {
 		if ((e = nftnl_set_elem_alloc()) == NULL)
 			goto fail;
-		nft_elem_key(key, el[i].ifname, el[i].addr);
+		nft_elem_key(key, el[i]->ifname, el[i]->addr);
 		if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key,
 		    sizeof(key)) != 0) {
 			nftnl_set_elem_free(e);
@@ -684,20 +709,47 @@ fail:
 	return rc;
 }
 
+/* The elements of el (only those with .transparent if only_tp) into set:
+ * as many messages as needed, none if there is no such element. */
+static int
+batch_set(struct nftnl_batch *b, const char *set, bool add,
+    const struct nft_elem *el, size_t n, bool only_tp, uint32_t *seq)
+{
+	const struct nft_elem *pick[ELEMS_PER_MSG];
+	size_t i, k = 0;
+
+	/* A message must fit the batch's overrun space (8 KiB): ~48 bytes
+	 * per element, so at most ELEMS_PER_MSG in each. */
+	for (i = 0; i < n; i++) {
+		if (only_tp && !el[i].transparent)
+			continue;
+		pick[k++] = &el[i];
+		if (k < ELEMS_PER_MSG)
+			continue;
+		if (batch_elems_msg(b, set, add, pick, k, seq) != 0)
+			return -1;
+		k = 0;
+	}
+	if (k > 0 && batch_elems_msg(b, set, add, pick, k, seq) != 0)
+		return -1;
+	return 0;
+}
+
 int
 nft_batch_elems(struct nftnl_batch *b, bool add, const struct nft_elem *el,
     size_t n, uint32_t *seq)
 {
-	size_t i, k;
-
-	/* A message must fit the batch's overrun space (8 KiB): ~48 bytes
-	 * per element, so at most ELEMS_PER_MSG in each. */
-	for (i = 0; i < n; i += k) {
-		k = n - i < ELEMS_PER_MSG ? n - i : ELEMS_PER_MSG;
-		if (batch_elems_msg(b, add, el + i, k, seq) != 0)
-			return -1;
-	}
+	if (batch_set(b, NFT_SET, add, el, n, false, seq) != 0 ||
+	    batch_set(b, NFT_SET_TP, add, el, n, true, seq) != 0)
+		return -1;
 	return 0;
+}
+
+int
+nft_batch_set_elems(struct nftnl_batch *b, const char *set, bool add,
+    const struct nft_elem *el, size_t n, uint32_t *seq)
+{
+	return batch_set(b, set, add, el, n, false, seq);
 }
 
 void

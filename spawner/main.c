@@ -236,8 +236,8 @@ make_cage(const struct spawn_opts *o, struct spawn_cage *cage)
 	if ((sock = spawn_ctl_connect(o->control, err, sizeof(err))) == -1)
 		die("%s", err);
 	spawn_cage_label(o->cmd, o->ncmd, label);
-	if ((req = spawn_cage_request(label, &o->allow, err,
-	    sizeof(err))) == NULL)
+	if ((req = spawn_cage_request(label, o->transparent == 1, &o->allow,
+	    err, sizeof(err))) == NULL)
 		die("%s", err);
 	if ((nsfd = spawn_ctl_netns(err, sizeof(err))) == -1 ||
 	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,

@@ -114,6 +114,7 @@ struct spawn_opts {
 	enum spawn_fs		 fs;
 	enum spawn_seccomp	 seccomp;
 	enum spawn_platform	 platform;
+	int			 transparent;	/* -1 unset; 0 off; 1 on */
 	unsigned int		 timeout;	/* seconds; 0: none */
 	bool			 dry_run;
 	int			 verbose;
@@ -199,7 +200,7 @@ void		 spawn_cage_placeholder(struct spawn_cage *c,
 void		 spawn_cage_label(char *const cmd[], int ncmd,
 		    char out[SPAWN_LABEL_MAX + 1]);
 /* The request line, with its "\n"; NULL on error (err says why). */
-char		*spawn_cage_request(const char *label,
+char		*spawn_cage_request(const char *label, bool transparent,
 		    const struct spawn_strv *allow, char *err, size_t errlen);
 /*
  * Parse gatekeeperd's reply line. 0: ok, `c` filled. -1: refused or

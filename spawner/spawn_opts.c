@@ -31,6 +31,7 @@ enum {
 	OPT_CONTROL,
 	OPT_DRY_RUN,
 	OPT_PLATFORM,
+	OPT_TRANSPARENT,
 };
 
 static const struct option longopts[] = {
@@ -48,6 +49,7 @@ static const struct option longopts[] = {
 	{ "control",	required_argument,	NULL, OPT_CONTROL },
 	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
 	{ "platform",	required_argument,	NULL, OPT_PLATFORM },
+	{ "transparent", required_argument,	NULL, OPT_TRANSPARENT },
 	{ "verbose",	no_argument,		NULL, OPT_VERBOSE },
 	{ "help",	no_argument,		NULL, OPT_HELP },
 	{ "version",	no_argument,		NULL, OPT_VERSION },
@@ -77,6 +79,9 @@ static const struct enum_name seccomp_names[] = {
 	{ "relaxed", SPAWN_SECCOMP_RELAXED }, { "off", SPAWN_SECCOMP_OFF },
 	{ NULL, 0 },
 };
+static const struct enum_name onoff_names[] = {
+	{ "on", 1 }, { "off", 0 }, { NULL, 0 },
+};
 static const struct enum_name platform_names[] = {
 	{ "linux", SPAWN_PLATFORM_LINUX }, { "macos", SPAWN_PLATFORM_MACOS },
 	{ NULL, 0 },
@@ -98,6 +103,9 @@ static const char usage_text[] =
 "      --net MODE         gated: through gatekeeperd (default with --allow)\n"
 "                         none:  loopback only (default without --allow)\n"
 "                         host:  no network isolation at all\n"
+"      --transparent on|off  gated: carry TCP of programs that ignore the\n"
+"                         proxy variables through gatekeeperd's checks\n"
+"                         (default on); off: such connections fail at once\n"
 "      --control PATH     gatekeeperd's control socket (or $GK_CONTROL;\n"
 "                         default " SPAWN_CONTROL_DEFAULT ")\n"
 "Filesystem:\n"
@@ -368,6 +376,11 @@ apply_opt(struct spawn_opts *o, int opt, const char *arg, unsigned int *seen,
 			return -1;
 		o->platform = (enum spawn_platform)v;
 		return 0;
+	case OPT_TRANSPARENT:
+		if (parse_enum(onoff_names, opt, arg, &v, err, errlen) == -1)
+			return -1;
+		o->transparent = v;
+		return 0;
 	case OPT_RO:
 		return push_path(o, SPAWN_PATH_RO, opt, arg, err, errlen);
 	case OPT_RW:
@@ -496,6 +509,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 	int c, r;
 
 	memset(o, 0, sizeof(*o));
+	o->transparent = -1;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	optind = 0;	/* glibc: full reinitialization */
@@ -545,6 +559,14 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 		    spawn_net_name(o->net), spawn_net_name(o->net));
 		return -1;
 	}
+	if (o->transparent != -1 && o->net != SPAWN_NET_GATED) {
+		spawn_seterr(err, errlen, "--transparent applies to gated runs "
+		    "(with --allow); --net %s has no proxy to redirect to",
+		    spawn_net_name(o->net));
+		return -1;
+	}
+	if (o->transparent == -1)
+		o->transparent = 1;
 	return 0;
 }
 

@@ -10,7 +10,9 @@
  *	    [-S SOCKSPORT] [-H HTTPPORT] [-t TRANSPARENTPORT] [-v]
  *	nft_plumb_new, print "ready" (or "err MESSAGE", exit 1), then read
  *	commands on stdin, one per line, each answered by one line:
- *	  up NSPATH IFNAME  allocate an address, nft_cage_up:
+ *	  up NSPATH IFNAME [transparent]
+ *			    allocate an address, nft_cage_up (with
+ *			    transparent = true if the word is given):
  *			    "ok ADDR USEC" (USEC: time of nft_cage_up)
  *	  down IFNAME ADDR  nft_cage_down: "ok"
  *	  wait              until no teardown is pending (at most 5 s):
@@ -75,7 +77,8 @@ check_path(const char *path, const char *uidstr, char *err, size_t errlen)
 }
 
 static void
-cmd_up(struct drive *d, const char *path, const char *ifname)
+cmd_up(struct drive *d, const char *path, const char *ifname,
+    bool transparent)
 {
 	char err[512], a[INET_ADDRSTRLEN];
 	struct in_addr addr;
@@ -92,7 +95,8 @@ cmd_up(struct drive *d, const char *path, const char *ifname)
 		return;
 	}
 	t0 = now_us();
-	rc = nft_cage_up(d->p, fd, ifname, addr, err, sizeof(err));
+	rc = nft_cage_up(d->p, fd, ifname, addr, transparent, err,
+	    sizeof(err));
 	t1 = now_us();
 	close(fd);
 	if (rc == -1)
@@ -132,14 +136,16 @@ cmd_wait(struct drive *d)
 	event_add(d->wait_ev, &ms);
 }
 
-/* Split line into at most 3 words; returns the count. */
+#define MAXWORDS	4
+
+/* Split line into at most MAXWORDS words; returns the count. */
 static int
-words(char *line, char *w[3])
+words(char *line, char *w[MAXWORDS])
 {
 	int n = 0;
 	char *s;
 
-	while (n < 3 && (s = strsep(&line, " \t")) != NULL)
+	while (n < MAXWORDS && (s = strsep(&line, " \t")) != NULL)
 		if (*s != '\0')
 			w[n++] = s;
 	return n;
@@ -148,12 +154,15 @@ words(char *line, char *w[3])
 static void
 command(struct drive *d, char *line)
 {
-	char *w[3] = { NULL, NULL, NULL }, err[512], a[INET_ADDRSTRLEN];
+	char *w[MAXWORDS] = { NULL }, err[512], a[INET_ADDRSTRLEN];
 	struct in_addr addr;
 	int n = words(line, w);
 
 	if (n == 3 && strcmp(w[0], "up") == 0)
-		cmd_up(d, w[1], w[2]);
+		cmd_up(d, w[1], w[2], false);
+	else if (n == 4 && strcmp(w[0], "up") == 0 &&
+	    strcmp(w[3], "transparent") == 0)
+		cmd_up(d, w[1], w[2], true);
 	else if (n == 3 && strcmp(w[0], "down") == 0 &&
 	    inet_pton(AF_INET, w[2], &addr) == 1) {
 		d->last_down = now_us();

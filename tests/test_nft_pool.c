@@ -1,7 +1,9 @@
 /*
  * Tests for nft_pool: subnet validation, reserved addresses (network,
- * broadcast, gateway), exhaustion, next-fit order, and that an address
- * being torn down is never handed out before its teardown completed.
+ * broadcast, gateway), exhaustion, next-fit order, that an address
+ * being torn down is never handed out before its teardown completed, and
+ * the per-address flag (set only while in use, kept while draining,
+ * cleared on the way back to free).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -164,6 +166,53 @@ test_transitions(void **state)
 	nft_pool_free(pl);
 }
 
+/* The flag: only on USED addresses; survives draining; never outlives
+ * the address's time out of the pool. */
+static void
+test_flag(void **state)
+{
+	struct nft_pool *pl = pool("10.143.0.0", 29, "10.143.0.1");
+	struct in_addr a, b;
+
+	(void)state;
+	assert_int_equal(nft_pool_alloc(pl, &a), 0);
+	assert_int_equal(nft_pool_alloc(pl, &b), 0);
+	assert_false(nft_pool_flag(pl, a));
+	assert_int_equal(nft_pool_set_flag(pl, a, true), 0);
+	assert_true(nft_pool_flag(pl, a));
+	assert_false(nft_pool_flag(pl, b));	/* per address */
+	assert_int_equal(nft_pool_set_flag(pl, a, false), 0);
+	assert_false(nft_pool_flag(pl, a));
+	assert_int_equal(nft_pool_set_flag(pl, a, true), 0);
+	/* Draining keeps it (teardown reads it), and it cannot change. */
+	assert_int_equal(nft_pool_drain(pl, a), 0);
+	assert_true(nft_pool_flag(pl, a));
+	assert_int_equal(nft_pool_set_flag(pl, a, false), -1);
+	assert_int_equal(errno, EINVAL);
+	assert_true(nft_pool_flag(pl, a));
+	/* Back to FREE: cleared, and not settable. */
+	assert_int_equal(nft_pool_drained(pl, a), 0);
+	assert_false(nft_pool_flag(pl, a));
+	assert_int_equal(nft_pool_set_flag(pl, a, true), -1);
+	assert_false(nft_pool_flag(pl, a));
+	/* Release clears it too. */
+	assert_int_equal(nft_pool_set_flag(pl, b, true), 0);
+	assert_int_equal(nft_pool_release(pl, b), 0);
+	assert_false(nft_pool_flag(pl, b));
+	/* Reserved and outside addresses: never flagged. */
+	assert_int_equal(nft_pool_set_flag(pl, A("10.143.0.1"), true), -1);
+	assert_int_equal(nft_pool_set_flag(pl, A("10.143.0.0"), true), -1);
+	assert_int_equal(nft_pool_set_flag(pl, A("192.0.2.1"), true), -1);
+	assert_false(nft_pool_flag(pl, A("10.143.0.1")));
+	assert_false(nft_pool_flag(pl, A("192.0.2.1")));
+	/* A reused address starts unflagged. */
+	while (nft_pool_alloc(pl, &b) == 0 && b.s_addr != a.s_addr)
+		;
+	assert_int_equal(b.s_addr, a.s_addr);
+	assert_false(nft_pool_flag(pl, a));
+	nft_pool_free(pl);
+}
+
 /* One step of a sequence: alloc (+), release (r), drain (d) or drained
  * (D) of 10.143.0.<n>; "-" expects exhaustion. */
 static void
@@ -274,6 +323,7 @@ main(void)
 		cmocka_unit_test(test_new),
 		cmocka_unit_test(test_states),
 		cmocka_unit_test(test_transitions),
+		cmocka_unit_test(test_flag),
 		cmocka_unit_test(test_sequences),
 		cmocka_unit_test(test_exhaust_16),
 	};

@@ -1,8 +1,9 @@
 /*
  * Tests for nft_rules, the pure ruleset and batch builder: chains (hooks,
- * priorities, policy accept), every rule's expression list as the kernel
- * will receive it, the transparent and non-53 DNS variants, the set
- * element key layout, and the message sequence of each batch.
+ * priorities, policy accept), the two sets, every rule's expression list
+ * as the kernel will receive it, the transparent and non-53 DNS variants,
+ * the set element key layout, and the message sequence of each batch
+ * (element batches touching set cages and set transparent).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,7 +159,9 @@ render(const struct nftnl_expr *e, char *out, size_t len)
 		    U(NFTNL_EXPR_REDIR_FLAGS));
 	else if (strcmp(n, "ct") == 0)
 		snprintf(out, len, "ct %s>%s", U(NFTNL_EXPR_CT_KEY) ==
-		    NFT_CT_STATE ? "state" : "?", reg(U(NFTNL_EXPR_CT_DREG)));
+		    NFT_CT_STATE ? "state" : U(NFTNL_EXPR_CT_KEY) ==
+		    NFT_CT_STATUS ? "status" : "?",
+		    reg(U(NFTNL_EXPR_CT_DREG)));
 	else if (strcmp(n, "bitwise") == 0) {
 		hex(e, NFTNL_EXPR_BITWISE_MASK, h, sizeof(h));
 		snprintf(out, len, "bitwise %s>%s mask %s",
@@ -223,6 +226,12 @@ chain_rules(struct nftnl_chain *ch, char rules[][1024], size_t max)
 #define DPORT(h) "payload th 2 2>r1; cmp eq r1 " h
 #define DNAT53	"imm r1 0a8f0001; imm r2 0035; " \
 		"nat dnat ipv4 addr=r1 port=r2 flags=2"
+/* iifname . ip saddr @transparent */
+#define INTP	"meta iifname>r32_0; payload nh 12 4>r32_4; " \
+		"lookup r32_0 transparent id2"
+/* ct status dnat: IPS_DST_NAT (0x20), host order */
+#define DNATED	"ct status>r1; bitwise r1>r1 mask 20000000; " \
+		"cmp neq r1 00000000"
 
 static const char *const want_default[NFT_CH_MAX][10] = {
 	[NFT_CH_GUARD] = {
@@ -296,35 +305,112 @@ check_chains(const struct nft_ruleset *rs)
 	}
 }
 
+/* Transparent mode: every rule of every chain, in order. */
+static const char *const want_tp[NFT_CH_MAX][10] = {
+	[NFT_CH_GUARD] = {
+		GK "; meta nfproto>r1; cmp neq r1 02; verdict drop",
+		GK "; " V4 "; meta iifname>r32_0; payload nh 12 4>r32_4; "
+		    "lookup r32_0 cages id1 inv; verdict drop",
+	},
+	[NFT_CH_NAT_PRE] = {
+		GK "; " V4 "; " NOTGW "; " UDP "; " DPORT("0035") "; " DNAT53,
+		GK "; " V4 "; " NOTGW "; " TCP "; " DPORT("0035") "; " DNAT53,
+		/* After the DNS rules, so DNS to any address still goes to
+		 * the resolver; only cages in set transparent. */
+		GK "; " V4 "; " NOTGW "; " TCP "; " INTP
+		    "; imm r1 3a99; redir port=r1 flags=2",
+	},
+	[NFT_CH_FILTER_PRE] = {
+		/* Unchanged: UDP (QUIC too) gets port-unreachable, the
+		 * TCP of cages not in set transparent a reset. */
+		GK "; " V4 "; " NOTGW "; " UDP "; reject icmp 3",
+		GK "; " V4 "; " NOTGW "; " TCP "; reject tcp-rst 0",
+		GK "; " V4 "; " NOTGW "; reject icmp 13",
+	},
+	[NFT_CH_INPUT] = {
+		GK "; ct state>r1; bitwise r1>r1 mask 06000000; "
+		    "cmp neq r1 00000000; verdict accept",
+		GK "; " V4 "; " TOGW "; " UDP "; " DPORT("0035")
+		    "; verdict accept",
+		GK "; " V4 "; " TOGW "; " TCP "; " DPORT("0035")
+		    "; verdict accept",
+		GK "; " V4 "; " TOGW "; " TCP "; " DPORT("0438")
+		    "; verdict accept",
+		GK "; " V4 "; " TOGW "; " TCP "; " DPORT("0c38")
+		    "; verdict accept",
+		/* Redirected connections from set transparent only; a
+		 * direct one falls through to the reset below. */
+		GK "; " V4 "; " TOGW "; " TCP "; " DPORT("3a99") "; " DNATED
+		    "; " INTP "; verdict accept",
+		GK "; " V4 "; " UDP "; reject icmp 3",
+		GK "; " V4 "; " TCP "; reject tcp-rst 0",
+		GK "; verdict drop",
+	},
+	[NFT_CH_FORWARD] = {
+		GK "; verdict drop",
+		"meta oifname>r1; cmp eq r1 676b2d; verdict drop",
+	},
+};
+
+static void
+check_rules(const struct nft_ruleset *rs,
+    const char *const want[NFT_CH_MAX][10])
+{
+	char got[16][1024];
+	size_t i, j, n;
+
+	for (i = 0; i < NFT_CH_MAX; i++) {
+		n = chain_rules(rs->chain[i], got, 16);
+		for (j = 0; j < n; j++) {
+			if (j >= 10 || want[i][j] == NULL)
+				fail_msg("%s: extra rule %zu: %s",
+				    nft_chain_name(i), j, got[j]);
+			if (strcmp(got[j], want[i][j]) != 0)
+				fail_msg("%s rule %zu:\n got  %s\n want %s",
+				    nft_chain_name(i), j, got[j], want[i][j]);
+		}
+		if (n < 10 && want[i][n] != NULL)
+			fail_msg("%s: missing rule %zu: %s", nft_chain_name(i),
+			    n, want[i][n]);
+	}
+}
+
+/* Both sets: ifname . ipv4_addr, ids 1 and 2 (the lookups use them). */
+static void
+check_sets(const struct nft_ruleset *rs)
+{
+	const struct nftnl_set *s[2] = { rs->set, rs->tset };
+	static const char *const name[2] = { "cages", "transparent" };
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		assert_non_null(s[i]);
+		assert_string_equal(nftnl_set_get_str(s[i], NFTNL_SET_NAME),
+		    name[i]);
+		assert_string_equal(nftnl_set_get_str(s[i], NFTNL_SET_TABLE),
+		    NFT_TABLE);
+		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_FAMILY),
+		    NFPROTO_INET);
+		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_KEY_LEN),
+		    20);
+		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_KEY_TYPE),
+		    41 << 6 | 7);
+		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_ID), i + 1);
+		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_FLAGS), 0);
+	}
+}
+
 static void
 test_default_ruleset(void **state)
 {
 	struct nft_conf c = conf(53, 0);
 	struct nft_ruleset rs;
-	char got[16][1024];
-	size_t i, j, n;
 
 	(void)state;
 	assert_int_equal(nft_ruleset_build(&rs, &c), 0);
 	check_chains(&rs);
-	assert_string_equal(nftnl_set_get_str(rs.set, NFTNL_SET_NAME),
-	    NFT_SET);
-	assert_int_equal(nftnl_set_get_u32(rs.set, NFTNL_SET_KEY_LEN), 20);
-	for (i = 0; i < NFT_CH_MAX; i++) {
-		n = chain_rules(rs.chain[i], got, 16);
-		for (j = 0; j < n; j++) {
-			if (want_default[i][j] == NULL)
-				fail_msg("%s: extra rule %zu: %s",
-				    nft_chain_name(i), j, got[j]);
-			if (strcmp(got[j], want_default[i][j]) != 0)
-				fail_msg("%s rule %zu:\n got  %s\n want %s",
-				    nft_chain_name(i), j, got[j],
-				    want_default[i][j]);
-		}
-		if (want_default[i][n] != NULL)
-			fail_msg("%s: missing rule %zu: %s", nft_chain_name(i),
-			    n, want_default[i][n]);
-	}
+	check_sets(&rs);
+	check_rules(&rs, want_default);
 	nft_ruleset_clear(&rs);
 }
 
@@ -363,23 +449,34 @@ test_transparent(void **state)
 {
 	struct nft_conf c = conf(53, 15001);
 	struct nft_ruleset rs;
-	char got[16][1024];
-	size_t n;
 
 	(void)state;
 	assert_int_equal(nft_ruleset_build(&rs, &c), 0);
-	n = chain_rules(rs.chain[NFT_CH_NAT_PRE], got, 16);
-	assert_int_equal(n, 3);
-	/* After the DNS rules, so DNS to any address still goes to the
-	 * resolver; redirected TCP has daddr == gateway in filter_pre. */
-	assert_string_equal(got[2], GK "; " V4 "; " NOTGW "; " TCP
-	    "; imm r1 3a99; redir port=r1 flags=2");
-	n = chain_rules(rs.chain[NFT_CH_INPUT], got, 16);
-	assert_int_equal(n, 9);
-	assert_string_equal(got[5], GK "; " V4 "; " TOGW "; " TCP "; "
-	    DPORT("3a99") "; verdict accept");
-	n = chain_rules(rs.chain[NFT_CH_FILTER_PRE], got, 16);
-	assert_int_equal(n, 3);
+	check_chains(&rs);
+	check_sets(&rs);
+	check_rules(&rs, want_tp);
+	nft_ruleset_clear(&rs);
+}
+
+/* Without a transparent port nothing looks at set transparent. */
+static void
+test_no_transparent_lookup(void **state)
+{
+	struct nft_conf c = conf(53, 0);
+	struct nft_ruleset rs;
+	char got[16][1024];
+	size_t i, j, n;
+
+	(void)state;
+	assert_int_equal(nft_ruleset_build(&rs, &c), 0);
+	for (i = 0; i < NFT_CH_MAX; i++) {
+		n = chain_rules(rs.chain[i], got, 16);
+		for (j = 0; j < n; j++)
+			if (strstr(got[j], "transparent") != NULL ||
+			    strstr(got[j], "redir") != NULL ||
+			    strstr(got[j], "ct status") != NULL)
+				fail_msg("%s: %s", nft_chain_name(i), got[j]);
+	}
 	nft_ruleset_clear(&rs);
 }
 
@@ -469,36 +566,50 @@ batch_types(struct nftnl_batch *b, uint16_t *types, size_t max)
 
 #define T(x)	((uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | (x)))
 
+/* The ruleset batch: both sets before the chains, then the rules. */
 static void
-test_ruleset_batch(void **state)
+check_ruleset_batch(uint16_t tport, size_t nrules)
 {
-	struct nft_conf c = conf(53, 0);
+	struct nft_conf c = conf(53, tport);
 	struct nft_ruleset rs;
 	struct nftnl_batch *b;
 	uint16_t types[64];
 	uint32_t seq = 100;
 	size_t n, i;
 
-	(void)state;
 	assert_int_equal(nft_ruleset_build(&rs, &c), 0);
 	assert_non_null(b = nft_batch_new(&seq));
 	assert_int_equal(nft_batch_ruleset(b, &rs, &seq), 0);
 	assert_int_equal(nft_batch_end(b, &seq), 0);
 	n = batch_types(b, types, 64);
-	/* begin, table (add, delete, add), set, 5 chains, 17 rules, end */
-	assert_int_equal(n, 1 + 3 + 1 + 5 + 17 + 1);
+	/* begin, table (add, delete, add), 2 sets, 5 chains, rules, end */
+	assert_int_equal(n, 1 + 3 + 2 + 5 + nrules + 1);
 	assert_int_equal(seq, 100 + n);
 	assert_int_equal(types[0], NFNL_MSG_BATCH_BEGIN);
 	assert_int_equal(types[1], T(NFT_MSG_NEWTABLE));
 	assert_int_equal(types[2], T(NFT_MSG_DELTABLE));
 	assert_int_equal(types[3], T(NFT_MSG_NEWTABLE));
 	assert_int_equal(types[4], T(NFT_MSG_NEWSET));
-	for (i = 5; i < 10; i++)
+	assert_int_equal(types[5], T(NFT_MSG_NEWSET));
+	for (i = 6; i < 11; i++)
 		assert_int_equal(types[i], T(NFT_MSG_NEWCHAIN));
 	for (; i < n - 1; i++)
 		assert_int_equal(types[i], T(NFT_MSG_NEWRULE));
 	assert_int_equal(types[n - 1], NFNL_MSG_BATCH_END);
 	nftnl_batch_free(b);
+	nft_ruleset_clear(&rs);
+}
+
+static void
+test_ruleset_batch(void **state)
+{
+	struct nftnl_batch *b;
+	uint16_t types[64];
+	uint32_t seq = 1;
+
+	(void)state;
+	check_ruleset_batch(0, 17);
+	check_ruleset_batch(15001, 19);	/* + redirect, + its accept */
 
 	assert_non_null(b = nft_batch_new(&seq));
 	assert_int_equal(nft_batch_deltable(b, &seq), 0);
@@ -506,7 +617,6 @@ test_ruleset_batch(void **state)
 	assert_int_equal(batch_types(b, types, 64), 3);
 	assert_int_equal(types[1], T(NFT_MSG_DELTABLE));
 	nftnl_batch_free(b);
-	nft_ruleset_clear(&rs);
 }
 
 /*
@@ -532,13 +642,16 @@ elem_key(const struct nlattr *elem, uint16_t *len)
 	return NULL;
 }
 
-/* Check one element message; returns how many elements it carried. */
+/*
+ * Check one element message: its set name is returned in *set, its keys
+ * must be want[first...] in order. Returns how many elements it carried.
+ */
 static size_t
-check_elem_msg(const struct nlmsghdr *nlh, const struct nft_elem *el,
-    size_t first, size_t n)
+check_elem_msg(const struct nlmsghdr *nlh, const char **set,
+    const struct nft_elem *const *want, size_t first, size_t n)
 {
 	const struct nlattr *a, *e;
-	uint8_t want[NFT_KEYLEN];
+	uint8_t wkey[NFT_KEYLEN];
 	const void *key;
 	uint16_t klen;
 	size_t got = 0;
@@ -551,7 +664,7 @@ check_elem_msg(const struct nlmsghdr *nlh, const struct nft_elem *el,
 			seen |= 1;
 			break;
 		case NFTA_SET_ELEM_LIST_SET:
-			assert_string_equal(mnl_attr_get_str(a), NFT_SET);
+			*set = mnl_attr_get_str(a);
 			seen |= 2;
 			break;
 		case NFTA_SET_ELEM_LIST_ELEMENTS:
@@ -559,9 +672,9 @@ check_elem_msg(const struct nlmsghdr *nlh, const struct nft_elem *el,
 				assert_true(first + got < n);
 				assert_non_null(key = elem_key(e, &klen));
 				assert_int_equal(klen, NFT_KEYLEN);
-				nft_elem_key(want, el[first + got].ifname,
-				    el[first + got].addr);
-				assert_memory_equal(key, want, NFT_KEYLEN);
+				nft_elem_key(wkey, want[first + got]->ifname,
+				    want[first + got]->addr);
+				assert_memory_equal(key, wkey, NFT_KEYLEN);
 				got++;
 			}
 			break;
@@ -573,14 +686,20 @@ check_elem_msg(const struct nlmsghdr *nlh, const struct nft_elem *el,
 	return got;
 }
 
-/* Every element in order, at most 64 in one message. */
+/*
+ * The batch holds, in order: messages for set cages with want_c[0..nc),
+ * then messages for set transparent with want_t[0..nt); at most 64
+ * elements in one message, all of type `type`.
+ */
 static void
-check_elems(struct nftnl_batch *b, const struct nft_elem *el, size_t n,
+check_elems(struct nftnl_batch *b, const struct nft_elem *const *want_c,
+    size_t nc, const struct nft_elem *const *want_t, size_t nt,
     uint16_t type)
 {
 	struct iovec iov[8];
 	const struct nlmsghdr *nlh;
-	size_t got = 0, k, msgs = 0;
+	const char *set = NULL;
+	size_t gotc = 0, gott = 0, k, msgc = 0, msgt = 0;
 	int len, niov;
 
 	niov = nftnl_batch_iovec_len(b);
@@ -595,39 +714,128 @@ check_elems(struct nftnl_batch *b, const struct nft_elem *el, size_t n,
 		assert_int_equal(nlh->nlmsg_type, T(type));
 		assert_int_equal(nlh->nlmsg_flags & NLM_F_EXCL,
 		    type == NFT_MSG_NEWSETELEM ? NLM_F_EXCL : 0);
-		k = check_elem_msg(nlh, el, got, n);
+		/* Peek at the set name first: cages, then transparent. */
+		if (msgt == 0 && gotc < nc) {
+			k = check_elem_msg(nlh, &set, want_c, gotc, nc);
+			assert_string_equal(set, "cages");
+			gotc += k;
+			msgc++;
+		} else {
+			k = check_elem_msg(nlh, &set, want_t, gott, nt);
+			assert_string_equal(set, "transparent");
+			gott += k;
+			msgt++;
+		}
 		assert_true(k >= 1 && k <= 64);
-		got += k;
-		msgs++;
 	}
-	assert_int_equal(got, n);
-	assert_int_equal(msgs, (n + 63) / 64);
+	assert_int_equal(gotc, nc);
+	assert_int_equal(gott, nt);
+	assert_int_equal(msgc, (nc + 63) / 64);
+	assert_int_equal(msgt, (nt + 63) / 64);
+}
+
+/* Cages gk-00000000...; every `tp_every`-th one transparent (0: none). */
+static void
+make_elems(struct nft_elem *el, size_t n, size_t tp_every)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		memset(&el[i], 0, sizeof(el[i]));
+		snprintf(el[i].ifname, sizeof(el[i].ifname), "gk-%08zx", i);
+		el[i].addr.s_addr = htonl(0x0a8f0002 + (uint32_t)i);
+		el[i].transparent = tp_every != 0 && i % tp_every == 0;
+	}
 }
 
 static void
 test_elem_batches(void **state)
 {
-	static const size_t sizes[] = { 1, 2, 63, 64, 65, 200 };
+	static const size_t sizes[] = { 1, 2, 63, 64, 65, 129, 200 };
+	/* 0: none transparent, 1: all, 2 and 3: some */
+	static const size_t tp_every[] = { 0, 1, 2, 3 };
+	const struct nft_elem *wc[200], *wt[200];
 	struct nft_elem el[200];
 	struct nftnl_batch *b;
 	uint32_t seq = 1;
-	size_t i, k;
+	size_t i, k, t, nt;
+	bool add;
 
 	(void)state;
-	for (i = 0; i < 200; i++) {
-		memset(&el[i], 0, sizeof(el[i]));
-		snprintf(el[i].ifname, sizeof(el[i].ifname), "gk-%08zx", i);
-		el[i].addr.s_addr = htonl(0x0a8f0002 + (uint32_t)i);
+	for (t = 0; t < sizeof(tp_every) / sizeof(tp_every[0]); t++) {
+		make_elems(el, 200, tp_every[t]);
+		for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			add = (k + t) % 2 == 0;
+			for (i = nt = 0; i < sizes[k]; i++) {
+				wc[i] = &el[i];
+				if (el[i].transparent)
+					wt[nt++] = &el[i];
+			}
+			assert_non_null(b = nft_batch_new(&seq));
+			assert_int_equal(nft_batch_elems(b, add, el, sizes[k],
+			    &seq), 0);
+			assert_int_equal(nft_batch_end(b, &seq), 0);
+			check_elems(b, wc, sizes[k], wt, nt, add ?
+			    NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM);
+			nftnl_batch_free(b);
+		}
 	}
-	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		assert_non_null(b = nft_batch_new(&seq));
-		assert_int_equal(nft_batch_elems(b, k % 2 == 0, el, sizes[k],
-		    &seq), 0);
-		assert_int_equal(nft_batch_end(b, &seq), 0);
-		check_elems(b, el, sizes[k], k % 2 == 0 ? NFT_MSG_NEWSETELEM :
-		    NFT_MSG_DELSETELEM);
-		nftnl_batch_free(b);
-	}
+}
+
+/* One cage up: a single transaction adds to both sets (or cages only). */
+static void
+test_elem_one_cage(void **state)
+{
+	const struct nft_elem *w[1];
+	struct nft_elem el;
+	struct nftnl_batch *b;
+	uint32_t seq = 7;
+
+	(void)state;
+	make_elems(&el, 1, 1);
+	w[0] = &el;
+	assert_non_null(b = nft_batch_new(&seq));
+	assert_int_equal(nft_batch_elems(b, true, &el, 1, &seq), 0);
+	assert_int_equal(nft_batch_end(b, &seq), 0);
+	assert_int_equal(seq, 7 + 4);	/* begin, cages, transparent, end */
+	check_elems(b, w, 1, w, 1, NFT_MSG_NEWSETELEM);
+	nftnl_batch_free(b);
+
+	el.transparent = false;
+	assert_non_null(b = nft_batch_new(&seq));
+	assert_int_equal(nft_batch_elems(b, false, &el, 1, &seq), 0);
+	assert_int_equal(nft_batch_end(b, &seq), 0);
+	check_elems(b, w, 1, NULL, 0, NFT_MSG_DELSETELEM);
+	nftnl_batch_free(b);
+}
+
+/* One set only: every element, whatever its .transparent says. */
+static void
+test_set_elems(void **state)
+{
+	const struct nft_elem *w[70];
+	struct nft_elem el[70];
+	struct nftnl_batch *b;
+	uint32_t seq = 1;
+	size_t i;
+
+	(void)state;
+	make_elems(el, 70, 2);
+	for (i = 0; i < 70; i++)
+		w[i] = &el[i];
+	assert_non_null(b = nft_batch_new(&seq));
+	assert_int_equal(nft_batch_set_elems(b, NFT_SET, false, el, 70,
+	    &seq), 0);
+	assert_int_equal(nft_batch_end(b, &seq), 0);
+	check_elems(b, w, 70, NULL, 0, NFT_MSG_DELSETELEM);
+	nftnl_batch_free(b);
+
+	assert_non_null(b = nft_batch_new(&seq));
+	assert_int_equal(nft_batch_set_elems(b, NFT_SET_TP, false, el, 70,
+	    &seq), 0);
+	assert_int_equal(nft_batch_end(b, &seq), 0);
+	check_elems(b, NULL, 0, w, 70, NFT_MSG_DELSETELEM);
+	nftnl_batch_free(b);
 }
 
 static void
@@ -652,10 +860,13 @@ main(void)
 		cmocka_unit_test(test_default_ruleset),
 		cmocka_unit_test(test_every_rule_matches_cage_links),
 		cmocka_unit_test(test_transparent),
+		cmocka_unit_test(test_no_transparent_lookup),
 		cmocka_unit_test(test_dns_port),
 		cmocka_unit_test(test_elem_key),
 		cmocka_unit_test(test_ruleset_batch),
 		cmocka_unit_test(test_elem_batches),
+		cmocka_unit_test(test_elem_one_cage),
+		cmocka_unit_test(test_set_elems),
 		cmocka_unit_test(test_gettable),
 	};
 

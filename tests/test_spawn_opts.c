@@ -66,6 +66,10 @@ static const struct ecase errors[] = {
 	    "--fs: 'ro' is not valid; use sandbox or host" },
 	{ { "--seccomp", "strict", "true", NULL },
 	    "--seccomp: 'strict' is not valid; use default, relaxed or off" },
+	{ { "--transparent", "yes", "true", NULL },
+	    "--transparent: 'yes' is not valid; use on or off" },
+	{ { "--transparent", "on", "--transparent", "off", "true", NULL },
+	    "--transparent given twice" },
 	{ { "--platform", "windows", "true", NULL },
 	    "--platform: 'windows' is not valid; use linux or macos" },
 	{ { "--timeout", "0", "true", NULL },
@@ -172,6 +176,7 @@ test_defaults(void **state)
 	    "*.github.com", "--", "git", "clone", "x", NULL), SPAWN_OPT_RUN);
 	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
 	assert_int_equal(o.net, SPAWN_NET_GATED);
+	assert_int_equal(o.transparent, 1);	/* on unless said otherwise */
 	assert_int_equal(o.allow.n, 1);
 	assert_string_equal(o.allow.v[0], "*.github.com");
 	assert_int_equal(o.ncmd, 3);
@@ -300,6 +305,18 @@ test_finish_conflicts(void **state)
 	    "true", NULL), SPAWN_OPT_RUN);
 	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
 	assert_int_equal(o.net, SPAWN_NET_GATED);
+	spawn_opts_clear(&o);
+	/* --transparent: off or on when gated, an error otherwise */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--transparent",
+	    "off", "-a", "x.example", "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.transparent, 0);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--transparent",
+	    "on", "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--transparent applies to gated runs (with "
+	    "--allow); --net none has no proxy to redirect to");
 	spawn_opts_clear(&o);
 	/* host without --allow */
 	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--net", "host",

@@ -163,10 +163,11 @@ in_cage() {
 	nsenter -t "$pid" -n -- "$@"
 }
 
-# up NAME CAGEPID IFNAME VAR: plumb; VAR = the cage's address.
+# up NAME CAGEPID IFNAME VAR [transparent]: plumb; VAR = the cage's
+# address.
 up() {
 	local r ok addr
-	r=$(drv_send "$1" "up /proc/$2/ns/net $3")
+	r=$(drv_send "$1" "up /proc/$2/ns/net $3${5:+ $5}")
 	UP_REPLY=$r
 	read -r ok addr UP_US <<<"$r"
 	[ "$ok" = ok ] || return 1
@@ -229,7 +230,46 @@ dig_ok() {
 
 lines() { grep -c -- "$1" "$LOG" 2>/dev/null; }
 table_has() { nft list set inet gatekeeper cages 2>/dev/null | grep -qF "$1"; }
+tp_has() { nft list set inet gatekeeper transparent 2>/dev/null | grep -qF "$1"; }
+tp_empty() {
+	nft list set inet gatekeeper transparent >/dev/null 2>&1 &&
+		! nft list set inet gatekeeper transparent | grep -q elements
+}
+sets() {
+	echo "cages: $(nft list set inet gatekeeper cages 2>&1 | tr -s '\n\t' ' ')"
+	echo "transparent: $(nft list set inet gatekeeper transparent 2>&1 | tr -s '\n\t' ' ')"
+}
 gk_links() { ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep '^gk-'; }
+
+# udp_probe ADDR PORT: what a QUIC client sees. A connected UDP socket
+# sends one datagram and waits 2 s for an answer. Prints "refused MS"
+# (ECONNREFUSED: an ICMP port-unreachable came back), "answer MS" or
+# "timeout MS". (An unconnected socket sees no ICMP errors at all without
+# IP_RECVERR: NOTES-linux.md, "does NOT work" item 6.)
+cat >"$T/udp_probe.py" <<'EOF'
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(2)
+t0 = time.monotonic()
+ms = lambda: int((time.monotonic() - t0) * 1000)
+try:
+    s.connect((sys.argv[1], int(sys.argv[2])))
+    s.send(b"\xc0quic-initial")
+    s.recv(2048)
+    print("answer", ms())
+except ConnectionRefusedError:
+    print("refused", ms())
+except socket.timeout:
+    print("timeout", ms())
+EOF
+# udp_fast MSG CAGEPID ADDR PORT: refused within a second.
+udp_fast() {
+	local r
+	r=$(in_cage "$2" "$PYTHON" "$T/udp_probe.py" "$3" "$4" 2>&1)
+	GK_DETAIL=$r
+	gk_check "$1 (${r#* } ms)" eval \
+		'[[ "$r" == "refused "* ]] && [ "${r#refused }" -lt 1000 ]'
+}
 
 # ---------------------------------------------------------------------------
 # The gateway's listeners (gatekeeperd stand-in) and a host service
@@ -327,7 +367,12 @@ gk_check "nft_plumb_new succeeds (plumb_drive ready)" drv_start main
 nft list table inet gatekeeper >"$T/table.txt" 2>&1
 GK_DETAIL=$(head -c 600 "$T/table.txt")
 gk_check "table inet gatekeeper exists with set cages (ifname . ipv4_addr)" \
-	grep -q 'type ifname . ipv4_addr' "$T/table.txt"
+	eval 'grep -A1 "set cages {" "$T/table.txt" |
+	    grep -q "type ifname . ipv4_addr"'
+gk_check "... and set transparent (ifname . ipv4_addr), unused here" eval \
+	'grep -A1 "set transparent {" "$T/table.txt" |
+	    grep -q "type ifname . ipv4_addr" &&
+	 ! grep -q "@transparent" "$T/table.txt"' 
 GK_DETAIL=$(grep -E 'hook|policy' "$T/table.txt")
 gk_check "five base chains, all policy accept" eval \
 	'[ "$(grep -c "policy accept;" "$T/table.txt")" = 5 ] &&
@@ -354,9 +399,14 @@ GK_DETAIL=$UP_REPLY
 up main "$A" gk-cagea A_IP
 GK_DETAIL=$UP_REPLY
 gk_check "cage A plumbed (10.143.0.2)" test "${A_IP:-}" = 10.143.0.2
-up main "$B" gk-cageb B_IP
+# B asks for transparent mode, but this table has no transparent port
+# (host-wide off): B is plumbed like A, and set transparent stays empty.
+up main "$B" gk-cageb B_IP transparent
 GK_DETAIL=$UP_REPLY
-gk_check "cage B plumbed (10.143.0.3)" test "${B_IP:-}" = 10.143.0.3
+gk_check "cage B plumbed (10.143.0.3), transparent asked for" \
+	test "${B_IP:-}" = 10.143.0.3
+GK_DETAIL=$(sets)
+gk_check "no transparent port: set transparent stays empty" tp_empty
 
 GK_DETAIL=$(ip -o addr show dev gk-cagea)
 gk_check "host end carries the gateway /32" \
@@ -422,6 +472,10 @@ refused "TCP to another address: refused at once (curl)" "connection refused" \
 	in_cage "$A" curl -sSv --max-time 2 http://203.0.113.5/
 refused "UDP to another address: refused at once" "refused" \
 	in_cage "$A" dig @203.0.113.5 -p 5353 probe.test +time=2 +tries=1
+udp_fast "UDP (QUIC) to 203.0.113.50:443, connected socket: ECONNREFUSED" \
+	"$A" 203.0.113.50 443
+refused "B (transparent asked for, no port): TCP elsewhere reset at once" \
+	"refused" in_cage "$B" nc -v -w 2 203.0.113.5 80
 refused "ICMP to another address: admin-prohibited at once" \
 	"filtered|prohibited" in_cage "$A" ping -n -c 1 -W 2 203.0.113.5
 GK_DETAIL=$(out)
@@ -722,27 +776,116 @@ gk_check "the live cage's eth0 is gone" \
 	eval '[ "$(in_cage $C ip -o link show | grep -vc ": lo:")" = 0 ]'
 
 # ===========================================================================
-echo "---- transparent mode (transparent_port 15001) ----"
+echo "---- transparent mode (transparent_port 15001), per cage ----"
 
-gk_check "start with -t 15001" drv_start tp -t 15001
+gk_check "start with -t 15001" drv_start tp -t 15001 -v
 new_cage TC user
-up tp "$TC" gk-cagetp TC_IP
+new_cage TN user
+up tp "$TC" gk-cagetp TC_IP transparent
 GK_DETAIL=$UP_REPLY
-gk_check "cage plumbed" test -n "${TC_IP:-}"
-GK_DETAIL=$(nft list chain inet gatekeeper nat_pre 2>&1)
-gk_check "nat_pre has the redirect" eval \
-	'nft list chain inet gatekeeper nat_pre | grep -q "redirect to :15001"'
+gk_check "cage TC plumbed with transparent on" test -n "${TC_IP:-}"
+up tp "$TN" gk-cagetn TN_IP
+GK_DETAIL=$UP_REPLY
+gk_check "cage TN plumbed with transparent off" test -n "${TN_IP:-}"
+nft list table inet gatekeeper >"$T/table-tp.txt" 2>&1
+GK_DETAIL=$(grep -E 'redirect|15001' "$T/table-tp.txt")
+gk_check "nat_pre redirects only set transparent" grep -qF \
+	'iifname "gk-*" ip daddr != 10.143.0.1 meta l4proto tcp iifname . ip saddr @transparent redirect to :15001' \
+	"$T/table-tp.txt"
+gk_check "input accepts port 15001 only redirected, from set transparent" \
+	grep -qF \
+	'iifname "gk-*" ip daddr 10.143.0.1 tcp dport 15001 ct status dnat iifname . ip saddr @transparent accept' \
+	"$T/table-tp.txt"
+GK_DETAIL=$(sets)
+gk_check "set cages holds TC and TN, set transparent TC only" eval \
+	'table_has "\"gk-cagetp\" . $TC_IP" && table_has "\"gk-cagetn\" . $TN_IP" &&
+	 tp_has "\"gk-cagetp\" . $TC_IP" && ! tp_has gk-cagetn'
+
+# Transparent on: redirected, the original destination intact.
+nc_hello "TC: TCP to 203.0.113.50:443 arrives at gateway:15001 with SO_ORIGINAL_DST 203.0.113.50:443" \
+	"$TC" 203.0.113.50 443 "hello 15001 $TC_IP orig=203.0.113.50:443"
 timed in_cage "$TC" curl -sS --http0.9 --max-time 2 http://203.0.113.50:80/
 GK_DETAIL="$(out) (${MS} ms)"
-gk_check "TCP to any address reaches the transparent port (SO_ORIGINAL_DST kept)" \
+gk_check "TC: curl to 203.0.113.50:80 reaches the transparent port" \
 	grep -q "hello 15001 $TC_IP orig=203.0.113.50:80" "$T/out"
-nc_hello "TCP to another host address is redirected too" "$TC" \
+nc_hello "TC: TCP to another host address is redirected too" "$TC" \
 	10.200.0.1 2222 "hello 15001 $TC_IP orig=10.200.0.1:2222"
-refused "... but other gateway ports are still refused" "refused" \
+# A direct connection would carry SO_ORIGINAL_DST = the listener itself:
+# input accepts only redirected ones (ct status dnat).
+n0=$(lines "tcp 15001 $TC_IP:")
+refused "TC: gateway:15001 directly is refused at once (not redirected)" \
+	"refused" in_cage "$TC" nc -v -w 2 $GW 15001
+GK_DETAIL="lines before $n0, after $(lines "tcp 15001 $TC_IP:")"
+gk_check "... and the listener saw nothing of it" \
+	test "$(lines "tcp 15001 $TC_IP:")" = "$n0"
+nc_hello "TC: the SOCKS port still works" "$TC" "$GW" 1080 \
+	"hello 1080 $TC_IP"
+refused "TC: other gateway ports are still refused" "refused" \
 	in_cage "$TC" nc -v -w 2 $GW 22
-refused "... and UDP elsewhere is still refused" "refused" \
+refused "TC: UDP elsewhere is still refused (dig)" "refused" \
 	in_cage "$TC" dig @203.0.113.5 -p 5353 probe.test +time=2 +tries=1
-dig_ok "... and DNS to 8.8.8.8 still goes to the resolver" "$TC" 8.8.8.8
+udp_fast "TC: UDP (QUIC) to 203.0.113.50:443, connected socket: ECONNREFUSED" \
+	"$TC" 203.0.113.50 443
+dig_ok "TC: DNS to 8.8.8.8 still goes to the resolver" "$TC" 8.8.8.8
+dig_ok "TC: DNS over TCP to 8.8.8.8 too (not the transparent port)" \
+	"$TC" 8.8.8.8 +tcp
+
+# Transparent off, in the same table: the fast reset as before.
+n0=$(lines " $TN_IP:")
+refused "TN: TCP to 203.0.113.50:443 is reset at once" "refused" \
+	in_cage "$TN" nc -v -w 2 203.0.113.50 443
+refused "TN: curl to 203.0.113.50:80 is refused at once" \
+	"connection refused" in_cage "$TN" curl -sSv --max-time 2 \
+	http://203.0.113.50:80/
+refused "TN: gateway:15001 directly is refused at once" "refused" \
+	in_cage "$TN" nc -v -w 2 $GW 15001
+GK_DETAIL="TN lines before $n0, after $(lines " $TN_IP:")"
+gk_check "... and the listeners saw nothing from TN" \
+	test "$(lines " $TN_IP:")" = "$n0"
+udp_fast "TN: UDP (QUIC) to 203.0.113.50:443, connected socket: ECONNREFUSED" \
+	"$TN" 203.0.113.50 443
+dig_ok "TN: DNS to 8.8.8.8 goes to the resolver" "$TN" 8.8.8.8
+nc_hello "TN: the SOCKS port works" "$TN" "$GW" 1080 "hello 1080 $TN_IP"
+
+# Teardown: TN alone (not in set transparent: deleting nothing there must
+# not fail the transaction), then TC alone, then a mixed pair at once.
+drv_send tp "down gk-cagetn $TN_IP" >/dev/null
+r=$(drv_send tp wait)
+GK_DETAIL="$r; $(sets)"
+gk_check "TN down: link and element gone, TC's elements stay" eval \
+	'[[ "$r" == "ok "* ]] && ! table_has gk-cagetn &&
+	 ! ip link show gk-cagetn >/dev/null 2>&1 &&
+	 table_has "\"gk-cagetp\" . $TC_IP" && tp_has "\"gk-cagetp\" . $TC_IP"'
+drv_send tp "down gk-cagetp $TC_IP" >/dev/null
+r=$(drv_send tp wait)
+GK_DETAIL="$r; $(sets)"
+gk_check "TC down: link and elements in cages and transparent gone" eval \
+	'[[ "$r" == "ok "* ]] && ! table_has gk-cagetp && tp_empty &&
+	 ! ip link show gk-cagetp >/dev/null 2>&1'
+new_cage TC2 user
+new_cage TN2 user
+up tp "$TC2" gk-cagetp2 TC2_IP transparent
+up tp "$TN2" gk-cagetn2 TN2_IP
+GK_DETAIL="$TC2_IP $TN2_IP; $(sets)"
+gk_check "a second pair plumbed (one transparent)" eval \
+	'[ -n "$TC2_IP" ] && [ -n "$TN2_IP" ] &&
+	 tp_has "\"gk-cagetp2\" . $TC2_IP" && ! tp_has gk-cagetn2'
+nc_hello "TC2: redirected" "$TC2" 203.0.113.50 443 \
+	"hello 15001 $TC2_IP orig=203.0.113.50:443"
+refused "TN2: reset at once" "refused" \
+	in_cage "$TN2" nc -v -w 2 203.0.113.50 443
+drv_send tp "down gk-cagetp2 $TC2_IP" >/dev/null
+drv_send tp "down gk-cagetn2 $TN2_IP" >/dev/null
+r=$(drv_send tp wait)
+GK_DETAIL="$r; $(sets)"
+gk_check "both down at once: every element of both sets gone" eval \
+	'[[ "$r" == "ok "* ]] && ! table_has gk-cagetp2 &&
+	 ! table_has gk-cagetn2 && tp_empty'
+GK_DETAIL=$(grep -E "one by one|teardown incomplete" "$T/drv-tp.log")
+gk_check "... each teardown one transaction, every address back in the pool" \
+	test -z "$GK_DETAIL"
+GK_DETAIL=$(grep -c "plumbed, transparent" "$T/drv-tp.log")
+gk_check "(the driver logged 2 transparent cages)" test "$GK_DETAIL" = 2
 drv_quit tp
 GK_DETAIL="rc $GK_RC"
 gk_check "stop (transparent)" test "$GK_RC" = 0
