@@ -269,6 +269,23 @@ user_in_group(uid_t uid, gid_t gid, gid_t group)
 	return found;
 }
 
+/* Whether the peer process holds `group` among its supplementary groups
+ * right now (setpriv --groups, sg, newgrp: not only the group file). */
+static bool
+peer_holds_group(int fd, gid_t group)
+{
+	gid_t groups[256];
+	socklen_t len = sizeof(groups);
+	size_t i;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == -1)
+		return false;
+	for (i = 0; i < len / sizeof(groups[0]); i++)
+		if (groups[i] == group)
+			return true;
+	return false;
+}
+
 /* 0 if the peer may use the socket; else -1 with the reason. */
 static int
 peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
@@ -294,7 +311,8 @@ peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
 	if (cr.uid == 0 || cr.uid == geteuid())
 		return 0;
 	if ((gr = getgrnam(GK_CONTROL_GROUP)) != NULL &&
-	    user_in_group(cr.uid, cr.gid, gr->gr_gid))
+	    (user_in_group(cr.uid, cr.gid, gr->gr_gid) ||
+	    peer_holds_group(fd, gr->gr_gid)))
 		return 0;
 	snprintf(why, len, "not permitted: uid %u is not root and not in "
 	    "group '%s'; ask an administrator to add you to it (usermod "
