@@ -343,6 +343,8 @@ main(int argc, char **argv)
 	struct spawn_plan p;
 
 	std_fds();
+	/* one write per line: whoever reads our stderr never sees half */
+	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 	switch (spawn_opts_parse(argc, argv, getenv("GK_CONTROL"), &o, err,
 	    sizeof(err))) {
 	case SPAWN_OPT_HELP:

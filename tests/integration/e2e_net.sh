@@ -48,6 +48,9 @@
 #                                   stand-in for 8.8.8.8: a cage that asks it
 #                                   directly must get gatekeeperd's answer)
 #             echo.py on 0.0.0.0:7777, TCP and UDP, answers "internet"
+#             sshd (en_sshd, not part of en_start; test_transparent.sh):
+#                    OpenSSH on 192.0.2.10:22 and [2001:db8::10]:22,
+#                    key-only, root login
 #             fcgiwrap (unix socket) running git-http-backend for nginx:
 #                    https://github.com/acme/hello.git over SMART HTTP
 #                    (evil.example serves the same repository, so a leak
@@ -515,4 +518,118 @@ en_start() {
 	en_echo || return 1
 	en_fcgiwrap || return 1
 	en_nginx || return 1
+}
+
+# ---------------------------------------------------------------------------
+# OpenSSH on github.com (added for test_transparent.sh; not part of
+# en_start, so test_e2e.sh's internet is unchanged). Call en_sshd after
+# en_start.
+#
+#   sshd   OpenSSH on github.com's addresses (192.0.2.10:22 and
+#          [2001:db8::10]:22), key-only (no passwords, no PAM, no
+#          keyboard-interactive), a throwaway ed25519 host key and user
+#          key; it runs as root in the internet netns, so `root@github.com`
+#          is the login and the command runs there (it can read $EN_DIR).
+#          sshd insists on /run/sshd: when the machine has none, a tmpfs is
+#          mounted on /run in the test's private mount namespace (the
+#          machine's /run is untouched; run this after en_resolv, which
+#          bind-mounts /etc/resolv.conf, a regular file here).
+#
+# Files under $EN_DIR/ssh (world-readable directory): id and id.pub (the
+# user key; id is mode 0600 and root's: copy it, chowned, for another
+# user, since ssh refuses a private key that others can read),
+# known_hosts ("github.com <host key>"), sshd_config, sshd.log, and the
+# host key (0600).
+
+EN_SSHD_PID=
+EN_SSH_PORT=22
+
+en_sshd() {
+	local s=$EN_DIR/ssh i
+	mkdir -p "$s" || return 1
+	chmod 755 "$s"
+	command -v /usr/sbin/sshd >/dev/null 2>&1 || {
+		en_err "/usr/sbin/sshd is not installed (openssh-server; bash deploy/install-deps.sh)"
+		return 1
+	}
+	if [ ! -d /run/sshd ]; then
+		# Our mount namespace is private (lib.sh: unshare --mount; made
+		# rprivate again here to be sure): the tmpfs is seen by this
+		# test only.
+		mount --make-rprivate / 2>/dev/null
+		if ! mount -t tmpfs -o mode=755 gk-test-run /run; then
+			en_err "cannot mount a private tmpfs on /run for /run/sshd"
+			return 1
+		fi
+		mkdir -p /run/sshd /run/lock && chmod 755 /run/sshd
+	fi
+	rm -f "$s/host_key" "$s/host_key.pub" "$s/id" "$s/id.pub"
+	ssh-keygen -q -t ed25519 -N '' -C gk-e2e-host -f "$s/host_key" ||
+		return 1
+	ssh-keygen -q -t ed25519 -N '' -C gk-e2e-user -f "$s/id" || return 1
+	cp "$s/id.pub" "$s/authorized_keys"
+	chmod 644 "$s/authorized_keys" "$s/id.pub" "$s/host_key.pub"
+	printf 'github.com %s\n' "$(cut -d' ' -f1,2 "$s/host_key.pub")" \
+		>"$s/known_hosts"
+	chmod 644 "$s/known_hosts"
+	cat >"$s/sshd_config" <<EOF
+Port $EN_SSH_PORT
+ListenAddress ${EN_ADDR[github.com]}
+ListenAddress [$EN_ADDR6_GITHUB]
+HostKey $s/host_key
+PidFile $s/sshd.pid
+AuthorizedKeysFile $s/authorized_keys
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PrintMotd no
+PrintLastLog no
+UseDNS no
+X11Forwarding no
+AllowTcpForwarding no
+AllowAgentForwarding no
+MaxStartups 100:30:200
+LogLevel VERBOSE
+EOF
+	( gk_close_ctl_fds; exec nsenter --net="/proc/$EN_NS_PID/ns/net" -- \
+		/usr/sbin/sshd -f "$s/sshd_config" -D -e \
+		>>"$s/sshd.log" 2>&1 ) &
+	EN_SSHD_PID=$!
+	gk_track_pid "$EN_SSHD_PID"
+	for ((i = 0; i < 50; i++)); do
+		if ! kill -0 "$EN_SSHD_PID" 2>/dev/null; then
+			en_err "sshd exited:"
+			tail -n 20 "$s/sshd.log" >&2
+			return 1
+		fi
+		if "$PYTHON" - "${EN_ADDR[github.com]}" "$EN_SSH_PORT" <<'EOF' 2>/dev/null
+import socket, sys
+s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=1)
+s.settimeout(2)
+sys.exit(0 if s.recv(64).startswith(b"SSH-2.0-") else 1)
+EOF
+		then
+			return 0
+		fi
+		sleep 0.1
+	done
+	en_err "sshd did not send its banner within 5 s"
+	tail -n 20 "$s/sshd.log" >&2
+	return 1
+}
+
+# en_ssh_opts KEY: the OpenSSH client options for the test internet, one
+# per line: KEY as the only identity, github.com's host key from
+# $EN_DIR/ssh/known_hosts only (strict), nothing from ~/.ssh or /etc/ssh
+# (use with -F /dev/null), no prompts, bounded waits.
+en_ssh_opts() {
+	printf '%s\n' -F /dev/null -i "$1" -o IdentitiesOnly=yes \
+		-o BatchMode=yes -o StrictHostKeyChecking=yes \
+		-o "UserKnownHostsFile=$EN_DIR/ssh/known_hosts" \
+		-o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=10 \
+		-o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
+		-o LogLevel=ERROR
 }

@@ -639,7 +639,7 @@ gated_timeout() {
 	local who=$1 as=$2 pid id obj src link live=no t0
 	run_bg pid "$as" to -v --timeout 2 -a x.example --control "$SOCK" -- \
 		sleep "$SLEEP3"
-	gk_wait_for 100 grep -q '^gk-run: cage ' "$T/to.err"
+	gk_wait_for 100 grep -q '^gk-run: cage [A-Za-z0-9._-]*: gateway ' "$T/to.err"
 	id=$(cage_id "$T/to.err")
 	obj=$(cage_of "$id")
 	src=$(gk_json_get source "$obj")
@@ -657,16 +657,22 @@ gated_timeout() {
 }
 
 # gated_refused: gatekeeperd's own refusal reaches the user. nobody with
-# gatekeeper as a supplementary group only can connect (the socket's mode)
-# but is not in the group as gatekeeperd checks it; with no groups at all
-# the socket's mode already stops it.
+# gatekeeper as a supplementary group only is let in (gatekeeperd reads the
+# peer's groups); nobody with no groups at all is stopped by the socket's
+# mode, and, when the socket is opened wider by hand, by gatekeeperd.
 gated_refused() {
 	GK_DETAIL="id nobody: $(id nobody)"
-	gk_check "nobody is not in group $GK_GROUP in the group database (so the next check means something)" \
+	gk_check "nobody is not in group $GK_GROUP in the group database (so the next checks mean something)" \
 		eval '! id -nG nobody | tr " " "\n" | grep -qx "$GK_GROUP"'
 	run nobody:outsider -- --allow '*.github.com' --control "$SOCK" -- true
 	GK_DETAIL=$(detail)
-	gk_check "nobody outside group $GK_GROUP: gatekeeperd's refusal, 125, one line" \
+	gk_check "nobody holding $GK_GROUP as a supplementary group only: gets a cage, 0" \
+		eval '[ "$RC" = 0 ]'
+	chmod 0666 "$SOCK"
+	run nobody -- --allow '*.github.com' --control "$SOCK" -- true
+	chmod 0660 "$SOCK"
+	GK_DETAIL=$(detail)
+	gk_check "nobody outside group $GK_GROUP, socket opened to all: gatekeeperd's refusal, 125, one line" \
 		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: gatekeeperd refused the cage: not permitted: uid $(id -u nobody) is not root and not in group .$GK_GROUP.; ask an administrator to add you to it \(usermod -aG $GK_GROUP USER, then log in again\)$"'
 	run nobody -- --allow '*.github.com' --control "$SOCK" -- true
 	GK_DETAIL=$(detail)
