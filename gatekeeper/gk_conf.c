@@ -606,6 +606,34 @@ scan_args(struct gk_conf *c, int argc, char **argv, struct option *lo,
 	return GK_CONF_RUN;
 }
 
+/* Every TCP listener on the listen address needs its own port. */
+static int
+check_ports(const struct gk_conf *c, char *errs, size_t errslen)
+{
+	const struct {
+		const char	*key;
+		uint16_t	 port;
+	} p[] = {
+		{ "dns-port", c->dns_port },
+		{ "socks-port", c->socks_port },
+		{ "http-port", c->http_port },
+		{ "transparent-port", c->transparent_port },
+	};
+	size_t i, j, n = sizeof(p) / sizeof(p[0]);
+
+	for (i = 0; i < n; i++) {
+		for (j = i + 1; j < n; j++) {
+			if (p[i].port == 0 || p[i].port != p[j].port)
+				continue;
+			snprintf(errs, errslen, "%s and %s are both %u: each "
+			    "listener needs its own port\n", p[i].key, p[j].key,
+			    p[i].port);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 enum gk_conf_action
 gk_conf_load(struct gk_conf *c, int argc, char **argv, char *errs,
     size_t errslen)
@@ -638,5 +666,7 @@ gk_conf_load(struct gk_conf *c, int argc, char **argv, char *errs,
 	c->log_level += verbose;
 	if (c->log_level > LOG_LVL_DEBUG)
 		c->log_level = LOG_LVL_DEBUG;
+	if (check_ports(c, errs, errslen) == -1)
+		return GK_CONF_ERROR;
 	return GK_CONF_RUN;
 }

@@ -242,6 +242,10 @@ test_load_errors(void **state)
 	char *a5[] = { "gatekeeperd", "--help", NULL };
 	char *a6[] = { "gatekeeperd", "-c", "/nonexistent/x", "--version",
 	    NULL };
+	char *a7[] = { "gatekeeperd", "-c", "/dev/null", "--http-port", "53",
+	    NULL };
+	char *a8[] = { "gatekeeperd", "-c", "/dev/null", "--socks-port",
+	    "15001", "--transparent-port", "off", NULL };
 	struct gk_conf c;
 
 	(void)state;
@@ -257,6 +261,14 @@ test_load_errors(void **state)
 	assert_int_equal(gk_conf_load(&c, 2, a4, errs, sizeof(errs)),
 	    GK_CONF_ERROR);
 	assert_non_null(strstr(errs, "'extra'"));
+	/* two listeners on one port */
+	assert_int_equal(gk_conf_load(&c, 5, a7, errs, sizeof(errs)),
+	    GK_CONF_ERROR);
+	assert_string_equal(errs, "dns-port and http-port are both 53: each "
+	    "listener needs its own port\n");
+	/* a port that is off clashes with nothing */
+	assert_int_equal(gk_conf_load(&c, 7, a8, errs, sizeof(errs)),
+	    GK_CONF_RUN);
 	assert_int_equal(gk_conf_load(&c, 2, a5, errs, sizeof(errs)),
 	    GK_CONF_HELP);
 	assert_int_equal(gk_conf_load(&c, 4, a6, errs, sizeof(errs)),
