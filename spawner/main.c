@@ -247,8 +247,13 @@ make_cage(const struct spawn_opts *o, struct spawn_cage *cage)
 	free(req);
 	if (o->verbose > 0)
 		fprintf(stderr, "gk-run: cage %s: gateway %s, socks %s, "
-		    "http %s\n", cage->id, cage->gateway, cage->socks,
-		    cage->http);
+		    "http %s, transparent %s\n", cage->id, cage->gateway,
+		    cage->socks, cage->http, cage->transparent == 1 ? "on" :
+		    "off");
+	if (o->transparent == 1 && cage->transparent == 0)
+		fprintf(stderr, "gk-run: note: gatekeeperd runs with "
+		    "--transparent-port off: programs that ignore the proxy "
+		    "variables fail at once in this cage\n");
 	return sock;
 }
 

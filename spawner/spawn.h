@@ -187,6 +187,7 @@ struct spawn_cage {
 	char		 dns[SPAWN_ENDPOINT_MAX];	/* "ip:port", "" */
 	char		 socks[SPAWN_ENDPOINT_MAX];	/* "ip:port" */
 	char		 http[SPAWN_ENDPOINT_MAX];	/* "ip:port" */
+	int		 transparent;	/* -1 not said; 0 refused; 1 carried */
 };
 
 /* gatekeeperd's defaults, used by --dry-run instead of a real cage. */

@@ -331,6 +331,10 @@ spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
 		not_understood(err, errlen, why);
 	else
 		r = 0;
+	c->transparent = -1;
+	if (r == 0 && json_object_object_get_ex(cage, "transparent", &ok) &&
+	    json_object_is_type(ok, json_type_boolean))
+		c->transparent = json_object_get_boolean(ok);
 	json_object_put(o);
 	json_tokener_free(tok);
 	if (r == -1)

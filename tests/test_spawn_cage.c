@@ -204,6 +204,15 @@ test_reply(void **state)
 	assert_string_equal(c.gateway, "10.143.0.1");
 	assert_string_equal(c.dns, "10.143.0.1:53");
 	assert_string_equal(c.http, "10.143.0.1:3128");
+	assert_int_equal(c.transparent, -1);	/* not said */
+	assert_int_equal(spawn_cage_reply(OKCAGE(MIN_FIELDS
+	    ",\"transparent\":false"), strlen(OKCAGE(MIN_FIELDS
+	    ",\"transparent\":false")), &c, err, sizeof(err)), 0);
+	assert_int_equal(c.transparent, 0);
+	assert_int_equal(spawn_cage_reply(OKCAGE(MIN_FIELDS
+	    ",\"transparent\":true"), strlen(OKCAGE(MIN_FIELDS
+	    ",\"transparent\":true")), &c, err, sizeof(err)), 0);
+	assert_int_equal(c.transparent, 1);
 	/* a NUL inside the line is not JSON text */
 	assert_int_equal(spawn_cage_reply("{\"ok\":true}\0x", 13, &c, err,
 	    sizeof(err)), -1);
