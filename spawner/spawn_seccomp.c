@@ -9,7 +9,8 @@
  *   swapon, swapoff, reboot, nfsservctl, vmsplice, migrate_pages,
  *   move_pages, userfaultfd, bpf, perf_event_open, and the CAP_SYS_*
  *   calls acct, quotactl, quotactl_fd, lookup_dcookie, syslog,
- *   open_by_handle_at; the process is killed (SIGSYS) on iopl, ioperm,
+ *   open_by_handle_at, and io_uring (setup, enter, register: programs
+ *   that use it fall back to plain calls); the process is killed (SIGSYS) on iopl, ioperm,
  *   clock_settime and settimeofday.
  * relaxed: EPERM for reboot, kexec_load, kexec_file_load, init_module,
  *   finit_module, delete_module, swapon, swapoff.
@@ -66,6 +67,9 @@ static const struct sc_rule default_rules[] = {
 	{ "acct", SC_EPERM }, { "quotactl", SC_EPERM },
 	{ "quotactl_fd", SC_EPERM }, { "lookup_dcookie", SC_EPERM },
 	{ "syslog", SC_EPERM }, { "open_by_handle_at", SC_EPERM },
+	/* a large kernel surface; libuv, liburing users fall back */
+	{ "io_uring_setup", SC_EPERM }, { "io_uring_enter", SC_EPERM },
+	{ "io_uring_register", SC_EPERM },
 	{ "iopl", SC_KILL }, { "ioperm", SC_KILL },
 	{ "clock_settime", SC_KILL }, { "settimeofday", SC_KILL },
 	{ NULL, SC_EPERM },

@@ -121,6 +121,9 @@ checks_default(void)
 	    !fails(syscall(SYS_keyctl, 0, -3, 0), EPERM) ||
 	    !fails(syscall(SYS_perf_event_open, NULL, 0, -1, -1, 0), EPERM))
 		return 8;
+	if (!fails(syscall(SYS_io_uring_setup, 1, NULL), EPERM) ||
+	    !fails(syscall(SYS_io_uring_enter, -1, 0, 0, 0, NULL, 0), EPERM))
+		return 10;
 	if (!still_works())
 		return 9;
 	return 0;
@@ -145,6 +148,9 @@ checks_relaxed(void)
 	r = syscall(SYS_keyctl, 0, -3, 0);
 	if (r == -1 && errno == EPERM)
 		return 14;
+	r = syscall(SYS_io_uring_setup, 1, NULL);	/* EFAULT: reached */
+	if (r == -1 && errno == EPERM)
+		return 17;
 	if (!still_works())
 		return 15;
 	/* last: a traced child stops on every signal */
