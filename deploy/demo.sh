@@ -40,13 +40,8 @@ binary() {	# binary GIVEN DEFAULT NAME
 }
 GKD=$(binary "${1:-}" build/gatekeeperd gatekeeperd)
 GKRUN=$(binary "${2:-}" build/spawner/gk-run gk-run)
-for t in dig dnsmasq curl git nginx fcgiwrap openssl bwrap nft unshare \
-	nsenter ip "$PYTHON"; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "demo.sh: $t is not installed (bash deploy/install-deps.sh)" >&2
-		exit 1
-	fi
-done
+gk_need demo.sh dig dnsmasq curl git nginx fcgiwrap openssl bwrap nft unshare \
+	nsenter ip "$PYTHON"
 
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$GKD" "$GKRUN"
@@ -183,6 +178,7 @@ fi
 
 step "Each cage went with its gk-run: no link, no set element left"
 cmd "ip -o link | grep gk-; nft list set inet gatekeeper cages"
+# shellcheck disable=SC2317  # called through gk_wait_for
 gone() {
 	! ip -o link | grep -q ' gk-' &&
 		! nft list set inet gatekeeper cages | grep -q elements

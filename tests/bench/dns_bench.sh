@@ -35,19 +35,13 @@ GK_ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$GK_ROOT/tests/integration/lib.sh"
 
-GKD=${1:-build/gatekeeperd}
-[ -x "$GKD" ] || [ -n "${1:-}" ] || GKD=$GK_ROOT/build/gatekeeperd
-if [ ! -x "$GKD" ]; then
-	echo "dns_bench.sh: $GKD: no such executable" >&2
-	exit 1
-fi
-GKD=$(readlink -f "$GKD")
-for t in dnsperf dig dnsmasq unshare ip "$PYTHON"; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "dns_bench.sh: $t is not installed (bash deploy/install-deps.sh)" >&2
-		exit 1
-	fi
-done
+# shellcheck source=tests/bench/bench_lib.sh
+. "$BENCH_DIR/bench_lib.sh"
+BENCH_NAME=dns_bench.sh
+BENCH_TAIL=20
+
+bench_exe GKD "${1:-}" build/gatekeeperd
+gk_need "$BENCH_NAME" dnsperf dig dnsmasq unshare ip "$PYTHON"
 
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$GKD"
@@ -64,30 +58,12 @@ T=$GK_TMP
 SRC=127.0.0.2
 FILES=(allowed denied mixed)
 
-die() {
-	echo "dns_bench.sh: $*" >&2
-	for f in "$T"/*.log "$T"/*.stderr; do
-		[ -s "$f" ] || continue
-		echo "---- $f" >&2
-		tail -n 20 "$f" >&2
-	done
-	exit 1
-}
-
-# cpu_ticks PID: utime + stime, in clock ticks, of every thread.
-cpu_ticks() {
-	# Fields after the ") " that ends the command name: 1 is the state,
-	# 12 utime, 13 stime (14 and 15 of the whole line).
-	sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
-}
-
 echo "# gatekeeperd $("$GKD" --version 2>&1 | head -1)"
 echo "# $(dnsmasq --version | head -1)"
 echo "# dnsperf $(dnsperf -h 2>&1 | sed -n "s/^Version //p")"
-echo "# $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'))," \
-	"kernel $(uname -r)"
+echo "# $(bench_cpus), kernel $(uname -r)"
 echo "# dnsperf -l $SECS -c $CLIENTS -q $OUTSTANDING${RATE:+ -Q $RATE} -a $SRC," \
-	"$RUNS run(s) each; gatekeeperd audit log: $([ "$AUDIT" = 1 ] && echo on || echo off)"
+	"$RUNS run(s) each; gatekeeperd audit log: $(onoff "$AUDIT")"
 
 # ---- servers ---------------------------------------------------------------------
 GK_UPSTREAM_QUIET=1 gk_start_upstream 5300 "$T/upstream.log" ||
@@ -147,9 +123,9 @@ GK_DNS_PORT=53
 # a server should use no CPU; if it does, the figures below include it.
 IDLE_WARN=
 for s in gatekeeperd:"$GKD_PID" dnsmasq:"$DM_PID"; do
-	c0=$(cpu_ticks "${s#*:}")
+	c0=$(gk_cpu_ticks "${s#*:}")
 	sleep 2
-	idle=$(($(cpu_ticks "${s#*:}") - c0))
+	idle=$(($(gk_cpu_ticks "${s#*:}") - c0))
 	pct=$((idle * 100 / (2 * HZ)))
 	echo "# idle CPU, 2 s, no queries: ${s%%:*} ${pct}%"
 	if [ "$pct" -ge 5 ]; then
@@ -169,12 +145,12 @@ run_one() {
 	[ -n "$RATE" ] && rate=(-Q "$RATE")
 	for ((r = 1; r <= RUNS; r++)); do
 		out=$T/dnsperf-$server-$file-$r.txt
-		c0=$(cpu_ticks "$pid")
+		c0=$(gk_cpu_ticks "$pid")
 		timeout $((SECS + 30)) dnsperf -s 127.0.0.1 -p "$port" -a "$SRC" \
 			-d "$BENCH_DIR/queries-$file.txt" -l "$SECS" \
 			-c "$CLIENTS" -q "$OUTSTANDING" -t 2 "${rate[@]}" \
 			>"$out" 2>&1
-		c1=$(cpu_ticks "$pid")
+		c1=$(gk_cpu_ticks "$pid")
 		kill -0 "$pid" 2>/dev/null || die "$server died during the $file run"
 		qps=$(awk '/Queries per second:/ {print $4}' "$out")
 		[ -n "$qps" ] || die "dnsperf failed: $(tail -n 5 "$out")"
@@ -222,9 +198,6 @@ for f in "${FILES[@]}"; do
 done
 
 # ---- summary ---------------------------------------------------------------------
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "nan"}'
-}
 echo
 printf '%-8s | %-12s | %10s | %12s | %14s | %10s | %6s\n' \
 	file server qps "avg lat ms" "CPU/query us" completed lost

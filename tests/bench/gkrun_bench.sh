@@ -59,24 +59,15 @@ GK_ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$GK_ROOT/tests/integration/lib.sh"
 
-GKD=${1:-$GK_ROOT/build/gatekeeperd}
-GKRUN=${2:-$GK_ROOT/build/spawner/gk-run}
-for b in "$GKD" "$GKRUN"; do
-	if [ ! -x "$b" ]; then
-		echo "gkrun_bench.sh: $b: no such executable (build first, or give the paths)" >&2
-		exit 1
-	fi
-done
-GKD=$(readlink -f "$GKD")
-GKRUN=$(readlink -f "$GKRUN")
+# shellcheck source=tests/bench/bench_lib.sh
+. "$BENCH_DIR/bench_lib.sh"
+BENCH_NAME=gkrun_bench.sh
+
+bench_exe GKD "${1:-}" build/gatekeeperd
+bench_exe GKRUN "${2:-}" build/spawner/gk-run
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-for t in hyperfine bwrap nft ip unshare dnsmasq dig curl setpriv useradd \
-    groupadd usermod "$PYTHON"; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "gkrun_bench.sh: $t is not installed (bash deploy/install-deps.sh)" >&2
-		exit 1
-	fi
-done
+gk_need "$BENCH_NAME" hyperfine bwrap nft ip unshare dnsmasq dig curl setpriv \
+	useradd groupadd usermod "$PYTHON"
 
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$GKD" "$GKRUN"
@@ -94,8 +85,8 @@ broken() {
 	echo "BROKEN: $*"
 	BROKEN=1
 }
-die() {
-	echo "gkrun_bench.sh: $*" >&2
+die() {	# (not bench_lib.sh's: gatekeeperd's log only)
+	echo "$BENCH_NAME: $*" >&2
 	[ -f "$T/GKD.log" ] && gk_tail "$T/GKD.log" 20 >&2
 	exit 1
 }

@@ -51,20 +51,13 @@ GK_ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$GK_ROOT/tests/integration/lib.sh"
 
-GKD=${1:-build/gatekeeperd}
-[ -x "$GKD" ] || [ -n "${1:-}" ] || GKD=$GK_ROOT/build/gatekeeperd
-if [ ! -x "$GKD" ]; then
-	echo "proxy_bench.sh: $GKD: no such executable" >&2
-	exit 1
-fi
-GKD=$(readlink -f "$GKD")
+# shellcheck source=tests/bench/bench_lib.sh
+. "$BENCH_DIR/bench_lib.sh"
+BENCH_NAME=proxy_bench.sh
+
+bench_exe GKD "${1:-}" build/gatekeeperd
 export PATH=$PATH:/usr/sbin:/sbin
-for t in nginx danted microsocks cc dig unshare ip sysctl "$PYTHON"; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "proxy_bench.sh: $t is not installed (bash deploy/install-deps.sh)" >&2
-		exit 1
-	fi
-done
+gk_need "$BENCH_NAME" nginx danted microsocks cc dig unshare ip sysctl "$PYTHON"
 
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$GKD"
@@ -94,36 +87,11 @@ declare -A VIA=(
 )
 SERVERS=(direct gk-socks5 gk-http dante microsocks floor)
 
-die() {
-	echo "proxy_bench.sh: $*" >&2
-	for f in "$T"/*.log "$T"/*.stderr "$T"/*.err; do
-		[ -s "$f" ] || continue
-		echo "---- $f" >&2
-		tail -n 15 "$f" >&2
-	done
-	exit 1
-}
-
-# cpu_ticks PID: utime + stime of every thread, in clock ticks.
-cpu_ticks() {
-	sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
-}
-# vm KEY PID: a /proc/PID/status field in kB (VmRSS, VmHWM).
 vm() {
 	awk -v k="$1:" '$1 == k {print $2}' "/proc/$2/status"
 }
 nfds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
 # kv KEY LINE: the value of KEY=... in a socks_load result line.
-kv() {
-	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1
-}
-sub() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b != "") print a - b; else print "nan"}'; }
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "nan"}'
-}
-ge() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a >= b)}'; }
-verdict() { if "$@"; then echo "TARGET MET"; else echo "TARGET MISSED"; fi; }
-
 # wait_port PORT: something accepts on 127.0.0.1:PORT (bounded, 10 s).
 port_open() {
 	timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$1" 2>/dev/null
@@ -144,31 +112,21 @@ load() {
 		2>>"$T/load.err" </dev/null
 }
 
-gk_alive() {
-	kill -0 "$GKD_PID" 2>/dev/null ||
-		die "gatekeeperd died ($1); its log is above. Reproduce: see $T"
-}
-
 # ---- machine --------------------------------------------------------------------
 echo "# gatekeeperd $("$GKD" --version 2>&1 | head -1)"
 echo "# $(nginx -v 2>&1 | head -1); dante-server $(dpkg-query -W -f='${Version}' dante-server 2>/dev/null);" \
 	"microsocks $(dpkg-query -W -f='${Version}' microsocks 2>/dev/null)"
-echo "# $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'))," \
-	"kernel $(uname -r)"
+echo "# $(bench_cpus), kernel $(uname -r)"
 echo "# bulk ${BULK_MB} MiB x $BULK_RUNS (best kept); set-up runs ${SECS} s after 1 s warm-up," \
 	"in flight: $INFLIGHT; idle tunnels: $NIDLE;" \
-	"gatekeeperd audit log: $([ "$AUDIT" = 1 ] && echo on || echo off)"
+	"gatekeeperd audit log: $(onoff "$AUDIT")"
 
 # ---- the namespace ----------------------------------------------------------------
 # Only this netns's own settings (lib.sh made it; lo is all it has).
-sysctl -qw net.ipv4.ip_local_port_range="10000 65000" ||
-	die "cannot set ip_local_port_range in the private netns"
 # gatekeeperd needs two fds per tunnel. Raising the hard limit needs
 # CAP_SYS_RESOURCE, which some containers drop: then the idle run holds as
 # many tunnels as the hard limit allows and scales the figure to NIDLE.
-ulimit -n 262144 2>/dev/null || ulimit -n "$(ulimit -Hn)" ||
-	die "cannot raise the open files limit"
-NOFILE=$(ulimit -n)
+bench_nofile 262144
 NIDLE_RUN=$NIDLE
 # (9/10 of the limit: set-ups are paced to keep under it while fresh
 # tunnels still hold their pipes, and the last fds take longest)
@@ -179,42 +137,10 @@ echo "# open files limit $NOFILE (client, gatekeeperd, hold target)$(
 	[ "$NIDLE_RUN" != "$NIDLE" ] && echo ": the hard limit allows $NIDLE_RUN" \
 		"idle tunnels, not $NIDLE (no CAP_SYS_RESOURCE to raise it)")"
 
-cc -O2 -o "$LOAD" "$BENCH_DIR/socks_load.c" 2>"$T/cc.err" ||
-	die "cannot build socks_load: $(cat "$T/cc.err")"
+bench_build_load
 
 # ---- servers ----------------------------------------------------------------------
-mkdir -p "$T/www" "$T/nginx-tmp"
-head -c 99 /dev/zero | tr '\0' 'x' >"$T/www/small"
-echo >>"$T/www/small"
-"$LOAD" mkfile "$T/www/big" $((BULK_MB * 1024 * 1024)) ||
-	die "cannot write the bulk file"
-cat >"$T/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-worker_rlimit_nofile $NOFILE;
-user root;
-pid $T/nginx.pid;
-error_log $T/nginx-error.log warn;
-events { worker_connections 16384; }
-http {
-	access_log off;
-	client_body_temp_path $T/nginx-tmp/body;
-	proxy_temp_path $T/nginx-tmp/proxy;
-	fastcgi_temp_path $T/nginx-tmp/fastcgi;
-	uwsgi_temp_path $T/nginx-tmp/uwsgi;
-	scgi_temp_path $T/nginx-tmp/scgi;
-	default_type application/octet-stream;
-	sendfile on;
-	tcp_nopush on;
-	tcp_nodelay on;
-	keepalive_timeout 0;
-	server {
-		listen 127.0.0.1:80 backlog=4096;
-		root $T/www;
-	}
-}
-EOF
+bench_nginx_conf 127.0.0.1:80
 ( gk_close_ctl_fds; exec nginx -p "$T/" -c "$T/nginx.conf" -e "$T/nginx-error.log" \
 	>"$T/nginx.stderr" 2>&1 ) &
 gk_track_pid $!
@@ -260,12 +186,7 @@ for p in 1080 3128 1081 1082 1083 9000; do
 	wait_port "$p" || die "nothing listens on 127.0.0.1:$p"
 done
 
-# Every path works before anything is measured.
-for s in "${SERVERS[@]}"; do
-	out=$(load "$s" bulk -u /small)
-	[ "$(kv ok "$out")" = 1 ] && [ "$(kv errors "$out")" = 0 ] ||
-		die "$s: GET /small failed: $out $(tail -n 1 "$T/load.err")"
-done
+bench_smoke "${SERVERS[@]}"
 RSS_START=$(vm VmRSS "$GKD_PID")
 
 # ---- bulk -------------------------------------------------------------------------
@@ -281,7 +202,7 @@ for s in "${SERVERS[@]}"; do
 	fi
 done
 gk_alive "bulk content check"
-GK_BULK_T0=$(cpu_ticks "$GKD_PID")
+GK_BULK_T0=$(gk_cpu_ticks "$GKD_PID")
 GK_BULK_BYTES=0
 for ((r = 1; r <= BULK_RUNS; r++)); do
 	for s in "${SERVERS[@]}"; do
@@ -297,7 +218,7 @@ for ((r = 1; r <= BULK_RUNS; r++)); do
 		ge "$mb" "${BULK[$s]:-0}" && BULK[$s]=$mb
 	done
 done
-GK_BULK_CPU=$(awk -v t="$(($(cpu_ticks "$GKD_PID") - GK_BULK_T0))" -v hz="$HZ" \
+GK_BULK_CPU=$(awk -v t="$(($(gk_cpu_ticks "$GKD_PID") - GK_BULK_T0))" -v hz="$HZ" \
 	-v b="$GK_BULK_BYTES" 'BEGIN {if (b > 0) printf "%.2f", t / hz / (b / 1e9); else print "nan"}')
 gk_alive "bulk runs"
 

@@ -90,23 +90,15 @@ GK_ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 # shellcheck source=tests/integration/lib.sh
 . "$GK_ROOT/tests/integration/lib.sh"
 
-GKD=${1:-$GK_ROOT/build/gatekeeperd}
-GKRUN=${2:-$GK_ROOT/build/spawner/gk-run}
-for b in "$GKD" "$GKRUN"; do
-	if [ ! -x "$b" ]; then
-		echo "transparent_bench.sh: $b: no such executable (build first, or give the paths)" >&2
-		exit 1
-	fi
-done
-GKD=$(readlink -f "$GKD")
-GKRUN=$(readlink -f "$GKRUN")
+# shellcheck source=tests/bench/bench_lib.sh
+. "$BENCH_DIR/bench_lib.sh"
+BENCH_NAME=transparent_bench.sh
+
+bench_exe GKD "${1:-}" build/gatekeeperd
+bench_exe GKRUN "${2:-}" build/spawner/gk-run
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-for t in nginx dnsmasq cc dig unshare nsenter ip nft bwrap sysctl curl "$PYTHON"; do
-	if ! command -v "$t" >/dev/null 2>&1; then
-		echo "transparent_bench.sh: $t is not installed (bash deploy/install-deps.sh)" >&2
-		exit 1
-	fi
-done
+gk_need "$BENCH_NAME" nginx dnsmasq cc dig unshare nsenter ip nft bwrap sysctl \
+	curl "$PYTHON"
 
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$GKD" "$GKRUN"
@@ -131,16 +123,6 @@ LOAD=$BIN/socks_load
 METRICS=127.0.0.1:9477
 CAGE_FLAGS=(--allow "$NGINX_ADDR/32")
 
-die() {
-	echo "transparent_bench.sh: $*" >&2
-	for f in "$T"/*.log "$T"/*.stderr "$T"/*.err; do
-		[ -s "$f" ] || continue
-		echo "---- $f" >&2
-		tail -n 15 "$f" >&2
-	done
-	exit 1
-}
-
 for p in "${PATHS[@]}"; do
 	case $p in
 	direct | routed | floor | socks5 | transparent) ;;
@@ -154,19 +136,6 @@ elif has_path transparent; then
 	die "$GKRUN has no --transparent option (transparent mode not built); GK_BENCH_PATHS=\"direct socks5\" measures the rest"
 fi
 
-# cpu_ticks PID: utime + stime of every thread, in clock ticks.
-cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
-kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b != "") print a - b; else print "nan"}'; }
-ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else print "nan"}'
-}
-ge() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a != "nan" && a >= b)}'; }
-verdict() { if "$@"; then echo "TARGET MET"; else echo "TARGET MISSED"; fi; }
-gk_alive() {
-	kill -0 "$GKD_PID" 2>/dev/null ||
-		die "gatekeeperd died ($1); its log is above. Reproduce: see $T"
-}
 metric() {	# metric NAME LABEL=VALUE...: the value now (0 when absent)
 	gk_metrics_fetch "$METRICS" "$T/metrics.now" 2>/dev/null || { echo 0; return; }
 	gk_num "$(gk_metric "$T/metrics.now" "$@")" | sed 's/^-1$/0/'
@@ -204,20 +173,15 @@ load() {
 echo "# gatekeeperd: $GKD ($("$GKD" --version 2>&1 | head -1))"
 echo "# gk-run: $GKRUN ($("$GKRUN" --version 2>&1 | head -1))"
 echo "# $(nginx -v 2>&1 | head -1); $(bwrap --version 2>&1)"
-CPU_MODEL=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')
-echo "# $(nproc) CPUs ($CPU_MODEL), kernel $(uname -r)"
+echo "# $(bench_cpus), kernel $(uname -r)"
 echo "# paths: ${PATHS[*]}; bulk ${BULK_MB} MiB x $BULK_RUNS (best kept); set-up runs ${SECS} s" \
 	"after 1 s warm-up, in flight: $INFLIGHT; gatekeeperd audit log:" \
-	"$([ "$AUDIT" = 1 ] && echo on || echo off)"
+	"$(onoff "$AUDIT")"
 echo "# cage: gk-run ${CAGE_FLAGS[*]} --ro $BIN -- socks_load ... (as root)"
 
 # ---- the namespaces ------------------------------------------------------------------
 # Only this netns's own settings (lib.sh made it).
-sysctl -qw net.ipv4.ip_local_port_range="10000 65000" ||
-	die "cannot set ip_local_port_range in the private netns"
-ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)" ||
-	die "cannot raise the open files limit"
-NOFILE=$(ulimit -n)
+bench_nofile 65536
 en_netns || die "the internet netns and its veth could not be set up"
 en_in sysctl -qw net.ipv4.ip_local_port_range="10000 65000" 2>/dev/null
 # The router netns (the "routed" path): forwarding on its veth and on up0
@@ -248,47 +212,15 @@ if has_path routed || has_path floor; then
 		die "cannot set up the router netns"
 fi
 
-mkdir -p "$BIN" "$T/work" "$T/run" "$T/www" "$T/nginx-tmp"
+mkdir -p "$BIN" "$T/work" "$T/run"
 chmod 755 "$BIN" "$T/work" "$T/run"
-cc -O2 -o "$LOAD" "$BENCH_DIR/socks_load.c" 2>"$T/cc.err" ||
-	die "cannot build socks_load: $(cat "$T/cc.err")"
+bench_build_load
 
 # ---- servers ----------------------------------------------------------------------
-head -c 99 /dev/zero | tr '\0' 'x' >"$T/www/small"
-echo >>"$T/www/small"
-"$LOAD" mkfile "$T/www/big" $((BULK_MB * 1024 * 1024)) ||
-	die "cannot write the bulk file"
-cat >"$T/nginx.conf" <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-worker_rlimit_nofile $NOFILE;
-user root;
-pid $T/nginx.pid;
-error_log $T/nginx-error.log warn;
-events { worker_connections 16384; }
-http {
-	access_log off;
-	client_body_temp_path $T/nginx-tmp/body;
-	proxy_temp_path $T/nginx-tmp/proxy;
-	fastcgi_temp_path $T/nginx-tmp/fastcgi;
-	uwsgi_temp_path $T/nginx-tmp/uwsgi;
-	scgi_temp_path $T/nginx-tmp/scgi;
-	default_type application/octet-stream;
-	sendfile on;
-	tcp_nopush on;
-	tcp_nodelay on;
-	keepalive_timeout 0;
-	server {
-		listen $NGINX_ADDR:80 backlog=4096;
-		root $T/www;
-	}
-}
-EOF
-( gk_close_ctl_fds; exec nsenter --net="/proc/$EN_NS_PID/ns/net" -- \
-	nginx -p "$T/" -c "$T/nginx.conf" -e "$T/nginx-error.log" \
-	>"$T/nginx.stderr" 2>&1 ) &
-gk_track_pid $!
+bench_nginx_conf "$NGINX_ADDR:80"
+: >"$T/nginx.stderr"
+inet_bg NGINX_PID "$EN_NS_PID" "$T/nginx.stderr" \
+	nginx -p "$T/" -c "$T/nginx.conf" -e "$T/nginx-error.log"
 nginx_up() { curl -sf --noproxy '*' --max-time 1 -o /dev/null "http://$TARGET/small"; }
 gk_wait_for 100 nginx_up || die "nginx did not start on $TARGET"
 
@@ -313,13 +245,7 @@ gkd_ready() {
 }
 gk_wait_for 100 gkd_ready || die "gatekeeperd did not become ready"
 
-# Every path works before anything is measured.
-for p in "${PATHS[@]}"; do
-	out=$(load "$p" bulk -u /small)
-	if [ "$(kv ok "$out")" != 1 ] || [ "$(kv errors "$out")" != 0 ]; then
-		die "$p: GET /small failed: $out $(tail -n 2 "$T/load.err")"
-	fi
-done
+bench_smoke "${PATHS[@]}"
 TR0=$(metric gatekeeper_connections_total proto=transparent verdict=allowed)
 S50=$(metric gatekeeper_connections_total proto=socks5 verdict=allowed)
 TR_CONNS=0	# connections the transparent runs made (at least)
@@ -340,9 +266,9 @@ done
 gk_alive "bulk content check"
 for ((r = 1; r <= BULK_RUNS; r++)); do
 	for p in "${PATHS[@]}"; do
-		c0=$(cpu_ticks "$GKD_PID")
+		c0=$(gk_cpu_ticks "$GKD_PID")
 		out=$(load "$p" bulk -u /big)
-		c1=$(cpu_ticks "$GKD_PID")
+		c1=$(gk_cpu_ticks "$GKD_PID")
 		echo "$p $out" >>"$T/bulk.txt"
 		[ "$p" = transparent ] && TR_CONNS=$((TR_CONNS + 1))
 		if [ "$(kv ok "$out")" != 1 ]; then

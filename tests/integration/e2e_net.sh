@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034  # PIDs set through printf -v (inet_lib.sh); used by the sourcing scripts
 # shellcheck disable=SC2016  # eval'd conditions are single-quoted on purpose
 #
 # e2e_net.sh: the hermetic "internet" for gatekeeper's end-to-end test
@@ -66,6 +67,9 @@
 # (`git ls-tree -r HEAD` of the repository), git-src/ (the work tree),
 # echo.py, upstream.log (dnsmasq's query log).
 
+# shellcheck source=tests/integration/inet_lib.sh
+. "$GK_LIB_DIR/inet_lib.sh"
+
 EN_DIR=
 EN_NS_PID=
 EN_NGINX_PID=
@@ -107,43 +111,9 @@ en_ca_env() {
 
 # en_netns: the internet netns, the veth pair, addresses and routes.
 en_netns() {
-	local i self ns a
-	( gk_close_ctl_fds; exec unshare --net sleep 86400 ) &
-	EN_NS_PID=$!
-	gk_track_pid "$EN_NS_PID"
-	self=$(readlink /proc/self/ns/net)
-	for ((i = 0; i < 50; i++)); do
-		ns=$(readlink "/proc/$EN_NS_PID/ns/net" 2>/dev/null) || ns=
-		[ -n "$ns" ] && [ "$ns" != "$self" ] && break
-		sleep 0.1
-	done
-	if [ "$i" -ge 50 ]; then
-		en_err "the internet netns did not appear (unshare --net)"
-		return 1
-	fi
-	en_in ip link set lo up || return 1
-	ip link add up0 type veth peer name inet0 || return 1
-	ip link set inet0 netns "$EN_NS_PID" || return 1
-
-	ip addr add "$EN_HOST_ADDR/29" dev up0 || return 1
-	ip -6 addr add "$EN_HOST_ADDR6/64" dev up0 nodad || return 1
-	ip link set up0 up || return 1
-	en_in ip addr add "$EN_INET_ADDR/29" dev inet0 || return 1
-	en_in ip -6 addr add 2001:db8:ffff::2/64 dev inet0 nodad || return 1
-	en_in ip link set inet0 up || return 1
-
-	for a in "${EN_ADDR[@]}" "$EN_RESOLVER" "$EN_OTHER_RESOLVER"; do
-		en_in ip addr add "$a/32" dev lo || return 1
-	done
-	en_in ip -6 addr add "$EN_ADDR6_GITHUB/128" dev lo nodad || return 1
-	en_in ip route add default via "$EN_HOST_ADDR" || return 1
-	en_in ip -6 route add default via "$EN_HOST_ADDR6" || return 1
-
-	for a in 192.0.2.0/24 198.51.100.0/24 203.0.113.0/24; do
-		ip route add "$a" via "$EN_INET_ADDR" || return 1
-	done
-	ip -6 route add 2001:db8::/64 via 2001:db8:ffff::2 || return 1
-	return 0
+	inet_netns en_err EN_NS_PID up0 inet0 "$EN_HOST_ADDR" "$EN_INET_ADDR" \
+		strict "${EN_ADDR[@]}" "$EN_RESOLVER" "$EN_OTHER_RESOLVER" \
+		"$EN_ADDR6_GITHUB"
 }
 
 # en_resolv: point this mount namespace's /etc/resolv.conf at the ISP's
@@ -166,64 +136,23 @@ en_resolv() {
 
 # en_pki: a test CA and one server certificate for every name.
 en_pki() {
-	local d=$EN_DIR/pki
-	mkdir -p "$d" || return 1
-	(
-		set -e
-		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-			-nodes -keyout "$d/ca.key" -out "$EN_DIR/ca.crt" -days 2 \
-			-subj "/CN=gatekeeper e2e test CA" \
-			-addext "basicConstraints=critical,CA:TRUE" \
-			-addext "keyUsage=critical,keyCertSign,cRLSign"
-		openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
-			-nodes -keyout "$d/server.key" -out "$d/server.csr" \
-			-subj "/CN=github.com" \
-			-addext "subjectAltName=DNS:github.com,DNS:*.github.com,DNS:evil.example,DNS:*.evil.example" \
-			-addext "extendedKeyUsage=serverAuth"
-		openssl x509 -req -in "$d/server.csr" -CA "$EN_DIR/ca.crt" \
-			-CAkey "$d/ca.key" -CAcreateserial -days 2 \
-			-copy_extensions copy -out "$d/server.crt"
-	) >"$d/openssl.log" 2>&1 || {
-		en_err "openssl failed:"; cat "$d/openssl.log" >&2; return 1
-	}
-	chmod 644 "$EN_DIR/ca.crt"
+	inet_pki en_err "$EN_DIR" "gatekeeper e2e test CA" \
+		"DNS:github.com,DNS:*.github.com,DNS:evil.example,DNS:*.evil.example"
 }
 
 # en_content: web roots, the blob, the git repository (bare, served by
 # git-http-backend: no update-server-info, so dumb HTTP would not work).
+en_git_files() {
+	mkdir -p src
+	printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' \
+		>src/hello.c
+}
+en_git_bare() { git -C "$1" config http.receivepack false; }
 en_content() {
-	local w=$EN_DIR/www n src=$EN_DIR/git-src
-	for n in "${!EN_ADDR[@]}"; do
-		mkdir -p "$w/$n" || return 1
-		printf 'hello from %s\n' "$n" >"$w/$n/index.html"
-	done
-	head -c "$EN_BLOB_SIZE" /dev/urandom >"$w/github.com/blob.bin" || return 1
-	cp "$w/github.com/blob.bin" "$EN_DIR/blob.bin" || return 1
-	sha256sum <"$EN_DIR/blob.bin" | awk '{print $1}' >"$EN_DIR/blob.sha256"
-	(
-		set -e
-		export HOME=$EN_DIR/home GIT_CONFIG_NOSYSTEM=1
-		mkdir -p "$HOME"
-		git init -q -b main "$src"
-		cd "$src"
-		printf 'hello, gatekeeper %s\n' "$(date +%s%N)" >README
-		head -c 65536 /dev/urandom | base64 >data.txt
-		mkdir -p src
-		printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' \
-			>src/hello.c
-		git add README data.txt src/hello.c
-		git -c user.name=test -c user.email=test@example.invalid \
-			commit -q -m "the test repository"
-		git rev-parse HEAD >"$EN_DIR/git-head"
-		git ls-tree -r HEAD >"$EN_DIR/git-tree"
-		mkdir -p "$EN_DIR/git/acme"
-		git clone -q --bare --no-local "$src" "$EN_DIR/git/acme/hello.git"
-		git -C "$EN_DIR/git/acme/hello.git" config http.receivepack false
-	) >"$EN_DIR/git.log" 2>&1 || {
-		en_err "building the git repository failed:"
-		cat "$EN_DIR/git.log" >&2
-		return 1
-	}
+	inet_www "$EN_DIR" "$EN_BLOB_SIZE" "${!EN_ADDR[@]}" || return 1
+	cp "$EN_DIR/www/github.com/blob.bin" "$EN_DIR/blob.bin" || return 1
+	inet_git_repo en_err "$EN_DIR" "$EN_DIR/git/acme/hello.git" \
+		en_git_files en_git_bare
 }
 
 # en_echo_script: echo.py NAME PORT [READYFILE]: TCP (IPv4 and IPv6) sends
@@ -332,15 +261,10 @@ EOF
 
 en_echo() {
 	en_echo_script || return 1
-	( gk_close_ctl_fds; exec nsenter --net="/proc/$EN_NS_PID/ns/net" -- \
-		"$PYTHON" "$EN_DIR/echo.py" internet "$EN_ECHO_PORT" \
-		>>"$EN_DIR/echo-internet.log" 2>&1 ) &
-	EN_ECHO_PID=$!
-	gk_track_pid "$EN_ECHO_PID"
-	( gk_close_ctl_fds; exec "$PYTHON" "$EN_DIR/echo.py" host \
-		"$EN_ECHO_PORT" >>"$EN_DIR/echo-host.log" 2>&1 ) &
-	EN_HOST_ECHO_PID=$!
-	gk_track_pid "$EN_HOST_ECHO_PID"
+	inet_bg EN_ECHO_PID "$EN_NS_PID" "$EN_DIR/echo-internet.log" \
+		"$PYTHON" "$EN_DIR/echo.py" internet "$EN_ECHO_PORT"
+	inet_bg EN_HOST_ECHO_PID "" "$EN_DIR/echo-host.log" \
+		"$PYTHON" "$EN_DIR/echo.py" host "$EN_ECHO_PORT"
 	if ! gk_wait_for 50 eval \
 	    '[ "$(en_echo_probe tcp 192.0.2.10 "$EN_ECHO_PORT" 2>/dev/null)" = internet ] &&
 	     [ "$(en_echo_probe tcp 127.0.0.1 "$EN_ECHO_PORT" 2>/dev/null)" = host ]'; then
@@ -355,7 +279,7 @@ en_dns() {
 	local i
 	: >"$EN_DIR/upstream.log"
 	# shellcheck disable=SC2054  # commas are dnsmasq's
-	( gk_close_ctl_fds; exec nsenter --net="/proc/$EN_NS_PID/ns/net" -- \
+	inet_bg EN_DNS_PID "$EN_NS_PID" "$EN_DIR/dnsmasq.stderr" \
 		dnsmasq --keep-in-foreground --conf-file=/dev/null \
 		--no-resolv --no-hosts --port=53 \
 		--listen-address="$EN_RESOLVER" \
@@ -368,10 +292,7 @@ en_dns() {
 		"--host-record=api.github.com,${EN_ADDR[api.github.com]}" \
 		"--host-record=codeload.github.com,${EN_ADDR[codeload.github.com]}" \
 		"--host-record=evil.example,${EN_ADDR[evil.example]}" \
-		--host-record=x.example,203.0.113.77 \
-		>>"$EN_DIR/dnsmasq.stderr" 2>&1 ) &
-	EN_DNS_PID=$!
-	gk_track_pid "$EN_DNS_PID"
+		--host-record=x.example,203.0.113.77
 	for ((i = 0; i < 50; i++)); do
 		if ! kill -0 "$EN_DNS_PID" 2>/dev/null; then
 			en_err "dnsmasq exited:"
@@ -392,11 +313,8 @@ en_dns() {
 en_fcgiwrap() {
 	local i
 	rm -f "$EN_DIR/fcgiwrap.sock"
-	( gk_close_ctl_fds; exec nsenter --net="/proc/$EN_NS_PID/ns/net" -- \
-		fcgiwrap -c 4 -s "unix:$EN_DIR/fcgiwrap.sock" \
-		>>"$EN_DIR/fcgiwrap.log" 2>&1 ) &
-	EN_FCGI_PID=$!
-	gk_track_pid "$EN_FCGI_PID"
+	inet_bg EN_FCGI_PID "$EN_NS_PID" "$EN_DIR/fcgiwrap.log" \
+		fcgiwrap -c 4 -s "unix:$EN_DIR/fcgiwrap.sock"
 	for ((i = 0; i < 50; i++)); do
 		[ -S "$EN_DIR/fcgiwrap.sock" ] && return 0
 		if ! kill -0 "$EN_FCGI_PID" 2>/dev/null; then
@@ -413,53 +331,9 @@ en_fcgiwrap() {
 # en_nginx: nginx in the internet netns, :80 and :443 for every name;
 # github.com and evil.example also serve /acme/*.git through
 # git-http-backend.
-en_nginx() {
-	local c=$EN_DIR/nginx.conf n i
-	mkdir -p "$EN_DIR/nginx-tmp" || return 1
-	{
-		cat <<EOF
-daemon off;
-master_process on;
-worker_processes 1;
-user root;
-pid $EN_DIR/nginx.pid;
-error_log $EN_DIR/nginx-error.log info;
-events { worker_connections 512; }
-http {
-	access_log $EN_DIR/nginx-access.log;
-	client_body_temp_path $EN_DIR/nginx-tmp/body;
-	proxy_temp_path $EN_DIR/nginx-tmp/proxy;
-	fastcgi_temp_path $EN_DIR/nginx-tmp/fastcgi;
-	uwsgi_temp_path $EN_DIR/nginx-tmp/uwsgi;
-	scgi_temp_path $EN_DIR/nginx-tmp/scgi;
-	types { text/html html; text/plain txt; }
-	default_type application/octet-stream;
-	sendfile on;
-	keepalive_timeout 30;
-	client_max_body_size 64m;
-	ssl_certificate $EN_DIR/pki/server.crt;
-	ssl_certificate_key $EN_DIR/pki/server.key;
-	ssl_protocols TLSv1.2 TLSv1.3;
-	server {
-		listen 80 default_server;
-		listen [::]:80 default_server;
-		listen 443 ssl default_server;
-		listen [::]:443 ssl default_server;
-		server_name _;
-		return 421 "no such site\n";
-	}
-EOF
-		for n in "${!EN_ADDR[@]}"; do
-			cat <<EOF
-	server {
-		listen 80;
-		listen [::]:80;
-		listen 443 ssl;
-		listen [::]:443 ssl;
-		server_name $n ${EN_ADDR[$n]};
-		root $EN_DIR/www/$n;
-EOF
-			case $n in github.com | evil.example) ;; *) false ;; esac && cat <<EOF
+en_nginx_site() {	# en_nginx_site NAME: the git location, for two names
+	case $1 in github.com | evil.example) ;; *) return 0 ;; esac
+	cat <<EOF
 		location ~ ^/acme/[^/]+\.git(/.*)?\$ {
 			fastcgi_pass unix:$EN_DIR/fcgiwrap.sock;
 			fastcgi_param SCRIPT_FILENAME /usr/lib/git-core/git-http-backend;
@@ -477,31 +351,14 @@ EOF
 			fastcgi_read_timeout 60;
 		}
 EOF
-			echo "	}"
-		done
-		echo "}"
-	} >"$c"
-	( gk_close_ctl_fds; exec nsenter --net="/proc/$EN_NS_PID/ns/net" -- \
-		nginx -p "$EN_DIR/" -c "$c" -e "$EN_DIR/nginx-error.log" \
-		>>"$EN_DIR/nginx.stderr" 2>&1 ) &
-	EN_NGINX_PID=$!
-	gk_track_pid "$EN_NGINX_PID"
-	for ((i = 0; i < 100; i++)); do
-		if ! kill -0 "$EN_NGINX_PID" 2>/dev/null; then
-			en_err "nginx exited:"
-			tail -n 20 "$EN_DIR/nginx.stderr" "$EN_DIR/nginx-error.log" >&2
-			return 1
-		fi
-		if curl -sf --noproxy '*' --max-time 2 --cacert "$EN_DIR/ca.crt" \
-		    --resolve "github.com:443:${EN_ADDR[github.com]}" \
-		    -o /dev/null https://github.com/index.html 2>/dev/null; then
-			return 0
-		fi
-		sleep 0.1
+}
+en_nginx() {
+	local n sites=()
+	for n in "${!EN_ADDR[@]}"; do
+		sites+=("$n=${EN_ADDR[$n]}")
 	done
-	en_err "nginx did not answer https://github.com/ within 10 s"
-	tail -n 20 "$EN_DIR/nginx-error.log" >&2
-	return 1
+	inet_nginx en_err "$EN_DIR" "$EN_NS_PID" EN_NGINX_PID en_nginx_site \
+		"${sites[@]}"
 }
 
 # en_start: the whole internet. Returns non-zero (with a message) if any
@@ -545,80 +402,8 @@ EN_SSHD_PID=
 EN_SSH_PORT=22
 
 en_sshd() {
-	local s=$EN_DIR/ssh i
-	mkdir -p "$s" || return 1
-	chmod 755 "$s"
-	command -v /usr/sbin/sshd >/dev/null 2>&1 || {
-		en_err "/usr/sbin/sshd is not installed (openssh-server; bash deploy/install-deps.sh)"
-		return 1
-	}
-	if [ ! -d /run/sshd ]; then
-		# Our mount namespace is private (lib.sh: unshare --mount; made
-		# rprivate again here to be sure): the tmpfs is seen by this
-		# test only.
-		mount --make-rprivate / 2>/dev/null
-		if ! mount -t tmpfs -o mode=755 gk-test-run /run; then
-			en_err "cannot mount a private tmpfs on /run for /run/sshd"
-			return 1
-		fi
-		mkdir -p /run/sshd /run/lock && chmod 755 /run/sshd
-	fi
-	rm -f "$s/host_key" "$s/host_key.pub" "$s/id" "$s/id.pub"
-	ssh-keygen -q -t ed25519 -N '' -C gk-e2e-host -f "$s/host_key" ||
-		return 1
-	ssh-keygen -q -t ed25519 -N '' -C gk-e2e-user -f "$s/id" || return 1
-	cp "$s/id.pub" "$s/authorized_keys"
-	chmod 644 "$s/authorized_keys" "$s/id.pub" "$s/host_key.pub"
-	printf 'github.com %s\n' "$(cut -d' ' -f1,2 "$s/host_key.pub")" \
-		>"$s/known_hosts"
-	chmod 644 "$s/known_hosts"
-	cat >"$s/sshd_config" <<EOF
-Port $EN_SSH_PORT
-ListenAddress ${EN_ADDR[github.com]}
-ListenAddress [$EN_ADDR6_GITHUB]
-HostKey $s/host_key
-PidFile $s/sshd.pid
-AuthorizedKeysFile $s/authorized_keys
-PermitRootLogin prohibit-password
-PubkeyAuthentication yes
-PasswordAuthentication no
-KbdInteractiveAuthentication no
-UsePAM no
-StrictModes no
-PrintMotd no
-PrintLastLog no
-UseDNS no
-X11Forwarding no
-AllowTcpForwarding no
-AllowAgentForwarding no
-MaxStartups 100:30:200
-LogLevel VERBOSE
-EOF
-	( gk_close_ctl_fds; exec nsenter --net="/proc/$EN_NS_PID/ns/net" -- \
-		/usr/sbin/sshd -f "$s/sshd_config" -D -e \
-		>>"$s/sshd.log" 2>&1 ) &
-	EN_SSHD_PID=$!
-	gk_track_pid "$EN_SSHD_PID"
-	for ((i = 0; i < 50; i++)); do
-		if ! kill -0 "$EN_SSHD_PID" 2>/dev/null; then
-			en_err "sshd exited:"
-			tail -n 20 "$s/sshd.log" >&2
-			return 1
-		fi
-		if "$PYTHON" - "${EN_ADDR[github.com]}" "$EN_SSH_PORT" <<'EOF' 2>/dev/null
-import socket, sys
-s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=1)
-s.settimeout(2)
-sys.exit(0 if s.recv(64).startswith(b"SSH-2.0-") else 1)
-EOF
-		then
-			return 0
-		fi
-		sleep 0.1
-	done
-	en_err "sshd did not send its banner within 5 s"
-	tail -n 20 "$s/sshd.log" >&2
-	return 1
+	inet_sshd en_err "$EN_DIR" "$EN_NS_PID" EN_SSHD_PID \
+		"${EN_ADDR[github.com]}" "$EN_ADDR6_GITHUB" "$EN_SSH_PORT"
 }
 
 # en_ssh_opts KEY: the OpenSSH client options for the test internet, one
@@ -626,10 +411,5 @@ EOF
 # $EN_DIR/ssh/known_hosts only (strict), nothing from ~/.ssh or /etc/ssh
 # (use with -F /dev/null), no prompts, bounded waits.
 en_ssh_opts() {
-	printf '%s\n' -F /dev/null -i "$1" -o IdentitiesOnly=yes \
-		-o BatchMode=yes -o StrictHostKeyChecking=yes \
-		-o "UserKnownHostsFile=$EN_DIR/ssh/known_hosts" \
-		-o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=10 \
-		-o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
-		-o LogLevel=ERROR
+	inet_ssh_opts "$EN_DIR" "$1"
 }

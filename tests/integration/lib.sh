@@ -471,31 +471,6 @@ gk_metrics_fetch() {
 	curl -sf --max-time 3 "http://$1/metrics" -o "$2"
 }
 
-# gk_metric FILE NAME [LABEL=VALUE ...]: print the value of the series with
-# exactly these labels (in any order); print nothing and return 1 if absent.
-gk_metric() {
-	"$PYTHON" - "$@" <<'EOF'
-import re, sys
-path, name, want = sys.argv[1], sys.argv[2], {}
-for kv in sys.argv[3:]:
-    k, v = kv.split("=", 1)
-    want[k] = v
-lab = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
-for line in open(path, encoding="utf-8", errors="replace"):
-    line = line.strip()
-    if not line or line.startswith("#"):
-        continue
-    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)', line)
-    if not m or m.group(1) != name:
-        continue
-    labels = dict(lab.findall(m.group(3) or ""))
-    if labels == want:
-        print(m.group(4))
-        sys.exit(0)
-sys.exit(1)
-EOF
-}
-
 # gk_num X: a metric value as an integer (1e+06 -> 1000000); empty -> -1.
 gk_num() {
 	if [ -z "$1" ]; then
@@ -503,6 +478,56 @@ gk_num() {
 	else
 		awk -v x="$1" 'BEGIN {printf "%d\n", x + 0}'
 	fi
+}
+
+# gk_metric FILE NAME [LABEL=VALUE ...]: print the value of the series with
+# exactly these labels (in any order); print nothing and return 1 if absent.
+gk_metric() { gk_metrics_query exact "$@"; }
+
+# gk_metric_sum FILE NAME [LABEL=VALUE | LABEL!=VALUE ...]: the sum of
+# every series of NAME whose labels satisfy all filters (0 when none).
+# Exit 1 if no series matched.
+gk_metric_sum() { gk_metrics_query sum "$@"; }
+
+# gk_metrics_query exact|sum FILE NAME FILTERS...: gk_metric and
+# gk_metric_sum.
+gk_metrics_query() {
+	"$PYTHON" - "$@" <<'EOF'
+import re, sys
+mode, path, name, conds = sys.argv[1], sys.argv[2], sys.argv[3], []
+for kv in sys.argv[4:]:
+    if mode == "sum" and "!=" in kv:
+        k, v = kv.split("!=", 1); conds.append((k, v, False))
+    else:
+        k, v = kv.split("=", 1); conds.append((k, v, True))
+want = {k: v for k, v, _ in conds}
+lab = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
+total, n = 0.0, 0
+try:
+    f = open(path, encoding="utf-8", errors="replace")
+except OSError:
+    if mode == "sum":
+        print(0)
+    sys.exit(1)
+for line in f:
+    line = line.strip()
+    if not line or line.startswith("#"):
+        continue
+    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)', line)
+    if not m or m.group(1) != name:
+        continue
+    labels = dict(lab.findall(m.group(3) or ""))
+    if mode == "exact":
+        if labels == want:
+            print(m.group(4))
+            sys.exit(0)
+    elif all((labels.get(k) == v) == eq for k, v, eq in conds):
+        total += float(m.group(4)); n += 1
+if mode == "sum":
+    print("%d" % total)
+    sys.exit(0 if n else 1)
+sys.exit(1)
+EOF
 }
 
 # ---------------------------------------------------------------------------
@@ -525,20 +550,37 @@ gk_tail() {
 	tail -n "${2:-20}" "$1" | sed 's/^/       | /'
 }
 
+# gk_exe_args SCRIPT-NAME VAR=WHAT... -- ARGS...: the test scripts'
+# arguments, the executables to test, in order: sets each VAR to the
+# absolute path of its argument, or exits 2 (usage: one is missing) / 1
+# (one is not an executable).
+gk_exe_args() {
+	local name=$1 vars=() whats=() i a
+	shift
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do
+		vars+=("${1%%=*}")
+		whats+=("${1#*=}")
+		shift
+	done
+	[ $# -gt 0 ] && shift
+	if [ $# -lt ${#vars[@]} ]; then
+		echo "usage: bash $name$(printf ' /path/to/%s' "${whats[@]}")" >&2
+		exit 2
+	fi
+	for ((i = 0; i < ${#vars[@]}; i++)); do
+		a=${*:i+1:1}
+		printf -v "${vars[i]}" '%s' "$(readlink -f "$a")"
+		if [ ! -x "${!vars[i]}" ]; then
+			echo "$name: $a: not an executable" >&2
+			exit 1
+		fi
+	done
+}
+
 # gk_daemon_arg SCRIPT-NAME "$@": the test scripts' one argument, the
 # gatekeeperd to test; sets GKD (absolute) or exits 2 (usage) / 1.
 gk_daemon_arg() {
-	local name=$1
-	shift
-	if [ $# -lt 1 ]; then
-		echo "usage: bash $name /path/to/gatekeeperd" >&2
-		exit 2
-	fi
-	GKD=$(readlink -f "$1")
-	if [ ! -x "$GKD" ]; then
-		echo "$name: $1: not an executable" >&2
-		exit 1
-	fi
+	gk_exe_args "$1" GKD=gatekeeperd -- "${@:2}"
 }
 
 # gk_require TOOL...: skip (exit 77) naming the first one missing.
@@ -550,4 +592,66 @@ gk_require() {
 			exit 77
 		fi
 	done
+}
+
+# gk_need SCRIPT-NAME TOOL...: exit 1 naming the first one missing (the
+# demo and the benchmarks: never a skip).
+gk_need() {
+	local name=$1 t
+	shift
+	for t in "$@"; do
+		if ! command -v "$t" >/dev/null 2>&1; then
+			echo "$name: $t is not installed (bash deploy/install-deps.sh)" >&2
+			exit 1
+		fi
+	done
+}
+
+# gk_unset_client_env: hermetic clients: no proxy, CA, git or ssh settings
+# (nor a control socket) from the caller's environment.
+gk_unset_client_env() {
+	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
+		no_proxy NO_PROXY GIT_SSL_CAINFO GIT_SSL_CAPATH GIT_SSL_NO_VERIFY \
+		CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR GIT_PROXY_COMMAND \
+		GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_SSH GIT_SSH_COMMAND \
+		SSH_AUTH_SOCK GK_CONTROL
+}
+
+# gk_cpu_ticks PID: utime + stime of every thread, in clock ticks (the
+# fields after the ") " that ends the command name: 1 is the state, 12
+# utime, 13 stime; 14 and 15 of the whole line).
+gk_cpu_ticks() {
+	sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'
+}
+
+# gk_summary [NOTE]: "---- N passed, M failed (NOTE) ----", the failed
+# checks, and when any failed the last 30 lines of GK_SUMMARY_LOG (the
+# daemon's log; none when unset or absent).
+gk_summary() {
+	echo "---- $GK_NPASS passed, $GK_NFAIL failed${1:+ ($1)} ----"
+	local f
+	for f in "${GK_FAILED[@]}"; do
+		echo "FAILED: $f"
+	done
+	if [ "$GK_NFAIL" -gt 0 ] && [ -n "${GK_SUMMARY_LOG:-}" ] &&
+	    [ -f "$GK_SUMMARY_LOG" ]; then
+		echo "---- gatekeeperd log (last 30 lines) ----"
+		gk_tail "$GK_SUMMARY_LOG" 30
+	fi
+}
+
+# gk_finish [NOTE]: the summary, then exit 1 if any check failed, else 0.
+gk_finish() {
+	gk_summary "$@"
+	[ "$GK_NFAIL" -eq 0 ] || exit 1
+	exit 0
+}
+
+# gk_abort MSG [LOG]: a failed check MSG, the last 30 lines of LOG, the
+# summary ("aborted"), exit 1.
+gk_abort() {
+	gk_fail "$1"
+	[ -n "${2:-}" ] && gk_tail "$2" 30
+	gk_summary aborted
+	exit 1
 }

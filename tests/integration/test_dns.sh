@@ -333,10 +333,9 @@ gk_check "no cage was created by the refused requests (127.0.0.4 REFUSED)" \
 
 # Cages live as long as their connections, so idle connections are the
 # normal state: they must cost nothing.
-cpu_ticks() { sed 's/^.*) //' "/proc/$1/stat" | awk '{print $12 + $13}'; }
-t0=$(cpu_ticks "$GKD1")
+t0=$(gk_cpu_ticks "$GKD1")
 sleep 2
-idle=$(($(cpu_ticks "$GKD1") - t0))
+idle=$(($(gk_cpu_ticks "$GKD1") - t0))
 hz=$(getconf CLK_TCK)
 GK_DETAIL="$idle ticks of $((2 * hz)) in 2 s: busy loop? (strace -p $GKD1)"
 gk_check "idle with 3 control connections open: CPU under 5% ($idle ticks in 2 s)" \

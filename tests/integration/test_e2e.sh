@@ -56,43 +56,14 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
 
-E2E_USER=gk-e2e
-E2E_GROUP=gatekeeper
+# shellcheck source=tests/integration/e2e_lib.sh
+. "$GK_LIB_DIR/e2e_lib.sh"
+E2E_NAME=test_e2e.sh
 
-e2e_die() {
-	echo "test_e2e.sh: FAIL: $*"
-	exit 1
-}
-
-if [ $# -lt 1 ] || { [ $# -lt 2 ] && [ "${GK_E2E_INTERNET_ONLY:-0}" != 1 ]; }; then
-	echo "usage: bash test_e2e.sh /path/to/gatekeeperd /path/to/gk-run" >&2
-	exit 2
-fi
-GKD=$(readlink -f "$1")
-[ -x "$GKD" ] || e2e_die "$1: not an executable (gatekeeperd)"
-GKRUN=
-if [ -n "${2:-}" ]; then
-	GKRUN=$(readlink -f "$2")
-	[ -x "$GKRUN" ] || e2e_die "$2: not an executable (gk-run)"
-fi
-
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-for t in dig dnsmasq curl unshare nsenter ip mount nginx fcgiwrap openssl \
+e2e_args "${GK_E2E_INTERNET_ONLY:-0}" "$@"
+e2e_preamble dig dnsmasq curl unshare nsenter ip mount nginx fcgiwrap openssl \
     git /usr/lib/git-core/git-http-backend nft bwrap setpriv useradd \
-    groupadd usermod getent sha256sum timeout pgrep ping "$PYTHON"; do
-	command -v "$t" >/dev/null 2>&1 ||
-		e2e_die "$t is not installed (bash deploy/install-deps.sh installs it)"
-done
-
-# Hermetic clients: no proxy or CA settings from the caller's environment.
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
-	no_proxy NO_PROXY GIT_SSL_CAINFO GIT_SSL_CAPATH GIT_SSL_NO_VERIFY \
-	CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR GIT_PROXY_COMMAND \
-	GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GK_CONTROL
-
-if [ "$(id -u)" -ne 0 ]; then
-	e2e_die "needs root (network namespaces, nftables, a test user)"
-fi
+    groupadd usermod getent sha256sum timeout pgrep ping "$PYTHON"
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$@"
 gk_setup
@@ -100,205 +71,9 @@ gk_setup
 # shellcheck source=tests/integration/e2e_net.sh
 . "$GK_LIB_DIR/e2e_net.sh"
 
-T=$GK_TMP
-SOCK=$T/run/control.sock
-AUDIT=$T/audit.log
+e2e_vars
 METRICS_BIND=0.0.0.0:9477	# on every address: a cage must still not reach it
-METRICS=127.0.0.1:9477
-GW=10.143.0.1
-SHARE=$T/share			# read-only in cages: CA, probe scripts
 RANDTAG=$$$RANDOM
-
-# ---------------------------------------------------------------------------
-# Local helpers
-
-oneline() { printf '%s' "$1" | tr '\n' ' ' | cut -c1-400; }
-
-summary() {
-	echo "---- $GK_NPASS passed, $GK_NFAIL failed${1:+ ($1)} ----"
-	local f
-	for f in "${GK_FAILED[@]}"; do
-		echo "FAILED: $f"
-	done
-	if [ "$GK_NFAIL" -gt 0 ] && [ -f "$T/GKD_PID.log" ]; then
-		echo "---- gatekeeperd log (last 30 lines) ----"
-		gk_tail "$T/GKD_PID.log" 30
-	fi
-}
-
-abort() {
-	gk_fail "$1"
-	[ -n "${2:-}" ] && gk_tail "$2" 30
-	summary aborted
-	exit 1
-}
-
-# metric_sum FILE NAME [LABEL=VALUE | LABEL!=VALUE ...]: the sum of every
-# series of NAME whose labels satisfy all filters (0 when none).
-metric_sum() {
-	"$PYTHON" - "$@" <<'EOF'
-import re, sys
-path, name, conds = sys.argv[1], sys.argv[2], []
-for kv in sys.argv[3:]:
-    if "!=" in kv:
-        k, v = kv.split("!=", 1); conds.append((k, v, False))
-    else:
-        k, v = kv.split("=", 1); conds.append((k, v, True))
-lab = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
-total = 0.0
-try:
-    f = open(path, encoding="utf-8", errors="replace")
-except OSError:
-    print(0); sys.exit(1)
-for line in f:
-    line = line.strip()
-    if not line or line.startswith("#"):
-        continue
-    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)', line)
-    if not m or m.group(1) != name:
-        continue
-    labels = dict(lab.findall(m.group(3) or ""))
-    if all((labels.get(k) == v) == eq for k, v, eq in conds):
-        total += float(m.group(4))
-print("%d" % total)
-EOF
-}
-fetch_metrics() { gk_metrics_fetch "$METRICS" "$1" || : >"$1"; }
-
-# The kernel state a cage leaves: gk-* links and elements of the set.
-gk_links() { ip -o link show | grep -o ' gk-[^:@]*' | tr -d ' ' | sort; }
-nlinks() { gk_links | grep -c .; }
-set_elems() {	# the elements of inet gatekeeper cages, one per line
-	nft list set inet gatekeeper cages 2>/dev/null |
-		tr -d '\n' | sed -n 's/.*elements = {\([^}]*\)}.*/\1/p' |
-		tr ',' '\n' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | grep .
-}
-nelems() { set_elems | grep -c .; }
-no_leftovers() { [ "$(nlinks)" -eq 0 ] && [ "$(nelems)" -eq 0 ]; }
-leftover_detail() {
-	printf 'links: [%s] set elements: [%s] processes: [%s]' \
-		"$(gk_links | paste -sd, -)" "$(set_elems | paste -sd, -)" \
-		"$(pgrep -f "${1:-^$}" 2>/dev/null | xargs -r ps -o pid=,comm= -p |
-			sed 's/^ *//' | paste -sd, -)"
-}
-
-# The environment every cage starts from: what a person would have, plus
-# the test CA (must pass through gk-run: not on its code-injection list).
-base_env() {	# base_env HOME
-	printf '%s\n' "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
-		"HOME=$1" "LANG=C.UTF-8" "GIT_CONFIG_NOSYSTEM=1" \
-		"GIT_TERMINAL_PROMPT=0" "GIT_HTTP_LOW_SPEED_LIMIT=1000" \
-		"GIT_HTTP_LOW_SPEED_TIME=20"
-	en_ca_env
-	# A sanitizer build of gk-run reports the way the other tests ask.
-	local v
-	for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
-		[ -n "${!v:-}" ] && printf '%s=%s\n' "$v" "${!v}"
-	done
-	return 0
-}
-
-# as_cmd WHO: AS_CMD becomes the prefix that runs a command as root or as
-# the test user, with base_env only.
-as_cmd() {
-	local env=()
-	if [ "$1" = user ]; then
-		mapfile -t env < <(base_env "$T/home-user")
-		AS_CMD=(setpriv --reuid="$E2E_USER" --regid="$E2E_USER"
-			--init-groups -- env -i "${env[@]}")
-	else
-		mapfile -t env < <(base_env "$T/home-root")
-		AS_CMD=(env -i "${env[@]}")
-	fi
-}
-as() {	# as WHO CMD...
-	local who=$1
-	shift
-	as_cmd "$who"
-	"${AS_CMD[@]}" "$@"
-}
-
-# cage WHO GK-RUN-ARGS... -- COMMAND...: run gk-run as WHO, bounded (an
-# outer `timeout -s KILL`, exit 137, so gk-run's own 124 stays readable).
-# stdout in $T/run.out, stderr in $T/run.err; sets RUN_RC and RUN_MS.
-cage() {
-	local who=$1 t0
-	shift
-	as_cmd "$who"
-	t0=$(date +%s%N)
-	( cd "$T/work-$who" &&
-	  exec timeout -s KILL 120 "${AS_CMD[@]}" "$GKRUN" --control "$SOCK" "$@" \
-		>"$T/run.out" 2>"$T/run.err" </dev/null )
-	RUN_RC=$?
-	RUN_MS=$((($(date +%s%N) - t0) / 1000000))
-	cat "$T/run.err" >>"$T/all-runs.err"
-}
-run_detail() {
-	printf 'rc=%s %sms | out: %s | err: %s' "$RUN_RC" "$RUN_MS" \
-		"$(oneline "$(head -c 600 "$T/run.out")")" \
-		"$(oneline "$(head -c 800 "$T/run.err")")"
-}
-
-# cage_bg VAR WHO GK-RUN-ARGS... -- COMMAND...: start gk-run in the
-# background; VAR gets its pid (the gk-run process itself: setpriv execs).
-cage_bg() {
-	local var=$1 who=$2 pid
-	shift 2
-	as_cmd "$who"
-	( gk_close_ctl_fds; cd "$T/work-$who" &&
-	  exec "${AS_CMD[@]}" "$GKRUN" --control "$SOCK" "$@" \
-		>>"$T/$var.out" 2>>"$T/$var.err" </dev/null ) &
-	pid=$!
-	gk_track_pid "$pid"
-	printf -v "$var" '%s' "$pid"
-}
-
-# kill9 PID: kill -9 a background child quietly and reap it.
-kill9() {
-	{
-		kill -KILL "$1"
-		gk_wait_exit "$1" 30
-	} 2>/dev/null
-}
-
-# wait_ms TENTHS COND...: poll COND every 50 ms for at most TENTHS/10 s;
-# WAIT_MS is the time it took (or the bound).
-wait_ms() {
-	local max=$(($1 * 2)) i t0
-	shift
-	t0=$(date +%s%N)
-	for ((i = 0; i <= max; i++)); do
-		if "$@"; then
-			WAIT_MS=$((($(date +%s%N) - t0) / 1000000))
-			return 0
-		fi
-		sleep 0.05
-	done
-	WAIT_MS=$((($(date +%s%N) - t0) / 1000000))
-	return 1
-}
-
-# tree_check DIR: is DIR a clone of the test repository with the right
-# tree? TREE_WHY is "ok" or what differs. (safe.directory: the clone may
-# belong to the test user.)
-tgit() { git -c safe.directory='*' "$@"; }
-tree_check() {
-	local d=$1 h
-	h=$(tgit -C "$d" rev-parse HEAD 2>&1)
-	if [ "$h" != "$GIT_HEAD" ]; then
-		TREE_WHY="HEAD '$(oneline "$h")', want $GIT_HEAD"
-	elif [ "$(tgit -C "$d" ls-tree -r HEAD)" != "$(cat "$EN_DIR/git-tree")" ]; then
-		TREE_WHY="ls-tree differs: $(oneline "$(tgit -C "$d" ls-tree -r HEAD 2>&1)")"
-	elif ! cmp -s "$d/data.txt" "$EN_DIR/git-src/data.txt" ||
-	    ! cmp -s "$d/src/hello.c" "$EN_DIR/git-src/src/hello.c" ||
-	    ! cmp -s "$d/README" "$EN_DIR/git-src/README"; then
-		TREE_WHY="the checked-out files differ from the source"
-	elif ! tgit -C "$d" fsck --no-progress >"$T/fsck.out" 2>&1; then
-		TREE_WHY="git fsck: $(oneline "$(cat "$T/fsck.out")")"
-	else
-		TREE_WHY=ok
-	fi
-}
 
 # ---------------------------------------------------------------------------
 echo "# gatekeeperd: $GKD"
@@ -307,7 +82,7 @@ echo "# temp $T"
 
 # ---- the internet -------------------------------------------------------------
 if ! en_start; then
-	abort "the test internet starts (netns, veth, resolv.conf, CA, dnsmasq, echo, fcgiwrap, nginx)" \
+	gk_abort "the test internet starts (netns, veth, resolv.conf, CA, dnsmasq, echo, fcgiwrap, nginx)" \
 		"$T/inet/nginx-error.log"
 fi
 CA=$EN_DIR/ca.crt
@@ -395,50 +170,19 @@ gk_check "internet: evil.example serves the repository too (so a leak would show
 	test "$TREE_WHY" = ok
 
 if [ "${GK_E2E_INTERNET_ONLY:-0}" = 1 ]; then
-	summary "internet only"
-	[ "$GK_NFAIL" -eq 0 ] || exit 1
-	exit 0
+	gk_finish "internet only"
 fi
-[ -n "$GKRUN" ] || abort "gk-run given"
+[ -n "$GKRUN" ] || gk_abort "gk-run given"
 
 # ---- the unprivileged user ---------------------------------------------------
-if ! getent group "$E2E_GROUP" >/dev/null; then
-	groupadd --system "$E2E_GROUP" ||
-		abort "create the group $E2E_GROUP (groupadd --system)"
-fi
-if ! getent passwd "$E2E_USER" >/dev/null; then
-	useradd --system --user-group --no-create-home --home-dir /nonexistent \
-		--shell /usr/sbin/nologin --comment "gatekeeper e2e test" \
-		--groups "$E2E_GROUP" "$E2E_USER" ||
-		abort "create the test user $E2E_USER (useradd)"
-fi
-if ! id -nG "$E2E_USER" | tr ' ' '\n' | grep -qx "$E2E_GROUP"; then
-	usermod -aG "$E2E_GROUP" "$E2E_USER" ||
-		abort "add $E2E_USER to group $E2E_GROUP"
-fi
-E2E_UID=$(id -u "$E2E_USER")
-mkdir -p "$T/home-user" "$T/work-user" "$T/work-root" "$SHARE" "$T/run"
-chown "$E2E_USER:" "$T/home-user" "$T/work-user"
-GK_DETAIL="id: $(id "$E2E_USER")"
-gk_check "test user $E2E_USER (uid $E2E_UID) is not root and is in group $E2E_GROUP" \
-	eval '[ "$E2E_UID" -ne 0 ] && id -nG "$E2E_USER" | tr " " "\n" | grep -qx "$E2E_GROUP"'
+e2e_user
 
 # ---- gatekeeperd ---------------------------------------------------------------
 : >"$T/empty.conf"
 GKD_ARGS=(-f -c "$T/empty.conf" --control "$SOCK" --upstream "$EN_RESOLVER"
 	--metrics "$METRICS_BIND" --audit-log "$AUDIT" --log-level debug)
-daemon_ready() {	# PID: control socket there and /metrics answers
-	local i
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$1" 2>/dev/null || return 1
-		[ -S "$SOCK" ] && curl -sf --max-time 1 -o /dev/null \
-			"http://$METRICS/metrics" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 gk_start_daemon GKD_PID "$GKD" "${GKD_ARGS[@]}"
-daemon_ready "$GKD_PID" || abort "gatekeeperd starts (control socket, metrics)" "$T/GKD_PID.log"
+daemon_ready "$GKD_PID" || gk_abort "gatekeeperd starts (control socket, metrics)" "$T/GKD_PID.log"
 gk_ok "gatekeeperd is ready (pid $GKD_PID)"
 GK_DETAIL="$(nft list table inet gatekeeper 2>&1 | head -5)"
 gk_check "gatekeeperd created the nftables table inet gatekeeper with the set cages" \
@@ -449,30 +193,8 @@ gk_check "the control socket is group $E2E_GROUP, mode 0660" \
 chmod 755 "$T/run"
 
 # Files a cage reads: the CA, the probe scripts (read-only bind).
-cp "$CA" "$SHARE/ca.crt"
+e2e_probe_script
 cp "$EN_DIR/echo.py" "$SHARE/echo.py"
-cat >"$SHARE/probe.py" <<'EOF'
-# probe.py tcp|udp HOST PORT: connect (and for UDP send "ping"); print what
-# came back ("GOT ...") or the error ("ERR ..."). Exit 0 only if data came.
-import errno, socket, sys, time
-kind, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-t = time.monotonic()
-ms = lambda: int((time.monotonic() - t) * 1000)
-try:
-    s = socket.socket(fam, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
-    s.settimeout(3)
-    s.connect((host, port))
-    if kind == "udp":
-        s.send(b"ping")
-    data = s.recv(200)
-    print("GOT %r %dms" % (data, ms()))
-    sys.exit(0 if data else 1)
-except OSError as e:
-    code = errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
-    print("ERR %s %s %dms" % (code, e, ms()))
-    sys.exit(1)
-EOF
 # escapes.sh OUTDIR PEER-ADDR HIDDEN-FILE OUTSIDE-FILE CONTROL-SOCKET: every
 # escape attempt, each into OUTDIR/NAME.out and OUTDIR/NAME.rc. Runs inside
 # a cage.
@@ -596,7 +318,7 @@ gk_check "the cages' clones used smart HTTP too (4 POSTs to git-upload-pack in a
 deny_case() {	# WHO
 	local who=$1 before after
 	fetch_metrics "$T/m-deny-a.txt"
-	before=$(metric_sum "$T/m-deny-a.txt" gatekeeper_denied_total)
+	before=$(gk_metric_sum "$T/m-deny-a.txt" gatekeeper_denied_total)
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
 		-- curl -sS --max-time 10 https://evil.example/index.html
 	GK_DETAIL=$(run_detail)
@@ -607,7 +329,7 @@ deny_case() {	# WHO
 	gk_check "$who: ... with a clear message (names evil.example, or the proxy's 403)" \
 		eval 'grep -Eqi "evil\.example|403|denied|not allowed" "$T/run.err"'
 	fetch_metrics "$T/m-deny-b.txt"
-	after=$(metric_sum "$T/m-deny-b.txt" gatekeeper_denied_total)
+	after=$(gk_metric_sum "$T/m-deny-b.txt" gatekeeper_denied_total)
 	GK_DETAIL="gatekeeper_denied_total (all series) $before -> $after"
 	gk_check "$who: gatekeeper_denied_total on /metrics moved" \
 		eval '[ "$after" -gt "$before" ]'
@@ -752,8 +474,8 @@ GK_DETAIL=$(run_detail)
 gk_check "user escape: --fs host still hides gatekeeperd's control socket" \
 	eval '[ "$RUN_RC" != 0 ] && ! grep -q "\"ok\"" "$T/run.out"'
 fetch_metrics "$T/m-esc-b.txt"
-a=$(metric_sum "$T/m-esc-a.txt" gatekeeper_dns_queries_total verdict!=allowed)
-b=$(metric_sum "$T/m-esc-b.txt" gatekeeper_dns_queries_total verdict!=allowed)
+a=$(gk_metric_sum "$T/m-esc-a.txt" gatekeeper_dns_queries_total verdict!=allowed)
+b=$(gk_metric_sum "$T/m-esc-b.txt" gatekeeper_dns_queries_total verdict!=allowed)
 GK_DETAIL="gatekeeper_dns_queries_total{verdict!=allowed} $a -> $b"
 gk_check "gatekeeperd counted the redirected evil.example queries as not allowed" \
 	eval '[ "$b" -ge $((a + 6)) ]'
@@ -762,9 +484,9 @@ GK_DETAIL="upstream log lines naming evil.example: $evil_queries_before -> $n: $
 gk_check "no query for evil.example from a cage reached any real resolver" \
 	test "$n" = "$evil_queries_before"
 
-GK_DETAIL="gatekeeper_cages $(metric_sum "$T/m-esc-b.txt" gatekeeper_cages)"
+GK_DETAIL="gatekeeper_cages $(gk_metric_sum "$T/m-esc-b.txt" gatekeeper_cages)"
 gk_check "gatekeeper_cages shows cage B while it runs" \
-	eval '[ "$(metric_sum "$T/m-esc-b.txt" gatekeeper_cages)" -ge 1 ]'
+	eval '[ "$(gk_metric_sum "$T/m-esc-b.txt" gatekeeper_cages)" -ge 1 ]'
 kill -TERM "$PEER" 2>/dev/null
 gk_wait_exit "$PEER" 50 || kill9 "$PEER"
 GK_DETAIL="gk-run exit $GK_RC"
@@ -853,9 +575,9 @@ gk_check "after the restart's cages: no link or set element left" no_leftovers
 
 # ---- stop ------------------------------------------------------------------------
 fetch_metrics "$T/m-end.txt"
-GK_DETAIL="gatekeeper_cages $(metric_sum "$T/m-end.txt" gatekeeper_cages)"
+GK_DETAIL="gatekeeper_cages $(gk_metric_sum "$T/m-end.txt" gatekeeper_cages)"
 gk_check "gatekeeper_cages is 0 with no cage running" \
-	eval '[ "$(metric_sum "$T/m-end.txt" gatekeeper_cages)" = 0 ]'
+	eval '[ "$(gk_metric_sum "$T/m-end.txt" gatekeeper_cages)" = 0 ]'
 gk_check "no sanitizer reports in gatekeeperd's logs" \
 	eval '! cat "$T"/GKD_PID.log* | grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:"'
 GK_DETAIL=$(grep -Eh -m3 "AddressSanitizer|LeakSanitizer|runtime error:" "$T"/*.err 2>/dev/null)
@@ -877,6 +599,4 @@ else
 	kill9 "$LAST"
 fi
 
-summary
-[ "$GK_NFAIL" -eq 0 ] || exit 1
-exit 0
+gk_finish

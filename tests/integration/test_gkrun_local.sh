@@ -31,18 +31,7 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
 
-if [ $# -lt 2 ]; then
-	echo "usage: bash test_gkrun_local.sh /path/to/gk-run /path/to/gatekeeperd" >&2
-	exit 2
-fi
-GKRUN=$(readlink -f "$1")
-GKD=$(readlink -f "$2")
-for f in "$GKRUN" "$GKD"; do
-	if [ ! -x "$f" ]; then
-		echo "test_gkrun_local.sh: $f: not an executable" >&2
-		exit 1
-	fi
-done
+gk_exe_args test_gkrun_local.sh GKRUN=gk-run GKD=gatekeeperd -- "$@"
 GK_GROUP=gatekeeper	# may use the control socket (gatekeeper/gk_control.c)
 if [ "$(id -u)" -eq 0 ]; then
 	export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin

@@ -25,15 +25,7 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
 
-if [ $# -lt 1 ]; then
-	echo "usage: bash test_plumb.sh /path/to/plumb_drive" >&2
-	exit 2
-fi
-DRV=$(readlink -f "$1")
-if [ ! -x "$DRV" ]; then
-	echo "test_plumb.sh: $1: not an executable" >&2
-	exit 1
-fi
+gk_exe_args test_plumb.sh DRV=plumb_drive -- "$@"
 gk_require unshare nsenter setpriv ip nft socat nc dig curl ping sysctl \
 	"$PYTHON"
 

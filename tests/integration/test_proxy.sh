@@ -34,7 +34,7 @@
 # GK_KEEP_TMP=1 keeps the temp directory (logs) for a post-mortem.
 
 # Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
-# shellcheck disable=SC2016,SC2317,SC2034
+# shellcheck disable=SC2016,SC2317,SC2034,SC2153  # (the *_ID are set through printf -v)
 GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
@@ -44,10 +44,7 @@ gk_require dig dnsmasq curl unshare nsenter ip mount nginx openssl git ssh \
     ssh-keygen /usr/sbin/sshd sha256sum timeout "$PYTHON"
 
 # Hermetic clients: no proxy or CA settings from the caller's environment.
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
-	no_proxy NO_PROXY GIT_SSL_CAINFO GIT_SSL_CAPATH GIT_SSL_NO_VERIFY \
-	CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR GIT_PROXY_COMMAND \
-	GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT
+gk_unset_client_env
 
 gk_enter_netns 77 "$GK_SELF" "$GKD"
 gk_setup
@@ -59,6 +56,7 @@ T=$GK_TMP
 UP_LOG=$T/upstream.log
 SOCK=$T/control.sock
 AUDIT=$T/audit.log
+GK_SUMMARY_LOG=$T/GKD.log
 METRICS=127.0.0.1:9477
 SOCKS=127.0.0.1:1080
 HTTPP=127.0.0.1:3128
@@ -118,38 +116,6 @@ header() {	# header NAME: value of a response header in $T/headers
 
 json_ok() { [ "$(gk_json_get ok "$1")" = true ]; }
 
-# metric_sum FILE NAME [LABEL=VALUE | LABEL!=VALUE ...]: the sum of every
-# series of NAME whose labels satisfy all filters (0 when none). Exit 1 if
-# no series matched.
-metric_sum() {
-	"$PYTHON" - "$@" <<'EOF'
-import re, sys
-path, name, conds = sys.argv[1], sys.argv[2], []
-for kv in sys.argv[3:]:
-    if "!=" in kv:
-        k, v = kv.split("!=", 1); conds.append((k, v, False))
-    else:
-        k, v = kv.split("=", 1); conds.append((k, v, True))
-lab = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
-total, n = 0.0, 0
-try:
-    f = open(path, encoding="utf-8", errors="replace")
-except OSError:
-    print(0); sys.exit(1)
-for line in f:
-    line = line.strip()
-    if not line or line.startswith("#"):
-        continue
-    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)', line)
-    if not m or m.group(1) != name:
-        continue
-    labels = dict(lab.findall(m.group(3) or ""))
-    if all((labels.get(k) == v) == eq for k, v, eq in conds):
-        total += float(m.group(4)); n += 1
-print("%d" % total)
-sys.exit(0 if n else 1)
-EOF
-}
 # metric_values FILE NAME LABEL: the values LABEL takes, comma-separated.
 metric_values() {
 	grep -E "^$2\{" "$1" 2>/dev/null | grep -o "$3=\"[^\"]*\"" |
@@ -271,32 +237,13 @@ except OSError:
     sys.exit(1)' "$1" "$2"
 }
 
-summary() {
-	echo "---- $GK_NPASS passed, $GK_NFAIL failed${1:+ ($1)} ----"
-	local f
-	for f in "${GK_FAILED[@]}"; do
-		echo "FAILED: $f"
-	done
-	if [ "$GK_NFAIL" -gt 0 ] && [ -f "$T/GKD.log" ]; then
-		echo "---- gatekeeperd log (last 30 lines) ----"
-		gk_tail "$T/GKD.log" 30
-	fi
-}
-
-abort() {
-	gk_fail "$1"
-	[ -n "${2:-}" ] && gk_tail "$2" 30
-	summary aborted
-	exit 1
-}
-
 # ---------------------------------------------------------------------------
 echo "# gatekeeperd: $GKD"
 echo "# temp $T"
 
 # ---- the internet ----------------------------------------------------------------
 if ! pn_start; then
-	abort "the test internet starts (netns, veth, CA, nginx, sshd)" \
+	gk_abort "the test internet starts (netns, veth, CA, nginx, sshd)" \
 		"$T/inet/nginx-error.log"
 fi
 CA=$PN_DIR/ca.crt
@@ -376,7 +323,7 @@ gk_check "internet: git clone https://github.com/acme/hello.git directly (dumb H
 
 # ---- the upstream resolver --------------------------------------------------------
 if ! gk_start_upstream 5300 "$UP_LOG" "${PN_UPSTREAM_EXTRA[@]}"; then
-	abort "dnsmasq upstream starts" "$T/dnsmasq-5300.stderr"
+	gk_abort "dnsmasq upstream starts" "$T/dnsmasq-5300.stderr"
 fi
 GK_DNS_PORT=5300
 for nv in rebind.github.com:127.0.0.1 meta.github.com:169.254.169.254 \
@@ -390,9 +337,7 @@ done
 GK_DNS_PORT=53
 
 if [ "${GK_PROXY_INTERNET_ONLY:-0}" = 1 ]; then
-	summary "internet only"
-	[ "$GK_NFAIL" -eq 0 ] || exit 1
-	exit 0
+	gk_finish "internet only"
 fi
 
 # ---- gatekeeperd -------------------------------------------------------------------
@@ -402,7 +347,7 @@ gk_start_daemon GKD "$GKD" -f -c "$T/empty.conf" --listen 127.0.0.1 \
 	--upstream 127.0.0.1:5300 --ttl-cap 600 --upstream-timeout 2 \
 	--metrics "$METRICS" --audit-log "$AUDIT" --log-level debug
 if ! gk_wait_ready "$GKD" "$SOCK" 53; then
-	abort "gatekeeperd starts and answers DNS" "$T/GKD.log"
+	gk_abort "gatekeeperd starts and answers DNS" "$T/GKD.log"
 fi
 gk_ok "gatekeeperd is ready (control socket, DNS)"
 
@@ -745,30 +690,30 @@ gk_check "metrics block: the 4 allowed fetches worked" \
 	test "$ok1$ok2$ok3$ok4" = 200200200200
 for pv in socks5:4:2 http:3:2; do
 	IFS=: read -r proto n nok <<<"$pv"
-	c0=$(metric_sum "$T/mb0.txt" gatekeeper_connections_total proto="$proto")
-	c1=$(metric_sum "$T/mb1.txt" gatekeeper_connections_total proto="$proto")
+	c0=$(gk_metric_sum "$T/mb0.txt" gatekeeper_connections_total proto="$proto")
+	c1=$(gk_metric_sum "$T/mb1.txt" gatekeeper_connections_total proto="$proto")
 	GK_DETAIL="$c0 -> $c1 (verdicts: $(metric_values "$T/mb1.txt" gatekeeper_connections_total verdict))"
 	gk_check "gatekeeper_connections_total{proto=$proto} (all verdicts) rose by exactly $n" \
 		test $((c1 - c0)) -eq "$n"
 	good=
 	for v in $(metric_values "$T/mb1.txt" gatekeeper_connections_total verdict | tr , ' '); do
-		a0=$(metric_sum "$T/mb0.txt" gatekeeper_connections_total proto="$proto" verdict="$v")
-		a1=$(metric_sum "$T/mb1.txt" gatekeeper_connections_total proto="$proto" verdict="$v")
+		a0=$(gk_metric_sum "$T/mb0.txt" gatekeeper_connections_total proto="$proto" verdict="$v")
+		a1=$(gk_metric_sum "$T/mb1.txt" gatekeeper_connections_total proto="$proto" verdict="$v")
 		case $v in *allow*|*accept*) [ $((a1 - a0)) -eq "$nok" ] && good=$v ;; esac
 	done
 	GK_DETAIL="no verdict=allow*/accept* series rose by exactly $nok"
 	gk_check "gatekeeper_connections_total{proto=$proto,verdict=${good:-allowed}} rose by exactly $nok" \
 		test -n "$good"
 done
-d0=$(metric_sum "$T/mb0.txt" gatekeeper_denied_total reason=not_allowlisted kind!=dns)
-d1=$(metric_sum "$T/mb1.txt" gatekeeper_denied_total reason=not_allowlisted kind!=dns)
+d0=$(gk_metric_sum "$T/mb0.txt" gatekeeper_denied_total reason=not_allowlisted kind!=dns)
+d1=$(gk_metric_sum "$T/mb1.txt" gatekeeper_denied_total reason=not_allowlisted kind!=dns)
 GK_DETAIL="$d0 -> $d1 (kinds: $(metric_values "$T/mb1.txt" gatekeeper_denied_total kind))"
 gk_check "gatekeeper_denied_total{reason=not_allowlisted} (proxy kinds) rose by exactly 3" \
 	test $((d1 - d0)) -eq 3
 best=0
 for v in $(metric_values "$T/mb1.txt" gatekeeper_bytes_total direction | tr , ' '); do
-	b0=$(metric_sum "$T/mb0.txt" gatekeeper_bytes_total direction="$v")
-	b1=$(metric_sum "$T/mb1.txt" gatekeeper_bytes_total direction="$v")
+	b0=$(gk_metric_sum "$T/mb0.txt" gatekeeper_bytes_total direction="$v")
+	b1=$(gk_metric_sum "$T/mb1.txt" gatekeeper_bytes_total direction="$v")
 	[ $((b1 - b0)) -gt "$best" ] && best=$((b1 - b0))
 	gk_info "gatekeeper_bytes_total{direction=$v} +$((b1 - b0))"
 done
@@ -778,7 +723,7 @@ gk_check "gatekeeper_bytes_total: one direction rose by >= 5 MiB (the blob)" \
 
 # active tunnels: two held tunnels to github.com:22 (server-first).
 fetch_metrics "$T/mt0.txt"
-t0v=$(metric_sum "$T/mt0.txt" gatekeeper_active_tunnels)
+t0v=$(gk_metric_sum "$T/mt0.txt" gatekeeper_active_tunnels)
 hold_pids=()
 for i in 1 2; do
 	: >"$T/hold$i.out"
@@ -790,7 +735,7 @@ for i in 1 2; do
 done
 gk_wait_for 50 eval 'grep -q held "$T/hold1.out" && grep -q held "$T/hold2.out"'
 fetch_metrics "$T/mt1.txt"
-t1v=$(metric_sum "$T/mt1.txt" gatekeeper_active_tunnels)
+t1v=$(gk_metric_sum "$T/mt1.txt" gatekeeper_active_tunnels)
 GK_DETAIL="$t0v -> $t1v; $(cat "$T/hold1.out" "$T/hold2.out" | paste -sd' ' -)"
 gk_check "gatekeeper_active_tunnels rises by 2 with two open tunnels ($t0v -> $t1v)" \
 	test $((t1v - t0v)) -eq 2
@@ -800,7 +745,7 @@ for p in "${hold_pids[@]}"; do
 done
 tunnels_back() {
 	fetch_metrics "$T/mt2.txt"
-	t2v=$(metric_sum "$T/mt2.txt" gatekeeper_active_tunnels)
+	t2v=$(gk_metric_sum "$T/mt2.txt" gatekeeper_active_tunnels)
 	[ "$t2v" -eq "$t0v" ]
 }
 GK_DETAIL="still ${t2v:-?} (was $t0v)"
@@ -811,8 +756,8 @@ fetch_metrics "$T/m-end.txt"
 for reason in not_allowlisted ip_not_pinned special_range sni_mismatch no_sni \
     host_mismatch unsupported_command unknown_source; do
 	want=${EXP_DENY[$reason]:-0}
-	v0=$(metric_sum "$T/m-start.txt" gatekeeper_denied_total reason=$reason kind!=dns)
-	v1=$(metric_sum "$T/m-end.txt" gatekeeper_denied_total reason=$reason kind!=dns)
+	v0=$(gk_metric_sum "$T/m-start.txt" gatekeeper_denied_total reason=$reason kind!=dns)
+	v1=$(gk_metric_sum "$T/m-end.txt" gatekeeper_denied_total reason=$reason kind!=dns)
 	GK_DETAIL="$v0 -> $v1 ($(grep "^gatekeeper_denied_total{.*reason=\"$reason\"" "$T/m-end.txt" | paste -sd' ' -))"
 	gk_check "gatekeeper_denied_total{reason=$reason} rose by exactly $want over the run" \
 		test $((v1 - v0)) -eq "$want"
@@ -905,6 +850,4 @@ gk_stop_daemon "$GKD" TERM
 GK_DETAIL="exit status $GK_RC"
 gk_check "SIGTERM: gatekeeperd exits 0" test "$GK_RC" = 0
 
-summary
-[ "$GK_NFAIL" -eq 0 ] || exit 1
-exit 0
+gk_finish

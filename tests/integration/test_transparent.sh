@@ -76,49 +76,22 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
 
-TR_USER=gk-e2e
-TR_GROUP=gatekeeper
+# shellcheck source=tests/integration/e2e_lib.sh
+. "$GK_LIB_DIR/e2e_lib.sh"
+E2E_NAME=test_transparent.sh
 
-tr_die() {
-	echo "test_transparent.sh: FAIL: $*"
-	echo "---- 0 passed, 1 failed ----"
-	exit 1
-}
-
-if [ $# -lt 2 ]; then
-	echo "usage: bash test_transparent.sh /path/to/gatekeeperd /path/to/gk-run" >&2
-	exit 2
-fi
-GKD=$(readlink -f "$1")
-[ -x "$GKD" ] || tr_die "$1: not an executable (gatekeeperd)"
-GKRUN=$(readlink -f "$2")
-[ -x "$GKRUN" ] || tr_die "$2: not an executable (gk-run)"
-
-export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-for t in dig dnsmasq curl unshare nsenter ip ss mount nginx fcgiwrap openssl \
+e2e_args 0 "$@"
+e2e_preamble dig dnsmasq curl unshare nsenter ip ss mount nginx fcgiwrap openssl \
     git /usr/lib/git-core/git-http-backend nft bwrap setpriv useradd \
     groupadd usermod getent sha256sum timeout ssh ssh-keygen /usr/sbin/sshd \
-    promtool "$PYTHON"; do
-	command -v "$t" >/dev/null 2>&1 ||
-		tr_die "$t is not installed (bash deploy/install-deps.sh installs it)"
-done
+    promtool "$PYTHON"
 # The feature under test must be there: a build without it fails here.
 if [ "${GK_TR_INTERNET_ONLY:-0}" != 1 ]; then
 	"$GKD" --help 2>&1 | grep -q -- '--transparent-port' ||
-		tr_die "$GKD has no --transparent-port option (transparent mode not built)"
+		e2e_die "$GKD has no --transparent-port option (transparent mode not built)"
 	"$GKRUN" --help 2>&1 | grep -q -- '--transparent' ||
-		tr_die "$GKRUN has no --transparent option (transparent mode not built)"
+		e2e_die "$GKRUN has no --transparent option (transparent mode not built)"
 fi
-
-# Hermetic clients: no proxy or CA settings from the caller's environment.
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY \
-	no_proxy NO_PROXY GIT_SSL_CAINFO GIT_SSL_CAPATH GIT_SSL_NO_VERIFY \
-	CURL_CA_BUNDLE SSL_CERT_FILE SSL_CERT_DIR GIT_PROXY_COMMAND \
-	GIT_CONFIG_PARAMETERS GIT_CONFIG_COUNT GIT_SSH GIT_SSH_COMMAND \
-	SSH_AUTH_SOCK GK_CONTROL
-
-[ "$(id -u)" -eq 0 ] ||
-	tr_die "needs root (network namespaces, nftables, a test user)"
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$@"
 gk_setup
@@ -126,13 +99,8 @@ gk_setup
 # shellcheck source=tests/integration/e2e_net.sh
 . "$GK_LIB_DIR/e2e_net.sh"
 
-T=$GK_TMP
-SOCK=$T/run/control.sock
-AUDIT=$T/audit.log
-METRICS=127.0.0.1:9477
-GW=10.143.0.1
+e2e_vars
 TPORT=15001
-SHARE=$T/share			# read-only in cages: CA, probe scripts
 GH=192.0.2.10			# github.com
 # Inside the sandbox: no proxy variables at all.
 NP=(env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY
@@ -142,60 +110,7 @@ NP=(env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY
 SSH_ALLOW=(--allow '*.github.com:443' --allow 'github.com:22')
 
 # ---------------------------------------------------------------------------
-# Local helpers (the cage runners mirror test_e2e.sh's)
-
-oneline() { printf '%s' "$1" | tr '\n' ' ' | cut -c1-400; }
-
-summary() {
-	echo "---- $GK_NPASS passed, $GK_NFAIL failed${1:+ ($1)} ----"
-	local f
-	for f in "${GK_FAILED[@]}"; do
-		echo "FAILED: $f"
-	done
-	if [ "$GK_NFAIL" -gt 0 ] && [ -f "$T/GKD_PID.log" ]; then
-		echo "---- gatekeeperd log (last 30 lines) ----"
-		gk_tail "$T/GKD_PID.log" 30
-	fi
-}
-
-abort() {
-	gk_fail "$1"
-	[ -n "${2:-}" ] && gk_tail "$2" 30
-	summary aborted
-	exit 1
-}
-
-# metric_sum FILE NAME [LABEL=VALUE | LABEL!=VALUE ...]: the sum of every
-# series of NAME whose labels satisfy all filters (0 when none).
-metric_sum() {
-	"$PYTHON" - "$@" <<'EOF'
-import re, sys
-path, name, conds = sys.argv[1], sys.argv[2], []
-for kv in sys.argv[3:]:
-    if "!=" in kv:
-        k, v = kv.split("!=", 1); conds.append((k, v, False))
-    else:
-        k, v = kv.split("=", 1); conds.append((k, v, True))
-lab = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
-total = 0.0
-try:
-    f = open(path, encoding="utf-8", errors="replace")
-except OSError:
-    print(0); sys.exit(1)
-for line in f:
-    line = line.strip()
-    if not line or line.startswith("#"):
-        continue
-    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)', line)
-    if not m or m.group(1) != name:
-        continue
-    labels = dict(lab.findall(m.group(3) or ""))
-    if all((labels.get(k) == v) == eq for k, v, eq in conds):
-        total += float(m.group(4))
-print("%d" % total)
-EOF
-}
-fetch_metrics() { gk_metrics_fetch "$METRICS" "$1" || : >"$1"; }
+# Local helpers (the cage runners are e2e_lib.sh's)
 
 # mark: remember the counters and the audit log's length before a case;
 # after: fetch them again; dm NAME LABELS...: the change of a sum.
@@ -207,8 +122,8 @@ mark() {
 after() { fetch_metrics "$T/m1.txt"; }
 dm() {
 	local a b
-	a=$(metric_sum "$T/m0.txt" "$@")
-	b=$(metric_sum "$T/m1.txt" "$@")
+	a=$(gk_metric_sum "$T/m0.txt" "$@")
+	b=$(gk_metric_sum "$T/m1.txt" "$@")
 	echo $((b - a))
 }
 tr_ok() { dm gatekeeper_connections_total proto=transparent verdict=allowed; }
@@ -256,110 +171,10 @@ audit_n() { audit_new | grep -c .; }
 # transparent deny lines.
 audit_wait() { AUDIT_WANT=$1; gk_wait_for 20 eval '[ "$(audit_n)" -ge "$AUDIT_WANT" ]'; }
 
-# The kernel state a cage leaves: gk-* links and elements of the set.
-gk_links() { ip -o link show | grep -o ' gk-[^:@]*' | tr -d ' ' | sort; }
-nlinks() { gk_links | grep -c .; }
-set_elems() {
-	nft list set inet gatekeeper cages 2>/dev/null |
-		tr -d '\n' | sed -n 's/.*elements = {\([^}]*\)}.*/\1/p' |
-		tr ',' '\n' | sed 's/^[[:space:]]*//; s/[[:space:]]*$//' | grep .
-}
-nelems() { set_elems | grep -c .; }
-no_leftovers() { [ "$(nlinks)" -eq 0 ] && [ "$(nelems)" -eq 0 ]; }
-
-# The environment every cage starts from (test_e2e.sh's base_env).
-base_env() {	# base_env HOME
-	printf '%s\n' "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
-		"HOME=$1" "LANG=C.UTF-8" "GIT_CONFIG_NOSYSTEM=1" \
-		"GIT_TERMINAL_PROMPT=0" "GIT_HTTP_LOW_SPEED_LIMIT=1000" \
-		"GIT_HTTP_LOW_SPEED_TIME=20"
-	en_ca_env
-	local v
-	for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
-		[ -n "${!v:-}" ] && printf '%s=%s\n' "$v" "${!v}"
-	done
-	return 0
-}
-as_cmd() {	# as_cmd WHO: AS_CMD runs a command as root or the test user
-	local env=()
-	if [ "$1" = user ]; then
-		mapfile -t env < <(base_env "$T/home-user")
-		AS_CMD=(setpriv --reuid="$TR_USER" --regid="$TR_USER"
-			--init-groups -- env -i "${env[@]}")
-	else
-		mapfile -t env < <(base_env "$T/home-root")
-		AS_CMD=(env -i "${env[@]}")
-	fi
-}
-as() { local who=$1; shift; as_cmd "$who"; "${AS_CMD[@]}" "$@"; }
-
-# cage WHO GK-RUN-ARGS... -- COMMAND...: run gk-run as WHO in
-# $T/work-WHO, bounded (outer timeout -s KILL: exit 137). stdout in
-# $T/run.out, stderr in $T/run.err; sets RUN_RC and RUN_MS.
-cage() {
-	local who=$1 t0
-	shift
-	as_cmd "$who"
-	t0=$(date +%s%N)
-	( cd "$T/work-$who" &&
-	  exec timeout -s KILL 120 "${AS_CMD[@]}" "$GKRUN" --control "$SOCK" "$@" \
-		>"$T/run.out" 2>"$T/run.err" </dev/null )
-	RUN_RC=$?
-	RUN_MS=$((($(date +%s%N) - t0) / 1000000))
-	cat "$T/run.err" >>"$T/all-runs.err"
-}
-run_detail() {
-	printf 'rc=%s %sms | out: %s | err: %s' "$RUN_RC" "$RUN_MS" \
-		"$(oneline "$(head -c 600 "$T/run.out")")" \
-		"$(oneline "$(head -c 800 "$T/run.err")")"
-}
 out_has() { grep -q -- "$1" "$T/run.out"; }
 
-wait_ms() {	# wait_ms TENTHS COND...: poll every 50 ms; WAIT_MS
-	local max=$(($1 * 2)) i t0
-	shift
-	t0=$(date +%s%N)
-	for ((i = 0; i <= max; i++)); do
-		if "$@"; then
-			WAIT_MS=$((($(date +%s%N) - t0) / 1000000))
-			return 0
-		fi
-		sleep 0.05
-	done
-	WAIT_MS=$((($(date +%s%N) - t0) / 1000000))
-	return 1
-}
-
-tgit() { git -c safe.directory='*' "$@"; }
-tree_check() {	# tree_check DIR: TREE_WHY is "ok" or what differs
-	local d=$1 h
-	h=$(tgit -C "$d" rev-parse HEAD 2>&1)
-	if [ "$h" != "$GIT_HEAD" ]; then
-		TREE_WHY="HEAD '$(oneline "$h")', want $GIT_HEAD"
-	elif [ "$(tgit -C "$d" ls-tree -r HEAD)" != "$(cat "$EN_DIR/git-tree")" ]; then
-		TREE_WHY="ls-tree differs"
-	elif ! cmp -s "$d/data.txt" "$EN_DIR/git-src/data.txt" ||
-	    ! cmp -s "$d/src/hello.c" "$EN_DIR/git-src/src/hello.c" ||
-	    ! cmp -s "$d/README" "$EN_DIR/git-src/README"; then
-		TREE_WHY="the checked-out files differ from the source"
-	elif ! tgit -C "$d" fsck --no-progress >"$T/fsck.out" 2>&1; then
-		TREE_WHY="git fsck: $(oneline "$(cat "$T/fsck.out")")"
-	else
-		TREE_WHY=ok
-	fi
-}
 sha_of() { sha256sum <"$1" 2>/dev/null | awk '{print $1}'; }
 
-daemon_ready() {	# PID: control socket there and /metrics answers
-	local i
-	for ((i = 0; i < 100; i++)); do
-		kill -0 "$1" 2>/dev/null || return 1
-		[ -S "$SOCK" ] && curl -sf --max-time 1 -o /dev/null \
-			"http://$METRICS/metrics" && return 0
-		sleep 0.1
-	done
-	return 1
-}
 gkd_alive() { kill -0 "$GKD_PID" 2>/dev/null; }
 listening_tport() { ss -Hltn "sport = :$TPORT" 2>/dev/null | grep -q .; }
 redirect_rule() { nft list table inet gatekeeper 2>/dev/null | grep -q 'redirect'; }
@@ -371,10 +186,10 @@ echo "# temp $T"
 
 # ---- the internet ----------------------------------------------------------------
 if ! en_start; then
-	abort "the test internet starts (netns, veth, resolv.conf, CA, dnsmasq, echo, fcgiwrap, nginx)" \
+	gk_abort "the test internet starts (netns, veth, resolv.conf, CA, dnsmasq, echo, fcgiwrap, nginx)" \
 		"$T/inet/nginx-error.log"
 fi
-en_sshd || abort "OpenSSH starts on github.com:22 in the test internet" \
+en_sshd || gk_abort "OpenSSH starts on github.com:22 in the test internet" \
 	"$T/inet/ssh/sshd.log"
 CA=$EN_DIR/ca.crt
 BLOB_SHA=$(cat "$EN_DIR/blob.sha256")
@@ -411,32 +226,11 @@ GK_DETAIL="git: $(oneline "$r") | $TREE_WHY"
 gk_check "internet: git clone over ssh from the host gives the right tree" \
 	test "$TREE_WHY" = ok
 if [ "${GK_TR_INTERNET_ONLY:-0}" = 1 ]; then
-	summary "internet only"
-	[ "$GK_NFAIL" -eq 0 ] || exit 1
-	exit 0
+	gk_finish "internet only"
 fi
 
 # ---- the unprivileged user --------------------------------------------------------
-if ! getent group "$TR_GROUP" >/dev/null; then
-	groupadd --system "$TR_GROUP" ||
-		abort "create the group $TR_GROUP (groupadd --system)"
-fi
-if ! getent passwd "$TR_USER" >/dev/null; then
-	useradd --system --user-group --no-create-home --home-dir /nonexistent \
-		--shell /usr/sbin/nologin --comment "gatekeeper e2e test" \
-		--groups "$TR_GROUP" "$TR_USER" ||
-		abort "create the test user $TR_USER (useradd)"
-fi
-if ! id -nG "$TR_USER" | tr ' ' '\n' | grep -qx "$TR_GROUP"; then
-	usermod -aG "$TR_GROUP" "$TR_USER" ||
-		abort "add $TR_USER to group $TR_GROUP"
-fi
-TR_UID=$(id -u "$TR_USER")
-mkdir -p "$T/home-user" "$T/work-user" "$T/work-root" "$SHARE" "$T/run"
-chown "$TR_USER:" "$T/home-user" "$T/work-user"
-GK_DETAIL="id: $(id "$TR_USER")"
-gk_check "test user $TR_USER (uid $TR_UID) is not root and is in group $TR_GROUP" \
-	eval '[ "$TR_UID" -ne 0 ] && id -nG "$TR_USER" | tr " " "\n" | grep -qx "$TR_GROUP"'
+e2e_user
 
 # The ssh key, one copy per identity (ssh refuses a private key that is
 # not its user's own or that others can read); not under ~/.ssh, which
@@ -445,7 +239,7 @@ for who in root user; do
 	mkdir -p "$T/keys-$who"
 	cp "$EN_DIR/ssh/id" "$T/keys-$who/id"
 	chmod 600 "$T/keys-$who/id"
-	[ "$who" = user ] && chown "$TR_USER:" "$T/keys-$who/id"
+	[ "$who" = user ] && chown "$E2E_USER:" "$T/keys-$who/id"
 	chmod 755 "$T/keys-$who"
 done
 
@@ -454,7 +248,7 @@ done
 GKD_ARGS=(-f -c "$T/empty.conf" --control "$SOCK" --upstream "$EN_RESOLVER"
 	--metrics "$METRICS" --audit-log "$AUDIT" --log-level debug)
 gk_start_daemon GKD_PID "$GKD" "${GKD_ARGS[@]}"
-daemon_ready "$GKD_PID" || abort "gatekeeperd starts (control socket, metrics)" "$T/GKD_PID.log"
+daemon_ready "$GKD_PID" || gk_abort "gatekeeperd starts (control socket, metrics)" "$T/GKD_PID.log"
 gk_ok "gatekeeperd is ready with its defaults (pid $GKD_PID)"
 chmod 755 "$T/run"
 GK_DETAIL="$(ss -Hltn 2>&1 | paste -sd'|' -)"
@@ -463,34 +257,7 @@ GK_DETAIL="$(nft list table inet gatekeeper 2>&1 | grep -E 'redirect|reject' | h
 gk_check "the nftables table has the transparent redirect rule" redirect_rule
 
 # Files a cage reads: the CA, the probe scripts (read-only bind).
-cp "$CA" "$SHARE/ca.crt"
-cat >"$SHARE/probe.py" <<'EOF'
-# probe.py tcp|udp HOST PORT [NAME]: (with NAME: resolve it first, which
-# pins its addresses to the cage) connect, for UDP send "ping"; print what
-# came back ("GOT ...") or the error ("ERR CODE ..."), with the time taken.
-# Exit 0 only if data came.
-import errno, socket, sys, time
-kind, host, port = sys.argv[1], sys.argv[2], int(sys.argv[3])
-if len(sys.argv) > 4:
-    print("RESOLVED %s" % sorted({a[4][0] for a in socket.getaddrinfo(
-        sys.argv[4], port, socket.AF_INET, socket.SOCK_STREAM)}))
-fam = socket.AF_INET6 if ":" in host else socket.AF_INET
-t = time.monotonic()
-ms = lambda: int((time.monotonic() - t) * 1000)
-try:
-    s = socket.socket(fam, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
-    s.settimeout(3)
-    s.connect((host, port))
-    if kind == "udp":
-        s.send(b"ping")
-    data = s.recv(200)
-    print("GOT %r %dms" % (data, ms()))
-    sys.exit(0 if data else 1)
-except OSError as e:
-    code = errno.errorcode.get(e.errno, str(e.errno)) if e.errno else type(e).__name__
-    print("ERR %s %s %dms" % (code, e, ms()))
-    sys.exit(1)
-EOF
+e2e_probe_script
 chmod -R a+rX "$SHARE"
 CA_ARGS=(--ro "$EN_DIR" --ro "$SHARE")
 PROBE=("$PYTHON" "$SHARE/probe.py")
@@ -601,9 +368,9 @@ works() {	# WHO
 		      [ "$(tr_ok)" = 1 ] && [ "$(tr_no)" = 0 ]'
 	if [ "$who" = user ]; then
 		GK_DETAIL=$(stat -c "%u %U %n" "$w/hello/README" "$w/ssh-blob.bin" 2>&1)
-		gk_check "user: the clone and the ssh download belong to $TR_USER outside the sandbox" \
-			eval '[ "$(stat -c %u "$w/hello/README")" = "$TR_UID" ] &&
-			      [ "$(stat -c %u "$w/ssh-blob.bin")" = "$TR_UID" ]'
+		gk_check "user: the clone and the ssh download belong to $E2E_USER outside the sandbox" \
+			eval '[ "$(stat -c %u "$w/hello/README")" = "$E2E_UID" ] &&
+			      [ "$(stat -c %u "$w/ssh-blob.bin")" = "$E2E_UID" ]'
 	fi
 	sleep 0.2	# the audit log is flushed within 100 ms
 	AUDIT_MARK=$works_mark
@@ -883,7 +650,7 @@ gk_check "gatekeeperd stops on SIGTERM (exit 0) before the restart with --transp
 mv "$T/GKD_PID.log" "$T/GKD_PID.log.1" 2>/dev/null
 gk_start_daemon GKD_PID "$GKD" "${GKD_ARGS[@]}" --transparent-port off
 daemon_ready "$GKD_PID" ||
-	abort "gatekeeperd --transparent-port off starts" "$T/GKD_PID.log"
+	gk_abort "gatekeeperd --transparent-port off starts" "$T/GKD_PID.log"
 gk_ok "gatekeeperd --transparent-port off is ready (pid $GKD_PID)"
 GK_DETAIL="$(ss -Hltn 2>&1 | paste -sd'|' -)"
 gk_check "--transparent-port off: nothing listens on :$TPORT" eval '! listening_tport'
@@ -921,6 +688,4 @@ GK_DETAIL=$(grep -Eh -m3 "AddressSanitizer|LeakSanitizer|runtime error:" "$T"/GK
 gk_check "no sanitizer reports in gatekeeperd's logs or on gk-run's stderr" \
 	eval '! cat "$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null | grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:"'
 
-summary
-[ "$GK_NFAIL" -eq 0 ] || exit 1
-exit 0
+gk_finish

@@ -1,0 +1,131 @@
+# shellcheck shell=bash
+#
+# bench_lib.sh: what the benchmark scripts share: finding the binaries,
+# failing with the logs, the machine line, the open-files limit, the
+# nginx target with its small and big files, and the arithmetic of the
+# summaries. Source it after tests/integration/lib.sh; it defines
+# functions only. BENCH_NAME (the script's name) prefixes messages.
+
+# shellcheck disable=SC2034  # variables used by the sourcing scripts
+
+# bench_exe VAR GIVEN REL: VAR becomes the absolute path of the executable
+# GIVEN or, when GIVEN is empty, of REL under the current directory or
+# else under the top of the tree; exit 1 when there is none.
+bench_exe() {
+	local var=$1 b=$2
+	if [ -z "$b" ]; then
+		b=$3
+		[ -x "$b" ] || b=$GK_ROOT/$3
+	fi
+	if [ ! -x "$b" ]; then
+		echo "$BENCH_NAME: $b: no such executable (build first, or give the paths)" >&2
+		exit 1
+	fi
+	printf -v "$var" '%s' "$(readlink -f "$b")"
+}
+
+# die MSG: the message, the last BENCH_TAIL (15) lines of every log in
+# $T, exit 1.
+die() {
+	local f
+	echo "$BENCH_NAME: $*" >&2
+	for f in "$T"/*.log "$T"/*.stderr "$T"/*.err; do
+		[ -s "$f" ] || continue
+		echo "---- $f" >&2
+		tail -n "${BENCH_TAIL:-15}" "$f" >&2
+	done
+	exit 1
+}
+
+# gk_alive WHEN: gatekeeperd (GKD_PID) still runs, or die.
+gk_alive() {
+	kill -0 "$GKD_PID" 2>/dev/null ||
+		die "gatekeeperd died ($1); its log is above. Reproduce: see $T"
+}
+
+# bench_cpus: "N CPUs (model)".
+bench_cpus() {
+	printf '%s CPUs (%s)' "$(nproc)" \
+		"$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
+}
+
+# onoff VALUE: "on" for 1, else "off".
+onoff() { if [ "$1" = 1 ]; then echo on; else echo off; fi; }
+
+# bench_nofile WANT: this netns's local port range widened, the open files
+# limit raised to WANT (or the hard limit); NOFILE is the limit now.
+bench_nofile() {
+	sysctl -qw net.ipv4.ip_local_port_range="10000 65000" ||
+		die "cannot set ip_local_port_range in the private netns"
+	ulimit -n "$1" 2>/dev/null || ulimit -n "$(ulimit -Hn)" ||
+		die "cannot raise the open files limit"
+	NOFILE=$(ulimit -n)
+}
+
+# bench_nginx_conf LISTEN: $T/www/small (100 bytes), $T/www/big
+# (BULK_MB MiB, written by $LOAD) and $T/nginx.conf, an nginx that serves
+# them on LISTEN (access log off, no keep-alive, NOFILE files).
+bench_nginx_conf() {
+	mkdir -p "$T/www" "$T/nginx-tmp"
+	head -c 99 /dev/zero | tr '\0' 'x' >"$T/www/small"
+	echo >>"$T/www/small"
+	"$LOAD" mkfile "$T/www/big" $((BULK_MB * 1024 * 1024)) ||
+		die "cannot write the bulk file"
+	cat >"$T/nginx.conf" <<EOF
+daemon off;
+master_process on;
+worker_processes 1;
+worker_rlimit_nofile $NOFILE;
+user root;
+pid $T/nginx.pid;
+error_log $T/nginx-error.log warn;
+events { worker_connections 16384; }
+http {
+	access_log off;
+	client_body_temp_path $T/nginx-tmp/body;
+	proxy_temp_path $T/nginx-tmp/proxy;
+	fastcgi_temp_path $T/nginx-tmp/fastcgi;
+	uwsgi_temp_path $T/nginx-tmp/uwsgi;
+	scgi_temp_path $T/nginx-tmp/scgi;
+	default_type application/octet-stream;
+	sendfile on;
+	tcp_nopush on;
+	tcp_nodelay on;
+	keepalive_timeout 0;
+	server {
+		listen $1 backlog=4096;
+		root $T/www;
+	}
+}
+EOF
+}
+
+# bench_build_load: $LOAD, socks_load built from its source here.
+bench_build_load() {
+	cc -O2 -o "$LOAD" "$BENCH_DIR/socks_load.c" 2>"$T/cc.err" ||
+		die "cannot build socks_load: $(cat "$T/cc.err")"
+}
+
+# bench_smoke PATH...: every path works before anything is measured
+# (`load PATH bulk -u /small`, the script's load function), or die.
+bench_smoke() {
+	local p out
+	for p in "$@"; do
+		out=$(load "$p" bulk -u /small)
+		if [ "$(kv ok "$out")" != 1 ] || [ "$(kv errors "$out")" != 0 ]; then
+			die "$p: GET /small failed: $out $(tail -n 2 "$T/load.err")"
+		fi
+	done
+}
+
+# ---------------------------------------------------------------------------
+# The summaries' arithmetic (awk: the figures are decimals)
+
+# kv KEY LINE: the value of KEY=... in a socks_load result line.
+kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
+sub() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b != "") print a - b; else print "nan"}'; }
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else print "nan"}'
+}
+ge() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a != "nan" && a >= b)}'; }
+verdict() { if "$@"; then echo "TARGET MET"; else echo "TARGET MISSED"; fi; }
