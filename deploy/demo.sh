@@ -134,10 +134,23 @@ fi
 step "Going around the proxy: straight to evil.example's address"
 cage --allow '*.github.com' -- curl -sS --noproxy '*' --max-time 10 \
 	https://203.0.113.66/
-if [ "$RC" != 0 ] && [ "$MS" -lt 2000 ]; then
-	good "refused by the kernel rules in $MS ms (nothing is routed from a cage)"
+if [ "$RC" != 0 ] && [ "$MS" -lt 2000 ] &&
+	gk_wait_for 20 grep -q '"proto":"transparent".*"reason":"ip_not_pinned"' "$AUDIT"; then
+	good "cut in $MS ms: nothing is routed from a cage; its TCP goes to the"
+	good "transparent proxy, and this cage's DNS never led to that address"
 else
-	bad "wanted a fast failure"
+	bad "wanted a fast failure, audited as transparent ip_not_pinned"
+fi
+
+step "Programs that ignore the proxy variables still reach allowed hosts"
+cage --allow '*.github.com' -- env -u https_proxy -u HTTPS_PROXY -u ALL_PROXY \
+	-u all_proxy curl -sS --noproxy '*' -o /dev/null -w '%{http_code}\n' \
+	https://github.com/
+if [ "$RC" = 0 ] && grep -qx 200 "$T/out"; then
+	good "carried by the transparent proxy: the address was pinned to an"
+	good "allowed name by the cage's own lookup, and the TLS name matches"
+else
+	bad "wanted 200 through the transparent proxy"
 fi
 
 step "Asking another resolver directly"
