@@ -70,6 +70,9 @@ void		 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 /* Write a handshake reply (directly when nothing is queued). */
 void		 proxy_session_write(struct proxy_session *s, const void *buf,
 		    size_t len);
+/* Record a dial that failed (not a denial): counter and log line. */
+void		 proxy_session_failed(struct proxy_session *s,
+		    const struct proxy_outcome *o);
 /* Record a denial by this session (counters, audit). */
 void		 proxy_session_deny(struct proxy_session *s,
 		    const struct proxy_outcome *o);

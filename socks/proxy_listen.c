@@ -108,6 +108,14 @@ proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
 }
 
 void
+proxy_session_failed(struct proxy_session *s, const struct proxy_outcome *o)
+{
+	gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
+	log_info("cage=%s host=%s port=%u action=fail reason=%s (%s)",
+	    s->who.id, s->t.name, s->t.port, proxy_strresult(o->res), o->why);
+}
+
+void
 proxy_session_deny(struct proxy_session *s, const struct proxy_outcome *o)
 {
 	proxy_deny_record(s->ctx, &s->who, &s->t, o);

@@ -45,42 +45,39 @@ deny(struct proxy_outcome *o, enum gk_deny_reason r, const char *fmt, ...)
 	return false;
 }
 
-/* Is the address pinned to this cage under a name allowed on port? */
-static int
-pinned_allowed(const struct gk_cage *c, const struct gk_addr *a, uint16_t port,
-    time_t now)
+/*
+ * The names the address is pinned to in this cage: the first one allowed
+ * on port (NULL if none), and in *first any one of them (NULL: not pinned
+ * at all).
+ */
+static const char *
+pin_name(const struct gk_cage *c, const struct gk_addr *a, uint16_t port,
+    const char **first)
 {
 	const char *names[256];		/* CDN addresses carry many names */
 	size_t n, i;
 
-	n = gk_cage_pin_names(c, a, now, names, 256);
-	if (n == 0)
-		return -1;		/* not pinned at all */
+	n = gk_cage_pin_names(c, a, gk_now(), names, 256);
+	*first = n > 0 ? names[0] : NULL;
 	for (i = 0; i < n; i++)
 		if (gk_allow_name(c->allow, names[i], strlen(names[i]), port))
-			return 1;
-	return 0;			/* pinned, but not for this port */
+			return names[i];
+	return NULL;
 }
 
 void
 proxy_target_label(const struct gk_cage *c, struct proxy_target *t)
 {
-	const char *names[256];
-	size_t n, i;
+	const char *name = NULL, *first = NULL;
 
-	gk_addr_ntop(&t->addr, t->name, sizeof(t->name));
-	if (c == NULL)
-		return;
-	n = gk_cage_pin_names(c, &t->addr, gk_now(), names, 256);
-	for (i = 0; i < n; i++) {
-		if (gk_allow_name(c->allow, names[i], strlen(names[i]),
-		    t->port)) {
-			snprintf(t->name, sizeof(t->name), "%s", names[i]);
-			return;
-		}
-	}
-	if (n > 0)
-		snprintf(t->name, sizeof(t->name), "%s", names[0]);
+	if (c != NULL)
+		name = pin_name(c, &t->addr, t->port, &first);
+	if (name == NULL)
+		name = first;
+	if (name != NULL)
+		snprintf(t->name, sizeof(t->name), "%s", name);
+	else
+		gk_addr_ntop(&t->addr, t->name, sizeof(t->name));
 }
 
 bool
@@ -88,8 +85,8 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
     const struct proxy_target *t, struct proxy_outcome *o)
 {
 	char why[PROXY_WHY_MAX];
+	const char *first;
 	enum gk_special sp;
-	int pin;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
@@ -110,10 +107,9 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	if (gk_allow_addr_cidr(c->allow, &t->addr))
 		return deny(o, GK_REASON_NOT_ALLOWLISTED, "a CIDR pattern covers "
 		    "%s, but not on port %u", t->name, t->port);
-	pin = pinned_allowed(c, &t->addr, t->port, gk_now());
-	if (pin == 1)
+	if (pin_name(c, &t->addr, t->port, &first) != NULL)
 		return true;
-	if (pin == 0)
+	if (first != NULL)		/* pinned, but not for this port */
 		return deny(o, GK_REASON_NOT_ALLOWLISTED, "%s was resolved by "
 		    "this cage, but no pattern allows its names on port %u",
 		    t->name, t->port);

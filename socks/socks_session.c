@@ -195,9 +195,7 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 		n = SOCKS5_REP_GENERAL_FAILURE;
 		break;
 	}
-	gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
-	log_info("cage=%s host=%s port=%u action=fail reason=%s (%s)",
-	    s->who.id, s->t.name, s->t.port, proxy_strresult(o->res), o->why);
+	proxy_session_failed(s, o);
 	reply_code(s, (uint8_t)n);
 }
 

@@ -64,9 +64,7 @@ tp_dial_cb(void *arg, const struct proxy_outcome *o)
 	default:
 		break;
 	}
-	gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
-	log_info("cage=%s host=%s port=%u action=fail reason=%s (%s)",
-	    s->who.id, s->t.name, s->t.port, proxy_strresult(o->res), o->why);
+	proxy_session_failed(s, o);
 	reset_close(s, proxy_strresult(o->res));
 }
 
