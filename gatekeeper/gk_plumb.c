@@ -154,7 +154,8 @@ plumb_owns(void *arg, const struct gk_addr *addr)
 	return gk_addr_in_prefix(addr, &p->net, p->prefix);
 }
 
-/* Whether plumbing is to run; false with *why when it is off. */
+/* Whether plumbing is to run: 1; 0 when off (with *why); -1 when
+ * --plumbing on cannot be honoured. */
 static int
 plumbing_wanted(const struct gk_conf *c, const char **why)
 {
