@@ -29,6 +29,7 @@
 #include "gk_control_int.h"
 #include "gk_ctlreq.h"
 #include "gk_log.h"
+#include "gk_peer.h"
 #include "gk_stats.h"
 
 #define CTL_OUT_HIGH	(1024 * 1024)	/* stop reading above */
@@ -286,37 +287,48 @@ peer_holds_group(int fd, gid_t group)
 	return false;
 }
 
-/* 0 if the peer may use the socket; else -1 with the reason. */
+/*
+ * 0 if the peer may use the socket; else -1 with the reason. A peer must
+ * share gatekeeperd's user namespace: a sandboxed program is always in
+ * another one (bwrap's, gk-run's), however it reached the socket (a
+ * restarted daemon's new socket file, a hard link, a bind mount).
+ */
 static int
 peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
 {
-	struct ucred cr;
-	socklen_t crlen = sizeof(cr);
+	struct gk_peer peer;
 	struct group *gr;
+	char what[256];
 
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) == -1) {
-		snprintf(why, len, "not permitted: cannot read the peer's "
-		    "credentials (%s)", strerror(errno));
+	if (gk_peer_identify(fd, &peer, what, sizeof(what)) == -1) {
+		snprintf(why, len, "not permitted: %s", what);
 		return -1;
 	}
-	cc->uid = cr.uid;
-	cc->pid = cr.pid;
+	cc->uid = peer.uid;
+	cc->pid = peer.pid;
+	if (!gk_ns_eq(&peer.userns, &cc->ctl->userns)) {
+		snprintf(why, len, "not permitted: the peer (pid %d) runs in "
+		    "another user namespace than gatekeeperd (a sandbox or a "
+		    "container); cages are made with gk-run from outside any "
+		    "sandbox", (int)peer.pid);
+		return -1;
+	}
 	if (cc->ctl->plumb.peer_in_cage != NULL &&
-	    cc->ctl->plumb.peer_in_cage(cc->ctl->plumb.arg, cr.pid)) {
+	    cc->ctl->plumb.peer_in_cage(cc->ctl->plumb.arg, &peer.netns)) {
 		snprintf(why, len, "not permitted: the peer (pid %d) runs "
 		    "inside a cage; cages are made from outside the sandbox",
-		    (int)cr.pid);
+		    (int)peer.pid);
 		return -1;
 	}
-	if (cr.uid == 0 || cr.uid == geteuid())
+	if (peer.uid == 0 || peer.uid == geteuid())
 		return 0;
 	if ((gr = getgrnam(GK_CONTROL_GROUP)) != NULL &&
-	    (user_in_group(cr.uid, cr.gid, gr->gr_gid) ||
+	    (user_in_group(peer.uid, peer.gid, gr->gr_gid) ||
 	    peer_holds_group(fd, gr->gr_gid)))
 		return 0;
 	snprintf(why, len, "not permitted: uid %u is not root and not in "
 	    "group '%s'; ask an administrator to add you to it (usermod "
-	    "-aG %s USER, then log in again)%s", (unsigned)cr.uid,
+	    "-aG %s USER, then log in again)%s", (unsigned)peer.uid,
 	    GK_CONTROL_GROUP, GK_CONTROL_GROUP, gr == NULL ?
 	    " or to create it (groupadd --system " GK_CONTROL_GROUP ")" : "");
 	return -1;
@@ -437,6 +449,13 @@ gk_control_new(struct event_base *base, const char *path,
 	ctl->cages = cages;
 	ctl->audit = audit;
 	TAILQ_INIT(&ctl->conns);
+	if (gk_ns_self("user", &ctl->userns) == -1) {
+		snprintf(err, errlen, "control socket: cannot read "
+		    "gatekeeperd's own user namespace: %s", strerror(errno));
+		free(ctl->path);
+		free(ctl);
+		return NULL;
+	}
 	if ((fd = gk_ctlsock_bind(ctl->path, &ctl->dev, &ctl->ino, err,
 	    errlen)) == -1) {
 		free(ctl->path);

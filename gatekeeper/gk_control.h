@@ -1,8 +1,9 @@
 /*
  * gk_control: the control socket (DESIGN.md, "Control socket"). A unix
  * stream socket, mode 0660, group "gatekeeper" when that group exists.
- * Peers are authenticated with SO_PEERCRED: root, the daemon's own uid,
- * or a member of group "gatekeeper". The protocol is newline-delimited
+ * Peers are authenticated at accept (gk_peer.h): they must share
+ * gatekeeperd's user namespace and not run inside a cage, and be root,
+ * the daemon's own uid, or a member of group "gatekeeper". The protocol is newline-delimited
  * JSON (gk_ctlreq.h), one reply line per request, in order.
  *
  * A cage lives exactly as long as the connection that created it.
@@ -16,6 +17,7 @@
 #include <stddef.h>
 
 #include "gk_addr.h"
+#include "gk_peer.h"
 
 #define GK_CONTROL_GROUP	"gatekeeper"
 #define GK_CONTROL_CONNS_MAX	1024	/* concurrent connections */
@@ -61,9 +63,10 @@ struct gk_ctl_plumb {
 	/* Whether `addr` is in the pool up() hands out ("source" cages may
 	 * not take one). */
 	bool	(*owns)(void *arg, const struct gk_addr *addr);
-	/* Whether process `pid` runs inside a plumbed cage: such peers are
-	 * refused (a sandboxed program must not make itself cages). */
-	bool	(*peer_in_cage)(void *arg, pid_t pid);
+	/* Whether a peer in network namespace `netns` runs inside a
+	 * plumbed cage: such peers are refused (a sandboxed program must
+	 * not make itself cages). */
+	bool	(*peer_in_cage)(void *arg, const struct gk_ns_id *netns);
 	/* Endpoints a plumbed cage reaches, for the create reply. */
 	char	 gateway[GK_ADDR_STRLEN];
 	char	 dns[GK_ADDR_STRLEN + 8];

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gk_control.h"
+#include "gk_peer.h"
 
 struct gk_cage;
 struct gk_cage_table;
@@ -60,6 +61,7 @@ struct gk_control {
 	char			*path;
 	dev_t			 dev;	/* of the socket we bound */
 	ino_t			 ino;
+	struct gk_ns_id		 userns;	/* peers must share it */
 	struct gk_cage_table	*cages;
 	struct gk_audit		*audit;
 	struct gk_ctl_plumb	 plumb;		/* fn NULL: no plumbing */

@@ -127,20 +127,15 @@ plumb_down(void *arg, const struct gk_addr *addr)
 	nft_cage_down(p->np, name, a);
 }
 
-/* Whether process `pid` lives in the network namespace of a cage. */
+/* Whether a process in network namespace `netns` lives in a cage. */
 static bool
-plumb_peer_in_cage(void *arg, pid_t pid)
+plumb_peer_in_cage(void *arg, const struct gk_ns_id *netns)
 {
 	struct gk_plumb *p = arg;
-	char path[64];
-	struct stat st;
 	size_t i;
 
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
-	if (pid <= 0 || stat(path, &st) == -1)
-		return false;
 	for (i = 0; i < p->ncages; i++) {
-		if (p->ns[i].dev == st.st_dev && p->ns[i].ino == st.st_ino)
+		if (p->ns[i].dev == netns->dev && p->ns[i].ino == netns->ino)
 			return true;
 	}
 	return false;

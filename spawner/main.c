@@ -2,8 +2,13 @@
  * gk-run: run one program in a sandbox whose only way out is gatekeeperd.
  *
  *   options -> allow-files -> mount plan -> [--dry-run: print, exit 0]
- *   -> command check (126/127) -> [gated: own user+net namespace, cage
- *   from gatekeeperd] -> seccomp, data fds -> fork: bwrap | wait
+ *   -> command check (126/127) -> seccomp, data fds -> [gated: connect
+ *   to gatekeeperd] -> fork: the child [gated: makes its user+net
+ *   namespace, passes it up, gets its cage] execs bwrap | gk-run [gated:
+ *   asks gatekeeperd for the cage] waits
+ *
+ * gk-run itself never leaves its user namespace: gatekeeperd refuses
+ * control peers from any other (spawn_start.c).
  *
  * Every failure of gk-run itself is one line on stderr and exit 125.
  */
@@ -19,17 +24,9 @@
 #include "config.h"
 #include "spawn_int.h"
 
-#define MAX_DATA_FDS	256
-
 extern char **environ;
 
 static char cmdshow[72];	/* the command's name, for messages */
-
-struct fds {
-	int			 fd[MAX_DATA_FDS];
-	struct spawn_fdsrc	 src[MAX_DATA_FDS];
-	size_t			 n;
-};
 
 static void die(const char *, ...)
     __attribute__((format(printf, 1, 2), noreturn));
@@ -138,18 +135,16 @@ build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 }
 
 static int
-add_fd(struct fds *f, int fd, const uint8_t *data, size_t len, bool out)
+add_fd(struct spawn_fds *f, int fd, const uint8_t *data, size_t len, bool out)
 {
-	if (f->n == MAX_DATA_FDS)
-		die("too many hidden paths (at most %d)", MAX_DATA_FDS - 3);
-	f->fd[f->n] = fd;
-	f->src[f->n] = (struct spawn_fdsrc){ fd, data, len, out };
-	f->n++;
+	if (spawn_fds_add(f, fd, data, len, out) == -1)
+		die("too many hidden paths (at most %d)",
+		    SPAWN_DATA_FDS_MAX - 3);
 	return fd;
 }
 
 static void
-print_argv(const struct spawn_plan *p, const struct fds *f, FILE *out)
+print_argv(const struct spawn_plan *p, const struct spawn_fds *f, FILE *out)
 {
 	struct spawn_strv argv = { 0 };
 	char *line;
@@ -186,7 +181,7 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 {
 	char err[SPAWN_ERRLEN], resolv[SPAWN_ENDPOINT_MAX + 16];
 	struct spawn_cage cage;
-	struct fds f = { .n = 0 };
+	struct spawn_fds f = { .n = 0 };
 	uint8_t *bpf = NULL;
 	size_t i, len = 0;
 	int fd, next = 3;
@@ -226,22 +221,26 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 	exit(0);
 }
 
-/* Gated: our own namespaces, then the cage; returns the connection. */
-static int
-make_cage(const struct spawn_opts *o, struct spawn_cage *cage)
+/*
+ * Gated: the child's namespace, then the cage from gatekeeperd over
+ * `sock`; the child gets the cage. Any failure ends gk-run (and so the
+ * child, through its parent-death signal).
+ */
+static void
+make_cage(const struct spawn_opts *o, int sock, int chan,
+    struct spawn_cage *cage)
 {
 	char err[SPAWN_ERRLEN], label[SPAWN_LABEL_MAX + 1], *req;
-	int sock, nsfd;
+	int nsfd;
 
-	if ((sock = spawn_ctl_connect(o->control, err, sizeof(err))) == -1)
-		die("%s", err);
 	spawn_cage_label(o->cmd, o->ncmd, label);
 	if ((req = spawn_cage_request(label, o->transparent == 1, &o->allow,
 	    err, sizeof(err))) == NULL)
 		die("%s", err);
-	if ((nsfd = spawn_ctl_netns(err, sizeof(err))) == -1 ||
+	if ((nsfd = spawn_start_netns(chan, err, sizeof(err))) == -1 ||
 	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,
-	    sizeof(err)) == -1)
+	    sizeof(err)) == -1 ||
+	    spawn_start_go(chan, cage, err, sizeof(err)) == -1)
 		die("%s", err);
 	close(nsfd);
 	free(req);
@@ -254,14 +253,13 @@ make_cage(const struct spawn_opts *o, struct spawn_cage *cage)
 		fprintf(stderr, "gk-run: note: gatekeeperd runs with "
 		    "--transparent-port off: programs that ignore the proxy "
 		    "variables fail at once in this cage\n");
-	return sock;
 }
 
-/* The fds bwrap reads: resolv.conf, seccomp, the hidden files. */
+/* The fds bwrap reads that need no cage: hidden files, seccomp. */
 static void
-data_fds(struct spawn_plan *p, const struct spawn_cage *cage, struct fds *f)
+data_fds(struct spawn_plan *p, struct spawn_fds *f)
 {
-	char err[SPAWN_ERRLEN], resolv[SPAWN_ENDPOINT_MAX + 16];
+	char err[SPAWN_ERRLEN];
 	size_t i;
 	int fd;
 
@@ -271,14 +269,6 @@ data_fds(struct spawn_plan *p, const struct spawn_cage *cage, struct fds *f)
 		if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
 			die("/dev/null: %s", strerror(errno));
 		p->mounts[i].fd = add_fd(f, fd, NULL, 0, false);
-	}
-	if (p->net == SPAWN_NET_GATED) {
-		snprintf(resolv, sizeof(resolv), "nameserver %s\n",
-		    cage->gateway);
-		if ((fd = spawn_memfd_data("gk-run-resolv", resolv,
-		    strlen(resolv))) == -1)
-			die("memfd_create: %s", strerror(errno));
-		p->resolv_fd = add_fd(f, fd, NULL, 0, false);
 	}
 	if (p->seccomp != SPAWN_SECCOMP_OFF) {
 		if ((fd = spawn_seccomp_memfd(p->seccomp, err,
@@ -296,11 +286,13 @@ static void __attribute__((noreturn))
 run(const struct spawn_opts *o, struct spawn_plan *p)
 {
 	char err[SPAWN_ERRLEN], resolved[PATH_MAX], *bwrap;
-	struct spawn_strv argv = { 0 };
+	struct spawn_child child;
 	struct spawn_cage cage;
 	struct spawn_run r;
-	struct fds f = { .n = 0 };
-	int rc, pipefd[2];
+	struct spawn_fds f = { .n = 0 };
+	sigset_t old;
+	size_t i;
+	int rc, pipefd[2], sock = -1, chan;
 
 	if ((bwrap = spawn_find_bwrap(err, sizeof(err))) == NULL)
 		die("%s", err);
@@ -309,31 +301,32 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		fprintf(stderr, "gk-run: %s\n", err);
 		exit(rc);
 	}
-	memset(&r, 0, sizeof(r));
-	memset(&cage, 0, sizeof(cage));
-	r.ctl_fd = -1;
-	if (p->net == SPAWN_NET_GATED) {
-		r.ctl_fd = make_cage(o, &cage);
-		p->cage = &cage;
-	}
-	data_fds(p, &cage, &f);
+	if (o->verbose > 0)
+		fprintf(stderr, "gk-run: %s is %s\n", o->cmd[0], resolved);
+	data_fds(p, &f);
 	if (pipe2(pipefd, O_CLOEXEC) == -1)
 		die("pipe: %s", strerror(errno));
 	p->status_fd = add_fd(&f, pipefd[1], NULL, 0, true);
-	if (spawn_bwrap_build(p, &argv) == -1)
-		die("out of memory");
-	if (o->verbose > 0) {
-		fprintf(stderr, "gk-run: %s is %s\ngk-run: ", o->cmd[0],
-		    resolved);
-		print_argv(p, &(struct fds){ .n = 0 }, stderr);
-	}
-	r.bwrap = bwrap;
-	r.argv = argv.v;
-	r.envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX);
-	r.pass_fds = f.fd;
-	r.npass = f.n;
-	r.status_wfd = pipefd[1];
+	if (p->net == SPAWN_NET_GATED &&
+	    (sock = spawn_ctl_connect(o->control, err, sizeof(err))) == -1)
+		die("%s", err);
+	memset(&r, 0, sizeof(r));
+	if ((r.sigfd = spawn_signals_block(&old)) == -1)
+		die("signals: %s", strerror(errno));
+	child = (struct spawn_child){ .mask = &old, .plan = p, .fds = &f,
+	    .ctl_fd = sock, .bwrap = bwrap, .envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX),
+	    .verbose = o->verbose };
+	if ((r.pid = spawn_start_fork(&child, &chan, err, sizeof(err))) == -1)
+		die("%s", err);
+	for (i = 0; i < f.n; i++)
+		close(f.fd[i]);
+	if (p->net == SPAWN_NET_GATED)
+		make_cage(o, sock, chan, &cage);
+	if (spawn_start_exec(chan, err, sizeof(err)) == -1)
+		die("%s", err);
+	close(chan);
 	r.status_rfd = pipefd[0];
+	r.ctl_fd = sock;
 	r.timeout = o->timeout;
 	r.verbose = o->verbose;
 	r.cmdname = cmdshow;

@@ -228,6 +228,8 @@ struct spawn_mount {
 	char		*path;		/* absolute, canonical, owned */
 	int		 fd;		/* HIDE_FILE: data fd (empty) */
 	bool		 implicit;	/* not from --ro/--rw/--hide */
+	bool		 forced;	/* implicit, and nothing may undo it
+					   (the control socket's directory) */
 };
 
 /* What a data fd holds, for --dry-run's shell redirections. */
@@ -259,16 +261,19 @@ struct spawn_plan {
 /*
  * Sort resolved mounts into mount order: parents before the paths under
  * them (stable), so the most specific path wins whatever the order on
- * the command line. For one path an explicit entry beats implicit ones
- * (the base /, /dev, /proc, /tmp; cwd; default hides) and the cwd beats
- * a default hide; two different explicit kinds, or an explicit entry
- * for /dev, /proc or under /proc, are errors. Duplicates are dropped
+ * the command line. For one path a forced hide beats everything, an
+ * explicit entry beats other implicit ones (the base /, /dev, /proc,
+ * /tmp; cwd; default hides) and the cwd beats a default hide; an
+ * explicit entry for a forced hide's path, two different explicit kinds,
+ * or an explicit entry for /dev, /proc or under /proc, are errors. Duplicates are dropped
  * (their paths freed). 0 or -1 (err).
  */
 int		 spawn_mounts_sort(struct spawn_mount *m, size_t *n, char *err,
 		    size_t errlen);
 /* Free the paths of n mounts and the array. */
 void		 spawn_mounts_free(struct spawn_mount *m, size_t n);
+/* Is `path` equal to `dir` or below it? Both absolute and canonical. */
+bool		 spawn_path_under(const char *path, const char *dir);
 /*
  * `p` made absolute against `cwd` (absolute) and lexically normalized:
  * no "//", "." or ".." left, no trailing '/'. NULL on ENOMEM.

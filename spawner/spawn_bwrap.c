@@ -5,7 +5,8 @@
  *
  *   bwrap --unshare-user --unshare-ipc --unshare-pid --unshare-uts
  *     --unshare-cgroup [--unshare-net] --die-with-parent --new-session
- *     --cap-drop ALL  <mounts, parents first>  [--ro-bind-data FD
+ *     --cap-drop ALL  <mounts, parents first; after --proc /proc,
+ *     --ro-bind /proc/sys /proc/sys>  [--ro-bind-data FD
  *     /etc/resolv.conf]  [--remount-ro HIDDEN-DIR...]  --chdir CWD
  *     [--unsetenv K...] [--setenv K V...] [--seccomp FD]
  *     [--json-status-fd FD] -- COMMAND [ARG...]
@@ -64,7 +65,16 @@ mount_args(struct spawn_strv *a, const struct spawn_mount *m)
 		push3(a, "--dev-bind", m->path, m->path);
 		break;
 	case SPAWN_MNT_PROC:
+		/*
+		 * /proc/sys read-only: uid 0 inside owns the namespaces'
+		 * sysctls (net.*, kernel.hostname, ...) and may write them
+		 * with no capability at all; bwrap covers /proc/sys only
+		 * when the directory itself is writable, which it is not.
+		 */
 		push2(a, "--proc", m->path);
+		spawn_strv_push(a, "--ro-bind");
+		spawn_strv_pushf(a, "%s/sys", m->path);
+		spawn_strv_pushf(a, "%s/sys", m->path);
 		break;
 	}
 }

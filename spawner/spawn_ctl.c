@@ -1,9 +1,10 @@
 /*
  * The cage's kernel side and the control connection: a user and network
- * namespace of our own (NOTES-linux.md, section 3), then one request to
- * gatekeeperd carrying the namespace fd, and its reply. The connection
- * stays open, CLOEXEC, for the cage's lifetime: closing it (exit, crash,
- * kill -9) makes gatekeeperd tear the cage down.
+ * namespace (NOTES-linux.md, section 3; made by the sandbox's first
+ * process, see spawn_start.c), then one request to gatekeeperd carrying
+ * the namespace fd, and its reply. gk-run keeps the connection open,
+ * CLOEXEC, for the cage's lifetime: closing it (exit, crash, kill -9)
+ * makes gatekeeperd tear the cage down.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,31 +125,35 @@ fail:
 	return -1;
 }
 
+void
+spawn_msg_pass_fd(struct msghdr *mh, union spawn_cmsg_fd *cm, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(cm, 0, sizeof(*cm));
+	mh->msg_control = cm->buf;
+	mh->msg_controllen = sizeof(cm->buf);
+	c = CMSG_FIRSTHDR(mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
 static int
 send_request(int sock, int nsfd, const char *req, const char *path,
     char *err, size_t errlen)
 {
-	union {
-		struct cmsghdr	hdr;
-		char		buf[CMSG_SPACE(sizeof(int))];
-	} cm;
+	union spawn_cmsg_fd cm;
 	struct msghdr msg;
-	struct cmsghdr *c;
 	struct iovec iov;
 	size_t len = strlen(req), off = 0;
 	ssize_t n;
 
 	memset(&msg, 0, sizeof(msg));
-	memset(&cm, 0, sizeof(cm));
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
-	msg.msg_control = cm.buf;
-	msg.msg_controllen = sizeof(cm.buf);
-	c = CMSG_FIRSTHDR(&msg);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
+	spawn_msg_pass_fd(&msg, &cm, nsfd);
 	while (off < len) {
 		iov.iov_base = (char *)req + off;
 		iov.iov_len = len - off;

@@ -6,6 +6,8 @@
 #ifndef SPAWN_INT_H
 #define SPAWN_INT_H
 
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include "spawn.h"
@@ -51,6 +53,14 @@ int		 spawn_check_command(const struct spawn_plan *p,
 		    char *err, size_t errlen);
 
 /* spawn_ctl.c */
+/* Room for one fd passed with SCM_RIGHTS. */
+union spawn_cmsg_fd {
+	struct cmsghdr	 hdr;
+	char		 buf[CMSG_SPACE(sizeof(int))];
+};
+/* Point mh's control data at cm, holding `fd` as SCM_RIGHTS. */
+void		 spawn_msg_pass_fd(struct msghdr *mh, union spawn_cmsg_fd *cm,
+		    int fd);
 int		 spawn_ctl_connect(const char *path, char *err, size_t errlen);
 /*
  * unshare(CLONE_NEWUSER | CLONE_NEWNET), identity uid/gid maps, lo up;
@@ -64,15 +74,57 @@ int		 spawn_ctl_create(int sock, int nsfd, const char *request,
 /* After a sandbox failure: are user namespaces the reason? */
 bool		 spawn_userns_works(void);
 
+/* Data fds bwrap reads (hidden files, resolv.conf, seccomp, status). */
+#define SPAWN_DATA_FDS_MAX	256
+
+struct spawn_fds {
+	int			 fd[SPAWN_DATA_FDS_MAX];
+	struct spawn_fdsrc	 src[SPAWN_DATA_FDS_MAX];
+	size_t			 n;
+};
+
+/* spawn_start.c */
+/* Append a data fd; returns fd, or -1 when the table is full. */
+int		 spawn_fds_add(struct spawn_fds *f, int fd,
+		    const uint8_t *data, size_t len, bool out);
+
+/* What the sandbox's first process needs (spawn_start.c's header). */
+struct spawn_child {
+	int		 chan;		/* set by spawn_start_fork() */
+	pid_t		 parent;	/* set by spawn_start_fork() */
+	const sigset_t	*mask;		/* the mask to exec bwrap with */
+	struct spawn_plan *plan;	/* gated: the child adds the cage */
+	struct spawn_fds *fds;		/* made inheritable before exec */
+	int		 ctl_fd;	/* the parent's; closed at once */
+	const char	*bwrap;
+	char *const	*envp;
+	int		 verbose;	/* print bwrap's command line */
+};
+
+/*
+ * Fork the sandbox's first process: in gated mode it makes the cage's
+ * user and network namespaces and waits for spawn_start_go(); then it
+ * execs bwrap. Returns its pid and, in *chan, the parent's end of the
+ * start channel; -1 with err.
+ */
+pid_t		 spawn_start_fork(const struct spawn_child *c, int *chan,
+		    char *err, size_t errlen);
+/* The child's body (never returns); spawn_start_fork() runs it. */
+void		 spawn_child_run(const struct spawn_child *c)
+		    __attribute__((noreturn));
+/* Gated: the cage's network namespace fd (bounded wait); -1 with err. */
+int		 spawn_start_netns(int chan, char *err, size_t errlen);
+/* Gated: hand the child its cage. */
+int		 spawn_start_go(int chan, const struct spawn_cage *cage,
+		    char *err, size_t errlen);
+/* Wait until bwrap runs (the channel closes on exec); -1 with err. */
+int		 spawn_start_exec(int chan, char *err, size_t errlen);
+
 /* spawn_run.c */
 struct spawn_run {
-	const char	*bwrap;		/* path to exec */
-	char *const	*argv;
-	char *const	*envp;
-	const int	*pass_fds;	/* for bwrap; closed in the parent */
-	size_t		 npass;
-	int		 status_wfd;	/* --json-status-fd (in pass_fds) */
-	int		 status_rfd;
+	pid_t		 pid;		/* the child: bwrap once it runs */
+	int		 sigfd;		/* from spawn_signals_block() */
+	int		 status_rfd;	/* read end of --json-status-fd */
 	int		 ctl_fd;	/* -1: no cage */
 	unsigned int	 timeout;
 	int		 verbose;
@@ -80,9 +132,14 @@ struct spawn_run {
 };
 
 /*
- * Fork, exec bwrap in the child, forward signals to the sandbox, enforce
- * the timeout, wait. Returns gk-run's exit status; on a failure of its
- * own writes one line to stderr first.
+ * Block the signals gk-run forwards (and SIGCHLD); *old gets the mask
+ * to restore in the child. Returns a signalfd for them, or -1 (errno).
+ */
+int		 spawn_signals_block(sigset_t *old);
+/*
+ * Forward signals to the sandbox, enforce the timeout, keep the control
+ * connection, wait for bwrap. Returns gk-run's exit status; on a failure
+ * of its own writes one line to stderr first.
  */
 int		 spawn_run(const struct spawn_run *r);
 

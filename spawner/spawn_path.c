@@ -20,9 +20,8 @@ path_depth(const char *p)
 	return d;
 }
 
-/* Is `path` equal to `dir` or below it? Both absolute and canonical. */
-static bool
-path_under(const char *path, const char *dir)
+bool
+spawn_path_under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
 
@@ -35,6 +34,8 @@ path_under(const char *path, const char *dir)
 static int
 rank(const struct spawn_mount *m)
 {
+	if (m->forced)
+		return 4;
 	if (!m->implicit)
 		return 3;
 	return m->kind == SPAWN_MNT_RW ? 2 : 1;
@@ -73,7 +74,7 @@ check_explicit(const struct spawn_mount *m, char *err, size_t errlen)
 
 	if (m->implicit)
 		return 0;
-	if (strcmp(m->path, "/dev") == 0 || path_under(m->path, "/proc")) {
+	if (strcmp(m->path, "/dev") == 0 || spawn_path_under(m->path, "/proc")) {
 		spawn_seterr(err, errlen, "%s %s: the sandbox has its own /dev "
 		    "and /proc; they cannot be replaced", opt_of(m->kind),
 		    spawn_printable(m->path, show, sizeof(show)));
@@ -93,9 +94,19 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 	for (j = 0; j < kept; j++) {
 		if (strcmp(m[j].path, e->path) != 0)
 			continue;
+		if ((rank(e) == 4 && rank(&m[j]) == 3) ||
+		    (rank(e) == 3 && rank(&m[j]) == 4)) {
+			spawn_seterr(err, errlen, "%s %s: that directory holds "
+			    "gatekeeperd's control socket, which no sandbox may "
+			    "reach; leave it out", opt_of(rank(e) == 3 ?
+			    e->kind : m[j].kind), spawn_printable(e->path,
+			    show, sizeof(show)));
+			return -1;
+		}
 		if (rank(e) > rank(&m[j])) {
 			m[j].kind = e->kind;
 			m[j].implicit = e->implicit;
+			m[j].forced = e->forced;
 			m[j].fd = e->fd;
 		} else if (rank(e) == 3 && !same_option(e->kind, m[j].kind)) {
 			spawn_seterr(err, errlen, "%s is given both with %s "
@@ -164,7 +175,7 @@ spawn_path_visible(const struct spawn_plan *p, const char *path)
 	size_t i;
 
 	for (i = 0; i < p->nmounts; i++)
-		if (path_under(path, p->mounts[i].path))
+		if (spawn_path_under(path, p->mounts[i].path))
 			last = &p->mounts[i];
 	if (last == NULL)
 		return false;

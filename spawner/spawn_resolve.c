@@ -49,6 +49,7 @@ ml_add(struct mlist *l, enum spawn_mnt kind, char *path, bool implicit)
 	l->m[l->n].path = path;
 	l->m[l->n].fd = -1;
 	l->m[l->n].implicit = implicit;
+	l->m[l->n].forced = false;
 	l->n++;
 	return 0;
 }
@@ -159,13 +160,59 @@ home_dir(void)
 	    pw->pw_dir : NULL;
 }
 
+/*
+ * The directory of a control socket: hidden (forced) in every mode, so
+ * that neither the socket nor one a restarted gatekeeperd makes there
+ * is ever visible inside. Nothing to do while it does not exist; a
+ * directory that cannot be hidden (/, the working directory or above)
+ * is an error only while a socket is there (else the connection fails
+ * next, or no daemon is involved; gatekeeperd refuses peers from inside
+ * a sandbox in any case).
+ */
 static int
-default_mounts(struct mlist *l, const struct spawn_opts *o)
+control_hide(struct mlist *l, const char *sock, const char *cwd, char *err,
+    size_t errlen)
+{
+	char show[256], *dir, *slash, *real;
+	struct stat st;
+
+	if ((dir = strdup(sock)) == NULL)
+		return -1;
+	if ((slash = strrchr(dir, '/')) != NULL)
+		slash[slash == dir ? 1 : 0] = '\0';
+	real = slash != NULL ? realpath(dir, NULL) : NULL;
+	free(dir);
+	if (real == NULL)
+		return 0;
+	spawn_printable(real, show, sizeof(show));
+	if ((strcmp(real, "/") == 0 || spawn_path_under(cwd, real)) &&
+	    lstat(sock, &st) == -1) {
+		free(real);	/* no socket (yet): gatekeeperd's own check */
+		return 0;
+	}
+	if (strcmp(real, "/") == 0 || spawn_path_under(cwd, real)) {
+		spawn_seterr(err, errlen, "gatekeeperd's control socket %s "
+		    "sits in %s, which %s; no sandbox may see that directory: "
+		    "run from elsewhere (--cwd) or give gatekeeperd a socket "
+		    "in a directory of its own (the default is %s)", sock,
+		    show, strcmp(real, "/") == 0 ? "is the root" :
+		    "holds the working directory", SPAWN_CONTROL_DEFAULT);
+		free(real);
+		return -1;
+	}
+	if (ml_add(l, SPAWN_MNT_HIDE_DIR, real, true) == -1)
+		return -1;
+	l->m[l->n - 1].forced = true;
+	return 0;
+}
+
+static int
+default_mounts(struct mlist *l, const struct spawn_opts *o, const char *cwd,
+    char *err, size_t errlen)
 {
 	bool macos = o->platform == SPAWN_PLATFORM_MACOS;
 	const char *home = home_dir(), *rt;
 	char path[PATH_MAX];
-	struct stat st;
 	size_t i;
 	int r = 0;
 
@@ -181,12 +228,9 @@ default_mounts(struct mlist *l, const struct spawn_opts *o)
 		r |= implicit_hide(l, rt, false, true);
 	if (macos)
 		return r;
-	/* the control sockets: never reachable from inside */
-	if (stat(o->control, &st) == 0 && !S_ISDIR(st.st_mode))
-		r |= implicit_hide(l, o->control, false, false);
-	if (strcmp(o->control, SPAWN_CONTROL_DEFAULT) != 0 &&
-	    stat(SPAWN_CONTROL_DEFAULT, &st) == 0 && !S_ISDIR(st.st_mode))
-		r |= implicit_hide(l, SPAWN_CONTROL_DEFAULT, false, false);
+	r |= control_hide(l, o->control, cwd, err, errlen);
+	if (r == 0 && strcmp(o->control, SPAWN_CONTROL_DEFAULT) != 0)
+		r |= control_hide(l, SPAWN_CONTROL_DEFAULT, cwd, err, errlen);
 	return r;
 }
 
@@ -206,7 +250,7 @@ spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
 		if (user_mount(&l, &o->paths[i], o->platform ==
 		    SPAWN_PLATFORM_MACOS, err, errlen) == -1)
 			goto fail;
-	if (default_mounts(&l, o) != 0 ||
+	if (default_mounts(&l, o, cwd, err, errlen) != 0 ||
 	    spawn_mounts_sort(l.m, &l.n, err, errlen) == -1)
 		goto fail;
 	*out = l.m;

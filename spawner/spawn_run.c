@@ -1,6 +1,6 @@
 /*
- * Run bwrap as a child and stay with it: forward signals, enforce the
- * timeout, keep the control connection, and turn what happened into
+ * Stay with bwrap (spawn_start.c started it): forward signals, enforce
+ * the timeout, keep the control connection, and turn what happened into
  * gk-run's exit status.
  *
  * bwrap does not forward signals. With --unshare-pid and --new-session
@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -48,7 +47,6 @@ struct run_state {
 	char		 sbuf[STATUS_MAX];
 	size_t		 slen;
 	int		 exit_code;	/* -1: the command never ran */
-	int		 exec_errno;	/* bwrap could not be executed */
 	int		 wstatus;
 	bool		 exited;
 	int		 timed_out;	/* 0, 1 TERM sent, 2 KILL sent */
@@ -76,25 +74,6 @@ ms_until(const struct timespec *ts)
 	return ms > 3600000 ? 3600000 : (int)ms;
 }
 
-static void
-child_exec(const struct spawn_run *r, const sigset_t *old, pid_t parent)
-{
-	size_t i;
-	int e;
-
-	sigprocmask(SIG_SETMASK, old, NULL);
-	/* terminal signals reach gk-run only, which forwards them */
-	(void)setpgid(0, 0);
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != parent)
-		_exit(SPAWN_EXIT_FAIL);
-	for (i = 0; i < r->npass; i++)
-		(void)fcntl(r->pass_fds[i], F_SETFD, 0);
-	execve(r->bwrap, r->argv, r->envp);
-	e = errno;
-	dprintf(r->status_wfd, "gk-run-exec-error %d\n", e);
-	_exit(SPAWN_EXIT_FAIL);
-}
-
 /* Parse what bwrap wrote so far: "child-pid", "exit-code". */
 static void
 parse_status(struct run_state *st)
@@ -108,8 +87,6 @@ parse_status(struct run_state *st)
 		st->group = (pid_t)v;
 	if ((p = strstr(st->sbuf, "\"exit-code\":")) != NULL)
 		st->exit_code = (int)strtol(p + 12, NULL, 10);
-	if ((p = strstr(st->sbuf, "gk-run-exec-error ")) != NULL)
-		st->exec_errno = (int)strtol(p + 18, NULL, 10);
 }
 
 static void
@@ -259,11 +236,6 @@ outcome(struct run_state *st)
 		read_status(st);
 	if (st->timed_out > 0)
 		return SPAWN_EXIT_TIMEOUT;
-	if (st->exec_errno != 0) {
-		fprintf(stderr, "gk-run: cannot execute bwrap (%s): %s\n",
-		    st->r->bwrap, strerror(st->exec_errno));
-		return SPAWN_EXIT_FAIL;
-	}
 	if (st->exit_code >= 0)
 		return st->exit_code;
 	if (WIFSIGNALED(st->wstatus))
@@ -279,45 +251,38 @@ outcome(struct run_state *st)
 	return SPAWN_EXIT_FAIL;
 }
 
-static int
-block_signals(sigset_t *set, sigset_t *old)
+int
+spawn_signals_block(sigset_t *old)
 {
+	sigset_t set;
 	size_t i;
 
-	sigemptyset(set);
-	sigaddset(set, SIGCHLD);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
 	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
-		sigaddset(set, forwarded[i]);
-	return sigprocmask(SIG_BLOCK, set, old);
+		sigaddset(&set, forwarded[i]);
+	if (sigprocmask(SIG_BLOCK, &set, old) == -1)
+		return -1;
+	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
 int
 spawn_run(const struct spawn_run *r)
 {
 	struct run_state st;
-	sigset_t set, old;
-	pid_t parent = getpid();
-	size_t i;
 
 	memset(&st, 0, sizeof(st));
 	st.r = r;
 	st.exit_code = -1;
+	st.bwrap = r->pid;
+	st.sigfd = r->sigfd;
 	st.status_fd = r->status_rfd;
 	st.ctl_fd = r->ctl_fd;
-	if (block_signals(&set, &old) == -1 ||
-	    (st.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK)) == -1 ||
-	    fcntl(st.status_fd, F_SETFL, O_NONBLOCK) == -1) {
-		fprintf(stderr, "gk-run: signals: %s\n", strerror(errno));
+	if (fcntl(st.status_fd, F_SETFL, O_NONBLOCK) == -1) {
+		fprintf(stderr, "gk-run: bwrap's status pipe: %s\n",
+		    strerror(errno));
 		return SPAWN_EXIT_FAIL;
 	}
-	if ((st.bwrap = fork()) == -1) {
-		fprintf(stderr, "gk-run: fork: %s\n", strerror(errno));
-		return SPAWN_EXIT_FAIL;
-	}
-	if (st.bwrap == 0)
-		child_exec(r, &old, parent);
-	for (i = 0; i < r->npass; i++)
-		close(r->pass_fds[i]);
 	if (r->timeout > 0)
 		now_plus(&st.deadline, r->timeout);
 	loop(&st);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -483,26 +484,39 @@ test_shutdown_destroys(void **state)
 	close(fd);
 }
 
-static void
-test_not_permitted(void **state)
+/* What a forked peer does before it connects: 0, or -1 to skip. */
+static int
+become_nobody(void)
 {
-	struct fixture *f = *state;
+	return setgid(65534) == -1 || setuid(65534) == -1 ? -1 : 0;
+}
+
+static int
+new_userns(void)
+{
+	return unshare(CLONE_NEWUSER);
+}
+
+/*
+ * A peer in a child process, after become(): it must be refused with a
+ * message holding `want`, then see EOF. Returns the child's status: 0
+ * as expected, 77 when become() could not be done here.
+ */
+static int
+refused_peer(struct fixture *f, int (*become)(void), const char *want)
+{
 	char line[1024];
 	pid_t pid;
-	int st, i, fd;
+	int st = -1, i, fd;
 
-	if (geteuid() != 0)
-		skip();
-	chmod(f->dir, 0755);
-	chmod(f->path, 0666);	/* let the unprivileged child connect */
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
 		struct sockaddr_un sun = { .sun_family = AF_UNIX };
 		ssize_t n;
 
-		if (setgid(65534) == -1 || setuid(65534) == -1)
-			_exit(3);
+		if (become() == -1)
+			_exit(77);
 		snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", f->path);
 		fd = socket(AF_UNIX, SOCK_STREAM, 0);
 		if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == -1)
@@ -510,7 +524,7 @@ test_not_permitted(void **state)
 		n = read(fd, line, sizeof(line) - 1);
 		line[n < 0 ? 0 : n] = '\0';
 		_exit(strstr(line, "\"ok\":false") != NULL &&
-		    strstr(line, "not permitted") != NULL &&
+		    strstr(line, want) != NULL &&
 		    read(fd, line, 1) == 0 ? 0 : 5);
 	}
 	for (i = 0; i < 5000; i++) {
@@ -520,9 +534,21 @@ test_not_permitted(void **state)
 		usleep(1000);
 	}
 	assert_true(WIFEXITED(st));
-	assert_int_equal(WEXITSTATUS(st), 0);
 	spin(f, 3);
 	assert_int_equal(gk_control_nconns(f->ctl), 0);
+	return WEXITSTATUS(st);
+}
+
+static void
+test_not_permitted(void **state)
+{
+	struct fixture *f = *state;
+
+	if (geteuid() != 0)
+		skip();
+	chmod(f->dir, 0755);
+	chmod(f->path, 0666);	/* let the unprivileged child connect */
+	assert_int_equal(refused_peer(f, become_nobody, "not permitted"), 0);
 }
 
 /* ---- namespace cages: the fd passing and the plumbing hooks ---------- */
@@ -534,7 +560,7 @@ struct plumb_rec {
 	ino_t		 ino;		/* of the fd up() was handed */
 	struct gk_addr	 last_down;
 	bool		 refuse;
-	pid_t		 caged;		/* peer_in_cage() says yes for it */
+	struct gk_ns_id	 caged;		/* peer_in_cage() says yes for it */
 	bool		 transparent;	/* what the last up() was asked */
 };
 
@@ -579,10 +605,10 @@ rec_owns(void *arg, const struct gk_addr *addr)
 }
 
 static bool
-rec_in_cage(void *arg, pid_t pid)
+rec_in_cage(void *arg, const struct gk_ns_id *netns)
 {
 	(void)arg;
-	return pid == prec.caged;
+	return gk_ns_eq(netns, &prec.caged);
 }
 
 static void
@@ -732,6 +758,23 @@ test_netns_cage(void **state)
 	close(pfd);
 }
 
+/*
+ * A peer in another user namespace (as every sandboxed program is) is
+ * refused, with the socket's mode and the peer's uid allowing it.
+ */
+static void
+test_other_userns(void **state)
+{
+	struct fixture *f = *state;
+	int st;
+
+	st = refused_peer(f, new_userns, "another user namespace");
+	if (st == 77)
+		skip();		/* user namespaces not available */
+	assert_int_equal(st, 0);
+	assert_int_equal(gk_cage_count(f->cages), 0);
+}
+
 /* A peer inside a cage's namespace is refused at once. */
 static void
 test_peer_in_cage(void **state)
@@ -741,7 +784,7 @@ test_peer_in_cage(void **state)
 	int fd;
 
 	set_plumb(f);
-	prec.caged = getpid();
+	assert_int_equal(gk_ns_self("net", &prec.caged), 0);
 	fd = client(f);
 	assert_true(read_line(f, fd, line, sizeof(line)) > 0);
 	assert_non_null(strstr(line, "runs inside a cage"));
@@ -805,6 +848,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_netns_stray_fds, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_peer_in_cage, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_other_userns, setup,
 		    teardown),
 	};
 

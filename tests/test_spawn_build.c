@@ -54,6 +54,7 @@ struct mspec {
 	enum spawn_mnt	 kind;
 	const char	*path;
 	bool		 implicit;
+	bool		 forced;
 };
 
 #define BASE_SANDBOX							\
@@ -80,6 +81,7 @@ spec_mounts(const struct mspec *spec, size_t n)
 		m[i].path = strdup(spec[i].path);
 		m[i].fd = -1;
 		m[i].implicit = spec[i].implicit;
+		m[i].forced = spec[i].forced;
 	}
 	return m;
 }
@@ -155,13 +157,13 @@ static const struct gcase gcases[] = {
 	    { SPAWN_MNT_RO, "/tmp/shared data", false },
 	    { SPAWN_MNT_HIDE_DIR, "/home/alice/.ssh", true },
 	    { SPAWN_MNT_RW, "/home/alice/.ssh", false },
-	    { SPAWN_MNT_HIDE_FILE, "/run/gatekeeper/control.sock", true } },
+	    { SPAWN_MNT_HIDE_DIR, "/run/gatekeeper", true, true } },
 	    12, { "LD_PRELOAD=/opt/ok.so", "FOO=bar baz" }, 2,
 	    { "git", "clone", "https://github.com/acme/hello.git", NULL },
 	    3 },
 	{ "host-hostile", SPAWN_NET_HOST, SPAWN_FS_HOST, SPAWN_SECCOMP_OFF,
 	    { BASE_HOST,
-	    { SPAWN_MNT_HIDE_FILE, "/run/gatekeeper/control.sock", true },
+	    { SPAWN_MNT_HIDE_DIR, "/run/gatekeeper", true, true },
 	    { SPAWN_MNT_HIDE_DIR, "/home/alice/it's \"quoted\"", false } },
 	    5, { "Q=it's $(rm -rf /) `x`", NULL }, 1,
 	    { "sh", "-c", "echo \"$1\"; echo it's", "a\nb", "", "-", "*",
@@ -305,6 +307,32 @@ test_mounts_sort(void **state)
 	spawn_mounts_free(m, n);
 }
 
+/* A forced hide beats the cwd and an implicit entry; what is under it
+ * is still mounted after it. */
+static void
+test_mounts_forced(void **state)
+{
+	static const struct mspec spec[] = {
+		BASE_SANDBOX,
+		{ SPAWN_MNT_RW, "/run/gk/work", false },
+		{ SPAWN_MNT_HIDE_DIR, "/run/gk", true, true },
+		{ SPAWN_MNT_HIDE_DIR, "/tmp", true, true },
+	};
+	struct spawn_mount *m;
+	size_t n;
+
+	(void)state;
+	n = mounts(spec, sizeof(spec) / sizeof(spec[0]), &m);
+	assert_int_equal(n, 7);
+	assert_string_equal(m[3].path, "/tmp");
+	assert_int_equal(m[3].kind, SPAWN_MNT_HIDE_DIR);
+	assert_true(m[3].forced);
+	assert_string_equal(m[4].path, "/run/gk");
+	assert_string_equal(m[6].path, "/run/gk/work");
+	assert_int_equal(m[6].kind, SPAWN_MNT_RW);
+	spawn_mounts_free(m, n);
+}
+
 static void
 sort_error(const struct mspec *spec, size_t n, const char *want)
 {
@@ -334,8 +362,20 @@ test_mounts_errors(void **state)
 	static const struct mspec d[] = {
 		BASE_SANDBOX, { SPAWN_MNT_RO, "/proc", false },
 	};
+	/* the control socket's directory, named by the user either way */
+	static const struct mspec e[] = {
+		BASE_SANDBOX, { SPAWN_MNT_RO, "/run/gatekeeper", false },
+		{ SPAWN_MNT_HIDE_DIR, "/run/gatekeeper", true, true },
+	};
+	static const struct mspec f[] = {
+		BASE_SANDBOX, { SPAWN_MNT_HIDE_DIR, "/run/gatekeeper", true,
+		    true }, { SPAWN_MNT_RW, "/run/gatekeeper", false },
+	};
 
 	(void)state;
+	sort_error(e, 7, "--ro /run/gatekeeper: that directory holds "
+	    "gatekeeperd's control socket, which no sandbox may reach");
+	sort_error(f, 7, "--rw /run/gatekeeper: that directory holds");
 	sort_error(a, 9, "/x is given both with --ro and with --rw; give one");
 	sort_error(b, 6, "--hide /proc/1: the sandbox has its own /dev and "
 	    "/proc");
@@ -622,6 +662,7 @@ main(void)
 		cmocka_unit_test(test_bwrap_golden),
 		cmocka_unit_test(test_bwrap_argv),
 		cmocka_unit_test(test_mounts_sort),
+		cmocka_unit_test(test_mounts_forced),
 		cmocka_unit_test(test_mounts_errors),
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_normalize),

@@ -70,6 +70,18 @@ e2e_vars() {
 	GK_SUMMARY_LOG=$T/GKD_PID.log
 }
 
+# e2e_begin: inside the namespaces, after e2e_net.sh: say what runs, then
+# start the test internet (or abort with nginx's log).
+e2e_begin() {
+	echo "# gatekeeperd: $GKD"
+	echo "# gk-run: ${GKRUN:-(none)}"
+	echo "# temp $T"
+	if ! en_start; then
+		gk_abort "the test internet starts (netns, veth, resolv.conf, CA, dnsmasq, echo, fcgiwrap, nginx)" \
+			"$T/inet/nginx-error.log"
+	fi
+}
+
 # ---------------------------------------------------------------------------
 # Output and metrics
 

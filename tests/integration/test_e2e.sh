@@ -76,15 +76,8 @@ METRICS_BIND=0.0.0.0:9477	# on every address: a cage must still not reach it
 RANDTAG=$$$RANDOM
 
 # ---------------------------------------------------------------------------
-echo "# gatekeeperd: $GKD"
-echo "# gk-run: ${GKRUN:-(none)}"
-echo "# temp $T"
-
 # ---- the internet -------------------------------------------------------------
-if ! en_start; then
-	gk_abort "the test internet starts (netns, veth, resolv.conf, CA, dnsmasq, echo, fcgiwrap, nginx)" \
-		"$T/inet/nginx-error.log"
-fi
+e2e_begin
 CA=$EN_DIR/ca.crt
 BLOB_SHA=$(cat "$EN_DIR/blob.sha256")
 GIT_HEAD=$(cat "$EN_DIR/git-head")
@@ -404,7 +397,7 @@ escapes() {	# WHO
 	mkdir -p "$ESC"
 	[ "$who" = user ] && chown "$E2E_USER:" "$ESC"
 	cage "$who" --allow '*.github.com' --ro "$SHARE" --rw "$ESC" \
-		--hide "$T/secret" --ro "$T/run" \
+		--hide "$T/secret" \
 		-- bash "$SHARE/escapes.sh" "$ESC" "${PEER_ADDR:-10.143.255.254}" \
 		"$T/secret/key" "$OUTSIDE" "$SOCK"
 	GK_DETAIL=$(run_detail)
@@ -454,7 +447,7 @@ escapes() {	# WHO
 	gk_check "$who escape: reading --hide $T/secret/key fails" \
 		eval '! esc_out read_hidden | grep -q gk-e2e-secret &&
 		      ! esc_out ls_hidden | grep -qx key'
-	escape_check "$who" control '"ok"' "gatekeeperd's control socket (--ro of its directory; hidden in every mode)"
+	escape_check "$who" control '"ok"' "gatekeeperd's control socket (its directory is hidden in every mode)"
 	GK_DETAIL="rc=$(esc_rc unshare_user) $(oneline "$(esc_out unshare_user)") | rc=$(esc_rc unshare_net) $(oneline "$(esc_out unshare_net)")"
 	gk_check "$who escape: creating namespaces (unshare -U, unshare -rn) fails" \
 		eval '[ "$(esc_rc unshare_user)" != 0 ] && [ "$(esc_rc unshare_user)" != missing ] &&
@@ -464,6 +457,10 @@ escapes() {	# WHO
 fetch_metrics "$T/m-esc-a.txt"
 escapes root
 escapes user
+cage user --allow '*.github.com' --ro "$T/run" -- true
+GK_DETAIL=$(run_detail)
+gk_check "gk-run --ro of the control socket's directory is refused (125, says why)" \
+	eval '[ "$RUN_RC" = 125 ] && grep -q "holds gatekeeperd.s control socket, which no sandbox may reach" "$T/run.err"'
 cage user --fs host --allow '*.github.com' -- python3 -c 'import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
 s.settimeout(3)

@@ -180,15 +180,8 @@ listening_tport() { ss -Hltn "sport = :$TPORT" 2>/dev/null | grep -q .; }
 redirect_rule() { nft list table inet gatekeeper 2>/dev/null | grep -q 'redirect'; }
 
 # ---------------------------------------------------------------------------
-echo "# gatekeeperd: $GKD"
-echo "# gk-run: $GKRUN"
-echo "# temp $T"
-
 # ---- the internet ----------------------------------------------------------------
-if ! en_start; then
-	gk_abort "the test internet starts (netns, veth, resolv.conf, CA, dnsmasq, echo, fcgiwrap, nginx)" \
-		"$T/inet/nginx-error.log"
-fi
+e2e_begin
 en_sshd || gk_abort "OpenSSH starts on github.com:22 in the test internet" \
 	"$T/inet/ssh/sshd.log"
 CA=$EN_DIR/ca.crt

@@ -1,0 +1,309 @@
+/*
+ * The sandbox's first process, from fork to exec.
+ *
+ * gk-run (the parent) holds gatekeeperd's control connection and never
+ * leaves the user namespace it started in: gatekeeperd refuses control
+ * peers from any other, and every sandboxed program is in another, so
+ * the process that talks to gatekeeperd is the one that stays outside.
+ * The child it forks makes the cage's user and network namespaces, hands
+ * the network namespace to the parent over the start channel (a
+ * SOCK_SEQPACKET socketpair), waits for the cage, builds bwrap's command
+ * line and becomes bwrap.
+ *
+ * On the channel each message is one kind byte and its body:
+ *   child -> parent   'N' + the netns fd (SCM_RIGHTS)  namespaces made
+ *                     'E' + text                       failed, no exec
+ *                     'X' + errno (int)                execve failed
+ *   parent -> child   'C' + struct spawn_cage          the cage: go on
+ * Both ends are CLOEXEC: once bwrap runs, the parent reads EOF. If the
+ * parent goes away first, the child gets SIGKILL (PR_SET_PDEATHSIG) or
+ * reads EOF, and exits without running anything.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "spawn_int.h"
+
+#define MSG_MAX		(1 + SPAWN_ERRLEN)
+
+int
+spawn_fds_add(struct spawn_fds *f, int fd, const uint8_t *data, size_t len,
+    bool out)
+{
+	if (f->n == SPAWN_DATA_FDS_MAX)
+		return -1;
+	f->fd[f->n] = fd;
+	f->src[f->n] = (struct spawn_fdsrc){ fd, data, len, out };
+	f->n++;
+	return fd;
+}
+
+/* One message: kind, body, and optionally an fd. 0 or -1 (errno). */
+static int
+chan_send(int chan, char kind, const void *body, size_t len, int fd)
+{
+	union spawn_cmsg_fd cm;
+	char msg[MSG_MAX];
+	struct msghdr mh;
+	struct iovec iov;
+	ssize_t n;
+
+	if (len > sizeof(msg) - 1) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	msg[0] = kind;
+	if (len > 0)
+		memcpy(msg + 1, body, len);
+	iov = (struct iovec){ msg, len + 1 };
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	if (fd != -1)
+		spawn_msg_pass_fd(&mh, &cm, fd);
+	do
+		n = sendmsg(chan, &mh, MSG_NOSIGNAL);
+	while (n == -1 && errno == EINTR);
+	return n == -1 ? -1 : 0;
+}
+
+/*
+ * One message into buf (at most len bytes, kind first), waiting at most
+ * wait_ms (-1: forever). Returns its length, 0 on EOF, -1 (errno;
+ * ETIMEDOUT). A passed fd lands in *fd (CLOEXEC), else *fd is -1.
+ */
+static ssize_t
+chan_recv(int chan, char *buf, size_t len, int *fd, int wait_ms)
+{
+	union spawn_cmsg_fd cm;
+	struct pollfd pfd = { .fd = chan, .events = POLLIN };
+	struct msghdr mh;
+	struct cmsghdr *c;
+	struct iovec iov = { buf, len };
+	ssize_t n;
+	int r;
+
+	*fd = -1;
+	while ((r = poll(&pfd, 1, wait_ms)) == -1 && errno == EINTR)
+		;
+	if (r == 0)
+		errno = ETIMEDOUT;
+	if (r <= 0)
+		return -1;
+	memset(&mh, 0, sizeof(mh));
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = cm.buf;
+	mh.msg_controllen = sizeof(cm.buf);
+	do
+		n = recvmsg(chan, &mh, MSG_CMSG_CLOEXEC);
+	while (n == -1 && errno == EINTR);
+	for (c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c != NULL;
+	    c = CMSG_NXTHDR(&mh, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+		    c->cmsg_len == CMSG_LEN(sizeof(int)))
+			memcpy(fd, CMSG_DATA(c), sizeof(int));
+	return n;
+}
+
+/* ---- the child -------------------------------------------------------- */
+
+static void __attribute__((noreturn))
+child_fail(int chan, const char *msg)
+{
+	(void)chan_send(chan, 'E', msg, strlen(msg), -1);
+	_exit(SPAWN_EXIT_FAIL);
+}
+
+/* Die with the parent; none of this may outlive gk-run. */
+static void
+child_tie(const struct spawn_child *c)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) == -1 || getppid() != c->parent)
+		_exit(SPAWN_EXIT_FAIL);
+}
+
+/* Make the namespaces, pass them on, and wait for the cage. */
+static void
+child_cage(const struct spawn_child *c, struct spawn_cage *cage)
+{
+	char err[SPAWN_ERRLEN], msg[1 + sizeof(*cage)];
+	ssize_t n;
+	int nsfd, fd;
+
+	if ((nsfd = spawn_ctl_netns(err, sizeof(err))) == -1)
+		child_fail(c->chan, err);
+	child_tie(c);	/* new credentials may have cleared it */
+	if (chan_send(c->chan, 'N', NULL, 0, nsfd) == -1)
+		_exit(SPAWN_EXIT_FAIL);
+	close(nsfd);
+	n = chan_recv(c->chan, msg, sizeof(msg), &fd, -1);
+	if (fd != -1)
+		close(fd);
+	if (n != (ssize_t)sizeof(msg) || msg[0] != 'C')
+		_exit(SPAWN_EXIT_FAIL);		/* gk-run said why */
+	memcpy(cage, msg + 1, sizeof(*cage));
+	c->plan->cage = cage;
+}
+
+/* resolv.conf for the cage: its gateway is its only resolver. */
+static void
+child_resolv(const struct spawn_child *c, const struct spawn_cage *cage)
+{
+	char resolv[SPAWN_ENDPOINT_MAX + 16];
+	int fd;
+
+	snprintf(resolv, sizeof(resolv), "nameserver %s\n", cage->gateway);
+	if ((fd = spawn_memfd_data("gk-run-resolv", resolv,
+	    strlen(resolv))) == -1 ||
+	    spawn_fds_add(c->fds, fd, NULL, 0, false) == -1)
+		child_fail(c->chan, "cannot pass resolv.conf to the sandbox "
+		    "(memfd_create)");
+	c->plan->resolv_fd = fd;
+}
+
+void
+spawn_child_run(const struct spawn_child *c)
+{
+	struct spawn_strv argv = { 0 };
+	struct spawn_cage cage;
+	char *line;
+	size_t i;
+	int e;
+
+	if (c->ctl_fd != -1)
+		close(c->ctl_fd);
+	(void)sigprocmask(SIG_SETMASK, c->mask, NULL);
+	/* terminal signals reach gk-run only, which forwards them */
+	(void)setpgid(0, 0);
+	child_tie(c);
+	if (c->plan->net == SPAWN_NET_GATED) {
+		child_cage(c, &cage);
+		child_resolv(c, &cage);
+	}
+	if (spawn_bwrap_build(c->plan, &argv) == -1)
+		child_fail(c->chan, "out of memory");
+	if (c->verbose > 0 && (line = spawn_shell_render(&argv, NULL, 0)) !=
+	    NULL)
+		fprintf(stderr, "gk-run: %s\n", line);
+	for (i = 0; i < c->fds->n; i++)
+		(void)fcntl(c->fds->fd[i], F_SETFD, 0);
+	execve(c->bwrap, argv.v, c->envp);
+	e = errno;
+	(void)chan_send(c->chan, 'X', &e, sizeof(e), -1);
+	_exit(SPAWN_EXIT_FAIL);
+}
+
+/* ---- the parent ------------------------------------------------------- */
+
+pid_t
+spawn_start_fork(const struct spawn_child *tmpl, int *chan, char *err,
+    size_t errlen)
+{
+	struct spawn_child c = *tmpl;
+	int sp[2];
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1) {
+		spawn_seterr(err, errlen, "socketpair: %s", strerror(errno));
+		return -1;
+	}
+	c.parent = getpid();
+	if ((pid = fork()) == -1) {
+		spawn_seterr(err, errlen, "fork: %s", strerror(errno));
+		close(sp[0]);
+		close(sp[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(sp[0]);
+		c.chan = sp[1];
+		spawn_child_run(&c);
+	}
+	close(sp[1]);
+	*chan = sp[0];
+	return pid;
+}
+
+/* What a message that was not the expected one means, into err. */
+static int
+unexpected(const char *msg, ssize_t n, const char *step, char *err,
+    size_t errlen)
+{
+	int e;
+
+	if (n == -1 && errno == ETIMEDOUT)
+		spawn_seterr(err, errlen, "the sandbox's first process did "
+		    "not %s within %d s", step, SPAWN_REPLY_WAIT_MS / 1000);
+	else if (n == -1)
+		spawn_seterr(err, errlen, "the sandbox's first process: %s",
+		    strerror(errno));
+	else if (n == 0)
+		spawn_seterr(err, errlen, "the sandbox's first process "
+		    "ended before it could %s", step);
+	else if (msg[0] == 'E')
+		spawn_seterr(err, errlen, "%.*s", (int)(n - 1), msg + 1);
+	else if (msg[0] == 'X' && n == 1 + (ssize_t)sizeof(e)) {
+		memcpy(&e, msg + 1, sizeof(e));
+		spawn_seterr(err, errlen, "cannot execute bwrap: %s",
+		    strerror(e));
+	} else
+		spawn_seterr(err, errlen, "the sandbox's first process sent "
+		    "an unexpected message");
+	return -1;
+}
+
+/*
+ * Wait for the child's next step: kind 'N' (a 1-byte message with an
+ * fd, returned) or 0 (EOF: bwrap runs, 0 returned). -1 with err.
+ */
+static int
+expect(int chan, char kind, const char *step, char *err, size_t errlen)
+{
+	char msg[MSG_MAX];
+	ssize_t n;
+	int fd;
+
+	n = chan_recv(chan, msg, sizeof(msg) - 1, &fd, SPAWN_REPLY_WAIT_MS);
+	if (kind == 'N' && n == 1 && msg[0] == 'N' && fd != -1)
+		return fd;
+	if (fd != -1)
+		close(fd);
+	if (kind == 0 && n == 0)
+		return 0;
+	if (n > 0)
+		msg[n] = '\0';
+	return unexpected(msg, n, step, err, errlen);
+}
+
+int
+spawn_start_netns(int chan, char *err, size_t errlen)
+{
+	return expect(chan, 'N', "make the cage's namespaces", err, errlen);
+}
+
+int
+spawn_start_go(int chan, const struct spawn_cage *cage, char *err,
+    size_t errlen)
+{
+	if (chan_send(chan, 'C', cage, sizeof(*cage), -1) == 0)
+		return 0;
+	spawn_seterr(err, errlen, "the sandbox's first process went away "
+	    "(%s)", strerror(errno));
+	return -1;
+}
+
+int
+spawn_start_exec(int chan, char *err, size_t errlen)
+{
+	return expect(chan, 0, "start bwrap", err, errlen);
+}
