@@ -628,7 +628,7 @@ gated_kill9() {
 
 gated_timeout() {
 	local who=$1 as=$2 pid id obj src link live=no t0
-	run_bg pid "$as" to -v --timeout 4 -a x.example --control "$SOCK" -- \
+	run_bg pid "$as" to -v --timeout 6 -a x.example --control "$SOCK" -- \
 		sleep "$SLEEP3"
 	gk_wait_for 100 grep -q '^gk-run: cage [A-Za-z0-9._-]*: gateway ' "$T/to.err"
 	id=$(cage_id "$T/to.err")
@@ -644,7 +644,7 @@ gated_timeout() {
 	t0=$(date +%s%N)
 	gone_within "$t0" "$id" "$link"
 	GK_DETAIL="rc=$GK_RC live before: $live | err: $(oneline "$(cat "$T/to.err")") | $(plumbing_state)"
-	gk_check "$who: gated: --timeout 4: 124; cage, link and set element gone ${GONE_MS} ms later (<= 2 s)" \
+	gk_check "$who: gated: --timeout 6: 124; cage, link and set element gone ${GONE_MS} ms later (<= 2 s)" \
 		eval '[ "$GK_RC" = 124 ] && [ "$live" = yes ] && cage_gone "$id" "$link"'
 }
 
