@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -87,17 +88,27 @@ ns_stat(int nsfd, struct gk_ns_id *id)
 	return 0;
 }
 
-/* One namespace of the peer: from the pidfd, else from /proc. */
+/*
+ * One namespace of the peer: from the pidfd (exact, and ESRCH once the
+ * process is gone), else from /proc (*by_proc set: the caller must check
+ * that the pid still names the process that connected).
+ */
 static int
 peer_ns(int pidfd, pid_t pid, unsigned long req, const char *name,
-    struct gk_ns_id *id)
+    struct gk_ns_id *id, bool *by_proc)
 {
 	char path[64];
 	int nsfd = -1;
 
-	if (pidfd != -1)
-		nsfd = ioctl(pidfd, req, 0);
+	if (pidfd != -1 && (nsfd = ioctl(pidfd, req, 0)) == -1 &&
+	    errno == ESRCH)
+		return -1;
 	if (nsfd == -1) {
+		if (pid <= 0) {		/* in a PID namespace we cannot see */
+			errno = ESRCH;
+			return -1;
+		}
+		*by_proc = true;
 		snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)pid, name);
 		nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	}
@@ -121,6 +132,7 @@ gk_peer_identify(int fd, struct gk_peer *p, char *why, size_t len)
 {
 	struct ucred cr;
 	socklen_t crlen = sizeof(cr);
+	bool by_proc = false;
 	int pidfd, r = -1;
 
 	memset(p, 0, sizeof(*p));
@@ -134,12 +146,16 @@ gk_peer_identify(int fd, struct gk_peer *p, char *why, size_t len)
 	p->pid = cr.pid;
 	pidfd = peer_pidfd(fd, cr.pid);
 	if (peer_ns(pidfd, cr.pid, PIDFD_GET_USER_NAMESPACE, "user",
-	    &p->userns) == -1 ||
+	    &p->userns, &by_proc) == -1 ||
 	    peer_ns(pidfd, cr.pid, PIDFD_GET_NET_NAMESPACE, "net",
-	    &p->netns) == -1)
-		snprintf(why, len, "cannot see the peer's namespaces (pid %d: "
-		    "%s); is it gone already?", (int)cr.pid, strerror(errno));
-	else if (pidfd != -1 && sys_pidfd_alive(pidfd) == -1 &&
+	    &p->netns, &by_proc) == -1) {
+		if (errno == ESRCH || errno == ENOENT)
+			snprintf(why, len, "the peer (pid %d) is gone or not "
+			    "visible to gatekeeperd", (int)cr.pid);
+		else
+			snprintf(why, len, "cannot see the peer's namespaces "
+			    "(pid %d: %s)", (int)cr.pid, strerror(errno));
+	} else if (by_proc && pidfd != -1 && sys_pidfd_alive(pidfd) == -1 &&
 	    errno != ENOSYS)
 		snprintf(why, len, "the peer (pid %d) is gone", (int)cr.pid);
 	else

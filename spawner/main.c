@@ -239,8 +239,7 @@ make_cage(const struct spawn_opts *o, int sock, int chan,
 		die("%s", err);
 	if ((nsfd = spawn_start_netns(chan, err, sizeof(err))) == -1 ||
 	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,
-	    sizeof(err)) == -1 ||
-	    spawn_start_go(chan, cage, err, sizeof(err)) == -1)
+	    sizeof(err)) == -1)
 		die("%s", err);
 	close(nsfd);
 	free(req);
@@ -253,6 +252,8 @@ make_cage(const struct spawn_opts *o, int sock, int chan,
 		fprintf(stderr, "gk-run: note: gatekeeperd runs with "
 		    "--transparent-port off: programs that ignore the proxy "
 		    "variables fail at once in this cage\n");
+	if (spawn_start_go(chan, cage, err, sizeof(err)) == -1)
+		die("%s", err);
 }
 
 /* The fds bwrap reads that need no cage: hidden files, seccomp. */
