@@ -120,15 +120,22 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 
 /* ---- peek ---- */
 
+enum peek_tls {
+	PEEK_TLS_SNI,		/* a ClientHello with a server name */
+	PEEK_TLS_ABSENT,	/* a ClientHello without one */
+	PEEK_TLS_SSL2,		/* an SSLv2-format hello: none either */
+};
+
 static enum relay_peek
 peek_tls(const struct gk_cage *c, const struct proxy_target *t,
-    const struct sni_result *r, bool absent, struct proxy_outcome *o)
+    const struct sni_result *r, enum peek_tls kind, struct proxy_outcome *o)
 {
-	if (absent) {
+	if (kind != PEEK_TLS_SNI) {
 		if (t->is_addr && gk_allow_addr_cidr(c->allow, &t->addr))
 			return RELAY_PEEK_ALLOW;
-		deny(o, GK_REASON_NO_SNI, "TLS without a server name to %s; "
-		    "only a CIDR pattern allows that", t->name);
+		deny(o, GK_REASON_NO_SNI, "%s without a server name to %s; "
+		    "only a CIDR pattern allows that", kind == PEEK_TLS_SSL2 ?
+		    "an SSLv2-format ClientHello" : "TLS", t->name);
 		return RELAY_PEEK_DENY;
 	}
 	snprintf(o->seen, sizeof(o->seen), "%s", r->name);
@@ -185,7 +192,7 @@ peek_http(const struct gk_cage *c, const struct proxy_target *t,
 		if (!eof)
 			return RELAY_PEEK_MORE;
 		/* ending inside a request head is as bad as a broken one */
-		deny(o, GK_REASON_HOST_MISMATCH, "malformed HTTP request to "
+		deny(o, GK_REASON_MALFORMED, "malformed HTTP request to "
 		    "%s: the client ended inside its head", t->name);
 		return RELAY_PEEK_DENY;
 	case HTTP_INVALID:
@@ -197,7 +204,7 @@ peek_http(const struct gk_cage *c, const struct proxy_target *t,
 	case HTTP_TOO_LONG:
 	case HTTP_BAD_SCHEME:
 	case HTTP_NOT_PROXY_REQUEST:
-		deny(o, GK_REASON_HOST_MISMATCH, "malformed HTTP request to "
+		deny(o, GK_REASON_MALFORMED, "malformed HTTP request to "
 		    "%s", t->name);
 		return RELAY_PEEK_DENY;
 	case HTTP_NOT_HTTP:
@@ -255,21 +262,28 @@ proxy_peek(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	case SNI_NEED_MORE:
 		if (!eof)
 			return RELAY_PEEK_MORE;
-		deny(o, GK_REASON_NO_SNI, "the client ended inside a TLS "
-		    "ClientHello to %s", t->name);
+		deny(o, GK_REASON_MALFORMED, "malformed TLS ClientHello to "
+		    "%s: the client ended inside it", t->name);
 		return RELAY_PEEK_DENY;
 	case SNI_OK:
 		if (r.ech)
 			ech_seen(ctx, c, t, &r);
-		return peek_tls(c, t, &r, false, o);
+		return peek_tls(c, t, &r, PEEK_TLS_SNI, o);
 	case SNI_ABSENT:
-		return peek_tls(c, t, &r, true, o);
+		return peek_tls(c, t, &r, PEEK_TLS_ABSENT, o);
+	case SNI_SSL2:
+		return peek_tls(c, t, &r, PEEK_TLS_SSL2, o);
 	case SNI_NOT_TLS:
 		return peek_http(c, t, buf, len, eof, o);
+	case SNI_NOT_HELLO:
+		deny(o, GK_REASON_MALFORMED, "a TLS record other than a "
+		    "ClientHello first (alert, change_cipher_spec, application "
+		    "data, or another version) to %s", t->name);
+		return RELAY_PEEK_DENY;
 	case SNI_INVALID:
 	case SNI_TOO_LONG:
 	default:
-		deny(o, GK_REASON_NO_SNI, "malformed TLS ClientHello to %s",
+		deny(o, GK_REASON_MALFORMED, "malformed TLS ClientHello to %s",
 		    t->name);
 		return RELAY_PEEK_DENY;
 	}

@@ -754,7 +754,7 @@ gk_check "gatekeeper_active_tunnels falls back when they close" gk_wait_for 50 t
 # ---- metrics: exact deltas per deny reason over the whole run --------------------------------
 fetch_metrics "$T/m-end.txt"
 for reason in not_allowlisted ip_not_pinned special_range sni_mismatch no_sni \
-    host_mismatch unsupported_command unknown_source; do
+    host_mismatch unsupported_command unknown_source malformed; do
 	want=${EXP_DENY[$reason]:-0}
 	v0=$(gk_metric_sum "$T/m-start.txt" gatekeeper_denied_total reason=$reason kind!=dns)
 	v1=$(gk_metric_sum "$T/m-end.txt" gatekeeper_denied_total reason=$reason kind!=dns)

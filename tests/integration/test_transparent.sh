@@ -138,7 +138,7 @@ px_conns() {	# connections through the SOCKS5 and HTTP proxies
 tr_moved() {
 	local r n out=""
 	for r in no_sni sni_mismatch ip_not_pinned not_allowlisted \
-	    special_range host_mismatch unknown_source; do
+	    special_range host_mismatch unknown_source malformed; do
 		n=$(tr_why "$r")
 		[ "$n" != 0 ] && out="$out $r+$n"
 	done
