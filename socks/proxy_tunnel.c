@@ -39,11 +39,14 @@ tunnel_allowed(struct proxy_tunnel *tn)
 }
 
 static enum relay_peek
-tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
+tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
+    uint64_t *pass)
 {
 	struct proxy_tunnel *tn = arg;
 	struct proxy_outcome o;
 	enum relay_peek v;
+
+	(void)pass;
 
 	v = proxy_peek(tn->ctx, &tn->who, &tn->t, buf, len, eof, &o);
 	if (v == RELAY_PEEK_ALLOW)

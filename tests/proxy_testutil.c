@@ -159,6 +159,8 @@ peek_name(enum relay_peek rp)
 		return "ALLOW";
 	case RELAY_PEEK_DENY:
 		return "DENY";
+	case RELAY_PEEK_PASS:
+		return "PASS";
 	}
 	return "?";
 }
