@@ -131,10 +131,11 @@ load(const char *name, struct capture *cap)
 	assert_true(cap->n > SNI_REC_HDR);
 }
 
-/* Peek at the first n bytes from an exact-size copy (ASan sees overreads). */
+uint64_t peek_pass;
+
 enum relay_peek
-peek_n(const struct proxy_target *t, const uint8_t *b, size_t n, bool eof,
-    struct proxy_outcome *o)
+peek_st(const struct proxy_target *t, struct proxy_peek_state *ps,
+    const uint8_t *b, size_t n, bool eof, struct proxy_outcome *o)
 {
 	enum relay_peek rp;
 	uint8_t *cp;
@@ -144,9 +145,31 @@ peek_n(const struct proxy_target *t, const uint8_t *b, size_t n, bool eof,
 	if (n > 0)
 		memcpy(cp, b, n);
 	memset(o, 0xa5, sizeof(*o));
-	rp = proxy_peek(&fx.ctx, &fx.who, t, cp, n, eof, o);
+	peek_pass = 0xa5a5;
+	rp = proxy_peek(&fx.ctx, &fx.who, t, ps, cp, n, eof, &peek_pass, o);
 	free(cp);
+	if (rp == RELAY_PEEK_PASS)
+		assert_true(peek_pass >= 1);
+	else
+		assert_int_equal(peek_pass, 0);
 	return rp;
+}
+
+enum relay_peek
+peek_n(const struct proxy_target *t, const uint8_t *b, size_t n, bool eof,
+    struct proxy_outcome *o)
+{
+	struct proxy_peek_state ps;
+
+	proxy_peek_init(&ps);
+	return peek_st(t, &ps, b, n, eof, o);
+}
+
+bool
+peek_allows(enum relay_peek rp, size_t n)
+{
+	return rp == RELAY_PEEK_ALLOW || (rp == RELAY_PEEK_PASS &&
+	    peek_pass >= n);
 }
 
 const char *

@@ -60,10 +60,18 @@ int		 setup(void **state);
 int		 teardown(void **state);
 /* tests/data/tls/<name>.bin */
 void		 load(const char *name, struct capture *cap);
+/* The last peek's *pass (0 unless it said PASS). */
+extern uint64_t	 peek_pass;
 /* Peek at the first n bytes from an exact-size copy (ASan sees
- * overreads). */
+ * overreads): with state ps, or (peek_n) as the first bytes of a
+ * tunnel. */
+enum relay_peek	 peek_st(const struct proxy_target *t,
+		    struct proxy_peek_state *ps, const uint8_t *b, size_t n,
+		    bool eof, struct proxy_outcome *o);
 enum relay_peek	 peek_n(const struct proxy_target *t, const uint8_t *b,
 		    size_t n, bool eof, struct proxy_outcome *o);
+/* Everything of n bytes may go: ALLOW, or PASS of n or more. */
+bool		 peek_allows(enum relay_peek rp, size_t n);
 const char	*peek_name(enum relay_peek rp);
 /* A deny outcome carries the reason, a why naming what was checked
  * (containing why_has unless NULL), -1. */

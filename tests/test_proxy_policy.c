@@ -366,6 +366,37 @@ test_deny_record(void **state)
 	cage_free();
 }
 
+/* A later request of a connection counted allowed: the denial is
+ * counted (global and the cage's) and audited, the connection is not
+ * counted again. */
+static void
+test_deny_count(void **state)
+{
+	static const char *const pats[NPAT] = { "github.com" };
+	uint64_t cage_before;
+	struct gk_stats before, want;
+	struct proxy_outcome o;
+	struct proxy_target t;
+
+	(void)state;
+	cage_new(pats, NULL);
+	target(&t, "github.com", 80);
+	fx.who.kind = GK_KIND_TRANSPARENT;
+	fx.who.proto = GK_PROTO_TRANSPARENT;
+	memset(&o, 0, sizeof(o));
+	o.res = PROXY_DENIED;
+	o.reason = GK_REASON_HOST_MISMATCH;
+	snprintf(o.why, sizeof(o.why), "request 2");
+	before = gk_stats;
+	cage_before = fx.c->denied[GK_KIND_TRANSPARENT];
+	proxy_deny_count(&fx.ctx, &fx.who, &t, &o);
+	want = before;
+	want.denied[GK_KIND_TRANSPARENT][GK_REASON_HOST_MISMATCH]++;
+	assert_memory_equal(&gk_stats, &want, sizeof(want));
+	assert_int_equal(fx.c->denied[GK_KIND_TRANSPARENT], cage_before + 1);
+	cage_free();
+}
+
 /* A deny for a cage that is gone: the global counters only. */
 static void
 test_deny_record_cage_gone(void **state)
@@ -407,6 +438,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(
 		    test_allowed_many_pinned_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deny_record, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_deny_count, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_deny_record_cage_gone,
 		    setup, teardown),
