@@ -50,6 +50,7 @@ enum gk_deny_reason {
 	GK_REASON_NO_SNI,
 	GK_REASON_HOST_MISMATCH,
 	GK_REASON_UNSUPPORTED_COMMAND,
+	GK_REASON_MALFORMED,	/* first bytes no parser can vouch for */
 	GK_REASON__MAX
 };
 

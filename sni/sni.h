@@ -22,9 +22,12 @@ enum sni_status {
 	SNI_NEED_MORE,	/* a valid prefix: call again with more bytes */
 	SNI_OK,		/* complete ClientHello with a host_name */
 	SNI_ABSENT,	/* complete ClientHello without server_name */
-	SNI_NOT_TLS,	/* first byte != 22 or record major version != 3 */
+	SNI_NOT_TLS,	/* neither a TLS record nor an SSLv2 hello */
 	SNI_INVALID,	/* malformed record, handshake, extension or name */
 	SNI_TOO_LONG,	/* > SNI_MAX_HELLO or > SNI_MAX_RECORDS records */
+	SNI_SSL2,	/* an SSLv2-format ClientHello: no server name */
+	SNI_NOT_HELLO,	/* a TLS record other than a handshake first, or a
+			   handshake record whose major version is not 3 */
 };
 
 struct sni_result {
@@ -45,6 +48,14 @@ struct sni_result {
  * appends what arrives next and calls again while SNI_NEED_MORE. The hello
  * may be fragmented over several handshake records; it must fill its
  * records exactly. Bytes after its last record are not looked at.
+ *
+ * What servers may take for a hello is told apart from other protocols:
+ * a first byte with the high bit set needs 3 bytes (SNI_SSL2 when the
+ * third is msg_type CLIENT-HELLO, RFC 6101 E.2), a first byte 20..24
+ * (change_cipher_spec, alert, handshake, application_data, heartbeat)
+ * needs 2 (SNI_NOT_HELLO with a major version 3, or for 22 with any
+ * other). Every prefix of an input says SNI_NEED_MORE or what the whole
+ * input says.
  */
 enum sni_status	 sni_parse(const uint8_t *buf, size_t len,
 		    struct sni_result *out);

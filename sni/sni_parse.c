@@ -16,7 +16,11 @@
 #include "gk_rd.h"
 #include "sni.h"
 
+#define TLS_CT_CCS		20	/* the first TLS content type */
 #define TLS_CT_HANDSHAKE	22
+#define TLS_CT_HEARTBEAT	24	/* the last one a server knows */
+#define SSL2_MT_CLIENT_HELLO	1
+#define SSL2_DECIDE		3	/* bytes to tell an SSLv2 hello */
 #define TLS_HS_CLIENT_HELLO	1
 #define TLS_MAX_RECORD		16384	/* TLSPlaintext.length, 2^14 */
 #define TLS_HS_HDR		4
@@ -75,13 +79,13 @@ walk_record(const uint8_t *buf, size_t len, struct walk *w)
 {
 	const uint8_t *p = buf + w->pos;
 	size_t left = len - w->pos, rlen, avail;
-	enum sni_status bad = w->nrec == 0 ? SNI_NOT_TLS : SNI_INVALID;
 	enum sni_status st;
 
+	/* (the first record's type and version passed first_bytes()) */
 	if (left >= 1 && p[0] != TLS_CT_HANDSHAKE)
-		return bad;
+		return SNI_INVALID;
 	if (left >= 2 && p[1] != 3)
-		return bad;
+		return SNI_INVALID;
 	if (left < SNI_REC_HDR)
 		return SNI_NEED_MORE;
 	rlen = ((size_t)p[3] << 8) | p[4];
@@ -258,6 +262,33 @@ parse_hello(const uint8_t *p, size_t n, struct sni_result *out)
 	return parse_extensions(&r, out);
 }
 
+/*
+ * What the first bytes are, before the record walk: SNI_OK to walk TLS
+ * records, else the verdict (NEED_MORE while too few bytes decide).
+ * SSLv2 record header: 2 bytes, high bit set, then msg_type. A server
+ * that still takes such a hello for compatibility would go on without a
+ * server name; a warning alert or an empty record before a hello is
+ * skipped by some servers, so no other record type may come first.
+ */
+static enum sni_status
+first_bytes(const uint8_t *buf, size_t len)
+{
+	if (len == 0)
+		return SNI_NEED_MORE;
+	if (buf[0] & 0x80) {
+		if (len < SSL2_DECIDE)
+			return SNI_NEED_MORE;
+		return buf[2] == SSL2_MT_CLIENT_HELLO ? SNI_SSL2 : SNI_NOT_TLS;
+	}
+	if (buf[0] < TLS_CT_CCS || buf[0] > TLS_CT_HEARTBEAT)
+		return SNI_NOT_TLS;
+	if (len < 2)
+		return SNI_NEED_MORE;
+	if (buf[0] == TLS_CT_HANDSHAKE)
+		return buf[1] == 3 ? SNI_OK : SNI_NOT_HELLO;
+	return buf[1] == 3 ? SNI_NOT_HELLO : SNI_NOT_TLS;
+}
+
 enum sni_status
 sni_parse(const uint8_t *buf, size_t len, struct sni_result *out)
 {
@@ -269,6 +300,8 @@ sni_parse(const uint8_t *buf, size_t len, struct sni_result *out)
 	memset(out, 0, sizeof(*out));
 	if (len >= 3)
 		out->record_version = (uint16_t)((buf[1] << 8) | buf[2]);
+	if ((st = first_bytes(buf, len)) != SNI_OK)
+		return st;
 	st = walk_records(buf, len, &w);
 	out->nrecords = w.nrec;
 	if (st != SNI_OK)
@@ -305,6 +338,10 @@ sni_strstatus(enum sni_status st)
 		return "invalid-tls";
 	case SNI_TOO_LONG:
 		return "tls-too-long";
+	case SNI_SSL2:
+		return "sslv2-hello";
+	case SNI_NOT_HELLO:
+		return "tls-not-hello";
 	}
 	return "unknown";
 }

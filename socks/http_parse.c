@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gk_addr.h"
+#include "http_int.h"
 #include "socks.h"
 
 #define CL_DIGITS_MAX	18	/* Content-Length fits in uint64_t */
@@ -35,21 +36,6 @@ static const struct {
 	{ "transfer-encoding", HTTP_H_TRANSFER_ENCODING },
 };
 
-static bool
-is_tchar(uint8_t c)
-{
-	if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-	    (c >= 'A' && c <= 'Z'))
-		return true;
-	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static uint8_t
-lower(uint8_t c)
-{
-	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
-}
-
 /* Case-insensitive: do the n bytes at p spell s? */
 static bool
 span_is(const uint8_t *p, size_t n, const char *s)
@@ -59,7 +45,7 @@ span_is(const uint8_t *p, size_t n, const char *s)
 	if (strlen(s) != n)
 		return false;
 	for (i = 0; i < n; i++) {
-		if (lower(p[i]) != lower((uint8_t)s[i]))
+		if (http_lower(p[i]) != http_lower((uint8_t)s[i]))
 			return false;
 	}
 	return true;
@@ -112,7 +98,7 @@ method_scan(const uint8_t *buf, size_t n, size_t *mlen)
 			*mlen = i;
 			return HTTP_OK;
 		}
-		if (!is_tchar(buf[i]))
+		if (!http_is_tchar(buf[i]))
 			return HTTP_INVALID;
 	}
 	return i > HTTP_METHOD_MAX ? HTTP_INVALID : HTTP_NEED_MORE;
@@ -235,7 +221,7 @@ header_line(const uint8_t *buf, size_t pos, size_t eol,
 	size_t i, v, e;
 
 	for (i = pos; i < eol && buf[i] != ':'; i++) {
-		if (!is_tchar(buf[i]))
+		if (!http_is_tchar(buf[i]))
 			return HTTP_INVALID;	/* also obs-fold, "a :" */
 	}
 	if (i == pos || i == eol)
@@ -468,6 +454,50 @@ peek_resolve(const uint8_t *buf, struct http_request *req,
 	return HTTP_OK;
 }
 
+/* One element of an Upgrade list: protocol-name ["/" version]. */
+static unsigned
+upgrade_kind(const uint8_t *v, size_t n)
+{
+	size_t s = 0, e;
+
+	while (s < n && (v[s] == ' ' || v[s] == '\t'))
+		s++;
+	for (e = s; e < n && v[e] != '/'; e++)
+		;
+	while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+		e--;
+	if (e == s)
+		return 0;		/* an empty element */
+	if (span_is(v + s, e - s, "websocket"))
+		return HTTP_UPGRADE_WEBSOCKET;
+	if (span_is(v + s, e - s, "h2c"))
+		return HTTP_UPGRADE_H2C;
+	return HTTP_UPGRADE_OTHER;
+}
+
+/* What the request's Upgrade headers ask for, as HTTP_UPGRADE_* bits. */
+static unsigned
+upgrade_kinds(const uint8_t *buf, const struct http_request *req)
+{
+	const struct http_header *h;
+	const uint8_t *v;
+	unsigned bits = 0;
+	size_t i, s, e;
+
+	for (i = 0; i < req->nhdr; i++) {
+		h = &req->hdr[i];
+		if (h->kind != HTTP_H_UPGRADE)
+			continue;
+		v = buf + h->value.off;
+		for (s = 0; s <= h->value.len; s = e + 1) {
+			for (e = s; e < h->value.len && v[e] != ','; e++)
+				;
+			bits |= upgrade_kind(v + s, e - s);
+		}
+	}
+	return bits;
+}
+
 enum http_status
 http_peek_host(const uint8_t *buf, size_t len, struct http_host *out)
 {
@@ -483,6 +513,10 @@ http_peek_host(const uint8_t *buf, size_t len, struct http_host *out)
 		return st;
 	out->minor = req.minor;
 	out->head_len = req.head_len;
+	out->method = req.method;
+	out->body = req.body;
+	out->content_length = req.content_length;
+	out->upgrade = upgrade_kinds(buf, &req);
 	if ((st = peek_resolve(buf, &req, &out->host)) != HTTP_OK)
 		memset(&out->host, 0, sizeof(out->host));
 	return st;
@@ -603,8 +637,8 @@ list_has(const uint8_t *v, size_t n, const uint8_t *tok, size_t tlen)
 		if (e - s == tlen && tlen > 0) {
 			size_t k;
 
-			for (k = 0; k < tlen && lower(v[s + k]) ==
-			    lower(tok[k]); k++)
+			for (k = 0; k < tlen && http_lower(v[s + k]) ==
+			    http_lower(tok[k]); k++)
 				;
 			if (k == tlen)
 				return true;

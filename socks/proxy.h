@@ -2,7 +2,8 @@
  * proxy: what the SOCKS5 and HTTP proxies share. The policy check at
  * connect time, the dial (resolve once, skip special addresses, try each
  * address in turn within the connect timeout, hand over the checked
- * socket) and the peek at the client's first bytes (TLS SNI, HTTP Host).
+ * socket) and the peek at the client's bytes (TLS SNI, the Host of every
+ * plain HTTP request).
  */
 #ifndef PROXY_H
 #define PROXY_H
@@ -16,6 +17,7 @@
 #include "gk_policy.h"
 #include "gk_stats.h"
 #include "relay.h"
+#include "socks.h"
 
 struct event_base;
 struct dns_server;
@@ -91,14 +93,33 @@ struct proxy_dial *proxy_dial_start(const struct proxy_ctx *ctx,
 		    proxy_dial_cb cb, void *arg);
 void		 proxy_dial_cancel(struct proxy_dial *d);
 
-/* The peek: RELAY_PEEK_MORE, _ALLOW or _DENY (reason/why filled). */
+/* What the peek knows of a tunnel's client stream between calls. */
+struct proxy_peek_state {
+	bool			 following;	/* plain HTTP: every request */
+	struct http_follow	 f;
+};
+
+void		 proxy_peek_init(struct proxy_peek_state *ps);
+/*
+ * The peek (a relay_peek_cb's decision): MORE, ALLOW (the rest of the
+ * stream unexamined: TLS, a line protocol, websocket frames), DENY
+ * (reason/why filled) or PASS *pass bytes (checked requests and what
+ * their framing says follows them, possibly more than len), then show
+ * what comes next; ps keeps where the stream is.
+ */
 enum relay_peek	 proxy_peek(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who, const struct proxy_target *t,
-		    const uint8_t *buf, size_t len, bool eof,
+		    struct proxy_peek_state *ps, const uint8_t *buf,
+		    size_t len, bool eof, uint64_t *pass,
 		    struct proxy_outcome *o);
 
-/* A deny: counters (global and the cage's) and one audit line. */
+/* A denied connection: its verdict, then proxy_deny_count(). */
 void		 proxy_deny_record(const struct proxy_ctx *ctx,
+		    const struct proxy_who *who, const struct proxy_target *t,
+		    const struct proxy_outcome *o);
+/* A denial: counters (global and the cage's), a log line and one audit
+ * line (also for a later request of a connection counted allowed). */
+void		 proxy_deny_count(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who, const struct proxy_target *t,
 		    const struct proxy_outcome *o);
 const char	*proxy_strresult(enum proxy_result r);

@@ -80,6 +80,11 @@ void		 proxy_session_deny(struct proxy_session *s,
 struct gk_cage	*proxy_session_cage_by_token(struct proxy_session *s,
 		    const char *token);
 
+/* Fill a denial (res, reason, why); returns false. */
+bool		 proxy_outcome_deny(struct proxy_outcome *o,
+		    enum gk_deny_reason r, const char *fmt, ...)
+		    __attribute__((format(printf, 3, 4)));
+
 int		 proxy_tunnel_start(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who, const struct proxy_target *t,
 		    int client_fd, int server_fd, struct relay_opts *o,

@@ -20,6 +20,7 @@ struct proxy_tunnel {
 	struct proxy_who	 who;
 	struct proxy_target	 t;
 	struct relay		*relay;
+	struct proxy_peek_state	 ps;
 	bool			 decided;	/* counted allowed or denied */
 };
 
@@ -39,18 +40,24 @@ tunnel_allowed(struct proxy_tunnel *tn)
 }
 
 static enum relay_peek
-tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
+tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
+    uint64_t *pass)
 {
 	struct proxy_tunnel *tn = arg;
 	struct proxy_outcome o;
 	enum relay_peek v;
 
-	v = proxy_peek(tn->ctx, &tn->who, &tn->t, buf, len, eof, &o);
-	if (v == RELAY_PEEK_ALLOW)
+	v = proxy_peek(tn->ctx, &tn->who, &tn->t, &tn->ps, buf, len, eof,
+	    pass, &o);
+	if (v == RELAY_PEEK_ALLOW || v == RELAY_PEEK_PASS)
 		tunnel_allowed(tn);
 	else if (v == RELAY_PEEK_DENY) {
+		/* a later request: the connection was counted allowed */
+		if (tn->decided)
+			proxy_deny_count(tn->ctx, &tn->who, &tn->t, &o);
+		else
+			proxy_deny_record(tn->ctx, &tn->who, &tn->t, &o);
 		tn->decided = true;
-		proxy_deny_record(tn->ctx, &tn->who, &tn->t, &o);
 	}
 	return v;
 }
@@ -84,6 +91,7 @@ proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	tn->ctx = ctx;
 	tn->who = *who;
 	tn->t = *t;
+	proxy_peek_init(&tn->ps);
 	o->idle_sec = ctx->idle_sec;
 	o->peek = peek ? tunnel_peek_cb : NULL;
 	if (!peek)

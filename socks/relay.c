@@ -1,6 +1,7 @@
 /*
  * relay: move bytes between a client and a server socket until both
- * directions have ended, an error, the idle timeout, or the peek says no.
+ * directions have ended, an error, the idle timeout, or the peek says no
+ * (holding the client's bytes for the peek is relay_peek.c).
  * Each direction (UP: client->server, DOWN: server->client) has a prefix
  * to deliver first, then a pipe for splice(2) or, where splice cannot be
  * used, a bounded buffer. Pipes and buffers are made when data flows and
@@ -25,7 +26,7 @@
 
 #include "gk_log.h"
 #include "gk_stats.h"
-#include "relay.h"
+#include "relay_int.h"
 
 #define RELAY_PIPE_SIZE		(256 * 1024)	/* grown to, for bulk */
 #define RELAY_PIPE_MIN		(64 * 1024)	/* less: buffered instead */
@@ -33,59 +34,6 @@
 #define RELAY_ROUNDS		16		/* per wakeup, then yield */
 #define RELAY_RELEASE_MS	2000		/* quiet: free pipe/buffer */
 #define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
-
-/* fd and direction indexes line up: direction i reads fd i. */
-enum { RELAY_CLIENT, RELAY_SERVER };
-enum { RELAY_UP, RELAY_DOWN };
-
-enum relay_state {
-	RELAY_ST_HELD,		/* client->server held for the peek */
-	RELAY_ST_OPEN,		/* relaying both ways */
-	RELAY_ST_DONE,		/* closed, waiting for the last unref */
-};
-
-struct relay_dir {
-	uint8_t		*pre;		/* delivered before anything else */
-	uint8_t		*buf;		/* buffered path, lazy */
-	uint64_t	 bytes;		/* written to the destination */
-	uint32_t	 pre_off, pre_len;
-	uint32_t	 buf_off, buf_len;
-	uint32_t	 piped;		/* bytes in the pipe */
-	uint32_t	 pipe_cap;
-	int		 pipe[2];	/* lazy; -1 */
-	unsigned	 no_splice:1;
-	unsigned	 eof:1;		/* the source sent FIN */
-	unsigned	 shut:1;	/* destination shut down: finished */
-	unsigned	 full:1;	/* the pipe refused more */
-	unsigned	 grown:1;	/* tried to grow the pipe */
-	unsigned	 moved:1;	/* bytes moved since the last tick */
-	unsigned	 limited:1;	/* forward only `left` more bytes */
-	uint64_t	 left;
-};
-
-struct relay {
-	struct event_base	*base;
-	int			 fd[2];
-	struct event		*rd[2];		/* EV_READ on fd[i] */
-	struct event		*wr[2];		/* EV_WRITE on fd[i] */
-	struct event		*tick;
-	short			 want[2];	/* interest registered */
-	short			 ready[2];	/* EV_READ/EV_WRITE seen */
-	enum relay_state	 state;
-	int			 refs;
-	struct relay_dir	 dir[2];
-	uint8_t			*peek;		/* held client bytes */
-	uint32_t		 peek_len;
-	bool			 peek_new;	/* not yet shown to peek_cb */
-	bool			 active;	/* bytes moved in this drive */
-	bool			 releasing;	/* tick due within RELEASE_MS */
-	const char		*why;		/* set by a failing step */
-	uint32_t		 idle_ms;
-	uint64_t		 last_act;	/* ms, CLOCK_MONOTONIC */
-	relay_peek_cb		 peek_cb;
-	relay_done_cb		 done_cb;
-	void			*arg;
-};
 
 static void	relay_close(struct relay *, const char *);
 
@@ -101,25 +49,20 @@ now_ms(void)
 static const char *
 relay_strstate(enum relay_state st)
 {
-	static const char *const names[] = { "held", "open", "done" };
+	static const char *const names[] = { "held", "passing", "open",
+	    "done" };
 
 	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] :
 	    "unknown";
 }
 
-static void
+void
 relay_enter_state(struct relay *r, enum relay_state st)
 {
 	log_debug("relay client=%d server=%d %s -> %s", r->fd[RELAY_CLIENT],
 	    r->fd[RELAY_SERVER], relay_strstate(r->state),
 	    relay_strstate(st));
 	r->state = st;
-}
-
-static bool
-relay_held(const struct relay *r)
-{
-	return r->state == RELAY_ST_HELD;
 }
 
 /* ---- per-direction buffers ------------------------------------------- */
@@ -153,9 +96,11 @@ dir_wants_read(const struct relay *r, int i)
 	if (d->eof || d->shut)
 		return false;
 	if (i == RELAY_UP && relay_held(r))
-		return r->peek_len < RELAY_PEEK_MAX;
-	if (d->limited && d->left == 0 && d->piped == 0)
-		return true;		/* read and drop */
+		return relay_peek_held(r) < RELAY_PEEK_MAX;
+	/* past the limit: read and drop (OPEN, up_limited) or hold again
+	 * (PASSING) once the pipe is empty; never read more into it */
+	if (d->limited && d->left == 0)
+		return d->piped == 0 && r->state == RELAY_ST_OPEN;
 	if (!d->no_splice)
 		return !d->full && (d->pipe[0] == -1 || d->piped < d->pipe_cap);
 	return buf_room(d) > 0;
@@ -186,8 +131,8 @@ dir_release(struct relay_dir *d)
 	}
 }
 
-static int
-pre_append(struct relay_dir *d, const uint8_t *p, size_t n)
+int
+relay_pre_append(struct relay_dir *d, const uint8_t *p, size_t n)
 {
 	size_t	 have = d->pre_len - d->pre_off;
 	uint8_t	*np;
@@ -237,11 +182,10 @@ pipe_open(struct relay *r, struct relay_dir *d)
 
 /*
  * Steps return 1 when something changed (bytes, EOF, a mode), 0 when they
- * would block, -1 on an error with r->why set. io_error: a failed read
- * (ev EV_READ) or write (EV_WRITE) on fd[i].
+ * would block, -1 on an error with r->why set.
  */
-static int
-io_error(struct relay *r, int i, short ev, const char *what)
+int
+relay_io_error(struct relay *r, int i, short ev, const char *what)
 {
 	if (errno == EAGAIN || errno == EINTR) {
 		r->ready[i] &= ~ev;
@@ -278,7 +222,7 @@ fill_buf(struct relay *r, int i)
 	else if (d->piped == 0 && d->limited && room > d->left)
 		room = (size_t)d->left;
 	if ((n = read(from, d->buf + d->buf_len, room)) == -1)
-		return io_error(r, i, EV_READ, "read");
+		return relay_io_error(r, i, EV_READ, "read");
 	d->buf_len += n;
 	if (from != r->fd[i])
 		d->piped -= n;		/* left in the pipe by splice */
@@ -311,7 +255,7 @@ fill_splice(struct relay *r, int i)
 			return 1;
 		}
 		if (n == -1)
-			return io_error(r, i, EV_READ, "recv");
+			return relay_io_error(r, i, EV_READ, "recv");
 		pipe_open(r, d);
 		if (d->no_splice)
 			return 1;
@@ -342,7 +286,7 @@ fill_splice(struct relay *r, int i)
 			dir_close_pipe(d);
 		d->no_splice = 1;	/* fill_buf empties the pipe first */
 	} else
-		return io_error(r, i, EV_READ, "splice");
+		return relay_io_error(r, i, EV_READ, "splice");
 	return 1;
 }
 
@@ -366,7 +310,7 @@ drain_mem(struct relay *r, int i, const uint8_t *p, uint32_t *off,
 
 	n = send(r->fd[dst], p + *off, len - *off, MSG_NOSIGNAL);
 	if (n == -1)
-		return io_error(r, dst, EV_WRITE, "send");
+		return relay_io_error(r, dst, EV_WRITE, "send");
 	if ((size_t)n < len - *off)
 		r->ready[dst] &= ~EV_WRITE;
 	*off += n;
@@ -390,7 +334,7 @@ drain_splice(struct relay *r, int i)
 		return 1;
 	}
 	if (n == -1)
-		return io_error(r, dst, EV_WRITE, "splice");
+		return relay_io_error(r, dst, EV_WRITE, "splice");
 	if ((size_t)n < d->piped)
 		r->ready[dst] &= ~EV_WRITE;
 	d->piped -= n;
@@ -421,78 +365,8 @@ dir_drain(struct relay *r, int i)
 	return 0;
 }
 
-/* ---- the peek -------------------------------------------------------- */
-
-static int
-peek_read(struct relay *r)
-{
-	uint8_t		 tmp[RELAY_PEEK_MAX];
-	uint8_t		*np;
-	size_t		 room = RELAY_PEEK_MAX - r->peek_len;
-	ssize_t		 n;
-
-	if ((n = read(r->fd[RELAY_CLIENT], tmp, room)) == -1)
-		return io_error(r, RELAY_CLIENT, EV_READ, "read");
-	if (n == 0) {
-		r->dir[RELAY_UP].eof = 1;
-		r->peek_new = true;
-		return 1;
-	}
-	if ((np = realloc(r->peek, r->peek_len + n)) == NULL) {
-		r->why = "nomem";
-		return -1;
-	}
-	memcpy(np + r->peek_len, tmp, n);
-	r->peek = np;
-	r->peek_len += n;
-	r->peek_new = true;
-	r->dir[RELAY_UP].moved = 1;
-	r->active = true;
-	return 1;
-}
-
-/* Show the held bytes to peek_cb and act on its verdict. */
-static int
-peek_decide(struct relay *r)
-{
-	struct relay_dir	*d = &r->dir[RELAY_UP];
-	enum relay_peek		 v;
-
-	r->peek_new = false;
-	v = r->peek_cb(r->arg, r->peek != NULL ? r->peek : (const uint8_t *)"",
-	    r->peek_len, d->eof);
-	if (r->state == RELAY_ST_DONE) {	/* relay_free() in peek_cb */
-		r->why = NULL;
-		return -1;
-	}
-	if (v == RELAY_PEEK_MORE && d->eof)
-		v = RELAY_PEEK_ALLOW;
-	switch (v) {
-	case RELAY_PEEK_MORE:
-		if (r->peek_len < RELAY_PEEK_MAX)
-			return 0;
-		r->why = "peek_too_long";
-		return -1;
-	case RELAY_PEEK_ALLOW:
-		if (pre_append(d, r->peek, r->peek_len) == -1) {
-			r->why = "nomem";
-			return -1;
-		}
-		free(r->peek);
-		r->peek = NULL;
-		r->peek_len = 0;
-		relay_enter_state(r, RELAY_ST_OPEN);
-		return 1;
-	case RELAY_PEEK_DENY:
-		break;
-	}
-	r->why = "denied";
-	return -1;
-}
-
 /* ---- the driver ------------------------------------------------------ */
 
-/* Advance direction i once: read, show the peek, write, finish. */
 /* Past the limit: read and drop, to see the client's EOF. */
 static int
 discard_read(struct relay *r, int i)
@@ -501,7 +375,7 @@ discard_read(struct relay *r, int i)
 	ssize_t	 n;
 
 	if ((n = read(r->fd[i], sink, sizeof(sink))) == -1)
-		return io_error(r, i, EV_READ, "read");
+		return relay_io_error(r, i, EV_READ, "read");
 	if (n == 0)
 		r->dir[i].eof = 1;
 	else if ((size_t)n < sizeof(sink))
@@ -509,6 +383,7 @@ discard_read(struct relay *r, int i)
 	return 1;
 }
 
+/* Advance direction i once: read, show the peek, write, finish. */
 static int
 dir_step(struct relay *r, int i)
 {
@@ -522,7 +397,7 @@ dir_step(struct relay *r, int i)
 			rv = fill_buf(r, i);	/* empty what splice left */
 	} else if ((r->ready[i] & EV_READ) && dir_wants_read(r, i)) {
 		if (i == RELAY_UP && relay_held(r))
-			rv = peek_read(r);
+			rv = relay_peek_read(r);
 		else if (d->limited && d->left == 0 && d->piped == 0)
 			rv = discard_read(r, i);
 		else if (d->no_splice)
@@ -533,7 +408,7 @@ dir_step(struct relay *r, int i)
 	if (rv == -1)
 		return -1;
 	if (i == RELAY_UP && relay_held(r) && r->peek_new) {
-		if ((st = peek_decide(r)) == -1)
+		if ((st = relay_peek_decide(r)) == -1)
 			return -1;
 		rv |= st;
 	}
@@ -542,6 +417,8 @@ dir_step(struct relay *r, int i)
 			return -1;
 		rv |= st;
 	}
+	if (i == RELAY_UP)
+		rv |= relay_pass_step(r);
 	if (d->eof && dir_pending(d) == 0 && !relay_held(r)) {
 		if (shutdown(r->fd[!i], SHUT_WR) == -1)
 			log_debug("relay client=%d: shutdown: %s",
@@ -621,8 +498,10 @@ relay_check(const struct relay *r)
 		assert(d->piped <= d->pipe_cap);
 		assert(!d->shut || dir_pending(d) == 0);
 	}
+	assert(r->peek_off <= r->peek_len);
 	assert(r->peek_len <= RELAY_PEEK_MAX);
 	assert(relay_held(r) || r->peek == NULL);
+	assert(r->state != RELAY_ST_PASSING || r->dir[RELAY_UP].limited);
 }
 
 static void
@@ -783,8 +662,9 @@ relay_init(struct relay *r, const struct relay_opts *o)
 	}
 	if ((r->tick = evtimer_new(r->base, relay_tick_cb, r)) == NULL)
 		return -1;
-	if (pre_append(&r->dir[RELAY_UP], o->to_server, o->to_server_len) ||
-	    pre_append(&r->dir[RELAY_DOWN], o->to_client, o->to_client_len))
+	if (relay_pre_append(&r->dir[RELAY_UP], o->to_server,
+	    o->to_server_len) == -1 || relay_pre_append(&r->dir[RELAY_DOWN],
+	    o->to_client, o->to_client_len) == -1)
 		return -1;
 	if (o->up_limited) {
 		if (o->peek != NULL) {
@@ -795,23 +675,12 @@ relay_init(struct relay *r, const struct relay_opts *o)
 		    (size_t)o->up_limit;
 		r->dir[RELAY_UP].limited = 1;
 		r->dir[RELAY_UP].left = o->up_limit - n;
-		return pre_append(&r->dir[RELAY_UP], o->from_client, n);
+		return relay_pre_append(&r->dir[RELAY_UP], o->from_client, n);
 	}
 	if (o->peek == NULL)
-		return pre_append(&r->dir[RELAY_UP], o->from_client,
+		return relay_pre_append(&r->dir[RELAY_UP], o->from_client,
 		    o->from_client_len);
-	if (o->from_client_len > RELAY_PEEK_MAX) {
-		errno = EMSGSIZE;
-		return -1;
-	}
-	if (o->from_client_len > 0) {
-		if ((r->peek = malloc(o->from_client_len)) == NULL)
-			return -1;
-		memcpy(r->peek, o->from_client, o->from_client_len);
-		r->peek_len = o->from_client_len;
-		r->peek_new = true;
-	}
-	return 0;
+	return relay_peek_init(r, o);
 }
 
 struct relay *

@@ -4,7 +4,8 @@
  * through a pipe per direction, or a bounded buffer per direction where
  * splice cannot be used. Backpressure both ways, half-close, an idle
  * timeout, and an optional peek that holds the client's first bytes until
- * the caller's check allows them.
+ * the caller's check allows them (or lets some pass and looks again at
+ * what follows: the requests of a plain HTTP connection one by one).
  */
 #ifndef RELAY_H
 #define RELAY_H
@@ -21,20 +22,31 @@ struct relay;
 
 enum relay_peek {
 	RELAY_PEEK_MORE,	/* keep holding the client's bytes */
-	RELAY_PEEK_ALLOW,	/* forward what is held, then relay */
-	RELAY_PEEK_DENY,	/* close both sides, forward nothing */
+	RELAY_PEEK_ALLOW,	/* forward what is held, then relay the rest
+				   of the stream unexamined */
+	RELAY_PEEK_DENY,	/* close both sides, forward nothing more */
+	RELAY_PEEK_PASS,	/* forward the next *pass bytes, then hold
+				   again and show what follows them */
 };
 
 /*
  * Called after each read while the client->server direction is held,
- * with everything held so far (at most RELAY_PEEK_MAX bytes). eof: the
- * client will send nothing more; MORE is then taken as ALLOW (deciding
- * whether a truncated message is acceptable is the caller's job). MORE
- * with a full buffer ends the relay with reason "peek_too_long". The
+ * with the bytes held so far (at most RELAY_PEEK_MAX). eof: the client
+ * will send nothing more; MORE is then taken as ALLOW (deciding whether a
+ * truncated message is acceptable is the caller's job). MORE with a full
+ * buffer ends the relay with reason "peek_too_long". DENY after earlier
+ * passes closes the tunnel; what was passed is gone.
+ *
+ * PASS: *pass (>= 1; 0 is taken as MORE) bytes of the client's stream,
+ * counted from buf[0], go to the server. When they are all held, the
+ * callback is called again at once with the held bytes after them (or
+ * with none, if the client has ended); when *pass exceeds len, the rest
+ * are forwarded as they arrive (spliced, never shown), and the bytes
+ * after the last of them are held and shown as the first were. The
  * callback must not call relay_free().
  */
 typedef enum relay_peek (*relay_peek_cb)(void *arg, const uint8_t *buf,
-    size_t len, bool eof);
+    size_t len, bool eof, uint64_t *pass);
 
 /*
  * Called exactly once when the relay ends by itself (never after

@@ -190,10 +190,20 @@ struct http_request {
 	size_t		 head_len;	/* through the empty line's CRLF */
 };
 
+/* What the Upgrade header(s) of a request ask for (RFC 9110 7.8). */
+#define HTTP_UPGRADE_WEBSOCKET	0x01	/* RFC 6455 */
+#define HTTP_UPGRADE_H2C	0x02	/* HTTP/2 over cleartext */
+#define HTTP_UPGRADE_OTHER	0x04	/* any other protocol (TLS/1.2, ...) */
+
 struct http_host {
 	struct socks_host host;		/* port 0 if the Host had none */
 	unsigned	 minor;
 	size_t		 head_len;
+	/* Set once the head parsed, whatever its host (to follow it): */
+	enum http_method method;
+	enum http_body	 body;		/* what follows the head */
+	uint64_t	 content_length;	/* HTTP_BODY_LENGTH */
+	unsigned	 upgrade;	/* HTTP_UPGRADE_* bits */
 };
 
 /*
@@ -204,9 +214,11 @@ struct http_host {
 enum http_status http_parse_request(const uint8_t *buf, size_t len,
 		    struct http_request *out);
 /*
- * First bytes of a tunnel: is it HTTP/1.x, and for which Host? The whole
- * head is read (duplicate Host is INVALID). An absolute-form target wins
- * over the Host header; both present and different is INVALID.
+ * A request head at the start of buf (a tunnel's plain HTTP): is it
+ * HTTP/1.x, and for which Host? The whole head is read (duplicate Host is
+ * INVALID). An absolute-form target wins over the Host header; both
+ * present and different is INVALID. NOT_HTTP if buf does not start with
+ * a method token and SP (http_sniff() says what such bytes are).
  */
 enum http_status http_peek_host(const uint8_t *buf, size_t len,
 		    struct http_host *out);
@@ -236,5 +248,92 @@ size_t		 http_build_origin(const uint8_t *buf,
 		    const struct http_request *req, uint8_t *out,
 		    size_t outlen);
 const char	*http_strstatus(enum http_status st);
+
+/* ---- plain HTTP in a tunnel: its first bytes, then every request ---- */
+
+/* CR, LF, SP and HTAB skipped before a request line; more is refused
+ * (servers skip empty lines before one, some any number of them). */
+#define HTTP_BLANK_MAX		32
+#define HTTP_CHUNK_LINE_MAX	1024	/* chunk-size line, with extensions */
+
+enum http_sniff {
+	HTTP_SNIFF_NEED_MORE,	/* undecided: call again with more */
+	HTTP_SNIFF_REQUEST,	/* an HTTP request, well-formed or not */
+	HTTP_SNIFF_OTHER,	/* no HTTP request: a line or binary protocol */
+	HTTP_SNIFF_PROXY,	/* a PROXY protocol header (v1 or v2) */
+	HTTP_SNIFF_BLANKS,	/* over HTTP_BLANK_MAX blank bytes first */
+};
+
+struct http_sniff_result {
+	size_t		 blank;		/* blank bytes before the first line */
+};
+
+/*
+ * What the first bytes of a tunnel that are not TLS are. A PROXY protocol
+ * v2 signature at the start, or "PROXY " as the first line's start (v1):
+ * PROXY. After up to HTTP_BLANK_MAX blank bytes, the first line is a
+ * REQUEST if its first word (a token) is followed by a separator and
+ * either the word is a method of the IANA registry (any case) followed
+ * by a target in origin-, asterisk- or absolute-form ("GET /", the
+ * HTTP/0.9 form), or "HTTP/" (any case) comes before the line ends.
+ * Anything else (SMTP "EHLO x", IRC "NICK x", "a1 LOGIN", RTSP, an SSH
+ * banner, binary protocols) is OTHER, decided at the latest at the
+ * line's LF, at a control character no request line holds (NUL, ...),
+ * or after HTTP_HEAD_MAX bytes.
+ */
+enum http_sniff	 http_sniff(const uint8_t *buf, size_t len,
+		    struct http_sniff_result *out);
+const char	*http_strsniff(enum http_sniff s);
+
+enum http_follow_state {
+	HTTP_FOLLOW_ST_HEAD,	/* a request head (after blank bytes) */
+	HTTP_FOLLOW_ST_BODY,	/* a Content-Length body: left bytes */
+	HTTP_FOLLOW_ST_CHUNK,	/* a chunk-size line */
+	HTTP_FOLLOW_ST_DATA,	/* chunk data: left bytes */
+	HTTP_FOLLOW_ST_DATA_END, /* the CRLF after chunk data */
+	HTTP_FOLLOW_ST_TRAILER,	/* the trailer section and its empty line */
+	HTTP_FOLLOW_ST_OPAQUE,	/* switched protocols (websocket) */
+};
+
+/* The caller's state; http_follow_init() it at the stream's start. */
+struct http_follow {
+	enum http_follow_state state;
+	uint64_t	 left;		/* ST_BODY, ST_DATA */
+	bool		 upgrade;	/* the last one asked for websocket */
+	uint64_t	 requests;	/* heads seen */
+};
+
+enum http_follow_status {
+	HTTP_FOLLOW_NEED_MORE,	/* buf is a prefix: call again with more */
+	HTTP_FOLLOW_HEAD,	/* a request head: check out->host; pass */
+	HTTP_FOLLOW_PASS,	/* framing or data: pass out->pass bytes */
+	HTTP_FOLLOW_OPAQUE,	/* switched protocols: the rest is not HTTP */
+	HTTP_FOLLOW_INVALID,	/* not a request stream that can be followed */
+};
+
+struct http_follow_out {
+	uint64_t	 pass;		/* HEAD, PASS: bytes from buf[0] on;
+					   PASS may exceed len (a body) */
+	size_t		 blank;		/* HEAD: blank bytes before it */
+	enum http_status st;		/* HEAD: HTTP_OK or HTTP_ABSENT */
+	struct http_host host;		/* HEAD */
+	const char	*why;		/* INVALID: a phrase for the log */
+};
+
+void		 http_follow_init(struct http_follow *f);
+/*
+ * buf: the stream from where the last verdict's pass ended. HEAD: a head
+ * (http_peek_host() says OK or ABSENT) after up to HTTP_BLANK_MAX blank
+ * bytes; a CONNECT, an Upgrade to h2c or to anything but websocket are
+ * INVALID instead. Then its body: PASS of the Content-Length (whether
+ * held or not: also with len 0), or chunked: PASS of each chunk-size
+ * line, of its data, of the CRLF after it (checked), and of the trailer
+ * section. After a websocket Upgrade, bytes that start with neither a
+ * tchar nor a blank byte are frames: OPAQUE from then on. f changes only
+ * with HEAD and PASS, as if out->pass bytes were consumed.
+ */
+enum http_follow_status http_follow(struct http_follow *f,
+		    const uint8_t *buf, size_t len,
+		    struct http_follow_out *out);
 
 #endif /* SOCKS_H */

@@ -576,6 +576,64 @@ test_peek(void **state)
 	assert_int_equal(h.head_len, 32);
 }
 
+/* What follows a peeked head: its body framing, CONNECT, Upgrade. */
+static void
+test_peek_framing(void **state)
+{
+	static const struct {
+		const char	*b;
+		size_t		 len;
+		enum http_status st;
+		enum http_method method;
+		enum http_body	 body;
+		uint64_t	 cl;
+		unsigned	 upgrade;
+	} c[] = {
+#define H	"Host: a.test\r\n"
+		{ S("GET / HTTP/1.1\r\n" H "\r\n"), HTTP_OK,
+		    HTTP_METHOD_OTHER, HTTP_BODY_NONE, 0, 0 },
+		{ S("POST / HTTP/1.1\r\n" H "Content-Length: 12\r\n\r\n"),
+		    HTTP_OK, HTTP_METHOD_OTHER, HTTP_BODY_LENGTH, 12, 0 },
+		{ S("POST / HTTP/1.1\r\n" H "Transfer-Encoding: chunked\r\n"
+		    "\r\n"), HTTP_OK, HTTP_METHOD_OTHER, HTTP_BODY_CHUNKED, 0,
+		    0 },
+		{ S("CONNECT a.test:443 HTTP/1.1\r\n" H "\r\n"), HTTP_OK,
+		    HTTP_METHOD_CONNECT, HTTP_BODY_NONE, 0, 0 },
+		{ S("GET / HTTP/1.1\r\n" H "Upgrade: WebSocket\r\n\r\n"),
+		    HTTP_OK, HTTP_METHOD_OTHER, HTTP_BODY_NONE, 0,
+		    HTTP_UPGRADE_WEBSOCKET },
+		{ S("GET / HTTP/1.1\r\n" H "Upgrade: h2c\r\n\r\n"), HTTP_OK,
+		    HTTP_METHOD_OTHER, HTTP_BODY_NONE, 0, HTTP_UPGRADE_H2C },
+		{ S("GET / HTTP/1.1\r\n" H "Upgrade: websocket/13 , ,"
+		    "TLS/1.2\r\n\r\n"), HTTP_OK, HTTP_METHOD_OTHER,
+		    HTTP_BODY_NONE, 0,
+		    HTTP_UPGRADE_WEBSOCKET | HTTP_UPGRADE_OTHER },
+		{ S("GET / HTTP/1.1\r\n" H "Upgrade: websocket\r\n"
+		    "Upgrade:h2c\r\n\r\n"), HTTP_OK, HTTP_METHOD_OTHER,
+		    HTTP_BODY_NONE, 0,
+		    HTTP_UPGRADE_WEBSOCKET | HTTP_UPGRADE_H2C },
+		{ S("GET / HTTP/1.1\r\n" H "Upgrade:\r\n\r\n"), HTTP_OK,
+		    HTTP_METHOD_OTHER, HTTP_BODY_NONE, 0, 0 },
+		/* framing is known even when the host is not acceptable */
+		{ S("POST / HTTP/1.1\r\nContent-Length: 3\r\n\r\n"),
+		    HTTP_INVALID, HTTP_METHOD_OTHER, HTTP_BODY_LENGTH, 3, 0 },
+#undef H
+	};
+	struct http_host h;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < NELEM(c); i++) {
+		if (http_peek_host((const uint8_t *)c[i].b, c[i].len, &h) !=
+		    c[i].st)
+			fail_msg("case %zu", i);
+		assert_int_equal(h.method, c[i].method);
+		assert_int_equal(h.body, c[i].body);
+		assert_int_equal(h.content_length, c[i].cl);
+		assert_int_equal(h.upgrade, c[i].upgrade);
+	}
+}
+
 /* The rewrite adds Host and Connection: it must stay a valid head. */
 static void
 test_origin_header_count(void **state)
@@ -622,6 +680,7 @@ main(void)
 		cmocka_unit_test(test_origin_max),
 		cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_peek),
+		cmocka_unit_test(test_peek_framing),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

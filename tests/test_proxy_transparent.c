@@ -152,11 +152,18 @@ test_connect_policy(void **state)
 	assert_int_equal(o.reason, GK_REASON_SPECIAL_RANGE);
 }
 
+static uint64_t pass;
+
+/* The first bytes of a tunnel. */
 static enum relay_peek
 peek(const struct proxy_target *t, const void *buf, size_t len,
     struct proxy_outcome *o)
 {
-	return proxy_peek(&fx.ctx, &fx.who, t, buf, len, false, o);
+	struct proxy_peek_state ps;
+
+	proxy_peek_init(&ps);
+	return proxy_peek(&fx.ctx, &fx.who, t, &ps, buf, len, false, &pass,
+	    o);
 }
 
 static void
@@ -187,10 +194,12 @@ test_peek(void **state)
 	orig_dst(&t, GH, 443);
 	assert_int_equal(peek(&t, hello, n, &o), RELAY_PEEK_DENY);
 	assert_int_equal(o.reason, GK_REASON_SNI_MISMATCH);
-	/* plain HTTP: the Host must be an allowed name pinned there */
+	/* plain HTTP: the Host must be an allowed name pinned there; the
+	 * request passes, and the next one is looked at too */
 	orig_dst(&t, GH, 443);
 	assert_int_equal(peek(&t, get_ok, sizeof(get_ok) - 1, &o),
-	    RELAY_PEEK_ALLOW);
+	    RELAY_PEEK_PASS);
+	assert_int_equal(pass, sizeof(get_ok) - 1);
 	assert_int_equal(peek(&t, get_evil, sizeof(get_evil) - 1, &o),
 	    RELAY_PEEK_DENY);
 	assert_int_equal(o.reason, GK_REASON_HOST_MISMATCH);

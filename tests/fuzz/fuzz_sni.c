@@ -4,9 +4,13 @@
  * consumed <= size and is set exactly for a complete hello; NEED_MORE only
  * below SNI_MAX_WIRE bytes and for every prefix of a NEED_MORE input; a
  * complete hello parses the same from its own records alone (one byte
- * short: NEED_MORE) and when re-framed into other handshake records.
+ * short: NEED_MORE) and when re-framed into other handshake records;
+ * every prefix of an input says NEED_MORE or what the whole input says
+ * (so the verdict does not depend on how the bytes were split); SSLv2
+ * hellos and other TLS records are told by their first bytes alone.
  */
 #include <assert.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,6 +110,36 @@ check_complete(const uint8_t *data, size_t size, const struct sni_result *r,
 	check_reframe(data, r, st);
 }
 
+/* Every prefix (a sample of them for long inputs): NEED_MORE or st. */
+static void
+check_prefixes(const uint8_t *data, size_t size, enum sni_status st)
+{
+	struct sni_result r;
+	enum sni_status p;
+	size_t n, step;
+
+	step = size <= 256 ? 1 : size / 64;
+	for (n = 0; n < size; n += n < 16 ? 1 : step) {
+		p = parse_prefix(data, n, &r);
+		assert(p == SNI_NEED_MORE || p == st);
+	}
+}
+
+static bool
+is_ssl2_hello(const uint8_t *data, size_t size)
+{
+	return size >= 3 && (data[0] & 0x80) && data[2] == 1;
+}
+
+/* A TLS record type first and a major version 3, but not a handshake;
+ * or a handshake with another major version. */
+static bool
+is_not_hello(const uint8_t *data, size_t size)
+{
+	return size >= 2 && data[0] >= 20 && data[0] <= 24 &&
+	    (data[0] == 22) != (data[1] == 3);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -124,8 +158,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(parse_prefix(data, size / 2, &r2) == SNI_NEED_MORE);
 		break;
 	case SNI_NOT_TLS:
-		assert(size >= 1);
-		assert(data[0] != 0x16 || (size >= 2 && data[1] != 3));
+		assert(size >= 1 && data[0] != 0x16);
+		assert(!is_ssl2_hello(data, size) && !is_not_hello(data, size));
+		if (data[0] & 0x80)
+			assert(size >= 3);
+		else if (data[0] >= 20 && data[0] <= 24)
+			assert(size >= 2);
+		break;
+	case SNI_SSL2:
+		assert(is_ssl2_hello(data, size));
+		break;
+	case SNI_NOT_HELLO:
+		assert(is_not_hello(data, size));
 		break;
 	case SNI_OK:
 	case SNI_ABSENT:
@@ -136,5 +180,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(size >= 5 && data[0] == 0x16 && data[1] == 3);
 		break;
 	}
+	if (st != SNI_NEED_MORE)
+		check_prefixes(data, size, st);
 	return 0;
 }

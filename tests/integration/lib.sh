@@ -102,7 +102,16 @@ gk_cleanup() {
 		done
 		kill -KILL "$p" 2>/dev/null
 	done
-	wait 2>/dev/null
+	# What is left was started by us, but not tracked (fcgiwrap's
+	# workers outlive their master and are reparented to us, PID 1 of
+	# the namespace): `wait` would block on them for ever. kill -1 from
+	# the namespace's init reaches every other process in it, no other.
+	{
+		if [ "${GK_IN_NETNS:-}" = 1 ] && [ "$$" = 1 ]; then
+			kill -KILL -1
+		fi
+		wait
+	} 2>/dev/null
 	if [ -n "$GK_TMP" ] && [ -d "$GK_TMP" ]; then
 		if [ -n "${GK_KEEP_TMP:-}" ]; then
 			# Outside the namespaces the files are still there.

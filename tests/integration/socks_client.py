@@ -6,7 +6,9 @@ key=value lines on stdout, for the shell to grep.
 
 usage: socks_client.py [OPTIONS] MODE HOST PORT
 
-  --via socks|http     SOCKS5 (default) or HTTP CONNECT
+  --via socks|http|direct  SOCKS5 (default), HTTP CONNECT, or no proxy
+                       at all: connect to HOST PORT itself (a cage's
+                       transparent path)
   --proxy ADDR:PORT    default 127.0.0.1:1080 (socks), 127.0.0.1:3128 (http)
   --bind SRC           source address (picks the cage)
   --timeout S          per step, default 10
@@ -36,6 +38,14 @@ MODE
             exits 0 when both directions are done, 1 on a refused tunnel.
   hold      after the handshake print "held", keep the tunnel open until
             killed, the proxy closes it, or --timeout passes.
+  raw       after the handshake write each --send (backslash escapes:
+            \\r \\n \\t \\\\ \\xNN) as its own write, reading what comes back
+            after each until --idle seconds pass quietly or the tunnel
+            ends: "raw_sent=I:LEN" (or "raw_send_error=I:ERR"),
+            "raw_recv=LEN", "raw_statuses=200,..." (HTTP status lines
+            seen), "raw_hello=NAME,..." (the "hello from NAME" bodies
+            seen), "raw_end=closed|reset|open" and "raw_end_ms=N" (from
+            the last write to the end).
 Always "ms=N": time from connect() to the handshake's answer.
 Exit status: 0 if the proxy's answer was read (whatever it said), 1 on a
 connection/usage error before that, 2 usage.
@@ -216,6 +226,80 @@ def do_request(s, a, path, host):
     out("body", first_line(body[:200]))
 
 
+def unescape(t):
+    """--send text to bytes: \\r \\n \\t \\\\ \\xNN; the rest as is."""
+    out, i = bytearray(), 0
+    while i < len(t):
+        c = t[i]
+        if c == "\\" and i + 1 < len(t):
+            n = t[i + 1]
+            if n in "rnt\\":
+                out += {"r": b"\r", "n": b"\n", "t": b"\t",
+                        "\\": b"\\"}[n]
+                i += 2
+                continue
+            if n == "x" and i + 3 < len(t):
+                out.append(int(t[i + 2:i + 4], 16))
+                i += 4
+                continue
+        out += c.encode("latin-1")
+        i += 1
+    return bytes(out)
+
+
+def raw_read(s, idle, deadline, got):
+    """Read until idle seconds pass quietly, the peer ends or deadline;
+    returns "closed", "reset" or "open"."""
+    while time.monotonic() < deadline:
+        wait = min(idle, deadline - time.monotonic())
+        r, _, _ = select.select([s], [], [], max(wait, 0))
+        if not r:
+            return "open"
+        try:
+            d = s.recv(65536)
+        except ConnectionResetError:
+            return "reset"
+        except OSError:
+            return "reset"
+        if not d:
+            return "closed"
+        got += d
+    return "open"
+
+
+def raw(s, a, left):
+    got = bytearray(left)
+    end = "open"
+    deadline = time.monotonic() + a.timeout
+    t1 = time.monotonic()
+    for i, text in enumerate(a.send or []):
+        b = unescape(text)
+        t1 = time.monotonic()
+        try:
+            s.sendall(b)
+            out("raw_sent", "%d:%d" % (i + 1, len(b)))
+        except OSError as e:
+            out("raw_send_error", "%d:%s" % (i + 1, e.__class__.__name__))
+            end = "reset" if isinstance(e, ConnectionResetError) else \
+                "closed"
+            break
+        end = raw_read(s, a.idle, deadline, got)
+        if end != "open":
+            break
+    out("raw_recv", len(got))
+    text = bytes(got).decode("latin-1")
+    st = [ln.split(" ")[1] for ln in text.split("\r\n")
+          if ln.startswith("HTTP/1.") and len(ln.split(" ")) > 1]
+    out("raw_statuses", ",".join(st))
+    hello = [ln[len("hello from "):].strip()
+             for ln in text.replace("\r\n", "\n").split("\n")
+             if ln.startswith("hello from ")]
+    out("raw_hello", ",".join(hello))
+    out("raw_end", end)
+    out("raw_end_ms", int((time.monotonic() - t1) * 1000))
+    return 0
+
+
 def pipe(s, left):
     if left:
         os.write(1, left)
@@ -248,7 +332,8 @@ def pipe(s, left):
 
 def main():
     p = argparse.ArgumentParser(add_help=True)
-    p.add_argument("--via", choices=["socks", "http"], default="socks")
+    p.add_argument("--via", choices=["socks", "http", "direct"],
+                   default="socks")
     p.add_argument("--proxy")
     p.add_argument("--bind")
     p.add_argument("--timeout", type=float, default=10.0)
@@ -261,8 +346,10 @@ def main():
     p.add_argument("--cafile")
     p.add_argument("--path", default="/")
     p.add_argument("--host-header")
+    p.add_argument("--send", action="append")
+    p.add_argument("--idle", type=float, default=0.5)
     p.add_argument("mode", choices=["connect", "banner", "tls", "http",
-                                    "pipe", "hold"])
+                                    "pipe", "hold", "raw"])
     p.add_argument("host")
     p.add_argument("port", type=int)
     a = p.parse_args()
@@ -271,6 +358,8 @@ def main():
     proxy = a.proxy or ("127.0.0.1:1080" if a.via == "socks"
                         else "127.0.0.1:3128")
     ph, pp = proxy.rsplit(":", 1)
+    if a.via == "direct":
+        ph, pp = a.host, a.port
     t0 = time.monotonic()
     try:
         s = socket.create_connection((ph, int(pp)), timeout=a.timeout,
@@ -283,8 +372,10 @@ def main():
     try:
         if a.via == "socks":
             ok, left = socks_handshake(s, a), b""
-        else:
+        elif a.via == "http":
             ok, left = http_handshake(s, a)
+        else:
+            ok, left = True, b""
     except socket.timeout:
         out("closed", "timeout")
         out("ms", int((time.monotonic() - t0) * 1000))
@@ -325,6 +416,8 @@ def main():
         if a.mode == "pipe":
             s.settimeout(None)
             return pipe(s, left)
+        if a.mode == "raw":
+            return raw(s, a, left)
         if a.mode == "tls":
             ctx = ssl.create_default_context(cafile=a.cafile)
             sni = a.host if a.sni is None else a.sni

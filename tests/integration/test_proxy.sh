@@ -20,6 +20,10 @@
 #     5 MiB random file, a git repository over dumb HTTP, and OpenSSH on
 #     github.com:22.
 #
+# The peek is attacked with raw bytes (socks_client.py raw mode,
+# peek_lib.sh) through SOCKS5 and HTTP CONNECT: what servers skip before
+# a request line or a hello, and later requests on a connection.
+#
 # Cages are named by source address. Clients pick theirs by binding:
 # curl --interface, socks_client.py --bind, and the ssh ProxyCommand is
 # socks_client.py too. git and openssl s_client cannot bind, so they run
@@ -664,6 +668,118 @@ GK_DETAIL="got: $(oneline "$o")"
 gk_check "A: ... the same with Host github.com works (control)" \
 	eval '[ "$(kv status "$o")" = 200 ] && [ "$(kv body "$o")" = "hello from github.com" ]'
 
+# ---- peeking: what servers skip before a request or hello; every request ---------
+# Cage A to github.com (nginx: github.com and evil.example are name-based
+# virtual hosts on every address). Each attempt writes its bytes through
+# socks_client.py's raw mode; a refusal must come within a second of the
+# last write, with nothing from the server (or, after an allowed first
+# request, nothing but github.com), counted once in
+# gatekeeper_denied_total{kind,reason} and audited once.
+
+# proxy_deny_lines: the proxy.deny audit lines so far.
+proxy_deny_lines() { grep -c '"event":"proxy.deny"' "$AUDIT" 2>/dev/null || echo 0; }
+# proxy_deny_reasons_since N: the reasons of the proxy.deny lines after
+# the first N, comma-separated.
+proxy_deny_reasons_since() {
+	grep '"event":"proxy.deny"' "$AUDIT" 2>/dev/null | tail -n +"$(($1 + 1))" |
+		sed 's/.*"reason":"\([a-z_]*\)".*/\1/' | paste -sd, -
+}
+
+# raw_cut MSG VIA PORT REASON HELLO SEND...: through VIA (socks, http)
+# from cage A to github.com:PORT; the tunnel is cut with REASON; HELLO is
+# what may come back first ("": nothing at all; else the comma list of
+# "hello from" names, github.com only).
+raw_cut() {
+	local msg=$1 via=$2 port=$3 reason=$4 hello=$5 kind o a0 d0 d1 rs x
+	local args=()
+	shift 5
+	for x in "$@"; do args+=(--send "$x"); done
+	kind=$([ "$via" = socks ] && echo socks5 || echo http)
+	fetch_metrics "$T/r0.txt"
+	a0=$(proxy_deny_lines)
+	o=$(sc --via "$via" --bind $A_SRC --timeout 10 raw github.com "$port" \
+		"${args[@]}" 2>&1)
+	gk_wait_for 20 eval '[ "$(proxy_deny_lines)" -gt "$a0" ]'
+	sleep 0.2	# (a second line would be flushed by now)
+	fetch_metrics "$T/r1.txt"
+	d0=$(gk_metric_sum "$T/r0.txt" gatekeeper_denied_total kind="$kind" reason="$reason")
+	d1=$(gk_metric_sum "$T/r1.txt" gatekeeper_denied_total kind="$kind" reason="$reason")
+	rs=$(proxy_deny_reasons_since "$a0")
+	GK_DETAIL="got: $(oneline "$o") | denied_total{kind=$kind,reason=$reason} $d0 -> $d1 | audit reasons: ${rs:-none}"
+	if [ -z "$hello" ]; then
+		gk_check "$msg ($via): cut in $(kv raw_end_ms "$o") ms, nothing came back, denied_total{reason=$reason} +1" \
+			eval '[ "$(kv raw_end "$o")" != open ] && [ "$(kv raw_end_ms "$o")" -lt 1000 ] &&
+			      [ "$(kv raw_recv "$o")" = 0 ] && [ $((d1 - d0)) -eq 1 ]'
+	else
+		gk_check "$msg ($via): cut in $(kv raw_end_ms "$o") ms after $hello only, denied_total{reason=$reason} +1" \
+			eval '[ "$(kv raw_end "$o")" != open ] && [ "$(kv raw_end_ms "$o")" -lt 1000 ] &&
+			      [ "$(kv raw_hello "$o")" = "$hello" ] && [ $((d1 - d0)) -eq 1 ]'
+	fi
+	gk_check "$msg ($via): one proxy.deny audit line, reason $reason" test "$rs" = "$reason"
+	expect_deny "$reason" github.com "$A_ID" "$msg $via"
+}
+
+# raw_ok MSG VIA PORT HELLO SEND...: the same, allowed: HELLO comes back
+# (the "hello from" names), nothing is denied, the tunnel stays open.
+raw_ok() {
+	local msg=$1 via=$2 port=$3 hello=$4 o a0 x
+	local args=()
+	shift 4
+	for x in "$@"; do args+=(--send "$x"); done
+	a0=$(proxy_deny_lines)
+	o=$(sc --via "$via" --bind $A_SRC --timeout 10 raw github.com "$port" \
+		"${args[@]}" 2>&1)
+	sleep 0.2
+	GK_DETAIL="got: $(oneline "$o") | new audit deny lines: $(($(proxy_deny_lines) - a0))"
+	gk_check "$msg ($via): $hello came back, nothing denied" \
+		eval '[ "$(kv raw_hello "$o")" = "$hello" ] && [ "$(proxy_deny_lines)" = "$a0" ]'
+}
+
+# shellcheck source=tests/integration/peek_lib.sh
+. "$GK_LIB_DIR/peek_lib.sh"
+HELLO_HEX=$(pk_hexesc "$GK_LIB_DIR/../data/tls/openssl_sni.bin")
+for via in socks http; do
+	raw_cut "A: CRLF before a request with Host evil.example" $via 80 \
+		host_mismatch "" "\r\n$PK_EVIL"
+	raw_cut "A: LF before a request with Host evil.example" $via 80 \
+		host_mismatch "" "\n$PK_EVIL"
+	raw_cut "A: 32 blank bytes (CRLF) before Host evil.example" $via 80 \
+		host_mismatch "" "$PK_BLANK32$PK_EVIL"
+	raw_cut "A: SP HTAB before Host evil.example" $via 80 \
+		host_mismatch "" " \t$PK_EVIL"
+	raw_cut "A: 33 blank bytes before a request, even for github.com" $via 80 \
+		malformed "" "$PK_BLANK32\n$PK_GOOD"
+	raw_cut "A: a PROXY v1 header before Host evil.example" $via 80 \
+		malformed "" "$PK_PROXY1$PK_EVIL"
+	raw_cut "A: a PROXY v2 header before Host evil.example" $via 80 \
+		malformed "" "$PK_PROXY2$PK_EVIL"
+	raw_cut "A: a second request with Host evil.example in the same write" $via 80 \
+		host_mismatch "" "$PK_GOOD$PK_EVIL"
+	raw_cut "A: a second request with Host evil.example, later, kept alive" $via 80 \
+		host_mismatch github.com "$PK_GOOD" "$PK_EVIL"
+	raw_cut "A: a chunked POST, then Host evil.example" $via 80 \
+		host_mismatch "" "$PK_CHUNKED$PK_EVIL"
+	raw_cut "A: HTTP/0.9 on port 80" $via 80 malformed "" "$PK_HTTP09"
+	raw_cut "A: the HTTP/2 preface (prior knowledge)" $via 80 malformed "" "$PK_PRI"
+	raw_cut "A: CONNECT evil.example:443 inside the tunnel" $via 80 \
+		malformed "" "$PK_CONNECT"
+	raw_cut "A: Upgrade: h2c" $via 80 malformed "" "$PK_H2C"
+	raw_cut "A: an SSLv2-format ClientHello to port 443" $via 443 \
+		no_sni "" "$PK_SSL2"
+	raw_cut "A: an alert record, then a ClientHello, to port 443" $via 443 \
+		malformed "" "$PK_ALERT$HELLO_HEX"
+	raw_ok "A: two requests for github.com on one kept-alive connection" $via 80 \
+		github.com,github.com "$PK_GOOD" "$PK_GOOD"
+	raw_ok "A: CRLF before a request for github.com" $via 80 github.com \
+		"\r\n$PK_GOOD"
+	raw_ok "A: a chunked POST, then github.com" $via 80 github.com \
+		"$PK_CHUNKED$PK_GOOD"
+	o=$(sc --via $via --bind $A_SRC --timeout 10 raw github.com 22 --send "$PK_LINE" 2>&1)
+	GK_DETAIL="got: $(oneline "$o")"
+	gk_check "A: a line protocol's first line to github.com:22 ($via) still reaches the server (its banner comes back)" \
+		eval '[ "$(kv raw_recv "$o")" -gt 0 ]'
+done
+
 GK_DETAIL="pid $GKD"
 gk_check "gatekeeperd is still running" daemon_alive "$GKD"
 
@@ -754,7 +870,7 @@ gk_check "gatekeeper_active_tunnels falls back when they close" gk_wait_for 50 t
 # ---- metrics: exact deltas per deny reason over the whole run --------------------------------
 fetch_metrics "$T/m-end.txt"
 for reason in not_allowlisted ip_not_pinned special_range sni_mismatch no_sni \
-    host_mismatch unsupported_command unknown_source; do
+    host_mismatch unsupported_command unknown_source malformed; do
 	want=${EXP_DENY[$reason]:-0}
 	v0=$(gk_metric_sum "$T/m-start.txt" gatekeeper_denied_total reason=$reason kind!=dns)
 	v1=$(gk_metric_sum "$T/m-end.txt" gatekeeper_denied_total reason=$reason kind!=dns)

@@ -1,0 +1,276 @@
+/*
+ * relay: the peek that holds the client's bytes (allow, deny, wait, and
+ * passing some bytes then looking again at what follows), over real TCP
+ * connections (the harness is relay_testutil.c).
+ */
+#include <sys/resource.h>
+#include <sys/time.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <event2/event.h>
+
+#include "gk_log.h"
+#include "gk_stats.h"
+#include "relay.h"
+#include "relay_testutil.h"
+
+/* ---- peek: wait, allow, deny ------------------------------------------- */
+
+static void
+test_peek_deny(void **state)
+{
+	struct tctx	*t = *state;
+
+	t->verdict = RELAY_PEEK_DENY;
+	start(t, &(struct relay_opts){ .peek = peek_cb });
+	peer_send(&t->cage, "GET / HTTP/1.1\r\n", 16, 0, END_NONE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "denied", 0, 0);
+	assert_int_equal(t->peek_calls, 1);
+	assert_true(t->up.rx_eof);
+	assert_int_equal(t->up.rx_len, 0);	/* not a single byte */
+}
+
+static void
+test_peek_allow_two_segments(void **state)
+{
+	struct tctx	*t = *state;
+
+	t->allow_at = 10;
+	start(t, &(struct relay_opts){ .peek = peek_cb });
+	peer_send(&t->cage, "01234", 5, 0, END_NONE);
+	assert_true(UNTIL(t, t->peek_calls > 0, DEADLINE_MS));
+	assert_int_equal(t->peek_len, 5);
+	RUN_FOR(t, 50);
+	assert_int_equal(t->up.rx_len, 0);		/* still held */
+	peer_send(&t->cage, "56789", 5, 0, END_NONE);
+	assert_true(UNTIL(t, t->peek_calls > 1, DEADLINE_MS));
+	assert_int_equal(t->peek_len, 10);
+	assert_memory_equal(t->peek_seen, "0123456789", 10);
+	peer_send(&t->cage, "abc", 3, 0, END_SHUT);
+	peer_send(&t->up, "", 0, 0, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	assert_int_equal(t->up.rx_len, 13);
+	assert_memory_equal(t->up.rx_keep, "0123456789abc", 13);
+	assert_int_equal(t->peek_calls, 2);
+	check_done(t, "closed", 13, 0);
+}
+
+/* An SSH-style banner reaches the client while its direction is held. */
+static void
+test_peek_server_first(void **state)
+{
+	struct tctx	*t = *state;
+	static const char banner[] = "SSH-2.0-OpenSSH_9.2\r\n";
+
+	t->allow_at = 4;
+	start(t, &(struct relay_opts){ .peek = peek_cb, .no_splice = true });
+	peer_send(&t->up, banner, sizeof(banner) - 1, 0, END_NONE);
+	RUN_FOR(t, 100);
+	assert_int_equal(t->cage.rx_len, sizeof(banner) - 1);
+	assert_memory_equal(t->cage.rx_keep, banner, sizeof(banner) - 1);
+	assert_int_equal(t->peek_calls, 0);
+	peer_send(&t->cage, "SSH-2.0-x\r\n", 11, 0, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
+	assert_memory_equal(t->up.rx_keep, "SSH-2.0-x\r\n", 11);
+}
+
+static void
+test_peek_too_long(void **state)
+{
+	struct tctx	*t = *state;
+
+	t->verdict = RELAY_PEEK_MORE;
+	start(t, &(struct relay_opts){ .peek = peek_cb });
+	peer_send(&t->cage, NULL, 2 * RELAY_PEEK_MAX, 1, END_NONE);
+	assert_true(UNTIL(t, t->done_calls > 0, DEADLINE_MS));
+	assert_string_equal(t->reason, "peek_too_long");
+	assert_int_equal(t->peek_len, RELAY_PEEK_MAX);
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
+	assert_int_equal(t->up.rx_len, 0);
+}
+
+/* EOF while held: peek_cb sees it; MORE is then taken as ALLOW. */
+static void
+test_peek_eof(void **state)
+{
+	struct tctx	*t = *state;
+	size_t		 n = t->prm.flag ? 0 : 3;	/* flag: EOF at once */
+
+	t->verdict = RELAY_PEEK_MORE;
+	start(t, &(struct relay_opts){ .peek = peek_cb });
+	peer_send(&t->cage, "abc", n, 0, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
+	assert_true(t->peek_eof);
+	assert_int_equal(t->peek_len, n);
+	assert_int_equal(t->up.rx_len, n);
+	assert_memory_equal(t->up.rx_keep, "abc", n);
+	peer_send(&t->up, "ok", 2, 0, END_CLOSE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "closed", n, 2);
+}
+
+/* Bytes the caller read past its handshake are the first peeked. */
+static void
+test_peek_from_client(void **state)
+{
+	struct tctx	*t = *state;
+
+	t->allow_at = 6;
+	start(t, &(struct relay_opts){ .peek = peek_cb, .from_client_len = 3,
+	    .from_client = (const uint8_t *)"\x16\x03\x01" });
+	assert_true(UNTIL(t, t->peek_calls > 0, DEADLINE_MS));
+	assert_int_equal(t->peek_len, 3);
+	peer_send(&t->cage, "\x02\x00\x05", 3, 0, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_eof, DEADLINE_MS));
+	assert_int_equal(t->up.rx_len, 6);
+	assert_memory_equal(t->up.rx_keep, "\x16\x03\x01\x02\x00\x05", 6);
+}
+
+/* ---- peek: passing some bytes and looking again ------------------------ */
+
+/* PASS within the held bytes: the rest is shown at once, nothing lost. */
+static void
+test_pass_within(void **state)
+{
+	static const uint64_t passes[] = { 4 };
+	struct tctx	*t = *state;
+
+	t->passes = passes;
+	t->npasses = 1;
+	t->pass_at = 8;
+	t->verdict = RELAY_PEEK_ALLOW;
+	start(t, &(struct relay_opts){ .peek = peek_cb,
+	    .no_splice = t->prm.no_splice });
+	peer_send(&t->cage, "AAAABBBB", 8, 0, END_NONE);
+	assert_true(UNTIL(t, t->peek_calls >= 2, DEADLINE_MS));
+	assert_int_equal(t->lens[t->peek_calls - 2], 8);
+	assert_int_equal(t->lens[t->peek_calls - 1], 4);
+	assert_memory_equal(t->peek_seen, "BBBB", 4);
+	peer_send(&t->cage, "cc", 2, 0, END_SHUT);
+	peer_send(&t->up, "", 0, 0, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	assert_int_equal(t->up.rx_len, 10);
+	assert_memory_equal(t->up.rx_keep, "AAAABBBBcc", 10);
+	check_done(t, "closed", 10, 0);
+}
+
+/*
+ * A stream of pattern bytes cut into passes of every size: within the
+ * held bytes, beyond them (spliced or buffered, the boundary inside a
+ * read), then held again; each call must see the stream exactly where
+ * the passes so far end. After the last pass, verdict.
+ */
+static void
+run_passes(struct tctx *t, const uint64_t *passes, size_t n, size_t total)
+{
+	t->passes = passes;
+	t->npasses = n;
+	t->pass_at = 1;
+	t->pseed = 5;
+	t->up.rx_seed = 5;
+	start(t, &(struct relay_opts){ .peek = peek_cb,
+	    .no_splice = t->prm.no_splice });
+	peer_send(&t->cage, NULL, total, 5, END_SHUT);
+	peer_send(&t->up, "", 0, 0, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	assert_false(t->peek_bad);
+	assert_false(t->up.rx_bad);
+	assert_int_equal(t->npasses, 0);
+}
+
+static void
+test_pass_stream(void **state)
+{
+	static const uint64_t passes[] = { 3, 10, 100000, 7, 2 * MIB + 1, 1,
+	    5, 16384, 70000, 2 };
+	struct tctx	*t = *state;
+	size_t		 i, sum = 0, total;
+
+	for (i = 0; i < sizeof(passes) / sizeof(*passes); i++)
+		sum += passes[i];
+	total = sum + 4 * MIB;		/* the rest: allowed, unexamined */
+	t->verdict = RELAY_PEEK_ALLOW;
+	run_passes(t, passes, sizeof(passes) / sizeof(*passes), total);
+	assert_int_equal(t->up.rx_len, total);
+	assert_true(t->up.rx_eof);
+	check_done(t, "closed", total, 0);
+	assert_int_equal(t->stream_off, sum);
+}
+
+/* A later verdict denies: exactly the passed bytes reached the server. */
+static void
+test_pass_deny(void **state)
+{
+	static const uint64_t passes[] = { 5000, 70000 };
+	struct tctx	*t = *state;
+
+	t->verdict = RELAY_PEEK_DENY;
+	run_passes(t, passes, 2, 200000);
+	assert_int_equal(t->up.rx_len, 75000);
+	check_done(t, "denied", 75000, 0);
+	assert_int_equal(t->stream_off, 75000);
+	assert_true(t->peek_len > 0);	/* it saw what came next */
+}
+
+/* The client ends in the middle of a pass, or right at its end. */
+static void
+test_pass_eof(void **state)
+{
+	static const uint64_t middle[] = { 100 }, edge[] = { 30 };
+	struct tctx	*t = *state;
+	bool		 at_edge = t->prm.flag;
+
+	t->verdict = RELAY_PEEK_ALLOW;
+	run_passes(t, at_edge ? edge : middle, 1, 30);
+	assert_int_equal(t->up.rx_len, 30);
+	assert_true(t->up.rx_eof);
+	check_done(t, "closed", 30, 0);
+	/* at the edge the end is shown (nothing held), else never */
+	assert_int_equal(t->peek_calls, at_edge ? 2 : 1);
+	if (at_edge)
+		assert_true(t->peek_eof && t->peek_len == 0);
+}
+
+int
+main(void)
+{
+	static struct param splice, buffered = { .no_splice = true },
+	    flag = { .flag = true };
+	const struct CMUnitTest tests[] = {
+		T(test_peek_deny, NULL),
+		T(test_peek_allow_two_segments, NULL),
+		T(test_peek_server_first, NULL),
+		T(test_peek_too_long, NULL),
+		TP("peek_eof", test_peek_eof, NULL),
+		TP("peek_eof_empty", test_peek_eof, &flag),
+		T(test_peek_from_client, NULL),
+		TP("pass_within_splice", test_pass_within, &splice),
+		TP("pass_within_buffered", test_pass_within, &buffered),
+		TP("pass_stream_splice", test_pass_stream, &splice),
+		TP("pass_stream_buffered", test_pass_stream, &buffered),
+		TP("pass_deny_splice", test_pass_deny, &splice),
+		TP("pass_deny_buffered", test_pass_deny, &buffered),
+		TP("pass_eof_middle", test_pass_eof, NULL),
+		TP("pass_eof_edge", test_pass_eof, &flag),
+	};
+
+	signal(SIGPIPE, SIG_IGN);
+	log_init("test_relay_peek", getenv("GK_DEBUG") != NULL ? LOG_LVL_DEBUG :
+	    LOG_LVL_WARN);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
