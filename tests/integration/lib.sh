@@ -17,7 +17,12 @@
 
 GK_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 GKCTL="$GK_LIB_DIR/gkctl.py"
-PYTHON=${PYTHON:-python3}
+# Debian's python3 (install-deps.sh installs it): only the standard library
+# is used, and a version manager's shim in PATH (pyenv) costs ~0.3 s a call.
+if [ -z "${PYTHON:-}" ]; then
+	PYTHON=python3
+	[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+fi
 
 # Writing to a fifo whose reader died must fail, not kill the script.
 trap '' PIPE
@@ -499,44 +504,70 @@ gk_metric() { gk_metrics_query exact "$@"; }
 gk_metric_sum() { gk_metrics_query sum "$@"; }
 
 # gk_metrics_query exact|sum FILE NAME FILTERS...: gk_metric and
-# gk_metric_sum.
+# gk_metric_sum, in awk (checks call them many times; no interpreter
+# start-up per call). Label values are matched as written in the file.
 gk_metrics_query() {
-	"$PYTHON" - "$@" <<'EOF'
-import re, sys
-mode, path, name, conds = sys.argv[1], sys.argv[2], sys.argv[3], []
-for kv in sys.argv[4:]:
-    if mode == "sum" and "!=" in kv:
-        k, v = kv.split("!=", 1); conds.append((k, v, False))
-    else:
-        k, v = kv.split("=", 1); conds.append((k, v, True))
-want = {k: v for k, v, _ in conds}
-lab = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"\s*,?')
-total, n = 0.0, 0
-try:
-    f = open(path, encoding="utf-8", errors="replace")
-except OSError:
-    if mode == "sum":
-        print(0)
-    sys.exit(1)
-for line in f:
-    line = line.strip()
-    if not line or line.startswith("#"):
-        continue
-    m = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)', line)
-    if not m or m.group(1) != name:
-        continue
-    labels = dict(lab.findall(m.group(3) or ""))
-    if mode == "exact":
-        if labels == want:
-            print(m.group(4))
-            sys.exit(0)
-    elif all((labels.get(k) == v) == eq for k, v, eq in conds):
-        total += float(m.group(4)); n += 1
-if mode == "sum":
-    print("%d" % total)
-    sys.exit(0 if n else 1)
-sys.exit(1)
-EOF
+	local mode=$1 path=$2 name=$3
+	shift 3
+	[ -r "$path" ] || { [ "$mode" = sum ] && echo 0; return 1; }
+	local IFS=$'\034'
+	awk -v mode="$mode" -v name="$name" -v conds="$*" '
+	BEGIN {
+		n = split(conds, cs, "\034")
+		for (i = 1; i <= n; i++) {
+			c = cs[i]
+			if (c == "") continue
+			if (mode == "sum" && index(c, "!=")) {
+				k = substr(c, 1, index(c, "!=") - 1)
+				v = substr(c, index(c, "!=") + 2); eq = 0
+			} else {
+				k = substr(c, 1, index(c, "=") - 1)
+				v = substr(c, index(c, "=") + 1); eq = 1
+			}
+			nc++; ck[nc] = k; cv[nc] = v; ce[nc] = eq
+		}
+	}
+	/^#/ || NF < 2 { next }
+	{
+		series = $1; val = $2
+		if ((p = index(series, "{")) > 0) {
+			metric = substr(series, 1, p - 1)
+			rest = substr($0, p + 1)
+			sub(/}[ \t].*$/, "", rest)
+		} else {
+			metric = series; rest = ""
+		}
+		if (metric != name)
+			next
+		if (p > 0)
+			val = substr($0, index($0, "} ") + 2)
+		sub(/[ \t].*$/, "", val)
+		delete lab; nl = 0
+		while (match(rest, /^[ \t]*[a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*"[ \t]*,?/)) {
+			kv = substr(rest, RSTART, RLENGTH)
+			rest = substr(rest, RSTART + RLENGTH)
+			sub(/^[ \t]*/, "", kv); sub(/[ \t]*,?$/, "", kv)
+			eqp = index(kv, "=")
+			lk = substr(kv, 1, eqp - 1)
+			lv = substr(kv, eqp + 2); lv = substr(lv, 1, length(lv) - 1)
+			lab[lk] = lv; nl++
+		}
+		if (mode == "exact") {
+			if (nl != nc) next
+			for (i = 1; i <= nc; i++)
+				if (!(ck[i] in lab) || lab[ck[i]] != cv[i]) next
+			print val; found = 1; exit
+		}
+		for (i = 1; i <= nc; i++) {
+			has = (ck[i] in lab) && lab[ck[i]] == cv[i]
+			if (has != ce[i]) next
+		}
+		total += val; hits++
+	}
+	END {
+		if (mode == "sum") { printf "%d\n", total; exit (hits ? 0 : 1) }
+		exit (found ? 0 : 1)
+	}' "$path"
 }
 
 # ---------------------------------------------------------------------------
