@@ -4,7 +4,7 @@
 #  2. build with warnings as errors and run every test (unit, fuzz corpora,
 #     integration against real dig, dnsmasq and promtool),
 #  3. the same again under AddressSanitizer + UndefinedBehaviorSanitizer,
-#  4. each fuzz target briefly under libFuzzer.
+#  4. each fuzz target briefly under libFuzzer (two at a time).
 # The closing line gives the counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,31 +27,50 @@ run_suite build-test
 echo "== build with -Db_sanitize=address,undefined and test"
 run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
 
-echo "== fuzz each target for ${FUZZ_SECONDS}s (libFuzzer)"
+echo "== fuzz each target for ${FUZZ_SECONDS}s (libFuzzer, two at a time)"
 rm -rf build-fuzz
 CC=clang meson setup build-fuzz -Dfuzzing=libfuzzer -Dtests=disabled \
 	-Db_sanitize=address,undefined -Db_lundef=false >/dev/null
 ninja -C build-fuzz
-fuzz_ok=0
-fuzz_fail=0
+# fuzz_one NAME: fuzz a copy of the target's corpus; exit status as the
+# fuzzer's, the log in build-fuzz/NAME.log.
+fuzz_one() {
+	local name=$1 work rc
+	work=$(mktemp -d)
+	cp -r "tests/fuzz/$name.in"/. "$work"/
+	rc=0
+	timeout $((FUZZ_SECONDS + 120)) "build-fuzz/tests/$name" \
+		-max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=2048 \
+		-artifact_prefix="build-fuzz/$name-" "$work" \
+		>"build-fuzz/$name.log" 2>&1 || rc=$?
+	rm -rf "$work"
+	return $rc
+}
+targets=()
 for corpus in tests/fuzz/*.in; do
 	name=$(basename "$corpus" .in)
-	exe=build-fuzz/tests/$name
-	[ -x "$exe" ] || continue
-	work=$(mktemp -d)
-	cp -r "$corpus"/. "$work"/
-	if "$exe" -max_total_time="$FUZZ_SECONDS" -timeout=10 \
-		-rss_limit_mb=2048 -artifact_prefix="build-fuzz/$name-" \
-		"$work" >"build-fuzz/$name.log" 2>&1; then
-		echo "fuzz $name: ok ($(grep -c . "build-fuzz/$name.log") log lines)"
-		fuzz_ok=$((fuzz_ok + 1))
-	else
-		echo "fuzz $name: FAILED, see build-fuzz/$name.log:"
-		tail -30 "build-fuzz/$name.log"
-		fuzz_fail=$((fuzz_fail + 1))
-		status=1
-	fi
-	rm -rf "$work"
+	[ -x "build-fuzz/tests/$name" ] && targets+=("$name")
+done
+fuzz_ok=0
+fuzz_fail=0
+for ((i = 0; i < ${#targets[@]}; i += 2)); do
+	pids=()
+	for name in "${targets[@]:i:2}"; do
+		fuzz_one "$name" &
+		pids+=("$!:$name")
+	done
+	for p in "${pids[@]}"; do
+		name=${p#*:}
+		if wait "${p%%:*}"; then
+			echo "fuzz $name: ok ($(grep -c . "build-fuzz/$name.log") log lines)"
+			fuzz_ok=$((fuzz_ok + 1))
+		else
+			echo "fuzz $name: FAILED, see build-fuzz/$name.log:"
+			tail -30 "build-fuzz/$name.log"
+			fuzz_fail=$((fuzz_fail + 1))
+			status=1
+		fi
+	done
 done
 
 python3 - "$fuzz_ok" "$fuzz_fail" <<'PY'
