@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_addr.h"
-#include "gk_conf.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/state/gk_conf.h"
 
 struct event_base;
 struct gk_cage_table;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dns_cache.h"
+#include "dns/dns_cache.h"
 
 struct cent {
 	struct cent		*hnext;		/* hash chain */

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "dns_msg.h"
+#include "dns/dns_msg.h"
 
 struct dns_cached {
 	uint8_t		 rcode;

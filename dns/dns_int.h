@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_conf.h"
+#include "gatekeeper/state/gk_conf.h"
 
 struct event_base;
 struct dns_upstream;
@@ -38,10 +38,10 @@ const char	*dns_upstream_describe(const struct dns_upstream *u);
 #include <sys/socket.h>
 #include <time.h>
 
-#include "dns.h"
-#include "dns_cache.h"
-#include "dns_msg.h"
-#include "gk_addr.h"
+#include "dns/dns.h"
+#include "dns/dns_cache.h"
+#include "dns/dns_msg.h"
+#include "gatekeeper/base/gk_addr.h"
 
 #define DNS_UDP_BATCH		32	/* datagrams per recvmmsg */
 #define DNS_UDP_ROUNDS		4	/* batches per wake-up */

@@ -9,8 +9,8 @@
 
 #include <string.h>
 
-#include "gk_rd.h"
-#include "dns_msg.h"
+#include "dns/dns_msg.h"
+#include "gatekeeper/base/gk_rd.h"
 
 #define DNS_F_QR		0x8000
 #define DNS_F_TC		0x0200

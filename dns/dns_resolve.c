@@ -10,13 +10,13 @@
 
 #include <event2/event.h>
 
-#include "dns_int.h"
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_policy.h"
-#include "gk_stats.h"
-#include "gk_time.h"
+#include "dns/dns_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_stats.h"
 
 struct dns_waiter {
 	struct dns_waiter	*next;

@@ -18,10 +18,10 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "dns_int.h"
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_time.h"
+#include "dns/dns_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/state/gk_cage.h"
 
 struct dns_tcp {
 	TAILQ_ENTRY(dns_tcp)	 entry;

@@ -12,8 +12,8 @@
 #include <ares.h>
 #include <event2/event.h>
 
-#include "dns_int.h"
-#include "gk_log.h"
+#include "dns/dns_int.h"
+#include "gatekeeper/base/gk_log.h"
 
 #define UP_MAX_SOCKS	64
 

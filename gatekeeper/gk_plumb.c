@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_conf.h"
-#include "gk_control.h"
-#include "gk_log.h"
-#include "gk_plumb.h"
-#include "nft.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/gk_plumb.h"
+#include "gatekeeper/state/gk_conf.h"
+#include "gatekeeper/state/gk_control.h"
+#include "nft/nft.h"
 
 /* A plumbed cage's namespace, to know a control peer inside it. */
 struct cage_ns {

@@ -13,17 +13,17 @@
 #include <event2/event.h>
 
 #include "config.h"
-#include "dns.h"
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_conf.h"
-#include "gk_control.h"
-#include "gk_log.h"
-#include "gk_metrics.h"
-#include "gk_plumb.h"
-#include "gk_policy.h"
-#include "gk_special.h"
-#include "proxy.h"
+#include "dns/dns.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/gk_plumb.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_conf.h"
+#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_metrics.h"
+#include "socks/proxy.h"
 
 struct gk_daemon {
 	struct event_base	*base;

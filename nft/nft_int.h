@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "nft.h"
+#include "nft/nft.h"
 
 struct nftnl_batch;
 struct nftnl_chain;

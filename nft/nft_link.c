@@ -24,7 +24,7 @@
 #include <netlink/route/link/veth.h>
 #include <netlink/route/route.h>
 
-#include "nft_int.h"
+#include "nft/nft_int.h"
 
 #define NFT_LINK_TIMEOUT_S	5
 

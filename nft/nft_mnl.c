@@ -18,7 +18,7 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/batch.h>
 
-#include "nft_int.h"
+#include "nft/nft_int.h"
 
 #define NFT_MNL_TIMEOUT_MS	5000
 #define NFT_MNL_MAXIOV		64

@@ -18,8 +18,8 @@
 #include <netlink/netlink.h>
 #include <netlink/socket.h>
 
-#include "gk_log.h"
-#include "nft_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "nft/nft_int.h"
 
 int
 nft_netns_run(int nsfd, int (*fn)(void *, char *, size_t), void *arg,

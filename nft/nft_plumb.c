@@ -30,8 +30,8 @@
 #include <libnftnl/batch.h>
 #include <netlink/socket.h>
 
-#include "gk_log.h"
-#include "nft_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "nft/nft_int.h"
 
 #define NFT_STOP_WAIT_S		10	/* nft_plumb_free waits this long */
 #define NFT_JOBS_PER_ROUND	256	/* elements per delete transaction */

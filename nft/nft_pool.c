@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "nft_int.h"
+#include "nft/nft_int.h"
 
 #define NFT_POOL_MINPREFIX	8
 #define NFT_POOL_MAXPREFIX	30

@@ -30,7 +30,7 @@
 #include <libnftnl/table.h>
 #include <libnftnl/udata.h>
 
-#include "nft_int.h"
+#include "nft/nft_int.h"
 
 /* nft's datatype ids, only so that `nft list` prints the set's key type:
  * a concatenation is (type1 << 6) | type2. The kernel ignores it. */

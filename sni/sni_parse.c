@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gk_rd.h"
-#include "sni.h"
+#include "gatekeeper/base/gk_rd.h"
+#include "sni/sni.h"
 
 #define TLS_CT_CCS		20	/* the first TLS content type */
 #define TLS_CT_HANDSHAKE	22

@@ -13,11 +13,11 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "gk_addr.h"
-#include "gk_policy.h"
-#include "gk_stats.h"
-#include "relay.h"
-#include "socks.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/state/gk_stats.h"
+#include "socks/parse/socks.h"
+#include "socks/relay.h"
 
 struct event_base;
 struct dns_server;

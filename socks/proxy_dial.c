@@ -15,12 +15,12 @@
 
 #include <event2/event.h>
 
-#include "dns.h"
-#include "dns_msg.h"
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_special.h"
-#include "proxy.h"
+#include "dns/dns.h"
+#include "dns/dns_msg.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/proxy.h"
 
 #define DIAL_MAX_ADDRS	(2 * DNS_LOOKUP_MAX)
 

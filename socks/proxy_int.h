@@ -6,8 +6,8 @@
 
 #include <sys/queue.h>
 
-#include "proxy.h"
-#include "relay.h"
+#include "socks/proxy.h"
+#include "socks/relay.h"
 
 struct bufferevent;
 struct evconnlistener;

@@ -17,9 +17,9 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "proxy_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/proxy_int.h"
 
 #define REFUSE_FLUSH_SEC	5
 

@@ -22,14 +22,14 @@
 
 #include <json-c/json.h>
 
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_time.h"
-#include "proxy.h"
-#include "proxy_int.h"
-#include "sni.h"
-#include "socks.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "sni/sni.h"
+#include "socks/parse/socks.h"
+#include "socks/proxy.h"
+#include "socks/proxy_int.h"
 
 #define HTTP_PORT	80	/* only HTTP (or TLS) is expected there */
 

@@ -9,13 +9,13 @@
 
 #include <json-c/json.h>
 
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_special.h"
-#include "gk_time.h"
-#include "proxy.h"
-#include "proxy_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/proxy.h"
+#include "socks/proxy_int.h"
 
 struct gk_cage *
 proxy_cage(const struct proxy_ctx *ctx, const struct proxy_who *who)

@@ -9,10 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "proxy.h"
-#include "proxy_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/proxy.h"
+#include "socks/proxy_int.h"
 
 struct proxy_tunnel {
 	TAILQ_ENTRY(proxy_tunnel) entry;

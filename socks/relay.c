@@ -24,9 +24,9 @@
 
 #include <event2/event.h>
 
-#include "gk_log.h"
-#include "gk_stats.h"
-#include "relay_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_stats.h"
+#include "socks/relay_int.h"
 
 #define RELAY_PIPE_SIZE		(256 * 1024)	/* grown to, for bulk */
 #define RELAY_PIPE_MIN		(64 * 1024)	/* less: buffered instead */

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "relay.h"
+#include "socks/relay.h"
 
 struct event;
 

@@ -14,7 +14,7 @@
 
 #include <event2/event.h>
 
-#include "relay_int.h"
+#include "socks/relay_int.h"
 
 int
 relay_peek_init(struct relay *r, const struct relay_opts *o)

@@ -10,10 +10,10 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "proxy_int.h"
-#include "socks.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/parse/socks.h"
+#include "socks/proxy_int.h"
 
 enum socks_state {
 	SOCKS_ST_GREETING,

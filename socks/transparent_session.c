@@ -27,10 +27,10 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_stats.h"
-#include "proxy_int.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_stats.h"
+#include "socks/proxy_int.h"
 
 /* Close with a TCP reset: the client learns at once. */
 static void

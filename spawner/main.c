@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "spawn_int.h"
+#include "spawner/spawn_int.h"
 
 extern char **environ;
 

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gk_policy.h"
-#include "spawn.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "spawner/spawn.h"
 
 static bool
 is_space(uint8_t c)

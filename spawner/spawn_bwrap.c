@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 static void
 push2(struct spawn_strv *a, const char *opt, const char *v)

@@ -25,7 +25,7 @@
 
 #include <json-c/json.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 #define REQUEST_MAX	65536	/* gatekeeperd's line limit */
 #define REPLY_MAX	65536

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spawn_int.h"
+#include "spawner/spawn_int.h"
 
 #define REPLY_MAX	65536
 

@@ -15,7 +15,7 @@
  */
 #include <string.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 static const char *const dropped_names[] = {
 	/* shells */

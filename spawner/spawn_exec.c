@@ -25,7 +25,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "spawn_int.h"
+#include "spawner/spawn_int.h"
 
 #define INTERP_DEPTH	4	/* the kernel allows 4 levels of "#!" */
 #define WHY_MAX		512

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 /* spawn_seccomp.c: the profile as BPF in a memfd at offset 0, CLOEXEC. */
 int		 spawn_seccomp_memfd(enum spawn_seccomp profile, char *err,

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/un.h>
 
-#include "gk_policy.h"
-#include "spawn.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "spawner/spawn.h"
 
 enum {
 	OPT_ALLOW = 'a',

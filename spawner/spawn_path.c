@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 static size_t
 path_depth(const char *p)

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "spawn_int.h"
+#include "spawner/spawn_int.h"
 
 /* The usual secret stores, relative to $HOME. */
 static const char *const default_hides[] = {

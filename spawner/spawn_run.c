@@ -27,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spawn_int.h"
+#include "spawner/spawn_int.h"
 
 #define STATUS_MAX	4096
 

@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 char *
 spawn_sbpl_string(const char *s)

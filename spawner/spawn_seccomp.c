@@ -32,7 +32,7 @@
 
 #include <seccomp.h>
 
-#include "spawn_int.h"
+#include "spawner/spawn_int.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME	0x00000080

@@ -31,7 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spawn_int.h"
+#include "spawner/spawn_int.h"
 
 #define MSG_MAX		(1 + SPAWN_ERRLEN)
 

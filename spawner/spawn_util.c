@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 static int
 strv_grow(struct spawn_strv *sv)

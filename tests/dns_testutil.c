@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "dns_testutil.h"
-#include "testdata.h"
+#include "tests/dns_testutil.h"
+#include "tests/testdata.h"
 
 
 void

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dns_msg.h"
+#include "dns/dns_msg.h"
 
 #define MSG_MAX		4096
 #define A_WEB		"\12\0\0\5"

@@ -35,8 +35,8 @@
 
 #include <event2/event.h>
 
-#include "gk_log.h"
-#include "nft.h"
+#include "gatekeeper/base/gk_log.h"
+#include "nft/nft.h"
 
 #define WAIT_MAX_US	5000000
 

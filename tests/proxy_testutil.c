@@ -12,12 +12,12 @@
 
 #include <cmocka.h>
 
-#include "gk_cage.h"
-#include "gk_time.h"
-#include "proxy.h"
-#include "proxy_testutil.h"
-#include "sni.h"
-#include "testdata.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "sni/sni.h"
+#include "socks/proxy.h"
+#include "tests/proxy_testutil.h"
+#include "tests/testdata.h"
 
 struct fx fx;
 

@@ -12,9 +12,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_cage.h"
-#include "gk_special.h"
-#include "proxy.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/proxy.h"
 
 #define NPAT		4	/* patterns per case (NULL-terminated) */
 #define NPIN		3	/* pins per case */

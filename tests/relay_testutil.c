@@ -28,10 +28,10 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "gk_log.h"
-#include "gk_stats.h"
-#include "relay.h"
-#include "relay_testutil.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_stats.h"
+#include "socks/relay.h"
+#include "tests/relay_testutil.h"
 
 uint8_t
 pat(uint32_t seed, size_t i)

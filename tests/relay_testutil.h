@@ -14,7 +14,7 @@
 
 #include <event2/event.h>
 
-#include "relay.h"
+#include "socks/relay.h"
 
 #define MIB		(1024 * 1024)
 #define KEEP_MAX	(64 * 1024)	/* received bytes kept for memcmp */

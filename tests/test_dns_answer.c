@@ -12,8 +12,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "dns_msg.h"
-#include "dns_testutil.h"
+#include "dns/dns_msg.h"
+#include "tests/dns_testutil.h"
 
 /* ---- upstream answers ---- */
 

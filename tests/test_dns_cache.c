@@ -11,8 +11,8 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "dns_cache.h"
-#include "testdata.h"
+#include "dns/dns_cache.h"
+#include "tests/testdata.h"
 
 #define T0	1000
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gk_addr.h"
+#include "gatekeeper/base/gk_addr.h"
 
 static void
 test_parse(void **state)

@@ -14,9 +14,9 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "gk_addr.h"
-#include "gk_audit.h"
-#include "gk_cage.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
 
 static char *
 read_all(const char *path)

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "gk_cage.h"
+#include "gatekeeper/state/gk_cage.h"
 
 static struct gk_allowlist *
 allow(const char *p1, const char *p2)

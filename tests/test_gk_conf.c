@@ -12,8 +12,8 @@
 
 #include <cmocka.h>
 
-#include "gk_conf.h"
-#include "gk_log.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_conf.h"
 
 struct set_case {
 	const char	*key;

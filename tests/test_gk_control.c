@@ -26,11 +26,11 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_control.h"
-#include "gk_ctlreq.h"
-#include "gk_log.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_control.h"
 
 struct fixture {
 	char			 dir[64];

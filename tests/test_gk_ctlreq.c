@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "gk_ctlreq.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
 
 struct pcase {
 	const char		*in;

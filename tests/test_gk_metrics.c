@@ -13,10 +13,10 @@
 #include <cmocka.h>
 #include <event2/buffer.h>
 
-#include "gk_cage.h"
-#include "gk_metrics.h"
-#include "gk_policy.h"
-#include "gk_stats.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_metrics.h"
+#include "gatekeeper/state/gk_stats.h"
 
 static char *
 render(const struct gk_cage_table *t)

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_policy.h"
+#include "gatekeeper/policy/gk_policy.h"
 
 #define NPATS	6
 #define NITEMS(a)	(sizeof(a) / sizeof((a)[0]))

@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gk_special.h"
+#include "gatekeeper/policy/gk_special.h"
 
 #define NITEMS(x)	(sizeof(x) / sizeof((x)[0]))
 

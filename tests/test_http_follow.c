@@ -15,7 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "socks.h"
+#include "socks/parse/socks.h"
 
 #define GET_A	"GET / HTTP/1.1\r\nHost: a.example\r\n\r\n"		/* 35 */
 #define GET_EVIL "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"	/* 38 */

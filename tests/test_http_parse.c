@@ -14,7 +14,7 @@
 #include <sys/socket.h>
 #include <cmocka.h>
 
-#include "socks.h"
+#include "socks/parse/socks.h"
 
 #define B(s)	(const uint8_t *)(s), sizeof(s) - 1
 #define S(s)	(s), sizeof(s) - 1

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "socks.h"
+#include "socks/parse/socks.h"
 
 #define REQ	HTTP_SNIFF_REQUEST
 #define OTHER	HTTP_SNIFF_OTHER

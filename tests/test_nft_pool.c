@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nft_int.h"
+#include "nft/nft_int.h"
 
 static struct in_addr
 A(const char *s)

@@ -26,7 +26,7 @@
 #include <libnftnl/rule.h>
 #include <libnftnl/set.h>
 
-#include "nft_int.h"
+#include "nft/nft_int.h"
 
 static struct nft_conf
 conf(uint16_t dns, uint16_t tport)

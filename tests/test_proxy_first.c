@@ -17,12 +17,12 @@
 
 #include <cmocka.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "proxy.h"
-#include "proxy_testutil.h"
-#include "sni.h"
-#include "socks.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "sni/sni.h"
+#include "socks/parse/socks.h"
+#include "socks/proxy.h"
+#include "tests/proxy_testutil.h"
 
 #define EVIL	"GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n"
 #define GOOD	"GET / HTTP/1.1\r\nHost: github.com\r\n\r\n"

@@ -18,10 +18,10 @@
 
 #include <cmocka.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "proxy.h"
-#include "proxy_testutil.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/proxy.h"
+#include "tests/proxy_testutil.h"
 
 #define GOOD	"GET / HTTP/1.1\r\nHost: github.com\r\nAccept: */*\r\n\r\n"
 #define GOOD2	"GET /b HTTP/1.1\r\nHost: GitHub.com:80\r\n\r\n"

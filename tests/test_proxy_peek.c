@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "proxy.h"
-#include "proxy_testutil.h"
-#include "sni.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "sni/sni.h"
+#include "socks/proxy.h"
+#include "tests/proxy_testutil.h"
 
 /* ---- proxy_peek: TLS ---- */
 

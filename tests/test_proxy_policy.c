@@ -15,14 +15,14 @@
 
 #include <cmocka.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_special.h"
-#include "proxy.h"
-#include "sni.h"
-#include "gk_time.h"
-#include "proxy_testutil.h"
-#include "testdata.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "sni/sni.h"
+#include "socks/proxy.h"
+#include "tests/proxy_testutil.h"
+#include "tests/testdata.h"
 
 /* ---- proxy_allowed: names ---- */
 

@@ -15,14 +15,14 @@
 
 #include <cmocka.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_policy.h"
-#include "gk_special.h"
-#include "gk_stats.h"
-#include "gk_time.h"
-#include "proxy.h"
-#include "testdata.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_stats.h"
+#include "socks/proxy.h"
+#include "tests/testdata.h"
 
 #define CAGE_SRC	"10.143.0.2"
 #define GH		"192.0.2.10"	/* github.com and web.example.test */

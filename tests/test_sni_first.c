@@ -13,8 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "sni.h"
-#include "testdata.h"
+#include "sni/sni.h"
+#include "tests/testdata.h"
 
 #define BUF_MAX	(SNI_MAX_WIRE + 4096)
 

@@ -14,8 +14,8 @@
 
 #include <cmocka.h>
 
-#include "spawn.h"
-#include "testdata.h"
+#include "spawner/spawn.h"
+#include "tests/testdata.h"
 
 #define GOLDEN_MAX	65536
 

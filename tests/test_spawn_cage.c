@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 static void
 test_label(void **state)

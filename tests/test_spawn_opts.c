@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "spawn.h"
+#include "spawner/spawn.h"
 
 #define MAXARGS	64
 

@@ -27,8 +27,8 @@
 #include <cmocka.h>
 #include <seccomp.h>
 
-#include "spawn.h"
-#include "spawn_int.h"
+#include "spawner/spawn.h"
+#include "spawner/spawn_int.h"
 
 /* The call fails with `e`; a call that succeeded is undone. */
 static bool

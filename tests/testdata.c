@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 
-#include "testdata.h"
+#include "tests/testdata.h"
 
 size_t
 test_data_load(const char *dir, const char *name, uint8_t *buf, size_t cap)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gk_conf.h"
+#include "gatekeeper/state/gk_conf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

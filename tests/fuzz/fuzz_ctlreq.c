@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gk_ctlreq.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "dns_msg.h"
+#include "dns/dns_msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

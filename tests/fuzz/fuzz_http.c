@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "socks.h"
+#include "socks/parse/socks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -20,7 +20,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "socks.h"
+#include "socks/parse/socks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_policy.h"
+#include "gatekeeper/policy/gk_policy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sni.h"
+#include "sni/sni.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "gk_policy.h"
-#include "socks.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "socks/parse/socks.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_policy.h"
-#include "spawn.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "spawner/spawn.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

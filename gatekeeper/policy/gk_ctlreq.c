@@ -12,7 +12,7 @@
 
 #include <json-c/json.h>
 
-#include "gk_ctlreq.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
 
 #define QUOTE_MAX	48	/* bytes of peer text quoted in a message */
 
@@ -683,113 +683,4 @@ gk_ctlreq_clear(struct gk_ctlreq *req)
 		free(req->allow[i]);
 	free(req->allow);
 	memset(req, 0, sizeof(*req));
-}
-
-/* ---- reply encoders ---------------------------------------------------- */
-
-struct json_object *
-gk_ctl_allow_json(const struct gk_allowlist *al)
-{
-	struct json_object *a = json_object_new_array();
-	char text[GK_PATTERN_MAX + 16];
-	size_t i;
-
-	for (i = 0; i < gk_allowlist_len(al); i++) {
-		gk_pattern_format(gk_allowlist_at(al, i), text, sizeof(text));
-		json_object_array_add(a, json_object_new_string(text));
-	}
-	return a;
-}
-
-static struct json_object *
-cage_base(const struct gk_cage *c)
-{
-	struct json_object *o = json_object_new_object();
-	char addr[GK_ADDR_STRLEN];
-
-	json_object_object_add(o, "id", json_object_new_string(c->id));
-	json_object_object_add(o, "label", json_object_new_string(c->label));
-	json_object_object_add(o, "source", json_object_new_string(
-	    gk_addr_ntop(&c->source, addr, sizeof(addr))));
-	json_object_object_add(o, "uid", json_object_new_int64(c->uid));
-	json_object_object_add(o, "allow", gk_ctl_allow_json(c->allow));
-	return o;
-}
-
-static struct json_object *
-u64_json(uint64_t v)
-{
-	return json_object_new_uint64(v);
-}
-
-struct json_object *
-gk_ctl_cage_json(const struct gk_cage *c, bool full)
-{
-	struct json_object *o = cage_base(c), *d;
-	char ts[32];
-	struct tm tm;
-	int k;
-
-	if (!full)
-		return o;
-	gmtime_r(&c->created, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	json_object_object_add(o, "created", json_object_new_string(ts));
-	json_object_object_add(o, "pins", u64_json(gk_cage_pin_count(c)));
-	json_object_object_add(o, "dns_queries", u64_json(c->dns_queries));
-	json_object_object_add(o, "connections", u64_json(c->connections));
-	d = json_object_new_object();
-	for (k = 0; k < GK_KIND__MAX; k++)
-		json_object_object_add(d, gk_deny_kind_name(k),
-		    u64_json(c->denied[k]));
-	json_object_object_add(o, "denied", d);
-	return o;
-}
-
-struct json_object *
-gk_ctl_stats_json(const struct gk_stats *s, size_t ncages)
-{
-	struct json_object *o = json_object_new_object(), *a, *b;
-	int i, j;
-
-	a = json_object_new_object();
-	for (i = 0; i < GK_DNSV__MAX; i++)
-		json_object_object_add(a, gk_dns_verdict_name(i),
-		    u64_json(s->dns_queries[i]));
-	json_object_object_add(o, "dns_queries", a);
-	json_object_object_add(o, "dns_cache_hits",
-	    u64_json(s->dns_cache_hits));
-	json_object_object_add(o, "dns_cache_misses",
-	    u64_json(s->dns_cache_misses));
-	json_object_object_add(o, "dns_upstream_errors",
-	    u64_json(s->dns_upstream_errors));
-	a = json_object_new_object();
-	for (i = 0; i < GK_PROTO__MAX; i++) {
-		b = json_object_new_object();
-		for (j = 0; j < GK_CONNV__MAX; j++)
-			json_object_object_add(b, gk_conn_verdict_name(j),
-			    u64_json(s->connections[i][j]));
-		json_object_object_add(a, gk_proto_name(i), b);
-	}
-	json_object_object_add(o, "connections", a);
-	a = json_object_new_object();
-	for (i = 0; i < GK_KIND__MAX; i++) {
-		b = json_object_new_object();
-		for (j = 0; j < GK_REASON__MAX; j++)
-			json_object_object_add(b, gk_deny_reason_name(j),
-			    u64_json(s->denied[i][j]));
-		json_object_object_add(a, gk_deny_kind_name(i), b);
-	}
-	json_object_object_add(o, "denied", a);
-	a = json_object_new_object();
-	for (i = 0; i < GK_DIR__MAX; i++)
-		json_object_object_add(a, gk_direction_name(i),
-		    u64_json(s->bytes[i]));
-	json_object_object_add(o, "bytes", a);
-	json_object_object_add(o, "active_tunnels",
-	    u64_json(s->active_tunnels));
-	json_object_object_add(o, "cages_created",
-	    u64_json(s->cages_created));
-	json_object_object_add(o, "cages", u64_json(ncages));
-	return o;
 }

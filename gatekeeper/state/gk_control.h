@@ -16,10 +16,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gk_addr.h"
-#include "gk_peer.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_peer.h"
+#include "gatekeeper/policy/gk_proto.h"
 
-#define GK_CONTROL_GROUP	"gatekeeper"
 #define GK_CONTROL_CONNS_MAX	1024	/* concurrent connections */
 
 struct event_base;

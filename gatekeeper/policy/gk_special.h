@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "gk_addr.h"
+#include "gatekeeper/base/gk_addr.h"
 
 enum gk_special {
 	GK_SPECIAL_NONE,	/* ordinary public unicast */

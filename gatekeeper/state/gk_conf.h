@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "gk_addr.h"
+#include "gatekeeper/base/gk_addr.h"
 
 #define GK_CONF_DEFAULT_PATH	"/etc/gatekeeper/gatekeeperd.conf"
 #define GK_CONF_MAX_UPSTREAMS	8

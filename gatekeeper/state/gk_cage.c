@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "gk_cage.h"
-#include "gk_log.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
 
 #define TABLE_MIN_BUCKETS	64
 #define PINS_MIN_BUCKETS	16

@@ -15,13 +15,11 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "gk_addr.h"
-#include "gk_policy.h"
-#include "gk_stats.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_proto.h"
+#include "gatekeeper/state/gk_stats.h"
 
-#define GK_CAGE_ID_LEN		8	/* [a-z0-9] */
-#define GK_CAGE_LABEL_MAX	64
-#define GK_CAGE_TOKEN_LEN	24	/* [a-z0-9]: SOCKS5/HTTP user name */
 #define GK_CAGE_MAX		65536	/* cages in one table */
 #define GK_CAGE_PINS_MAX	4096	/* pinned (name, address) per cage */
 

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_control.h"
-#include "gk_peer.h"
+#include "gatekeeper/base/gk_peer.h"
+#include "gatekeeper/state/gk_control.h"
 
 struct gk_cage;
 struct gk_cage_table;

@@ -21,7 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_addr.h"
+#include "gatekeeper/base/gk_addr.h"
 
 #define GK_NAME_MAX		253	/* presentation form, no trailing dot */
 #define GK_LABEL_MAX		63

@@ -10,10 +10,10 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "gk_addr.h"
-#include "gk_policy.h"
-#include "gk_rd.h"
-#include "socks.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_rd.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "socks/parse/socks.h"
 
 /* A bare or bracketed IPv6 literal, or a dotted-quad IPv4 literal. */
 static int

@@ -13,9 +13,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gk_addr.h"
-#include "http_int.h"
-#include "socks.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "socks/parse/http_int.h"
+#include "socks/parse/socks.h"
 
 #define CL_DIGITS_MAX	18	/* Content-Length fits in uint64_t */
 #define AUTH_B64_MAX	1024	/* base64 text of Basic credentials */

@@ -3,7 +3,7 @@
  */
 #include <stddef.h>
 
-#include "gk_stats.h"
+#include "gatekeeper/state/gk_stats.h"
 
 struct gk_stats gk_stats;
 

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gk_peer.h"
+#include "gatekeeper/base/gk_peer.h"
 
 #ifndef SO_PEERPIDFD
 #define SO_PEERPIDFD		77

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_policy.h"
+#include "gatekeeper/policy/gk_policy.h"
 
 #define SHOW_MAX	100	/* pattern bytes quoted in full */
 #define IS_DIGIT(c)	((c) >= '0' && (c) <= '9')

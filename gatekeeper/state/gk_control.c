@@ -23,14 +23,14 @@
 #include <event2/listener.h>
 #include <json-c/json.h>
 
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_control.h"
-#include "gk_control_int.h"
-#include "gk_ctlreq.h"
-#include "gk_log.h"
-#include "gk_peer.h"
-#include "gk_stats.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_peer.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_control_int.h"
+#include "gatekeeper/state/gk_stats.h"
 
 #define CTL_OUT_HIGH	(1024 * 1024)	/* stop reading above */
 #define CTL_RETRY_SEC	1		/* after EMFILE */

@@ -14,13 +14,14 @@
 #include <event2/bufferevent.h>
 #include <json-c/json.h>
 
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_control.h"
-#include "gk_control_int.h"
-#include "gk_ctlreq.h"
-#include "gk_log.h"
-#include "gk_stats.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_control_int.h"
+#include "gatekeeper/state/gk_ctljson.h"
+#include "gatekeeper/state/gk_stats.h"
 
 /* ---- replies ---------------------------------------------------------- */
 

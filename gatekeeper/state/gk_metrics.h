@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_addr.h"
+#include "gatekeeper/base/gk_addr.h"
 
 struct event_base;
 struct evbuffer;

@@ -25,8 +25,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "http_int.h"
-#include "socks.h"
+#include "socks/parse/http_int.h"
+#include "socks/parse/socks.h"
 
 /* PROXY protocol v2 signature (haproxy's proxy-protocol.txt 2.2). */
 static const uint8_t proxy_v2_sig[12] = { 0x0d, 0x0a, 0x0d, 0x0a, 0x00,

@@ -17,10 +17,10 @@
 #include <event2/keyvalq_struct.h>
 
 #include "config.h"
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_metrics.h"
-#include "gk_stats.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_metrics.h"
+#include "gatekeeper/state/gk_stats.h"
 
 struct gk_metrics {
 	struct evhttp			*http;

@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "config.h"
-#include "gk_conf.h"
-#include "gk_log.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_conf.h"
 
 #define SRC_FILE	0
 #define SRC_CLI		1

@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gk_control.h"
-#include "gk_control_int.h"
-#include "gk_log.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_control_int.h"
 
 /* mkdir -p the directory part of path, 0755. */
 static int

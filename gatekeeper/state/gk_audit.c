@@ -15,11 +15,11 @@
 #include <event2/event.h>
 #include <json-c/json.h>
 
-#include "gk_addr.h"
-#include "gk_audit.h"
-#include "gk_cage.h"
-#include "gk_log.h"
-#include "gk_time.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/state/gk_cage.h"
 
 #define AUDIT_FLUSH_MS		100
 #define AUDIT_HIGH_WATER	(256 * 1024)	/* flush at once above */

@@ -8,7 +8,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "gk_log.h"
+#include "gatekeeper/base/gk_log.h"
 
 static const char	*log_ident = "gatekeeperd";
 static int		 log_level = LOG_LVL_INFO;

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "gk_addr.h"
+#include "gatekeeper/base/gk_addr.h"
 
 int
 gk_addr_parse(const char *s, struct gk_addr *out)

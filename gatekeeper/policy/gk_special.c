@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gk_special.h"
+#include "gatekeeper/policy/gk_special.h"
 
 #define V4(a, b, c, d)	{ AF_INET, { a, b, c, d } }
 #define V6(...)		{ AF_INET6, { __VA_ARGS__ } }

@@ -22,10 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_addr.h"
-#include "gk_cage.h"
+#include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_proto.h"
 
-#define GK_CTL_LINE_MAX		65536	/* bytes in one line */
 #define GK_CTL_DEPTH_MAX	3	/* object > array > string */
 #define GK_CTL_SOURCE_MAX	63	/* source address text */
 #define GK_CTL_ERRLEN		512	/* any parser message fits */
@@ -92,11 +92,4 @@ const char	*gk_ctl_strstatus(enum gk_ctl_status st);
  * and "denied" per kind. Stats are the gk_stats counters, nested by
  * label ({"dns_queries":{"allowed":N,...},...}), plus "cages".
  */
-struct json_object;
-struct gk_stats;
-struct json_object *gk_ctl_allow_json(const struct gk_allowlist *al);
-struct json_object *gk_ctl_cage_json(const struct gk_cage *c, bool full);
-struct json_object *gk_ctl_stats_json(const struct gk_stats *s,
-		    size_t ncages);
-
 #endif /* GK_CTLREQ_H */

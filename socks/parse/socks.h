@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "gk_addr.h"
+#include "gatekeeper/base/gk_addr.h"
 
 /* A destination: an IP literal or a normalized host name, and a port. */
 #define SOCKS_HOST_MAX	255

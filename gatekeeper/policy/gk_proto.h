@@ -1,0 +1,27 @@
+/*
+ * gk_proto: what gatekeeperd and gk-run must agree on about the control
+ * protocol (README.md, "Control socket") and gatekeeperd's defaults: the
+ * one description both build from, so they cannot drift apart.
+ */
+#ifndef GK_PROTO_H
+#define GK_PROTO_H
+
+/* The control socket and who may use it. */
+#define GK_CONTROL_PATH_DEFAULT	"/run/gatekeeper/control.sock"
+#define GK_CONTROL_GROUP	"gatekeeper"
+#define GK_CTL_LINE_MAX		65536	/* bytes in one request or reply */
+
+/* What a cage is called. */
+#define GK_CAGE_ID_LEN		8	/* [a-z0-9] */
+#define GK_CAGE_LABEL_MAX	64	/* bytes, printable ASCII */
+#define GK_CAGE_TOKEN_LEN	24	/* [a-z0-9]: SOCKS5/HTTP user name */
+
+/* Where a namespace cage's gateway listens, unless configured. */
+#define GK_GATEWAY_DEFAULT	"10.143.0.1"
+#define GK_CAGE_SUBNET_DEFAULT	"10.143.0.0/16"
+#define GK_DNS_PORT_DEFAULT	53
+#define GK_SOCKS_PORT_DEFAULT	1080
+#define GK_HTTP_PORT_DEFAULT	3128
+#define GK_TRANSPARENT_PORT_DEFAULT 15001
+
+#endif /* GK_PROTO_H */
