@@ -15,15 +15,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SPAWN_CONTROL_DEFAULT	"/run/gatekeeper/control.sock"
+#include "gatekeeper/policy/gk_proto.h"
+
+#define SPAWN_CONTROL_DEFAULT	GK_CONTROL_PATH_DEFAULT
 #define SPAWN_ERRLEN		1024	/* any message fits */
-#define SPAWN_LABEL_MAX		64	/* bytes of the cage label */
+#define SPAWN_LABEL_MAX		GK_CAGE_LABEL_MAX
 #define SPAWN_TIMEOUT_MAX	31536000u	/* one year, in seconds */
 #define SPAWN_GRACE_SEC		5	/* SIGTERM .. SIGKILL on timeout */
 #define SPAWN_REPLY_WAIT_MS	10000	/* bound on gatekeeperd's reply */
 #define SPAWN_ALLOWFILE_MAX	(1024 * 1024)	/* bytes in one allow-file */
 #define SPAWN_ENDPOINT_MAX	64	/* "[v6]:port" text */
-#define SPAWN_TOKEN_MAX		128
+#define SPAWN_TOKEN_MAX		GK_CAGE_TOKEN_LEN
 
 /* Exit statuses (DESIGN.md); otherwise the command's own status. */
 #define SPAWN_EXIT_TIMEOUT	124

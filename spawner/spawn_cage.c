@@ -27,24 +27,25 @@
 
 #include "spawner/spawn.h"
 
-#define REQUEST_MAX	65536	/* gatekeeperd's line limit */
-#define REPLY_MAX	65536
+#define REQUEST_MAX	GK_CTL_LINE_MAX
+#define REPLY_MAX	GK_CTL_LINE_MAX
 #define SHOW_MAX	300	/* bytes of a daemon message shown */
 
 void
 spawn_cage_placeholder(struct spawn_cage *c, enum spawn_platform pf)
 {
 	const char *gw = pf == SPAWN_PLATFORM_MACOS ? "127.0.0.1" :
-	    "10.143.0.1";
+	    GK_GATEWAY_DEFAULT;
 
 	memset(c, 0, sizeof(*c));
 	snprintf(c->id, sizeof(c->id), "dry-run");
 	snprintf(c->token, sizeof(c->token), "%s",
 	    pf == SPAWN_PLATFORM_MACOS ? "TOKEN" : "");
 	snprintf(c->gateway, sizeof(c->gateway), "%s", gw);
-	snprintf(c->dns, sizeof(c->dns), "%s:53", gw);
-	snprintf(c->socks, sizeof(c->socks), "%s:1080", gw);
-	snprintf(c->http, sizeof(c->http), "%s:3128", gw);
+	snprintf(c->dns, sizeof(c->dns), "%s:%d", gw, GK_DNS_PORT_DEFAULT);
+	snprintf(c->socks, sizeof(c->socks), "%s:%d", gw,
+	    GK_SOCKS_PORT_DEFAULT);
+	snprintf(c->http, sizeof(c->http), "%s:%d", gw, GK_HTTP_PORT_DEFAULT);
 }
 
 /* A word that says what a command does and is unlikely to be a secret. */

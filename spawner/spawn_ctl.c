@@ -24,7 +24,7 @@
 
 #include "spawner/spawn_int.h"
 
-#define REPLY_MAX	65536
+#define REPLY_MAX	GK_CTL_LINE_MAX
 
 int
 spawn_ctl_connect(const char *path, char *err, size_t errlen)
