@@ -13,53 +13,64 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "spawner/spawn.h"
 
-enum {
-	OPT_ALLOW = 'a',
-	OPT_HELP = 'h',
-	OPT_VERBOSE = 'v',
-	OPT_VERSION = 'V',
-	OPT_ALLOW_FILE = 256,
-	OPT_NET,
-	OPT_FS,
-	OPT_RO,
-	OPT_RW,
-	OPT_HIDE,
-	OPT_CWD,
-	OPT_ENV,
-	OPT_SECCOMP,
-	OPT_TIMEOUT,
-	OPT_CONTROL,
-	OPT_DRY_RUN,
-	OPT_PLATFORM,
-	OPT_TRANSPARENT,
+/* The options, in one table: getopt_long's view and ours. */
+#define GK_RUN_OPTIONS(X)						\
+	X("allow",	 required_argument, 'a',  true,  opt_allow)	\
+	X("allow-file",	 required_argument, 256,  true,  opt_allow_file) \
+	X("net",	 required_argument, 257,  false, opt_net)	\
+	X("fs",		 required_argument, 258,  false, opt_fs)	\
+	X("ro",		 required_argument, 259,  true,  opt_ro)	\
+	X("rw",		 required_argument, 260,  true,  opt_rw)	\
+	X("hide",	 required_argument, 261,  true,  opt_hide)	\
+	X("cwd",	 required_argument, 262,  false, opt_cwd)	\
+	X("env",	 required_argument, 263,  true,  opt_env)	\
+	X("seccomp",	 required_argument, 264,  false, opt_seccomp)	\
+	X("timeout",	 required_argument, 265,  false, opt_timeout)	\
+	X("control",	 required_argument, 266,  false, opt_control)	\
+	X("dry-run",	 no_argument,	    267,  true,  opt_dry_run)	\
+	X("platform",	 required_argument, 268,  false, opt_platform)	\
+	X("transparent", required_argument, 269,  false, opt_transparent) \
+	X("verbose",	 no_argument,	    'v',  true,  opt_verbose)	\
+	X("help",	 no_argument,	    'h',  true,  opt_help)	\
+	X("version",	 no_argument,	    'V',  true,  opt_version)
+
+/* What a handler says. */
+enum opt_rc {
+	RC_OK,
+	RC_USAGE,	/* err says what is wrong */
+	RC_NOMEM,
+	RC_HELP,
+	RC_VERSION,
 };
 
-static const struct option longopts[] = {
-	{ "allow",	required_argument,	NULL, OPT_ALLOW },
-	{ "allow-file",	required_argument,	NULL, OPT_ALLOW_FILE },
-	{ "net",	required_argument,	NULL, OPT_NET },
-	{ "fs",		required_argument,	NULL, OPT_FS },
-	{ "ro",		required_argument,	NULL, OPT_RO },
-	{ "rw",		required_argument,	NULL, OPT_RW },
-	{ "hide",	required_argument,	NULL, OPT_HIDE },
-	{ "cwd",	required_argument,	NULL, OPT_CWD },
-	{ "env",	required_argument,	NULL, OPT_ENV },
-	{ "seccomp",	required_argument,	NULL, OPT_SECCOMP },
-	{ "timeout",	required_argument,	NULL, OPT_TIMEOUT },
-	{ "control",	required_argument,	NULL, OPT_CONTROL },
-	{ "dry-run",	no_argument,		NULL, OPT_DRY_RUN },
-	{ "platform",	required_argument,	NULL, OPT_PLATFORM },
-	{ "transparent", required_argument,	NULL, OPT_TRANSPARENT },
-	{ "verbose",	no_argument,		NULL, OPT_VERBOSE },
-	{ "help",	no_argument,		NULL, OPT_HELP },
-	{ "version",	no_argument,		NULL, OPT_VERSION },
-	{ NULL,		0,			NULL, 0 },
+typedef enum opt_rc (*opt_fn)(struct spawn_opts *o, const char *name,
+    const char *arg, char *err, size_t errlen);
+
+struct optdef {
+	const char	*name;
+	int		 val;
+	bool		 repeat;	/* may be given more than once */
+	opt_fn		 apply;
 };
+
+#define OPT_PROTO(n, h, v, r, fn)					\
+	static enum opt_rc fn(struct spawn_opts *, const char *,	\
+	    const char *, char *, size_t);
+GK_RUN_OPTIONS(OPT_PROTO)
+
+#define OPT_LONG(n, h, v, r, fn)	{ n, h, NULL, v },
+static const struct option longopts[] = {
+	GK_RUN_OPTIONS(OPT_LONG)
+	{ NULL, 0, NULL, 0 },
+};
+
+#define OPT_DEF(n, h, v, r, fn)		{ n, v, r, fn },
+static const struct optdef optdefs[] = {
+	GK_RUN_OPTIONS(OPT_DEF)
+};
+#define NOPTS	(sizeof(optdefs) / sizeof(optdefs[0]))
 
 #define SUN_PATH_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
-
-/* Options given at most once: bit 1 << (val - OPT_ALLOW_FILE). */
-#define ONCE(v)		(1u << ((v) - OPT_ALLOW_FILE))
 
 struct enum_name {
 	const char	*name;
@@ -192,15 +203,15 @@ spawn_net_name(enum spawn_net n)
 	return "?";
 }
 
-static const char *
-optname(int val)
+static const struct optdef *
+optdef_of(int val)
 {
 	size_t i;
 
-	for (i = 0; longopts[i].name != NULL; i++)
-		if (longopts[i].val == val)
-			return longopts[i].name;
-	return "?";
+	for (i = 0; i < NOPTS; i++)
+		if (optdefs[i].val == val)
+			return &optdefs[i];
+	return NULL;
 }
 
 /* "'a', 'b' or 'c'" for messages. */
@@ -217,9 +228,9 @@ enum_list(const struct enum_name *e, char *buf, size_t len)
 	}
 }
 
-static int
-parse_enum(const struct enum_name *e, int opt, const char *arg, int *out,
-    char *err, size_t errlen)
+static enum opt_rc
+parse_enum(const struct enum_name *e, const char *name, const char *arg,
+    int *out, char *err, size_t errlen)
 {
 	char list[128], show[68];
 	size_t i;
@@ -227,17 +238,150 @@ parse_enum(const struct enum_name *e, int opt, const char *arg, int *out,
 	for (i = 0; e[i].name != NULL; i++) {
 		if (strcmp(e[i].name, arg) == 0) {
 			*out = e[i].value;
-			return 0;
+			return RC_OK;
 		}
 	}
 	enum_list(e, list, sizeof(list));
-	spawn_seterr(err, errlen, "--%s: '%s' is not valid; use %s",
-	    optname(opt), spawn_printable(arg, show, sizeof(show)), list);
-	return -1;
+	spawn_seterr(err, errlen, "--%s: '%s' is not valid; use %s", name,
+	    spawn_printable(arg, show, sizeof(show)), list);
+	return RC_USAGE;
 }
 
-static int
-parse_timeout(const char *arg, unsigned int *out, char *err, size_t errlen)
+static enum opt_rc
+nonempty(const char *name, const char *arg, const char *what, char *err,
+    size_t errlen)
+{
+	if (arg[0] != '\0')
+		return RC_OK;
+	spawn_seterr(err, errlen, "--%s: the %s is empty", name, what);
+	return RC_USAGE;
+}
+
+static enum opt_rc
+push_ptr(const char ***v, size_t *n, const char *s)
+{
+	const char **nv;
+
+	if ((nv = reallocarray(*v, *n + 1, sizeof(**v))) == NULL)
+		return RC_NOMEM;
+	nv[(*n)++] = s;
+	*v = nv;
+	return RC_OK;
+}
+
+static enum opt_rc
+push_path(struct spawn_opts *o, enum spawn_path_kind kind, const char *name,
+    const char *arg, char *err, size_t errlen)
+{
+	struct spawn_optpath *np;
+
+	if (nonempty(name, arg, "path", err, errlen) != RC_OK)
+		return RC_USAGE;
+	np = reallocarray(o->paths, o->npaths + 1, sizeof(*np));
+	if (np == NULL)
+		return RC_NOMEM;
+	np[o->npaths].kind = kind;
+	np[o->npaths].path = arg;
+	o->paths = np;
+	o->npaths++;
+	return RC_OK;
+}
+
+/* ---- the handlers, one per option ------------------------------------- */
+
+static enum opt_rc
+opt_allow(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	struct gk_pattern p;
+	enum gk_pat_status st;
+	size_t n = strlen(arg);
+
+	(void)name;
+	st = gk_pattern_parse((const uint8_t *)arg, n, &p);
+	if (st != GK_PAT_OK) {
+		gk_pattern_error((const uint8_t *)arg, n, st, err, errlen);
+		return RC_USAGE;
+	}
+	return spawn_strv_push(&o->allow, arg) == -1 ? RC_NOMEM : RC_OK;
+}
+
+static enum opt_rc
+opt_allow_file(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	if (nonempty(name, arg, "path", err, errlen) != RC_OK)
+		return RC_USAGE;
+	return push_ptr(&o->allow_files, &o->nallow_files, arg);
+}
+
+#define ENUM_HANDLER(fn, names, field, type)				\
+static enum opt_rc							\
+fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
+    size_t errlen)							\
+{									\
+	int v;								\
+									\
+	if (parse_enum(names, name, arg, &v, err, errlen) != RC_OK)	\
+		return RC_USAGE;					\
+	o->field = (type)v;						\
+	return RC_OK;							\
+}
+ENUM_HANDLER(opt_net, net_names, net, enum spawn_net)
+ENUM_HANDLER(opt_fs, fs_names, fs, enum spawn_fs)
+ENUM_HANDLER(opt_seccomp, seccomp_names, seccomp, enum spawn_seccomp)
+ENUM_HANDLER(opt_platform, platform_names, platform, enum spawn_platform)
+ENUM_HANDLER(opt_transparent, onoff_names, transparent, int)
+
+static enum opt_rc
+opt_ro(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	return push_path(o, SPAWN_PATH_RO, name, arg, err, errlen);
+}
+
+static enum opt_rc
+opt_rw(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	return push_path(o, SPAWN_PATH_RW, name, arg, err, errlen);
+}
+
+static enum opt_rc
+opt_hide(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	return push_path(o, SPAWN_PATH_HIDE, name, arg, err, errlen);
+}
+
+static enum opt_rc
+opt_cwd(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	if (nonempty(name, arg, "path", err, errlen) != RC_OK)
+		return RC_USAGE;
+	o->cwd = arg;
+	return RC_OK;
+}
+
+static enum opt_rc
+opt_env(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	char show[68];
+
+	if (!spawn_env_valid(arg)) {
+		spawn_seterr(err, errlen, "--%s: '%s' is not KEY=VALUE with KEY "
+		    "made of letters, digits and '_' (not starting with a "
+		    "digit)", name, spawn_printable(arg, show, sizeof(show)));
+		return RC_USAGE;
+	}
+	return push_ptr(&o->env, &o->nenv, arg);
+}
+
+static enum opt_rc
+opt_timeout(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
 {
 	unsigned long v = 0;
 	const char *p;
@@ -246,210 +390,91 @@ parse_timeout(const char *arg, unsigned int *out, char *err, size_t errlen)
 	for (p = arg; *p >= '0' && *p <= '9' && v <= SPAWN_TIMEOUT_MAX; p++)
 		v = v * 10 + (unsigned long)(*p - '0');
 	if (p == arg || *p != '\0' || v < 1 || v > SPAWN_TIMEOUT_MAX) {
-		spawn_seterr(err, errlen, "--timeout: '%s' is not a whole "
-		    "number of seconds from 1 to %u", spawn_printable(arg, show,
+		spawn_seterr(err, errlen, "--%s: '%s' is not a whole number of "
+		    "seconds from 1 to %u", name, spawn_printable(arg, show,
 		    sizeof(show)), SPAWN_TIMEOUT_MAX);
-		return -1;
+		return RC_USAGE;
 	}
-	*out = (unsigned int)v;
-	return 0;
+	o->timeout = (unsigned int)v;
+	return RC_OK;
 }
 
-static int
-check_allow(const char *arg, char *err, size_t errlen)
-{
-	struct gk_pattern p;
-	enum gk_pat_status st;
-	size_t n = strlen(arg);
-
-	st = gk_pattern_parse((const uint8_t *)arg, n, &p);
-	if (st == GK_PAT_OK)
-		return 0;
-	gk_pattern_error((const uint8_t *)arg, n, st, err, errlen);
-	return -1;
-}
-
-static int
-push_ptr(const char ***v, size_t *n, const char *s)
-{
-	const char **nv;
-
-	if ((nv = reallocarray(*v, *n + 1, sizeof(**v))) == NULL)
-		return -1;
-	nv[(*n)++] = s;
-	*v = nv;
-	return 0;
-}
-
-static int
-push_path(struct spawn_opts *o, enum spawn_path_kind kind, int opt,
-    const char *arg, char *err, size_t errlen)
-{
-	struct spawn_optpath *np;
-
-	if (arg[0] == '\0') {
-		spawn_seterr(err, errlen, "--%s: the path is empty",
-		    optname(opt));
-		return -1;
-	}
-	np = reallocarray(o->paths, o->npaths + 1, sizeof(*np));
-	if (np == NULL)
-		return -2;
-	np[o->npaths].kind = kind;
-	np[o->npaths].path = arg;
-	o->paths = np;
-	o->npaths++;
-	return 0;
-}
-
-static bool
-repeatable(int opt)
-{
-	switch (opt) {
-	case OPT_ALLOW:
-	case OPT_ALLOW_FILE:
-	case OPT_RO:
-	case OPT_RW:
-	case OPT_HIDE:
-	case OPT_ENV:
-	case OPT_VERBOSE:
-	case OPT_DRY_RUN:
-		return true;
-	default:
-		return opt < OPT_ALLOW_FILE;
-	}
-}
-
-static int
-set_once(unsigned int *seen, int opt, char *err, size_t errlen)
-{
-	if (*seen & ONCE(opt)) {
-		spawn_seterr(err, errlen, "--%s given twice; give it once",
-		    optname(opt));
-		return -1;
-	}
-	*seen |= ONCE(opt);
-	return 0;
-}
-
-/*
- * One option with its argument. 0, -1 (usage error in err) or -2
- * (ENOMEM).
- */
-static int
-apply_opt(struct spawn_opts *o, int opt, const char *arg, unsigned int *seen,
+static enum opt_rc
+opt_control(struct spawn_opts *o, const char *name, const char *arg,
     char *err, size_t errlen)
-{
-	int v;
-
-	if (!repeatable(opt) && set_once(seen, opt, err, errlen) == -1)
-		return -1;
-	switch (opt) {
-	case OPT_ALLOW:
-		if (check_allow(arg, err, errlen) == -1)
-			return -1;
-		return spawn_strv_push(&o->allow, arg) == -1 ? -2 : 0;
-	case OPT_ALLOW_FILE:
-		if (arg[0] == '\0') {
-			spawn_seterr(err, errlen, "--allow-file: the path is "
-			    "empty");
-			return -1;
-		}
-		return push_ptr(&o->allow_files, &o->nallow_files, arg) == -1 ?
-		    -2 : 0;
-	case OPT_NET:
-		if (parse_enum(net_names, opt, arg, &v, err, errlen) == -1)
-			return -1;
-		o->net = (enum spawn_net)v;
-		return 0;
-	case OPT_FS:
-		if (parse_enum(fs_names, opt, arg, &v, err, errlen) == -1)
-			return -1;
-		o->fs = (enum spawn_fs)v;
-		return 0;
-	case OPT_SECCOMP:
-		if (parse_enum(seccomp_names, opt, arg, &v, err, errlen) == -1)
-			return -1;
-		o->seccomp = (enum spawn_seccomp)v;
-		return 0;
-	case OPT_PLATFORM:
-		if (parse_enum(platform_names, opt, arg, &v, err, errlen) == -1)
-			return -1;
-		o->platform = (enum spawn_platform)v;
-		return 0;
-	case OPT_TRANSPARENT:
-		if (parse_enum(onoff_names, opt, arg, &v, err, errlen) == -1)
-			return -1;
-		o->transparent = v;
-		return 0;
-	case OPT_RO:
-		return push_path(o, SPAWN_PATH_RO, opt, arg, err, errlen);
-	case OPT_RW:
-		return push_path(o, SPAWN_PATH_RW, opt, arg, err, errlen);
-	case OPT_HIDE:
-		return push_path(o, SPAWN_PATH_HIDE, opt, arg, err, errlen);
-	default:
-		break;
-	}
-	return -3;	/* not one of these: the caller's second table */
-}
-
-static int
-apply_opt2(struct spawn_opts *o, int opt, const char *arg, char *err,
-    size_t errlen)
 {
 	char show[68];
 
-	switch (opt) {
-	case OPT_CWD:
-		if (arg[0] == '\0') {
-			spawn_seterr(err, errlen, "--cwd: the path is empty");
-			return -1;
-		}
-		o->cwd = arg;
-		return 0;
-	case OPT_ENV:
-		if (!spawn_env_valid(arg)) {
-			spawn_seterr(err, errlen, "--env: '%s' is not "
-			    "KEY=VALUE with KEY made of letters, digits and "
-			    "'_' (not starting with a digit)",
-			    spawn_printable(arg, show, sizeof(show)));
-			return -1;
-		}
-		return push_ptr(&o->env, &o->nenv, arg) == -1 ? -2 : 0;
-	case OPT_TIMEOUT:
-		return parse_timeout(arg, &o->timeout, err, errlen);
-	case OPT_CONTROL:
-		if (arg[0] == '\0' || strlen(arg) >= SUN_PATH_MAX) {
-			spawn_seterr(err, errlen, "--control: '%s' is not a "
-			    "usable socket path (1 to %zu bytes)",
-			    spawn_printable(arg, show, sizeof(show)),
-			    SUN_PATH_MAX - 1);
-			return -1;
-		}
-		o->control = arg;
-		return 0;
-	case OPT_DRY_RUN:
-		o->dry_run = true;
-		return 0;
-	case OPT_VERBOSE:
-		o->verbose++;
-		return 0;
-	default:
-		spawn_seterr(err, errlen, "internal error: option %d", opt);
-		return -1;
+	if (arg[0] == '\0' || strlen(arg) >= SUN_PATH_MAX) {
+		spawn_seterr(err, errlen, "--%s: '%s' is not a usable socket "
+		    "path (1 to %zu bytes)", name, spawn_printable(arg, show,
+		    sizeof(show)), SUN_PATH_MAX - 1);
+		return RC_USAGE;
 	}
+	o->control = arg;
+	return RC_OK;
 }
+
+static enum opt_rc
+opt_dry_run(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	(void)name;
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	o->dry_run = true;
+	return RC_OK;
+}
+
+static enum opt_rc
+opt_verbose(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	(void)name;
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	o->verbose++;
+	return RC_OK;
+}
+
+static enum opt_rc
+opt_help(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	(void)o;
+	(void)name;
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	return RC_HELP;
+}
+
+static enum opt_rc
+opt_version(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	(void)o;
+	(void)name;
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	return RC_VERSION;
+}
+
+/* ---- the parse ---------------------------------------------------------- */
 
 static void
 unknown_opt(char *const argv[], int ind, char *err, size_t errlen)
 {
+	const struct optdef *d = optdef_of(optopt);
 	const char *a = ind > 0 ? argv[ind - 1] : "?";
 	char show[68];
 
-	if (optopt != 0 && strncmp(a, "--", 2) == 0)
+	if (d != NULL && strncmp(a, "--", 2) == 0)
 		spawn_seterr(err, errlen, "--%s does not take a value",
-		    optname(optopt));
+		    d->name);
 	else if (optopt > 0x20 && optopt < 0x7f)
 		spawn_seterr(err, errlen, "unknown option '-%c'; see gk-run "
 		    "--help", optopt);
@@ -464,50 +489,56 @@ unknown_opt(char *const argv[], int ind, char *err, size_t errlen)
 static void
 missing_arg(int opt, char *err, size_t errlen)
 {
-	if (opt == OPT_ALLOW)
+	const struct optdef *d = optdef_of(opt);
+
+	if (opt == 'a')
 		spawn_seterr(err, errlen, "-a/--allow needs a PATTERN");
 	else
 		spawn_seterr(err, errlen, "--%s needs a value; see gk-run "
-		    "--help", optname(opt));
+		    "--help", d != NULL ? d->name : "?");
 }
 
-/* Returns a status, or -1 to go on with the next option. */
-static int
-one_opt(struct spawn_opts *o, int c, char *const argv[], unsigned int *seen,
+/* One option from getopt_long (c) through its handler. */
+static enum opt_rc
+one_opt(struct spawn_opts *o, int c, char *const argv[], uint64_t *seen,
     char *err, size_t errlen)
 {
-	int r;
+	const struct optdef *d;
+	size_t i;
 
-	switch (c) {
-	case OPT_HELP:
-		return SPAWN_OPT_HELP;
-	case OPT_VERSION:
-		return SPAWN_OPT_VERSION;
-	case '?':
+	if (c == '?') {
 		unknown_opt(argv, optind, err, errlen);
-		return SPAWN_OPT_USAGE;
-	case ':':
+		return RC_USAGE;
+	}
+	if (c == ':') {
 		missing_arg(optopt, err, errlen);
-		return SPAWN_OPT_USAGE;
-	default:
-		break;
+		return RC_USAGE;
 	}
-	r = apply_opt(o, c, optarg, seen, err, errlen);
-	if (r == -3)
-		r = apply_opt2(o, c, optarg, err, errlen);
-	if (r == -2) {
-		spawn_seterr(err, errlen, "out of memory");
-		return SPAWN_OPT_NOMEM;
+	if ((d = optdef_of(c)) == NULL) {
+		spawn_seterr(err, errlen, "internal error: option %d", c);
+		return RC_USAGE;
 	}
-	return r == -1 ? SPAWN_OPT_USAGE : -1;
+	i = (size_t)(d - optdefs);
+	if (!d->repeat && (*seen & ((uint64_t)1 << i))) {
+		spawn_seterr(err, errlen, "--%s given twice; give it once",
+		    d->name);
+		return RC_USAGE;
+	}
+	*seen |= (uint64_t)1 << i;
+	return d->apply(o, d->name, optarg != NULL ? optarg : "", err, errlen);
 }
 
 enum spawn_opt_status
 spawn_opts_parse(int argc, char *const argv[], const char *env_control,
     struct spawn_opts *o, char *err, size_t errlen)
 {
-	unsigned int seen = 0;
-	int c, r;
+	static const enum spawn_opt_status status[] = {
+		[RC_USAGE] = SPAWN_OPT_USAGE, [RC_NOMEM] = SPAWN_OPT_NOMEM,
+		[RC_HELP] = SPAWN_OPT_HELP, [RC_VERSION] = SPAWN_OPT_VERSION,
+	};
+	uint64_t seen = 0;
+	enum opt_rc rc;
+	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->transparent = -1;
@@ -517,10 +548,12 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:a:vhV", longopts,
 	    NULL)) != -1) {
-		if ((r = one_opt(o, c, argv, &seen, err, errlen)) != -1) {
-			spawn_opts_clear(o);
-			return (enum spawn_opt_status)r;
-		}
+		if ((rc = one_opt(o, c, argv, &seen, err, errlen)) == RC_OK)
+			continue;
+		if (rc == RC_NOMEM)
+			spawn_seterr(err, errlen, "out of memory");
+		spawn_opts_clear(o);
+		return status[rc];
 	}
 	if (o->control == NULL)
 		o->control = env_control != NULL && env_control[0] != '\0' &&
