@@ -311,6 +311,28 @@ char		*spawn_sbpl_build(const struct spawn_plan *p, char *err,
 /* `s` as an SBPL string literal, with its quotes; NULL on bad input. */
 char		*spawn_sbpl_string(const char *s);
 
+/* ---- bwrap's status ---------------------------------------------------- */
+
+#define SPAWN_STATUS_LINE_MAX	4096	/* bytes in one status line */
+
+enum spawn_status_st {
+	SPAWN_STATUS_OK,	/* a JSON object; its fields below */
+	SPAWN_STATUS_INVALID,	/* not one, or a field out of range */
+};
+
+struct spawn_status {
+	int	 child_pid;	/* the sandbox's pid 1 outside; 0 if absent */
+	int	 exit_code;	/* the command's status 0..255; -1 if absent */
+};
+
+/*
+ * One line that bwrap wrote on --json-status-fd (with or without its
+ * newline): {"child-pid": N, ...} or {"exit-code": N}; other members are
+ * ignored.
+ */
+enum spawn_status_st spawn_status_parse(const char *line, size_t len,
+		    struct spawn_status *out);
+
 /* ---- seccomp ---------------------------------------------------------- */
 
 /*

@@ -11,8 +11,9 @@
  * terminating signal goes to bwrap itself, which dies, and
  * --die-with-parent takes the sandbox with it.
  *
- * --json-status-fd also tells whether the command ran at all: bwrap
- * writes {"exit-code": N} only after a successful exec. Without it bwrap
+ * --json-status-fd (read line by line, spawn_status.c) also tells
+ * whether the command ran at all: bwrap writes {"exit-code": N} only
+ * after a successful exec. Without it bwrap
  * failed during setup and printed why: gk-run exits 125.
  */
 #include <errno.h>
@@ -29,7 +30,6 @@
 
 #include "spawner/spawn_int.h"
 
-#define STATUS_MAX	4096
 
 static const int forwarded[] = {
 	SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH, SIGCONT,
@@ -44,7 +44,7 @@ struct run_state {
 	int		 sigfd;
 	int		 status_fd;
 	int		 ctl_fd;
-	char		 sbuf[STATUS_MAX];
+	char		 sbuf[SPAWN_STATUS_LINE_MAX];
 	size_t		 slen;
 	int		 exit_code;	/* -1: the command never ran */
 	int		 wstatus;
@@ -74,19 +74,27 @@ ms_until(const struct timespec *ts)
 	return ms > 3600000 ? 3600000 : (int)ms;
 }
 
-/* Parse what bwrap wrote so far: "child-pid", "exit-code". */
+/* Each complete line bwrap wrote so far: "child-pid", "exit-code". */
 static void
 parse_status(struct run_state *st)
 {
-	const char *p;
-	long v;
+	struct spawn_status s;
+	char *nl;
+	size_t n;
 
-	st->sbuf[st->slen] = '\0';
-	if (st->group == 0 && (p = strstr(st->sbuf, "\"child-pid\":")) !=
-	    NULL && (v = strtol(p + 12, NULL, 10)) > 1)
-		st->group = (pid_t)v;
-	if ((p = strstr(st->sbuf, "\"exit-code\":")) != NULL)
-		st->exit_code = (int)strtol(p + 12, NULL, 10);
+	while ((nl = memchr(st->sbuf, '\n', st->slen)) != NULL) {
+		n = (size_t)(nl - st->sbuf) + 1;
+		if (spawn_status_parse(st->sbuf, n, &s) == SPAWN_STATUS_OK) {
+			if (st->group == 0 && s.child_pid > 0)
+				st->group = s.child_pid;
+			if (s.exit_code >= 0)
+				st->exit_code = s.exit_code;
+		}
+		memmove(st->sbuf, st->sbuf + n, st->slen - n);
+		st->slen -= n;
+	}
+	if (st->slen == sizeof(st->sbuf))
+		st->slen = 0;	/* a line over the limit: not bwrap's */
 }
 
 static void
@@ -95,12 +103,11 @@ read_status(struct run_state *st)
 	ssize_t n;
 
 	for (;;) {
-		if (st->slen >= sizeof(st->sbuf) - 1)
-			st->slen = 0;	/* never: bwrap writes ~200 bytes */
 		n = read(st->status_fd, st->sbuf + st->slen,
-		    sizeof(st->sbuf) - 1 - st->slen);
+		    sizeof(st->sbuf) - st->slen);
 		if (n > 0) {
 			st->slen += (size_t)n;
+			parse_status(st);
 			continue;
 		}
 		if (n == -1 && errno == EINTR)
@@ -111,7 +118,6 @@ read_status(struct run_state *st)
 		}
 		break;
 	}
-	parse_status(st);
 }
 
 /* Deliver sig to the sandbox; true if it went somewhere. */
