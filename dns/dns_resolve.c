@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "dns/dns_int.h"
+#include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_policy.h"
@@ -43,14 +44,8 @@ struct dns_pending {
 static uint32_t
 key_hash(const struct dns_query *q)
 {
-	uint32_t h = 2166136261u ^ q->qtype ^ ((uint32_t)q->qclass << 16);
-	size_t i;
-
-	for (i = 0; i < q->name_len; i++) {
-		h ^= (uint8_t)q->name[i];
-		h *= 16777619u;
-	}
-	return h;
+	return gk_hash_bytes(GK_HASH_INIT ^ q->qtype ^
+	    ((uint32_t)q->qclass << 16), q->name, q->name_len);
 }
 
 static bool

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_hash.h"
 
 int
 gk_addr_parse(const char *s, struct gk_addr *out)
@@ -155,13 +156,9 @@ gk_addr_eq(const struct gk_addr *a, const struct gk_addr *b)
 uint32_t
 gk_addr_hash(const struct gk_addr *a)
 {
-	uint32_t h = 2166136261u ^ a->family;	/* FNV-1a */
-	size_t i, n = gk_addr_len(a);
+	uint32_t h;
 
-	for (i = 0; i < n; i++) {
-		h ^= a->bytes[i];
-		h *= 16777619u;
-	}
+	h = gk_hash_bytes(GK_HASH_INIT ^ a->family, a->bytes, gk_addr_len(a));
 	h ^= h >> 15;
 	h *= 0x2c1b3c6dU;
 	h ^= h >> 12;

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_audit.h"
@@ -263,14 +264,7 @@ gk_audit_event(struct gk_audit *a, const char *event, const struct gk_cage *c,
 static uint32_t
 fold_hash(const char *cage, const char *name, uint16_t qtype)
 {
-	uint32_t h = 2166136261u ^ qtype;
-	const char *p;
-
-	for (p = cage; *p != '\0'; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	for (p = name; *p != '\0'; p++)
-		h = (h ^ (uint8_t)*p) * 16777619u;
-	return h;
+	return gk_hash_str(gk_hash_str(GK_HASH_INIT ^ qtype, cage), name);
 }
 
 /* the line for a denial; repeated == 0: the first one, with why */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_cage.h"
 
@@ -44,11 +45,7 @@ struct gk_pinset {
 static uint32_t
 id_hash(const char *id)
 {
-	uint32_t h = 2166136261u;
-
-	for (; *id != '\0'; id++)
-		h = (h ^ (uint8_t)*id) * 16777619u;
-	return h;
+	return gk_hash_str(GK_HASH_INIT, id);
 }
 
 static size_t
