@@ -18,6 +18,7 @@
 #include <libmnl/libmnl.h>
 #include <libnftnl/batch.h>
 
+#include "gatekeeper/base/gk_time.h"
 #include "nft/nft_int.h"
 
 #define NFT_MNL_TIMEOUT_MS	5000
@@ -165,16 +166,6 @@ acks_take(struct acks *a, const struct nlmsghdr *nlh)
 	}
 }
 
-static long
-ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (deadline->tv_sec - now.tv_sec) * 1000 +
-	    (deadline->tv_nsec - now.tv_nsec) / 1000000;
-}
-
 /*
  * Receive until done(arg) says so or the deadline passes. Each datagram
  * goes to take(). 0, or -1 with errno (ETIMEDOUT or recv's).
@@ -185,16 +176,13 @@ recv_until(struct nft_mnl *m, bool (*done)(void *), void (*take)(void *,
 {
 	char buf[NFT_MNL_RCVBUF];
 	struct pollfd pfd = { .fd = mnl_socket_get_fd(m->nl), .events = POLLIN };
-	struct timespec deadline;
+	uint64_t deadline = gk_clock_ms() + NFT_MNL_TIMEOUT_MS;
 	const struct nlmsghdr *nlh;
 	ssize_t n;
-	int len;
-	long left;
+	int len, left;
 
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += NFT_MNL_TIMEOUT_MS / 1000;
 	while (!done(arg)) {
-		if ((left = ms_left(&deadline)) <= 0) {
+		if ((left = gk_ms_left(deadline, NFT_MNL_TIMEOUT_MS)) <= 0) {
 			errno = ETIMEDOUT;
 			return -1;
 		}

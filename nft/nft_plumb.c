@@ -31,6 +31,7 @@
 #include <netlink/socket.h>
 
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "nft/nft_int.h"
 
 #define NFT_STOP_WAIT_S		10	/* nft_plumb_free waits this long */
@@ -58,7 +59,8 @@ struct nft_plumb {
 	pthread_t		 worker;
 	bool			 worker_started;
 	bool			 stopping;	/* under mtx */
-	struct timespec		 deadline;	/* under mtx, once stopping */
+	uint64_t		 deadline;	/* gk_clock_ms(); under mtx,
+						   once stopping */
 	struct nft_jobq		 todo;		/* under mtx */
 	struct nft_jobq		 done;		/* under mtx */
 	struct nft_mnl		 wmnl;		/* worker's own sockets */
@@ -100,13 +102,9 @@ elems_update(struct nft_mnl *m, const char *set, bool add,
 }
 
 static bool
-past(const struct timespec *deadline)
+past(const uint64_t *deadline)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return now.tv_sec > deadline->tv_sec || (now.tv_sec ==
-	    deadline->tv_sec && now.tv_nsec >= deadline->tv_nsec);
+	return gk_clock_ms() >= *deadline;
 }
 
 /* Element deletes after a failed transaction: one by one, each set on
@@ -136,7 +134,7 @@ elems_one_by_one(struct nft_mnl *m, struct nft_job **jobs, size_t n)
 /* Tear the jobs down: links first, then their elements together. */
 static void
 run_jobs(struct nft_mnl *m, struct nl_sock *sk, struct nft_job **jobs,
-    size_t n, const struct timespec *deadline)
+    size_t n, const uint64_t *deadline)
 {
 	struct nft_elem el[NFT_JOBS_PER_ROUND];
 	struct nft_job *ej[NFT_JOBS_PER_ROUND];
@@ -182,7 +180,7 @@ worker_main(void *arg)
 {
 	struct nft_plumb *p = arg;
 	struct nft_job *jobs[NFT_JOBS_PER_ROUND];
-	struct timespec deadline;
+	uint64_t deadline;
 	bool stopping;
 	size_t i, n;
 
@@ -588,8 +586,7 @@ worker_stop(struct nft_plumb *p)
 
 	pthread_mutex_lock(&p->mtx);
 	p->stopping = true;
-	clock_gettime(CLOCK_MONOTONIC, &p->deadline);
-	p->deadline.tv_sec += NFT_STOP_WAIT_S;
+	p->deadline = gk_clock_ms() + NFT_STOP_WAIT_S * 1000;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->mtx);
 	pthread_join(p->worker, NULL);

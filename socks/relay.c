@@ -25,6 +25,7 @@
 #include <event2/event.h>
 
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_stats.h"
 #include "socks/relay_int.h"
 
@@ -36,15 +37,6 @@
 #define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
 
 static void	relay_close(struct relay *, const char *);
-
-static uint64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static const char *
 relay_strstate(enum relay_state st)
@@ -480,7 +472,7 @@ relay_update(struct relay *r)
 		r->want[i] = want[i];
 	}
 	if (!r->releasing && (dir_holds(&r->dir[0]) || dir_holds(&r->dir[1])))
-		relay_schedule(r, now_ms());
+		relay_schedule(r, gk_clock_ms());
 }
 
 static void
@@ -522,7 +514,7 @@ relay_drive(struct relay *r)
 			break;
 	}
 	if (r->active)
-		r->last_act = now_ms();
+		r->last_act = gk_clock_ms();
 	r->active = false;
 	if (r->dir[RELAY_UP].shut && r->dir[RELAY_DOWN].shut) {
 		relay_close(r, "closed");
@@ -547,7 +539,7 @@ static void
 relay_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct relay	*r = arg;
-	uint64_t	 now = now_ms();
+	uint64_t	 now = gk_clock_ms();
 	int		 i;
 
 	(void)fd;
@@ -705,7 +697,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	r->arg = arg;
 	r->idle_ms = o->idle_sec > UINT32_MAX / 1000 ? UINT32_MAX :
 	    o->idle_sec * 1000;
-	r->last_act = now_ms();
+	r->last_act = gk_clock_ms();
 	if (relay_init(r, o) == -1) {
 		saved = errno;
 		r->fd[0] = r->fd[1] = -1;	/* still the caller's */

@@ -63,7 +63,7 @@ struct relay {
 	bool			 releasing;	/* tick due within RELEASE_MS */
 	const char		*why;		/* set by a failing step */
 	uint32_t		 idle_ms;
-	uint64_t		 last_act;	/* ms, CLOCK_MONOTONIC */
+	uint64_t		 last_act;	/* gk_clock_ms() */
 	relay_peek_cb		 peek_cb;
 	relay_done_cb		 done_cb;
 	void			*arg;

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gatekeeper/base/gk_time.h"
 #include "spawner/spawn_int.h"
 
 #define REPLY_MAX	GK_CTL_LINE_MAX
@@ -172,39 +173,27 @@ send_request(int sock, int nsfd, const char *req, const char *path,
 	return 0;
 }
 
-static long
-ms_left(const struct timespec *deadline)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (deadline->tv_sec - now.tv_sec) * 1000 +
-	    (deadline->tv_nsec - now.tv_nsec) / 1000000;
-}
-
 /* One line into buf (malloc'd); its length, or -1 with err. */
 static ssize_t
 read_reply(int sock, const char *path, char **out, char *err, size_t errlen)
 {
-	struct timespec deadline;
+	uint64_t deadline = gk_clock_ms() + SPAWN_REPLY_WAIT_MS;
 	struct pollfd pfd = { .fd = sock, .events = POLLIN };
 	size_t n = 0;
 	ssize_t r;
 	char *buf, *nl;
-	long left;
+	int left;
 
 	if ((buf = malloc(REPLY_MAX + 1)) == NULL)
 		return -1;
-	clock_gettime(CLOCK_MONOTONIC, &deadline);
-	deadline.tv_sec += SPAWN_REPLY_WAIT_MS / 1000;
 	while ((nl = memchr(buf, '\n', n)) == NULL) {
 		if (n >= REPLY_MAX) {
 			spawn_seterr(err, errlen, "gatekeeperd's reply is over "
 			    "%d bytes without a newline", REPLY_MAX);
 			goto fail;
 		}
-		if ((left = ms_left(&deadline)) <= 0 ||
-		    poll(&pfd, 1, (int)left) == 0) {
+		if ((left = gk_ms_left(deadline, SPAWN_REPLY_WAIT_MS)) <= 0 ||
+		    poll(&pfd, 1, left) == 0) {
 			spawn_seterr(err, errlen, "gatekeeperd at %s did not "
 			    "answer within %d s (is it stuck? see journalctl "
 			    "-u gatekeeperd)", path,

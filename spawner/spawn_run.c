@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gatekeeper/base/gk_time.h"
 #include "spawner/spawn_int.h"
 
 
@@ -50,28 +51,13 @@ struct run_state {
 	int		 wstatus;
 	bool		 exited;
 	int		 timed_out;	/* 0, 1 TERM sent, 2 KILL sent */
-	struct timespec	 deadline;
+	uint64_t	 deadline;	/* gk_clock_ms() */
 };
 
 static void
-now_plus(struct timespec *ts, unsigned int sec)
+now_plus(uint64_t *deadline, unsigned int sec)
 {
-	clock_gettime(CLOCK_MONOTONIC, ts);
-	ts->tv_sec += sec;
-}
-
-static int
-ms_until(const struct timespec *ts)
-{
-	struct timespec now;
-	long ms;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	ms = (ts->tv_sec - now.tv_sec) * 1000 +
-	    (ts->tv_nsec - now.tv_nsec) / 1000000;
-	if (ms < 0)
-		return 0;
-	return ms > 3600000 ? 3600000 : (int)ms;
+	*deadline = gk_clock_ms() + (uint64_t)sec * 1000;
 }
 
 /* Each complete line bwrap wrote so far: "child-pid", "exit-code". */
@@ -218,7 +204,7 @@ loop(struct run_state *st)
 		    .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = st->ctl_fd,
 		    .events = POLLIN };
-		timeout = st->r->timeout > 0 ? ms_until(&st->deadline) : -1;
+		timeout = st->r->timeout > 0 ? gk_ms_left(st->deadline, 3600000) : -1;
 		if (timeout == 0) {
 			on_timeout(st);
 			continue;
