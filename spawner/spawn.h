@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_proto.h"
 
 #define SPAWN_CONTROL_DEFAULT	GK_CONTROL_PATH_DEFAULT
@@ -91,9 +92,6 @@ void		 spawn_buf_puts(struct spawn_buf *b, const char *s);
  * cut to len - 1 bytes (with "..." when cut). Returns buf.
  */
 const char	*spawn_printable(const char *s, char *buf, size_t len);
-/* A message into err (errlen bytes, cut and terminated); none if 0. */
-void		 spawn_seterr(char *err, size_t errlen, const char *fmt, ...)
-		    __attribute__((format(printf, 3, 4)));
 
 /* ---- options ---------------------------------------------------------- */
 

@@ -50,7 +50,7 @@ one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
 	show_name(name, shown, sizeof(shown));
 	for (i = 0; i < n; i++) {
 		if (s[i] == '\0' || is_space(s[i])) {
-			spawn_seterr(err, errlen, "%s:%zu: %s; put one pattern "
+			gk_seterr(err, errlen, "%s:%zu: %s; put one pattern "
 			    "on each line", shown, lineno, s[i] == '\0' ?
 			    "a NUL byte in the line" : "white space inside "
 			    "the pattern");
@@ -60,16 +60,16 @@ one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
 	st = gk_pattern_parse(s, n, &p);
 	if (st != GK_PAT_OK) {
 		gk_pattern_error(s, n, st, msg, sizeof(msg));
-		spawn_seterr(err, errlen, "%s:%zu: %s", shown, lineno, msg);
+		gk_seterr(err, errlen, "%s:%zu: %s", shown, lineno, msg);
 		return -1;
 	}
 	if (allow->n >= GK_ALLOWLIST_MAX) {
-		spawn_seterr(err, errlen, "%s:%zu: more than %d patterns",
+		gk_seterr(err, errlen, "%s:%zu: more than %d patterns",
 		    shown, lineno, GK_ALLOWLIST_MAX);
 		return -1;
 	}
 	if (spawn_strv_pushn(allow, (const char *)s, n) == -1) {
-		spawn_seterr(err, errlen, "%s:%zu: out of memory", shown,
+		gk_seterr(err, errlen, "%s:%zu: out of memory", shown,
 		    lineno);
 		return -1;
 	}
@@ -86,7 +86,7 @@ spawn_allowfile_parse(const uint8_t *buf, size_t len, const char *name,
 
 	if (len > SPAWN_ALLOWFILE_MAX) {
 		show_name(name, shown, sizeof(shown));
-		spawn_seterr(err, errlen, "%s: larger than %d bytes; is it "
+		gk_seterr(err, errlen, "%s: larger than %d bytes; is it "
 		    "really an allow-file?", shown, SPAWN_ALLOWFILE_MAX);
 		return -1;
 	}

@@ -102,7 +102,7 @@ spawn_cage_request(const char *label, bool transparent,
 	if (o == NULL || a == NULL) {
 		json_object_put(o);
 		json_object_put(a);
-		spawn_seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	for (i = 0; i < allow->n; i++)
@@ -117,16 +117,16 @@ spawn_cage_request(const char *label, bool transparent,
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	n = s != NULL ? strlen(s) : 0;
 	if (s == NULL)
-		spawn_seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 	else if (n + 1 > REQUEST_MAX)
-		spawn_seterr(err, errlen, "the allowlist is too long for one "
+		gk_seterr(err, errlen, "the allowlist is too long for one "
 		    "request (%zu bytes; gatekeeperd takes %d); use fewer or "
 		    "wider patterns", n, REQUEST_MAX);
 	else if ((line = malloc(n + 2)) != NULL) {
 		memcpy(line, s, n);
 		memcpy(line + n, "\n", 2);
 	} else
-		spawn_seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 	json_object_put(o);
 	return line;
 }
@@ -251,7 +251,7 @@ cage_fields(struct json_object *cage, struct spawn_cage *c, char *err,
 		    json_object_is_type(v, json_type_null)) {
 			if (!fields[i].required)
 				continue;
-			spawn_seterr(err, errlen, "\"cage\" has no \"%s\"",
+			gk_seterr(err, errlen, "\"cage\" has no \"%s\"",
 			    fields[i].name);
 			return -1;
 		}
@@ -259,7 +259,7 @@ cage_fields(struct json_object *cage, struct spawn_cage *c, char *err,
 		    !field_ok(fields[i].kind, s = json_object_get_string(v),
 		    fields[i].size)) {
 			show(json_object_get_string(v), shown, 64);
-			spawn_seterr(err, errlen, "\"%s\" is not valid: %s",
+			gk_seterr(err, errlen, "\"%s\" is not valid: %s",
 			    fields[i].name, shown);
 			return -1;
 		}
@@ -278,10 +278,10 @@ refused(struct json_object *o, char *err, size_t errlen)
 	    json_object_is_type(v, json_type_string) &&
 	    json_object_get_string_len(v) > 0) {
 		show(json_object_get_string(v), shown, sizeof(shown));
-		spawn_seterr(err, errlen, "gatekeeperd refused the cage: %s",
+		gk_seterr(err, errlen, "gatekeeperd refused the cage: %s",
 		    shown);
 	} else
-		spawn_seterr(err, errlen, "gatekeeperd refused the cage and "
+		gk_seterr(err, errlen, "gatekeeperd refused the cage and "
 		    "gave no reason; see its log (journalctl -u gatekeeperd)");
 	return -1;
 }
@@ -292,7 +292,7 @@ not_understood(char *err, size_t errlen, const char *what)
 	char why[SPAWN_ERRLEN];
 
 	snprintf(why, sizeof(why), "%s", what);
-	spawn_seterr(err, errlen, "gatekeeperd sent a reply gk-run does not "
+	gk_seterr(err, errlen, "gatekeeperd sent a reply gk-run does not "
 	    "understand (%s); are gk-run and gatekeeperd from the same "
 	    "release?", why);
 	return -1;

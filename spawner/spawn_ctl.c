@@ -39,7 +39,7 @@ spawn_ctl_connect(const char *path, char *err, size_t errlen)
 	sun.sun_family = AF_UNIX;
 	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		spawn_seterr(err, errlen, "socket: %s", strerror(errno));
+		gk_seterr(err, errlen, "socket: %s", strerror(errno));
 		return -1;
 	}
 	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
@@ -52,7 +52,7 @@ spawn_ctl_connect(const char *path, char *err, size_t errlen)
 	else
 		hint = "is gatekeeperd running? start it with: systemctl "
 		    "start gatekeeperd";
-	spawn_seterr(err, errlen, "cannot reach gatekeeperd at %s: %s (%s)",
+	gk_seterr(err, errlen, "cannot reach gatekeeperd at %s: %s (%s)",
 	    spawn_printable(path, show, sizeof(show)), strerror(e), hint);
 	return -1;
 }
@@ -101,7 +101,7 @@ spawn_ctl_netns(char *err, size_t errlen)
 	int fd;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
-		spawn_seterr(err, errlen, "cannot create a user namespace: %s "
+		gk_seterr(err, errlen, "cannot create a user namespace: %s "
 		    "(unprivileged user namespaces are disabled here; allow "
 		    "them: sysctl -w kernel.unprivileged_userns_clone=1 "
 		    "user.max_user_namespaces=15000, or lift an AppArmor "
@@ -121,7 +121,7 @@ spawn_ctl_netns(char *err, size_t errlen)
 		goto fail;
 	return fd;
 fail:
-	spawn_seterr(err, errlen, "cannot set up the cage's user namespace: %s",
+	gk_seterr(err, errlen, "cannot set up the cage's user namespace: %s",
 	    strerror(errno));
 	return -1;
 }
@@ -161,7 +161,7 @@ send_request(int sock, int nsfd, const char *req, const char *path,
 		if ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) == -1) {
 			if (errno == EINTR)
 				continue;
-			spawn_seterr(err, errlen, "cannot send the request to "
+			gk_seterr(err, errlen, "cannot send the request to "
 			    "gatekeeperd at %s: %s", path, strerror(errno));
 			return -1;
 		}
@@ -188,13 +188,13 @@ read_reply(int sock, const char *path, char **out, char *err, size_t errlen)
 		return -1;
 	while ((nl = memchr(buf, '\n', n)) == NULL) {
 		if (n >= REPLY_MAX) {
-			spawn_seterr(err, errlen, "gatekeeperd's reply is over "
+			gk_seterr(err, errlen, "gatekeeperd's reply is over "
 			    "%d bytes without a newline", REPLY_MAX);
 			goto fail;
 		}
 		if ((left = gk_ms_left(deadline, SPAWN_REPLY_WAIT_MS)) <= 0 ||
 		    poll(&pfd, 1, left) == 0) {
-			spawn_seterr(err, errlen, "gatekeeperd at %s did not "
+			gk_seterr(err, errlen, "gatekeeperd at %s did not "
 			    "answer within %d s (is it stuck? see journalctl "
 			    "-u gatekeeperd)", path,
 			    SPAWN_REPLY_WAIT_MS / 1000);
@@ -204,7 +204,7 @@ read_reply(int sock, const char *path, char **out, char *err, size_t errlen)
 		if (r == -1 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (r <= 0) {
-			spawn_seterr(err, errlen, "gatekeeperd at %s closed "
+			gk_seterr(err, errlen, "gatekeeperd at %s closed "
 			    "the connection without a reply%s%s (see "
 			    "journalctl -u gatekeeperd)", path,
 			    r == -1 ? ": " : "",

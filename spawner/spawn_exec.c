@@ -48,7 +48,7 @@ spawn_find_bwrap(char *err, size_t errlen)
 		    access(cand, X_OK) == 0)
 			return strdup(cand);
 	}
-	spawn_seterr(err, errlen, "bwrap (bubblewrap) is not installed or not "
+	gk_seterr(err, errlen, "bwrap (bubblewrap) is not installed or not "
 	    "in PATH; install it: apt-get install bubblewrap (Debian, Ubuntu) "
 	    "or dnf install bubblewrap (Fedora)");
 	return NULL;
@@ -164,13 +164,13 @@ check_interp(const struct spawn_plan *p, const char *real, int depth,
 	if (interp[0] == '\0')
 		return 0;
 	if (depth >= INTERP_DEPTH) {
-		spawn_seterr(why, whylen, "too many levels of \"#!\" "
+		gk_seterr(why, whylen, "too many levels of \"#!\" "
 		    "interpreters");
 		return ELOOP;
 	}
 	if ((e = check_file(p, interp, depth + 1, NULL, sub,
 	    sizeof(sub))) != 0)
-		spawn_seterr(why, whylen, "its %s %s: %s", head[0] == '#' ?
+		gk_seterr(why, whylen, "its %s %s: %s", head[0] == '#' ?
 		    "interpreter" : "ELF loader", spawn_printable(interp, show,
 		    sizeof(show)), sub);
 	return e;
@@ -196,27 +196,27 @@ check_file(const struct spawn_plan *p, const char *cand, int depth,
 	    ((real = realpath(abs, NULL)) != NULL &&
 	    !spawn_path_visible(p, real))) {
 		e = ENOENT;
-		spawn_seterr(why, whylen, "%s", access(abs, F_OK) == 0 ? "it "
+		gk_seterr(why, whylen, "%s", access(abs, F_OK) == 0 ? "it "
 		    "exists on the host but not in the sandbox (a fresh /tmp, "
 		    "/dev or /proc, or a hidden path, covers it; --ro DIR "
 		    "shows it)" : strerror(ENOENT));
 	} else if (real == NULL) {
 		e = errno;
-		spawn_seterr(why, whylen, "%s", strerror(e));
+		gk_seterr(why, whylen, "%s", strerror(e));
 	} else if (stat(real, &st) == -1) {
 		e = errno;
-		spawn_seterr(why, whylen, "%s", strerror(e));
+		gk_seterr(why, whylen, "%s", strerror(e));
 	} else if (!S_ISREG(st.st_mode)) {
 		e = EACCES;
-		spawn_seterr(why, whylen, "%s", S_ISDIR(st.st_mode) ?
+		gk_seterr(why, whylen, "%s", S_ISDIR(st.st_mode) ?
 		    "is a directory" : "not a regular file");
 	} else if (access(real, X_OK) == -1) {
 		e = EACCES;
-		spawn_seterr(why, whylen, "permission denied (not executable: "
+		gk_seterr(why, whylen, "permission denied (not executable: "
 		    "chmod +x it, or run it with its interpreter)");
 	} else if (statvfs(real, &sv) == 0 && (sv.f_flag & ST_NOEXEC)) {
 		e = EACCES;
-		spawn_seterr(why, whylen, "on a filesystem mounted noexec");
+		gk_seterr(why, whylen, "on a filesystem mounted noexec");
 	} else
 		e = check_interp(p, real, depth, why, whylen);
 	if (e == 0 && real_out != NULL)
@@ -262,10 +262,10 @@ search_path(const struct spawn_plan *p, const char *name,
 			break;
 	}
 	if (seen != 0) {
-		spawn_seterr(err, errlen, "%.200s", first_why);
+		gk_seterr(err, errlen, "%.200s", first_why);
 		return status_of(seen);
 	}
-	spawn_seterr(err, errlen, "%s: command not found%s%s%s",
+	gk_seterr(err, errlen, "%s: command not found%s%s%s",
 	    spawn_printable(name, show, 104),
 	    first_why[0] != '\0' ? " in the sandbox; " : "", first_why,
 	    first_why[0] != '\0' ? "" : " (check the name and PATH)");
@@ -282,14 +282,14 @@ spawn_check_command(const struct spawn_plan *p, const char *path_env,
 
 	real[0] = '\0';
 	if (name[0] == '\0') {
-		spawn_seterr(err, errlen, "'': command not found");
+		gk_seterr(err, errlen, "'': command not found");
 		return SPAWN_EXIT_NOTFOUND;
 	}
 	if (strchr(name, '/') == NULL) {
 		r = search_path(p, name, path_env != NULL ? path_env :
 		    "/bin:/usr/bin", real, err, errlen);
 	} else if ((r = check_file(p, name, 0, real, why, sizeof(why))) != 0) {
-		spawn_seterr(err, errlen, "%s: %s", spawn_printable(name, show,
+		gk_seterr(err, errlen, "%s: %s", spawn_printable(name, show,
 		    sizeof(show)), why);
 		r = status_of(r);
 	}

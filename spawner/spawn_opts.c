@@ -242,7 +242,7 @@ parse_enum(const struct enum_name *e, const char *name, const char *arg,
 		}
 	}
 	enum_list(e, list, sizeof(list));
-	spawn_seterr(err, errlen, "--%s: '%s' is not valid; use %s", name,
+	gk_seterr(err, errlen, "--%s: '%s' is not valid; use %s", name,
 	    spawn_printable(arg, show, sizeof(show)), list);
 	return RC_USAGE;
 }
@@ -253,7 +253,7 @@ nonempty(const char *name, const char *arg, const char *what, char *err,
 {
 	if (arg[0] != '\0')
 		return RC_OK;
-	spawn_seterr(err, errlen, "--%s: the %s is empty", name, what);
+	gk_seterr(err, errlen, "--%s: the %s is empty", name, what);
 	return RC_USAGE;
 }
 
@@ -371,7 +371,7 @@ opt_env(struct spawn_opts *o, const char *name, const char *arg, char *err,
 	char show[68];
 
 	if (!spawn_env_valid(arg)) {
-		spawn_seterr(err, errlen, "--%s: '%s' is not KEY=VALUE with KEY "
+		gk_seterr(err, errlen, "--%s: '%s' is not KEY=VALUE with KEY "
 		    "made of letters, digits and '_' (not starting with a "
 		    "digit)", name, spawn_printable(arg, show, sizeof(show)));
 		return RC_USAGE;
@@ -390,7 +390,7 @@ opt_timeout(struct spawn_opts *o, const char *name, const char *arg,
 	for (p = arg; *p >= '0' && *p <= '9' && v <= SPAWN_TIMEOUT_MAX; p++)
 		v = v * 10 + (unsigned long)(*p - '0');
 	if (p == arg || *p != '\0' || v < 1 || v > SPAWN_TIMEOUT_MAX) {
-		spawn_seterr(err, errlen, "--%s: '%s' is not a whole number of "
+		gk_seterr(err, errlen, "--%s: '%s' is not a whole number of "
 		    "seconds from 1 to %u", name, spawn_printable(arg, show,
 		    sizeof(show)), SPAWN_TIMEOUT_MAX);
 		return RC_USAGE;
@@ -406,7 +406,7 @@ opt_control(struct spawn_opts *o, const char *name, const char *arg,
 	char show[68];
 
 	if (arg[0] == '\0' || strlen(arg) >= SUN_PATH_MAX) {
-		spawn_seterr(err, errlen, "--%s: '%s' is not a usable socket "
+		gk_seterr(err, errlen, "--%s: '%s' is not a usable socket "
 		    "path (1 to %zu bytes)", name, spawn_printable(arg, show,
 		    sizeof(show)), SUN_PATH_MAX - 1);
 		return RC_USAGE;
@@ -473,16 +473,16 @@ unknown_opt(char *const argv[], int ind, char *err, size_t errlen)
 	char show[68];
 
 	if (d != NULL && strncmp(a, "--", 2) == 0)
-		spawn_seterr(err, errlen, "--%s does not take a value",
+		gk_seterr(err, errlen, "--%s does not take a value",
 		    d->name);
 	else if (optopt > 0x20 && optopt < 0x7f)
-		spawn_seterr(err, errlen, "unknown option '-%c'; see gk-run "
+		gk_seterr(err, errlen, "unknown option '-%c'; see gk-run "
 		    "--help", optopt);
 	else if (optopt != 0)
-		spawn_seterr(err, errlen, "unknown option character 0x%02x; "
+		gk_seterr(err, errlen, "unknown option character 0x%02x; "
 		    "see gk-run --help", (unsigned int)optopt & 0xff);
 	else
-		spawn_seterr(err, errlen, "unknown option '%s'; see gk-run "
+		gk_seterr(err, errlen, "unknown option '%s'; see gk-run "
 		    "--help", spawn_printable(a, show, sizeof(show)));
 }
 
@@ -492,9 +492,9 @@ missing_arg(int opt, char *err, size_t errlen)
 	const struct optdef *d = optdef_of(opt);
 
 	if (opt == 'a')
-		spawn_seterr(err, errlen, "-a/--allow needs a PATTERN");
+		gk_seterr(err, errlen, "-a/--allow needs a PATTERN");
 	else
-		spawn_seterr(err, errlen, "--%s needs a value; see gk-run "
+		gk_seterr(err, errlen, "--%s needs a value; see gk-run "
 		    "--help", d != NULL ? d->name : "?");
 }
 
@@ -515,12 +515,12 @@ one_opt(struct spawn_opts *o, int c, char *const argv[], uint64_t *seen,
 		return RC_USAGE;
 	}
 	if ((d = optdef_of(c)) == NULL) {
-		spawn_seterr(err, errlen, "internal error: option %d", c);
+		gk_seterr(err, errlen, "internal error: option %d", c);
 		return RC_USAGE;
 	}
 	i = (size_t)(d - optdefs);
 	if (!d->repeat && (*seen & ((uint64_t)1 << i))) {
-		spawn_seterr(err, errlen, "--%s given twice; give it once",
+		gk_seterr(err, errlen, "--%s given twice; give it once",
 		    d->name);
 		return RC_USAGE;
 	}
@@ -551,7 +551,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 		if ((rc = one_opt(o, c, argv, &seen, err, errlen)) == RC_OK)
 			continue;
 		if (rc == RC_NOMEM)
-			spawn_seterr(err, errlen, "out of memory");
+			gk_seterr(err, errlen, "out of memory");
 		spawn_opts_clear(o);
 		return status[rc];
 	}
@@ -560,7 +560,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 		    strlen(env_control) < SUN_PATH_MAX ? env_control :
 		    SPAWN_CONTROL_DEFAULT;
 	if (optind >= argc) {
-		spawn_seterr(err, errlen, "no command given; usage: gk-run "
+		gk_seterr(err, errlen, "no command given; usage: gk-run "
 		    "[OPTIONS] -- COMMAND [ARG...] (see gk-run --help)");
 		spawn_opts_clear(o);
 		return SPAWN_OPT_USAGE;
@@ -576,11 +576,11 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 	bool gated;
 
 	if (o->allow.nomem) {
-		spawn_seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	if (o->allow.n > GK_ALLOWLIST_MAX) {
-		spawn_seterr(err, errlen, "%zu patterns; at most %d are "
+		gk_seterr(err, errlen, "%zu patterns; at most %d are "
 		    "allowed", o->allow.n, GK_ALLOWLIST_MAX);
 		return -1;
 	}
@@ -588,13 +588,13 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 	if (o->net == SPAWN_NET_AUTO)
 		o->net = gated ? SPAWN_NET_GATED : SPAWN_NET_NONE;
 	else if (gated && o->net != SPAWN_NET_GATED) {
-		spawn_seterr(err, errlen, "--net %s ignores the allowlist; "
+		gk_seterr(err, errlen, "--net %s ignores the allowlist; "
 		    "drop --net %s to run gated, or drop the --allow patterns",
 		    spawn_net_name(o->net), spawn_net_name(o->net));
 		return -1;
 	}
 	if (o->transparent != -1 && o->net != SPAWN_NET_GATED) {
-		spawn_seterr(err, errlen, "--transparent applies to gated runs "
+		gk_seterr(err, errlen, "--transparent applies to gated runs "
 		    "(with --allow); --net %s has no proxy to redirect to",
 		    spawn_net_name(o->net));
 		return -1;

@@ -75,7 +75,7 @@ check_explicit(const struct spawn_mount *m, char *err, size_t errlen)
 	if (m->implicit)
 		return 0;
 	if (strcmp(m->path, "/dev") == 0 || spawn_path_under(m->path, "/proc")) {
-		spawn_seterr(err, errlen, "%s %s: the sandbox has its own /dev "
+		gk_seterr(err, errlen, "%s %s: the sandbox has its own /dev "
 		    "and /proc; they cannot be replaced", opt_of(m->kind),
 		    spawn_printable(m->path, show, sizeof(show)));
 		return -1;
@@ -96,7 +96,7 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 			continue;
 		if ((rank(e) == 4 && rank(&m[j]) == 3) ||
 		    (rank(e) == 3 && rank(&m[j]) == 4)) {
-			spawn_seterr(err, errlen, "%s %s: that directory holds "
+			gk_seterr(err, errlen, "%s %s: that directory holds "
 			    "gatekeeperd's control socket, which no sandbox may "
 			    "reach; leave it out", opt_of(rank(e) == 3 ?
 			    e->kind : m[j].kind), spawn_printable(e->path,
@@ -109,7 +109,7 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 			m[j].forced = e->forced;
 			m[j].fd = e->fd;
 		} else if (rank(e) == 3 && !same_option(e->kind, m[j].kind)) {
-			spawn_seterr(err, errlen, "%s is given both with %s "
+			gk_seterr(err, errlen, "%s is given both with %s "
 			    "and with %s; give one", spawn_printable(e->path,
 			    show, sizeof(show)), opt_of(m[j].kind),
 			    opt_of(e->kind));

@@ -62,7 +62,7 @@ spawn_resolve_cwd(const char *opt_cwd, char *err, size_t errlen)
 
 	p = realpath(opt_cwd != NULL ? opt_cwd : ".", NULL);
 	if (p == NULL || stat(p, &st) == -1 || !S_ISDIR(st.st_mode)) {
-		spawn_seterr(err, errlen, "%s %s: %s", opt_cwd != NULL ?
+		gk_seterr(err, errlen, "%s %s: %s", opt_cwd != NULL ?
 		    "--cwd" : "the current directory", opt_cwd != NULL ?
 		    spawn_printable(opt_cwd, show, sizeof(show)) : "",
 		    p == NULL ? strerror(errno) : "not a directory");
@@ -102,7 +102,7 @@ user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
 
 	if ((p = realpath(op->path, NULL)) == NULL) {
 		if (!macos) {
-			spawn_seterr(err, errlen, "%s %s: %s", names[op->kind],
+			gk_seterr(err, errlen, "%s %s: %s", names[op->kind],
 			    spawn_printable(op->path, show, sizeof(show)),
 			    strerror(errno));
 			return -1;
@@ -121,7 +121,7 @@ user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
 		kind = p != NULL && stat(p, &st) == 0 && !S_ISDIR(st.st_mode) ?
 		    SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR;
 	if (ml_add(l, kind, p, false) == -1) {
-		spawn_seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -191,7 +191,7 @@ control_hide(struct mlist *l, const char *sock, const char *cwd, char *err,
 		return 0;
 	}
 	if (strcmp(real, "/") == 0 || spawn_path_under(cwd, real)) {
-		spawn_seterr(err, errlen, "gatekeeperd's control socket %s "
+		gk_seterr(err, errlen, "gatekeeperd's control socket %s "
 		    "sits in %s, which %s; no sandbox may see that directory: "
 		    "run from elsewhere (--cwd) or give gatekeeperd a socket "
 		    "in a directory of its own (the default is %s)", sock,
@@ -258,7 +258,7 @@ spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
 	return 0;
 fail:
 	if (err[0] == '\0')
-		spawn_seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 	spawn_mounts_free(l.m, l.n);
 	return -1;
 }
@@ -327,12 +327,12 @@ spawn_read_file(const char *path, size_t max, size_t *len, char *err,
 
 	spawn_printable(path, show, sizeof(show));
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		spawn_seterr(err, errlen, "--allow-file %s: %s", show,
+		gk_seterr(err, errlen, "--allow-file %s: %s", show,
 		    strerror(errno));
 		return NULL;
 	}
 	if ((buf = spawn_fd_slurp(fd, max, len)) == NULL)
-		spawn_seterr(err, errlen, "--allow-file %s: %s", show,
+		gk_seterr(err, errlen, "--allow-file %s: %s", show,
 		    errno == EFBIG ? "larger than 1 MiB; is it really an "
 		    "allow-file?" : strerror(errno));
 	close(fd);

@@ -170,7 +170,7 @@ spawn_sbpl_build(const struct spawn_plan *p, char *err, size_t errlen)
 	for (i = 0; i < p->nmounts; i++) {
 		if (mount_rule(&b, &p->mounts[i]) == -1) {
 			shown(p->mounts[i].path, show, sizeof(show));
-			spawn_seterr(err, errlen, "%s: a path with a control "
+			gk_seterr(err, errlen, "%s: a path with a control "
 			    "character cannot be written into an SBPL "
 			    "profile safely; rename it or leave it out",
 			    show);
@@ -179,7 +179,7 @@ spawn_sbpl_build(const struct spawn_plan *p, char *err, size_t errlen)
 		}
 	}
 	if (b.nomem) {
-		spawn_seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 		free(b.s);
 		return NULL;
 	}

@@ -214,12 +214,12 @@ spawn_start_fork(const struct spawn_child *tmpl, int *chan, char *err,
 	pid_t pid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == -1) {
-		spawn_seterr(err, errlen, "socketpair: %s", strerror(errno));
+		gk_seterr(err, errlen, "socketpair: %s", strerror(errno));
 		return -1;
 	}
 	c.parent = getpid();
 	if ((pid = fork()) == -1) {
-		spawn_seterr(err, errlen, "fork: %s", strerror(errno));
+		gk_seterr(err, errlen, "fork: %s", strerror(errno));
 		close(sp[0]);
 		close(sp[1]);
 		return -1;
@@ -242,22 +242,22 @@ unexpected(const char *msg, ssize_t n, const char *step, char *err,
 	int e;
 
 	if (n == -1 && errno == ETIMEDOUT)
-		spawn_seterr(err, errlen, "the sandbox's first process did "
+		gk_seterr(err, errlen, "the sandbox's first process did "
 		    "not %s within %d s", step, SPAWN_REPLY_WAIT_MS / 1000);
 	else if (n == -1)
-		spawn_seterr(err, errlen, "the sandbox's first process: %s",
+		gk_seterr(err, errlen, "the sandbox's first process: %s",
 		    strerror(errno));
 	else if (n == 0)
-		spawn_seterr(err, errlen, "the sandbox's first process "
+		gk_seterr(err, errlen, "the sandbox's first process "
 		    "ended before it could %s", step);
 	else if (msg[0] == 'E')
-		spawn_seterr(err, errlen, "%.*s", (int)(n - 1), msg + 1);
+		gk_seterr(err, errlen, "%.*s", (int)(n - 1), msg + 1);
 	else if (msg[0] == 'X' && n == 1 + (ssize_t)sizeof(e)) {
 		memcpy(&e, msg + 1, sizeof(e));
-		spawn_seterr(err, errlen, "cannot execute bwrap: %s",
+		gk_seterr(err, errlen, "cannot execute bwrap: %s",
 		    strerror(e));
 	} else
-		spawn_seterr(err, errlen, "the sandbox's first process sent "
+		gk_seterr(err, errlen, "the sandbox's first process sent "
 		    "an unexpected message");
 	return -1;
 }
@@ -297,7 +297,7 @@ spawn_start_go(int chan, const struct spawn_cage *cage, char *err,
 {
 	if (chan_send(chan, 'C', cage, sizeof(*cage), -1) == 0)
 		return 0;
-	spawn_seterr(err, errlen, "the sandbox's first process went away "
+	gk_seterr(err, errlen, "the sandbox's first process went away "
 	    "(%s)", strerror(errno));
 	return -1;
 }

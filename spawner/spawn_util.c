@@ -126,14 +126,3 @@ spawn_printable(const char *s, char *buf, size_t len)
 	return buf;
 }
 
-void
-spawn_seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}

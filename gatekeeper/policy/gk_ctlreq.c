@@ -3,7 +3,6 @@
  * UTF-8 checked, depth limited); a raw scan of the same bytes catches what
  * json-c lets through (NUL bytes, single quotes, duplicate keys).
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +11,7 @@
 
 #include <json-c/json.h>
 
+#include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 
 #define QUOTE_MAX	48	/* bytes of peer text quoted in a message */
@@ -100,18 +100,6 @@ gk_ctl_strstatus(enum gk_ctl_status st)
 	return status_str[st];
 }
 
-static void __attribute__((format(printf, 3, 4)))
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
-
 /* Peer text for a message: printable ASCII kept, the rest \xNN, cut. */
 static const char *
 quote(char *dst, size_t dstlen, const char *s, size_t n)
@@ -173,7 +161,7 @@ prescan(const uint8_t *buf, size_t len, char *err, size_t errlen)
 
 	for (i = 0; i < len; i++) {
 		if (buf[i] == '\0') {
-			seterr(err, errlen, "bad JSON: NUL byte at offset %zu; "
+			gk_seterr(err, errlen, "bad JSON: NUL byte at offset %zu; "
 			    "write it as \\u0000 inside a string, if at all",
 			    i);
 			return GK_CTL_BAD_JSON;
@@ -185,7 +173,7 @@ prescan(const uint8_t *buf, size_t len, char *err, size_t errlen)
 		else if (buf[i] == '"')
 			in_str = !in_str;
 		else if (!in_str && buf[i] == '\'') {
-			seterr(err, errlen, "bad JSON at offset %zu: single "
+			gk_seterr(err, errlen, "bad JSON at offset %zu: single "
 			    "quotes are not JSON; quote strings with \"", i);
 			return GK_CTL_BAD_JSON;
 		}
@@ -268,12 +256,12 @@ check_dups(const uint8_t *buf, size_t len, struct json_object *obj,
 		return GK_CTL_OK;
 	for (f = 0; f < NFIELDS; f++) {
 		if (ks.seen[f] > 1) {
-			seterr(err, errlen, "duplicate key \"%s\": each field "
+			gk_seterr(err, errlen, "duplicate key \"%s\": each field "
 			    "may appear once", fields[f].name);
 			return GK_CTL_DUPLICATE_KEY;
 		}
 	}
-	seterr(err, errlen, "duplicate key in the request object: each field "
+	gk_seterr(err, errlen, "duplicate key in the request object: each field "
 	    "may appear once");
 	return GK_CTL_DUPLICATE_KEY;
 }
@@ -292,7 +280,7 @@ tokenize(const uint8_t *buf, size_t len, struct json_object **objp,
 
 	*objp = NULL;
 	if ((tok = json_tokener_new_ex(GK_CTL_DEPTH_MAX)) == NULL) {
-		seterr(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 		return false;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
@@ -304,16 +292,16 @@ tokenize(const uint8_t *buf, size_t len, struct json_object **objp,
 		obj = json_tokener_parse_ex(tok, " ", 1);
 		je = json_tokener_get_error(tok);
 		if (je == json_tokener_continue)
-			seterr(err, errlen, "bad JSON: the line ends inside a "
+			gk_seterr(err, errlen, "bad JSON: the line ends inside a "
 			    "value (after %zu bytes); send each request as "
 			    "one complete JSON object on one line", len);
 	}
 	if (obj == NULL && je == json_tokener_error_depth)
-		seterr(err, errlen, "bad JSON at offset %zu: nesting too "
+		gk_seterr(err, errlen, "bad JSON at offset %zu: nesting too "
 		    "deep (a request is an object of strings and arrays of "
 		    "strings)", *end);
 	else if (obj == NULL && je != json_tokener_continue)
-		seterr(err, errlen, "bad JSON at offset %zu: %s", *end,
+		gk_seterr(err, errlen, "bad JSON at offset %zu: %s", *end,
 		    json_tokener_error_desc(je));
 	json_tokener_free(tok);
 	*objp = obj;
@@ -325,14 +313,14 @@ get_string(struct json_object *v, const char *field, const char **s,
     size_t *n, char *err, size_t errlen)
 {
 	if (!json_object_is_type(v, json_type_string)) {
-		seterr(err, errlen, "\"%s\" must be a string, not %s", field,
+		gk_seterr(err, errlen, "\"%s\" must be a string, not %s", field,
 		    type_name(v));
 		return GK_CTL_BAD_TYPE;
 	}
 	*s = json_object_get_string(v);
 	*n = (size_t)json_object_get_string_len(v);
 	if (memchr(*s, '\0', *n) != NULL) {
-		seterr(err, errlen, "\"%s\" contains a NUL character", field);
+		gk_seterr(err, errlen, "\"%s\" contains a NUL character", field);
 		return GK_CTL_BAD_VALUE;
 	}
 	return GK_CTL_OK;
@@ -350,7 +338,7 @@ parse_op(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	int op;
 
 	if (!json_object_object_get_ex(obj, "op", &v)) {
-		seterr(err, errlen, "missing \"op\": say what to do, e.g. "
+		gk_seterr(err, errlen, "missing \"op\": say what to do, e.g. "
 		    "{\"op\":\"cage.list\"}; known ops: " KNOWN_OPS);
 		return GK_CTL_BAD_OP;
 	}
@@ -362,7 +350,7 @@ parse_op(struct json_object *obj, struct gk_ctlreq *out, char *err,
 			return GK_CTL_OK;
 		}
 	}
-	seterr(err, errlen, "unknown op '%s'; known ops: " KNOWN_OPS,
+	gk_seterr(err, errlen, "unknown op '%s'; known ops: " KNOWN_OPS,
 	    quote(q, sizeof(q), s, n));
 	return GK_CTL_BAD_OP;
 }
@@ -400,14 +388,14 @@ check_fields(struct json_object *obj, const struct op_spec *spec,
 			    quote(q, sizeof(q), key, strlen(key)));
 	}
 	if (nbad > 0) {
-		seterr(err, errlen, "unknown field%s %s%s for %s; use %s",
+		gk_seterr(err, errlen, "unknown field%s %s%s for %s; use %s",
 		    nbad > 1 ? "s" : "", names, nbad > 4 ? ", ..." : "",
 		    spec->name, spec->usage);
 		return GK_CTL_UNKNOWN_FIELD;
 	}
 	for (f = 0; f < NFIELDS; f++) {
 		if ((spec->required & fields[f].bit & ~have) != 0) {
-			seterr(err, errlen, "missing \"%s\" for %s; use %s",
+			gk_seterr(err, errlen, "missing \"%s\" for %s; use %s",
 			    fields[f].name, spec->name, spec->usage);
 			return GK_CTL_MISSING_FIELD;
 		}
@@ -428,7 +416,7 @@ parse_source(struct json_object *v, struct gk_ctlreq *out, char *err,
 		return st;
 	if (n > GK_CTL_SOURCE_MAX || gk_addr_parse(s, &out->source_addr)
 	    == -1) {
-		seterr(err, errlen, "invalid source address '%s': give the "
+		gk_seterr(err, errlen, "invalid source address '%s': give the "
 		    "cage's IPv4 or IPv6 address, e.g. \"10.143.0.2\"",
 		    quote(q, sizeof(q), s, n));
 		return GK_CTL_BAD_VALUE;
@@ -448,13 +436,13 @@ parse_label(struct json_object *v, struct gk_ctlreq *out, char *err,
 	if ((st = get_string(v, "label", &s, &n, err, errlen)) != GK_CTL_OK)
 		return st;
 	if (n > GK_CAGE_LABEL_MAX) {
-		seterr(err, errlen, "\"label\" is %zu bytes; at most %d are "
+		gk_seterr(err, errlen, "\"label\" is %zu bytes; at most %d are "
 		    "allowed", n, GK_CAGE_LABEL_MAX);
 		return GK_CTL_BAD_VALUE;
 	}
 	for (i = 0; i < n; i++) {
 		if (s[i] < 0x20 || s[i] > 0x7e) {
-			seterr(err, errlen, "\"label\" has a non-printable or "
+			gk_seterr(err, errlen, "\"label\" has a non-printable or "
 			    "non-ASCII byte at offset %zu; use printable "
 			    "ASCII only", i);
 			return GK_CTL_BAD_VALUE;
@@ -480,7 +468,7 @@ parse_id(struct json_object *v, struct gk_ctlreq *out, char *err,
 			break;
 	}
 	if (n != GK_CAGE_ID_LEN || i != n) {
-		seterr(err, errlen, "invalid cage id '%s': an id is %d "
+		gk_seterr(err, errlen, "invalid cage id '%s': an id is %d "
 		    "characters a-z and 0-9, as cage.create and cage.list "
 		    "report it", quote(q, sizeof(q), s, n), GK_CAGE_ID_LEN);
 		return GK_CTL_BAD_VALUE;
@@ -498,20 +486,20 @@ parse_allow(struct json_object *v, struct gk_ctlreq *out, char *err,
 	size_t i, n, len;
 
 	if (!json_object_is_type(v, json_type_array)) {
-		seterr(err, errlen, "\"allow\" must be an array of pattern "
+		gk_seterr(err, errlen, "\"allow\" must be an array of pattern "
 		    "strings such as [\"*.example.com\"], not %s",
 		    type_name(v));
 		return GK_CTL_BAD_TYPE;
 	}
 	if ((n = json_object_array_length(v)) > GK_ALLOWLIST_MAX) {
-		seterr(err, errlen, "\"allow\" has %zu patterns; at most %d "
+		gk_seterr(err, errlen, "\"allow\" has %zu patterns; at most %d "
 		    "are allowed", n, GK_ALLOWLIST_MAX);
 		return GK_CTL_BAD_VALUE;
 	}
 	for (i = 0; i < n; i++) {
 		e = json_object_array_get_idx(v, i);
 		if (!json_object_is_type(e, json_type_string)) {
-			seterr(err, errlen, "allow[%zu] must be a pattern "
+			gk_seterr(err, errlen, "allow[%zu] must be a pattern "
 			    "string such as \"*.example.com\", not %s", i,
 			    type_name(e));
 			return GK_CTL_BAD_TYPE;
@@ -519,7 +507,7 @@ parse_allow(struct json_object *v, struct gk_ctlreq *out, char *err,
 		s = json_object_get_string(e);
 		len = (size_t)json_object_get_string_len(e);
 		if (memchr(s, '\0', len) != NULL) {
-			seterr(err, errlen, "allow[%zu] contains a NUL "
+			gk_seterr(err, errlen, "allow[%zu] contains a NUL "
 			    "character", i);
 			return GK_CTL_BAD_VALUE;
 		}
@@ -535,7 +523,7 @@ parse_allow(struct json_object *v, struct gk_ctlreq *out, char *err,
 	}
 	return GK_CTL_OK;
 nomem:
-	seterr(err, errlen, "out of memory");
+	gk_seterr(err, errlen, "out of memory");
 	return GK_CTL_NOMEM;
 }
 
@@ -551,21 +539,21 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	if (!json_object_object_get_ex(obj, "netns", &v)) {
 		if (has_source && json_object_object_get_ex(obj, "transparent",
 		    NULL)) {
-			seterr(err, errlen, "\"transparent\" applies to cages "
+			gk_seterr(err, errlen, "\"transparent\" applies to cages "
 			    "made from a network namespace (\"netns\":true), "
 			    "not to a \"source\" cage");
 			return GK_CTL_BAD_VALUE;
 		}
 		if (has_source)
 			return GK_CTL_OK;
-		seterr(err, errlen, "missing \"source\" or \"netns\" for "
+		gk_seterr(err, errlen, "missing \"source\" or \"netns\" for "
 		    "cage.create; use %s",
 		    op_specs[GK_CTL_OP_CAGE_CREATE].usage);
 		return GK_CTL_MISSING_FIELD;
 	}
 	if (!json_object_is_type(v, json_type_boolean) ||
 	    !json_object_get_boolean(v)) {
-		seterr(err, errlen, "\"netns\" must be true (and the "
+		gk_seterr(err, errlen, "\"netns\" must be true (and the "
 		    "namespace fd sent with the request line), not %s",
 		    json_object_is_type(v, json_type_boolean) ? "false" :
 		    type_name(v));
@@ -573,7 +561,7 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		    GK_CTL_BAD_VALUE : GK_CTL_BAD_TYPE;
 	}
 	if (has_source) {
-		seterr(err, errlen, "give either \"source\" or \"netns\" "
+		gk_seterr(err, errlen, "give either \"source\" or \"netns\" "
 		    "for cage.create, not both: a namespace cage gets its "
 		    "address from gatekeeperd");
 		return GK_CTL_BAD_VALUE;
@@ -583,7 +571,7 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	if (!json_object_object_get_ex(obj, "transparent", &v))
 		return GK_CTL_OK;
 	if (!json_object_is_type(v, json_type_boolean)) {
-		seterr(err, errlen, "\"transparent\" must be true or false, "
+		gk_seterr(err, errlen, "\"transparent\" must be true or false, "
 		    "not %s", type_name(v));
 		return GK_CTL_BAD_TYPE;
 	}
@@ -624,11 +612,11 @@ parse_object(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
 	while (end < len && is_space(buf[end]))
 		end++;
 	if (end < len) {
-		seterr(err, errlen, "bad JSON: unexpected data at offset %zu "
+		gk_seterr(err, errlen, "bad JSON: unexpected data at offset %zu "
 		    "after the request; send one object per line", end);
 		st = GK_CTL_BAD_JSON;
 	} else if (!json_object_is_type(obj, json_type_object)) {
-		seterr(err, errlen, "a request must be a JSON object such as "
+		gk_seterr(err, errlen, "a request must be a JSON object such as "
 		    "{\"op\":\"stats\"}, not %s", type_name(obj));
 		st = GK_CTL_NOT_OBJECT;
 	} else if ((st = check_dups(buf, len, obj, err, errlen)) ==
@@ -651,14 +639,14 @@ gk_ctlreq_parse(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
 	if (errlen > 0)
 		err[0] = '\0';
 	if (len > GK_CTL_LINE_MAX) {
-		seterr(err, errlen, "request line is %zu bytes; at most %d "
+		gk_seterr(err, errlen, "request line is %zu bytes; at most %d "
 		    "are allowed", len, GK_CTL_LINE_MAX);
 		return GK_CTL_TOO_LONG;
 	}
 	for (i = 0; i < len && is_space(buf[i]); i++)
 		;
 	if (i == len) {
-		seterr(err, errlen, "empty request: send one JSON object per "
+		gk_seterr(err, errlen, "empty request: send one JSON object per "
 		    "line, e.g. {\"op\":\"stats\"}");
 		return GK_CTL_EMPTY;
 	}
@@ -667,7 +655,7 @@ gk_ctlreq_parse(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
 	if (st != GK_CTL_OK) {
 		gk_ctlreq_clear(out);
 		if (errlen > 0 && err[0] == '\0')
-			seterr(err, errlen, "%s", gk_ctl_strstatus(st));
+			gk_seterr(err, errlen, "%s", gk_ctl_strstatus(st));
 	}
 	return st;
 }

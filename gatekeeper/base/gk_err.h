@@ -1,0 +1,18 @@
+/*
+ * gk_err: a message for the caller, in the caller's buffer: the one
+ * formatter of every "0, or -1 with a message in err" function.
+ */
+#ifndef GK_ERR_H
+#define GK_ERR_H
+
+#include <stddef.h>
+
+/*
+ * printf into err (errlen bytes, cut and terminated; nothing when err is
+ * NULL or errlen 0). Returns -1, so a failing path can end with
+ * `return gk_seterr(err, errlen, ...);`.
+ */
+int	gk_seterr(char *err, size_t errlen, const char *fmt, ...)
+	    __attribute__((format(printf, 3, 4)));
+
+#endif /* GK_ERR_H */
