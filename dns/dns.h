@@ -66,6 +66,5 @@ enum dns_lookup_status dns_lookup(struct dns_server *s, const char *name,
 		    struct dns_lookup_result *res, struct dns_waiter **handle);
 /* The callback will not run; call only before it has run. */
 void		 dns_lookup_cancel(struct dns_waiter *w);
-size_t		 dns_server_cache_entries(const struct dns_server *s);
 
 #endif /* DNS_H */

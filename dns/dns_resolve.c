@@ -74,7 +74,7 @@ pin_addrs(struct gk_cage *c, const char *name, const struct dns_addr *addrs,
 }
 
 static size_t
-deny(struct dns_server *s, struct gk_cage *c, const struct dns_client *cl,
+deny_query(struct dns_server *s, struct gk_cage *c, const struct dns_client *cl,
     const struct dns_query *q, uint8_t *out, size_t outlen)
 {
 	char why[256];
@@ -450,7 +450,7 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
 	}
 	if (!name_allowed(c, &q))
-		return deny(s, c, cl, &q, out, outlen);
+		return deny_query(s, c, cl, &q, out, outlen);
 	switch (q.qtype) {
 	case DNS_T_HTTPS:
 	case DNS_T_SVCB:

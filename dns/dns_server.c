@@ -453,9 +453,3 @@ dns_server_upstreams(const struct dns_server *s)
 {
 	return dns_upstream_describe(s->up);
 }
-
-size_t
-dns_server_cache_entries(const struct dns_server *s)
-{
-	return s->cache != NULL ? dns_cache_count(s->cache) : 0;
-}

@@ -90,8 +90,6 @@ int			 nft_netns_check(int nsfd, uid_t uid, char *err,
  */
 int			 nft_addr_alloc(struct nft_plumb *p,
 			    struct in_addr *out);
-/* Give back an address that never went through nft_cage_up. */
-void			 nft_addr_free(struct nft_plumb *p, struct in_addr a);
 
 /*
  * Plumb cage address `cage` (from nft_addr_alloc) into the network
@@ -104,7 +102,7 @@ void			 nft_addr_free(struct nft_plumb *p, struct in_addr a);
  * refuses our own netns. 0 on success: release with nft_cage_down. -1
  * with err on failure: what was done is undone, and the address goes back
  * to the pool by itself (once any undo finished); do not call
- * nft_addr_free or nft_cage_down.
+ * nft_cage_down.
  */
 int			 nft_cage_up(struct nft_plumb *p, int nsfd,
 			    const char *ifname, struct in_addr cage,

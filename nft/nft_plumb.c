@@ -279,15 +279,6 @@ nft_addr_alloc(struct nft_plumb *p, struct in_addr *out)
 	return nft_pool_alloc(p->pool, out);
 }
 
-void
-nft_addr_free(struct nft_plumb *p, struct in_addr a)
-{
-	char buf[INET_ADDRSTRLEN];
-
-	if (nft_pool_release(p->pool, a) == -1)
-		log_warnx("address %s was not allocated", ntop(a, buf));
-}
-
 size_t
 nft_plumb_pending(const struct nft_plumb *p)
 {

@@ -1,5 +1,5 @@
 /*
- * proxy_int.h: pieces shared by the SOCKS5 and HTTP sessions.
+ * proxy_int.h: pieces shared by the SOCKS5, HTTP and transparent sessions.
  */
 #ifndef PROXY_INT_H
 #define PROXY_INT_H

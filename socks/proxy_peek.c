@@ -40,7 +40,7 @@ enum peek_tls {
 };
 
 static enum relay_peek
-deny(struct proxy_outcome *o, enum gk_deny_reason r, const char *what,
+peek_deny(struct proxy_outcome *o, enum gk_deny_reason r, const char *what,
     const struct proxy_target *t)
 {
 	proxy_outcome_deny(o, r, "%s to %s", what, t->name);
@@ -134,7 +134,7 @@ follow_wait(const struct proxy_target *t, const struct proxy_peek_state *ps,
 	if (len == 0 || (ps->f.state == HTTP_FOLLOW_ST_HEAD &&
 	    fo->blank == len))
 		return RELAY_PEEK_ALLOW;
-	return deny(o, GK_REASON_MALFORMED, "malformed HTTP request: the "
+	return peek_deny(o, GK_REASON_MALFORMED, "malformed HTTP request: the "
 	    "client ended inside a request head, chunk-size line or trailer",
 	    t);
 }
@@ -173,7 +173,7 @@ peek_follow(const struct gk_cage *c, const struct proxy_target *t,
 			snprintf(what, sizeof(what), "malformed HTTP request "
 			    "(request %llu on the connection): %s",
 			    (unsigned long long)ps->f.requests + 1, fo.why);
-			return deny(o, GK_REASON_MALFORMED, what, t);
+			return peek_deny(o, GK_REASON_MALFORMED, what, t);
 		}
 	}
 }
@@ -203,10 +203,10 @@ peek_plain(const struct gk_cage *c, const struct proxy_target *t,
 	case HTTP_SNIFF_NEED_MORE:
 		if (!eof)
 			return RELAY_PEEK_MORE;
-		return deny(o, GK_REASON_MALFORMED, "malformed first bytes: "
+		return peek_deny(o, GK_REASON_MALFORMED, "malformed first bytes: "
 		    "the client ended inside its first line", t);
 	case HTTP_SNIFF_PROXY:
-		return deny(o, GK_REASON_MALFORMED, "a PROXY protocol header "
+		return peek_deny(o, GK_REASON_MALFORMED, "a PROXY protocol header "
 		    "(what follows it would reach the server unchecked)", t);
 	case HTTP_SNIFF_BLANKS:
 		proxy_outcome_deny(o, GK_REASON_MALFORMED, "more than %d blank "
@@ -218,10 +218,10 @@ peek_plain(const struct gk_cage *c, const struct proxy_target *t,
 		if (st == SNI_NEED_MORE && !eof)
 			return RELAY_PEEK_MORE;
 		if (st != SNI_NOT_TLS)
-			return deny(o, GK_REASON_MALFORMED, "blank bytes "
+			return peek_deny(o, GK_REASON_MALFORMED, "blank bytes "
 			    "before a TLS record", t);
 		if (t->port == HTTP_PORT)
-			return deny(o, GK_REASON_MALFORMED, "neither an HTTP "
+			return peek_deny(o, GK_REASON_MALFORMED, "neither an HTTP "
 			    "request nor TLS on port 80", t);
 		return RELAY_PEEK_ALLOW;	/* a line protocol, binary */
 	case HTTP_SNIFF_REQUEST:
@@ -264,7 +264,7 @@ peek_first(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	case SNI_NEED_MORE:
 		if (!eof)
 			return RELAY_PEEK_MORE;
-		return deny(o, GK_REASON_MALFORMED, "malformed TLS "
+		return peek_deny(o, GK_REASON_MALFORMED, "malformed TLS "
 		    "ClientHello: the client ended inside it", t);
 	case SNI_OK:
 		if (r.ech)
@@ -277,13 +277,13 @@ peek_first(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	case SNI_NOT_TLS:
 		return peek_plain(c, t, ps, buf, len, eof, pass, o);
 	case SNI_NOT_HELLO:
-		return deny(o, GK_REASON_MALFORMED, "a TLS record other than a "
+		return peek_deny(o, GK_REASON_MALFORMED, "a TLS record other than a "
 		    "ClientHello first (alert, change_cipher_spec, application "
 		    "data, or another version)", t);
 	case SNI_INVALID:
 	case SNI_TOO_LONG:
 	default:
-		return deny(o, GK_REASON_MALFORMED, "malformed TLS ClientHello",
+		return peek_deny(o, GK_REASON_MALFORMED, "malformed TLS ClientHello",
 		    t);
 	}
 }

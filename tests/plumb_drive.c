@@ -17,7 +17,7 @@
  *	  down IFNAME ADDR  nft_cage_down: "ok"
  *	  wait              until no teardown is pending (at most 5 s):
  *			    "ok USEC" (since the last down) or "err timeout"
- *	  alloc / free ADDR the pool alone: "ok ADDR" / "ok"
+ *	  alloc             the pool alone: "ok ADDR"
  *	  check NSPATH UID  nft_netns_check: "ok" or "err MESSAGE"
  *	  quit (or EOF)     nft_plumb_free, "ok USEC", exit 0
  *	Failures answer "err MESSAGE".
@@ -176,10 +176,6 @@ command(struct drive *d, char *line)
 			    sizeof(a)));
 		else
 			printf("err no free address\n");
-	} else if (n == 2 && strcmp(w[0], "free") == 0 &&
-	    inet_pton(AF_INET, w[1], &addr) == 1) {
-		nft_addr_free(d->p, addr);
-		printf("ok\n");
 	} else if (n == 3 && strcmp(w[0], "check") == 0) {
 		if (check_path(w[1], w[2], err, sizeof(err)) == 0)
 			printf("ok\n");

@@ -538,21 +538,6 @@ gk_cage_pin(struct gk_cage *c, const char *name, const struct gk_addr *a,
 }
 
 bool
-gk_cage_pinned(const struct gk_cage *c, const struct gk_addr *a, time_t now)
-{
-	const struct gk_pinset *ps = c->pins;
-	const struct pin *p;
-
-	if (ps == NULL || ps->count == 0)
-		return false;
-	for (p = ps->buckets[pin_slot(ps, a)]; p != NULL; p = p->next) {
-		if (p->expires > now && gk_addr_eq(&p->addr, a))
-			return true;
-	}
-	return false;
-}
-
-bool
 gk_cage_pinned_name(const struct gk_cage *c, const struct gk_addr *a,
     const char *name, time_t now)
 {

@@ -99,9 +99,6 @@ void		 gk_cage_foreach(const struct gk_cage_table *t,
  */
 int		 gk_cage_pin(struct gk_cage *c, const char *name,
 		    const struct gk_addr *a, time_t expires);
-/* Is `a` pinned (unexpired at `now`) to this cage? */
-bool		 gk_cage_pinned(const struct gk_cage *c, const struct gk_addr *a,
-		    time_t now);
 /* Is `a` pinned to this cage for exactly this name (normalized)? */
 bool		 gk_cage_pinned_name(const struct gk_cage *c,
 		    const struct gk_addr *a, const char *name, time_t now);
