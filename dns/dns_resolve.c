@@ -74,8 +74,9 @@ pin_addrs(struct gk_cage *c, const char *name, const struct dns_addr *addrs,
 }
 
 static size_t
-deny_query(struct dns_server *s, struct gk_cage *c, const struct dns_client *cl,
-    const struct dns_query *q, uint8_t *out, size_t outlen)
+deny_query(struct dns_server *s, struct gk_cage *c,
+    const struct dns_client *cl, const struct dns_query *q, uint8_t *out,
+    size_t outlen)
 {
 	char why[256];
 
