@@ -100,9 +100,15 @@ http {
 EOF
 }
 
-# bench_build_load: $LOAD, socks_load built from its source here.
+# bench_build_load: $LOAD, socks_load built from its sources here (the
+# parts are listed in socks_load.h).
 bench_build_load() {
-	cc -O2 -o "$LOAD" "$BENCH_DIR/socks_load.c" 2>"$T/cc.err" ||
+	local f
+	local -a src=()
+	for f in socks_load.c load_conn.c load_run.c floor.c; do
+		src+=("$BENCH_DIR/$f")
+	done
+	cc -O2 -o "$LOAD" "${src[@]}" 2>"$T/cc.err" ||
 		die "cannot build socks_load: $(cat "$T/cc.err")"
 }
 

@@ -30,9 +30,10 @@
 #               epoll SOCKS5 relay (no policy, recv/send): the least a proxy
 #               in the path costs on this machine
 #   hold        127.0.0.1:9000: socks_load hold, the idle tunnels' target
-# The load client is tests/bench/socks_load.c, built here with cc -O2. It
-# binds to 127.0.0.2 (the cage's source address) for every server, direct
-# included, so every path is the same apart from the proxy.
+# The load client is tests/bench/socks_load.c (with the parts socks_load.h
+# lists), built here with cc -O2. It binds to 127.0.0.2 (the cage's source
+# address) for every server, direct included, so every path is the same
+# apart from the proxy.
 #
 # Bulk: one connection, GET /big, MB/s = 10^6 bytes/s of body from socket()
 # to EOF; one extra untimed run per path checks every byte. Set-up rate:

@@ -44,7 +44,8 @@
 #               on --ro BIN -- socks_load ...` (a CIDR pattern allows the
 #               address without DNS; BIN holds the load client, which the
 #               sandbox must see), as root
-# The load client is tests/bench/socks_load.c, built here with cc -O2.
+# The load client is tests/bench/socks_load.c (with the parts socks_load.h
+# lists), built here with cc -O2.
 # Paths:
 #   direct       socks_load -m direct from the host netns (no cage, no
 #                gatekeeperd): the baseline
