@@ -27,9 +27,15 @@
  *       A target that accepts everything, reads and discards, and keeps
  *       every connection open until the peer closes it. Runs until killed.
  *   socks_load floor  -l IP:PORT
- *       The floor: a minimal single-threaded epoll SOCKS5 relay (no-auth,
- *       IPv4 CONNECT, no policy, recv/send through 64 KiB buffers); the
- *       least any proxy in the path costs on this machine.
+ *       The copy floor: a minimal single-threaded epoll SOCKS5 relay
+ *       (no-auth, IPv4 CONNECT, no policy) that moves bytes with
+ *       recv/send through a 64 KiB buffer per direction: the least a
+ *       copying relay costs on this machine.
+ *   socks_load floor-splice  -l IP:PORT
+ *       The splice floor: the same relay (same accept loop, handshake and
+ *       connect; floor.c) moving bytes with splice(2) through a pipe per
+ *       direction sized to 256 KiB: the least a splicing relay, such as
+ *       gatekeeperd's, costs on this machine.
  *   socks_load mkfile PATH BYTES
  *       Write the deterministic pattern (64-bit words, splitmix64 of the
  *       word index, little-endian) that bulk -V checks.
@@ -87,6 +93,7 @@ usage(void)
 	    "                        [-P PROXYPID -L ITS_NOFILE]\n"
 	    "       socks_load hold  -l IP:PORT\n"
 	    "       socks_load floor -l IP:PORT\n"
+	    "       socks_load floor-splice -l IP:PORT\n"
 	    "       socks_load mkfile PATH BYTES\n");
 	exit(2);
 }
@@ -209,10 +216,14 @@ main(int argc, char **argv)
 	if ((g.bigbuf = malloc(BULK_BUF)) == NULL)
 		return 1;
 
-	if (strcmp(cmd, "hold") == 0 || strcmp(cmd, "floor") == 0) {
+	if (strcmp(cmd, "hold") == 0 || strcmp(cmd, "floor") == 0 ||
+	    strcmp(cmd, "floor-splice") == 0) {
 		if (!have_listen)
 			usage();
-		return cmd[0] == 'h' ? run_hold(&listen_at) : run_floor(&listen_at);
+		if (cmd[0] == 'h')
+			return run_hold(&listen_at);
+		return run_floor(&listen_at, strcmp(cmd, "floor") == 0 ?
+		    FLOOR_COPY : FLOOR_SPLICE);
 	}
 	if (!have_target || (g.mode != M_DIRECT && !g.have_proxy))
 		usage();

@@ -8,7 +8,8 @@
  *                  response check; the bulk file's pattern (mkfile, -V)
  *   load_run.c     the client runs (setup, bulk, idle) and the idle
  *                  tunnels' target (hold)
- *   floor.c        the floor relays (policy-free SOCKS5 servers)
+ *   floor.c        the floor relays (policy-free SOCKS5 servers: the copy
+ *                  floor and the splice floor)
  */
 #ifndef SOCKS_LOAD_H
 #define SOCKS_LOAD_H
@@ -87,6 +88,8 @@ int	run_idle(int, double, int, int);
 int	run_hold(const struct sockaddr_in *);
 
 /* floor.c */
-int	run_floor(const struct sockaddr_in *);
+enum floor_kind { FLOOR_COPY, FLOOR_SPLICE };
+
+int	run_floor(const struct sockaddr_in *, enum floor_kind);
 
 #endif
