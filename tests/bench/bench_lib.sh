@@ -124,6 +124,17 @@ bench_smoke() {
 	done
 }
 
+# bench_label NAME: what a server or path is called in the output (the
+# floor relays by what they are: socks_load floor copies, floor-splice
+# splices).
+bench_label() {
+	case $1 in
+	floor-copy) echo "floor (copy relay)" ;;
+	floor-splice) echo "floor (splice relay)" ;;
+	*) echo "$1" ;;
+	esac
+}
+
 # ---------------------------------------------------------------------------
 # The summaries' arithmetic (awk: the figures are decimals)
 
