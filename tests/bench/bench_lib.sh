@@ -100,9 +100,15 @@ http {
 EOF
 }
 
-# bench_build_load: $LOAD, socks_load built from its source here.
+# bench_build_load: $LOAD, socks_load built from its sources here (the
+# parts are listed in socks_load.h).
 bench_build_load() {
-	cc -O2 -o "$LOAD" "$BENCH_DIR/socks_load.c" 2>"$T/cc.err" ||
+	local f
+	local -a src=()
+	for f in socks_load.c load_conn.c load_run.c floor.c; do
+		src+=("$BENCH_DIR/$f")
+	done
+	cc -O2 -o "$LOAD" "${src[@]}" 2>"$T/cc.err" ||
 		die "cannot build socks_load: $(cat "$T/cc.err")"
 }
 
@@ -116,6 +122,17 @@ bench_smoke() {
 			die "$p: GET /small failed: $out $(tail -n 2 "$T/load.err")"
 		fi
 	done
+}
+
+# bench_label NAME: what a server or path is called in the output (the
+# floor relays by what they are: socks_load floor copies, floor-splice
+# splices).
+bench_label() {
+	case $1 in
+	floor-copy) echo "floor (copy relay)" ;;
+	floor-splice) echo "floor (splice relay)" ;;
+	*) echo "$1" ;;
+	esac
 }
 
 # ---------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #
 # proxy_bench.sh: benchmark of gatekeeperd's egress proxies (SOCKS5 and
-# HTTP CONNECT) against a direct connection, dante-server and microsocks.
+# HTTP CONNECT) against a direct connection, dante-server, microsocks and
+# two floor relays (a copy relay and a splice relay).
 # Not a test: it prints figures, ratios and "TARGET MET" / "TARGET MISSED"
 # lines, and exits 0 either way (1 only when something broke: a server
 # would not start, gatekeeperd died, a transfer came back wrong).
@@ -26,13 +27,21 @@
 #               what lets a cage reach loopback); --log-level warn
 #   danted      127.0.0.1:1081 (dante-server), socksmethod none, log: error
 #   microsocks  127.0.0.1:1082
-#   floor       127.0.0.1:1083: socks_load floor, a minimal single-threaded
-#               epoll SOCKS5 relay (no policy, recv/send): the least a proxy
-#               in the path costs on this machine
+#   floor-copy  127.0.0.1:1083: socks_load floor, shown as "floor (copy
+#               relay)": a minimal single-threaded epoll SOCKS5 relay (no
+#               policy) that copies with recv/send through 64 KiB buffers:
+#               the least a copying relay costs on this machine
+#   floor-splice 127.0.0.1:1084: socks_load floor-splice, shown as "floor
+#               (splice relay)": the same relay (same accept loop, handshake
+#               and connect) moving bytes with splice(2) through a 256 KiB
+#               pipe per direction, as gatekeeperd's relay does: the least a
+#               splicing relay costs here, the floor gatekeeperd's bulk is
+#               held against
 #   hold        127.0.0.1:9000: socks_load hold, the idle tunnels' target
-# The load client is tests/bench/socks_load.c, built here with cc -O2. It
-# binds to 127.0.0.2 (the cage's source address) for every server, direct
-# included, so every path is the same apart from the proxy.
+# The load client is tests/bench/socks_load.c (with the parts socks_load.h
+# lists), built here with cc -O2. It binds to 127.0.0.2 (the cage's source
+# address) for every server, direct included, so every path is the same
+# apart from the proxy.
 #
 # Bulk: one connection, GET /big, MB/s = 10^6 bytes/s of body from socket()
 # to EOF; one extra untimed run per path checks every byte. Set-up rate:
@@ -83,9 +92,10 @@ declare -A VIA=(
 	[gk-http]="http 127.0.0.1:3128"
 	[dante]="socks5 127.0.0.1:1081"
 	[microsocks]="socks5 127.0.0.1:1082"
-	[floor]="socks5 127.0.0.1:1083"
+	[floor-copy]="socks5 127.0.0.1:1083"
+	[floor-splice]="socks5 127.0.0.1:1084"
 )
-SERVERS=(direct gk-socks5 gk-http dante microsocks floor)
+SERVERS=(direct gk-socks5 gk-http dante microsocks floor-copy floor-splice)
 
 vm() {
 	awk -v k="$1:" '$1 == k {print $2}' "/proc/$2/status"
@@ -180,9 +190,12 @@ gk_track_pid "$MS_PID"
 ( gk_close_ctl_fds; exec "$LOAD" hold -l "$HOLD" >"$T/hold.stderr" 2>&1 ) &
 HOLD_PID=$!
 gk_track_pid "$HOLD_PID"
-( gk_close_ctl_fds; exec "$LOAD" floor -l 127.0.0.1:1083 >"$T/floor.stderr" 2>&1 ) &
+( gk_close_ctl_fds; exec "$LOAD" floor -l 127.0.0.1:1083 >"$T/floor-copy.stderr" 2>&1 ) &
 gk_track_pid $!
-for p in 1080 3128 1081 1082 1083 9000; do
+( gk_close_ctl_fds; exec "$LOAD" floor-splice -l 127.0.0.1:1084 \
+	>"$T/floor-splice.stderr" 2>&1 ) &
+gk_track_pid $!
+for p in 1080 3128 1081 1082 1083 1084 9000; do
 	wait_port "$p" || die "nothing listens on 127.0.0.1:$p"
 done
 
@@ -197,7 +210,7 @@ for s in "${SERVERS[@]}"; do
 	out=$(load "$s" bulk -u /big -V)
 	VERIFIED[$s]=$(kv verified "$out")
 	if [ "${VERIFIED[$s]}" != yes ] || [ "$(kv errors "$out")" != 0 ]; then
-		echo "  $s: content check FAILED: $out"
+		echo "  $(bench_label "$s"): content check FAILED: $out"
 		echo "    $(tail -n 1 "$T/load.err")"
 	fi
 done
@@ -210,11 +223,11 @@ for ((r = 1; r <= BULK_RUNS; r++)); do
 		echo "$s $out" >>"$T/bulk.txt"
 		mb=$(kv mbps "$out")
 		if [ "$(kv ok "$out")" != 1 ]; then
-			echo "  run $r $s: FAILED: $out $(tail -n 1 "$T/load.err")"
+			echo "  run $r $(bench_label "$s"): FAILED: $out $(tail -n 1 "$T/load.err")"
 			continue
 		fi
 		case $s in gk-*) GK_BULK_BYTES=$((GK_BULK_BYTES + $(kv bytes "$out"))) ;; esac
-		printf '  run %d %-11s %8.1f MB/s\n' "$r" "$s" "$mb"
+		printf '  run %d %-20s %8.1f MB/s\n' "$r" "$(bench_label "$s")" "$mb"
 		ge "$mb" "${BULK[$s]:-0}" && BULK[$s]=$mb
 	done
 done
@@ -235,8 +248,8 @@ for c in $INFLIGHT; do
 		P99[$s,$c]=$(kv p99_us "$out")
 		ERRS[$s,$c]=$(kv errors "$out")
 		[ -n "${RATE[$s,$c]}" ] || die "socks_load setup failed for $s: $out"
-		printf '  %-11s %4d in flight %9.1f conn/s  p50 %6s us  p99 %7s us  errors %s\n' \
-			"$s" "$c" "${RATE[$s,$c]}" "${P50[$s,$c]}" "${P99[$s,$c]}" "${ERRS[$s,$c]}"
+		printf '  %-20s %4d in flight %9.1f conn/s  p50 %6s us  p99 %7s us  errors %s\n' \
+			"$(bench_label "$s")" "$c" "${RATE[$s,$c]}" "${P50[$s,$c]}" "${P99[$s,$c]}" "${ERRS[$s,$c]}"
 		if [ "${ERRS[$s,$c]}" != 0 ]; then
 			echo "    $(kv errors "$out") errors: $(printf '%s\n' "$out" |
 				tr ' ' '\n' | grep '^err_' | grep -v '=0$' | paste -sd' ' -);" \
@@ -293,20 +306,24 @@ echo "  gatekeeperd VmRSS: at start $((RSS_START / 1024)) MiB, before $((RSS_BEF
 
 # ---- summary ------------------------------------------------------------------------
 echo
-printf '%-11s | %9s | %8s | %8s\n' bulk "MB/s" "x direct" "bytes ok"
-printf '%s\n' "------------+-----------+----------+---------"
+printf '%-20s | %9s | %8s | %8s | %8s | %8s\n' bulk "MB/s" "x direct" \
+	"x copy" "x splice" "bytes ok"
+printf '%-20s | %9s | %8s | %8s | %8s | %8s\n' "" "" "" floor floor ""
+printf '%s\n' "---------------------+-----------+----------+----------+----------+---------"
 for s in "${SERVERS[@]}"; do
-	printf '%-11s | %9s | %8s | %8s\n' "$s" "${BULK[$s]:-fail}" \
-		"$(ratio "${BULK[$s]:-0}" "${BULK[direct]:-0}")" "${VERIFIED[$s]:-?}"
+	printf '%-20s | %9s | %8s | %8s | %8s | %8s\n' "$(bench_label "$s")" \
+		"${BULK[$s]:-fail}" "$(ratio "${BULK[$s]:-0}" "${BULK[direct]:-0}")" \
+		"$(ratio "${BULK[$s]:-0}" "${BULK[floor-copy]:-0}")" \
+		"$(ratio "${BULK[$s]:-0}" "${BULK[floor-splice]:-0}")" "${VERIFIED[$s]:-?}"
 done
 echo "gatekeeperd CPU during the bulk runs: $GK_BULK_CPU s per GB relayed"
 echo
-printf '%-11s | %8s | %9s | %8s | %8s | %10s | %6s\n' set-up "in flight" "conn/s" \
+printf '%-20s | %8s | %9s | %8s | %8s | %10s | %6s\n' set-up "in flight" "conn/s" \
 	"p50 us" "p99 us" "x dante" errors
-printf '%s\n' "------------+-----------+-----------+----------+----------+------------+-------"
+printf '%s\n' "---------------------+-----------+-----------+----------+----------+------------+-------"
 for c in $INFLIGHT; do
 	for s in "${SERVERS[@]}"; do
-		printf '%-11s | %9s | %9.0f | %8s | %8s | %10s | %6s\n' "$s" "$c" \
+		printf '%-20s | %9s | %9.0f | %8s | %8s | %10s | %6s\n' "$(bench_label "$s")" "$c" \
 			"${RATE[$s,$c]}" "${P50[$s,$c]}" "${P99[$s,$c]}" \
 			"$(ratio "${RATE[$s,$c]}" "${RATE[dante,$c]}")" "${ERRS[$s,$c]}"
 	done
@@ -328,13 +345,30 @@ CMAX=${INFLIGHT##* }
 echo
 echo "ratios (issue's reference on this kind of machine: dante 0.54x direct and ~6,500/s" \
 	"at 128 in flight, microsocks 0.17x and ~8,600/s):"
-for s in gk-socks5 gk-http dante microsocks floor; do
-	printf '  %-11s bulk %sx direct; set-up at %s in flight %sx dante, %sx microsocks;' \
-		"$s" "$(ratio "${BULK[$s]:-0}" "${BULK[direct]:-0}")" "$CMAX" \
+for s in gk-socks5 gk-http dante microsocks floor-copy floor-splice; do
+	printf '  %-20s bulk %sx direct; set-up at %s in flight %sx dante, %sx microsocks;' \
+		"$(bench_label "$s")" "$(ratio "${BULK[$s]:-0}" "${BULK[direct]:-0}")" "$CMAX" \
 		"$(ratio "${RATE[$s,$CMAX]}" "${RATE[dante,$CMAX]}")" \
 		"$(ratio "${RATE[$s,$CMAX]}" "${RATE[microsocks,$CMAX]}")"
 	printf ' added p50 at %s in flight %s us\n' "$C1" \
 		"$(sub "${P50[$s,$C1]}" "${P50[direct,$C1]}")"
+done
+
+echo
+echo "floors (policy-free SOCKS5 relays, one accept loop, handshake and connect;" \
+	"they differ only in how bytes move):"
+for s in floor-copy floor-splice; do
+	printf '  %-20s bulk %s MB/s = %sx direct; set-up at %s in flight %s/s = %sx direct\n' \
+		"$(bench_label "$s")" "${BULK[$s]:-fail}" "$(ratio "${BULK[$s]:-0}" "${BULK[direct]:-0}")" \
+		"$CMAX" "${RATE[$s,$CMAX]}" "$(ratio "${RATE[$s,$CMAX]}" "${RATE[direct,$CMAX]}")"
+done
+echo "  splice relay / copy relay: bulk $(ratio "${BULK[floor-splice]:-0}" "${BULK[floor-copy]:-0}")x," \
+	"set-up at $CMAX in flight $(ratio "${RATE[floor-splice,$CMAX]}" "${RATE[floor-copy,$CMAX]}")x"
+for s in gk-socks5 gk-http; do
+	printf '  %-20s bulk %sx the splice floor (%sx the copy floor); set-up at %s in flight %sx the splice floor\n' \
+		"$s" "$(ratio "${BULK[$s]:-0}" "${BULK[floor-splice]:-0}")" \
+		"$(ratio "${BULK[$s]:-0}" "${BULK[floor-copy]:-0}")" "$CMAX" \
+		"$(ratio "${RATE[$s,$CMAX]}" "${RATE[floor-splice,$CMAX]}")"
 done
 
 echo
@@ -373,9 +407,12 @@ fi
 for s in "${SERVERS[@]}"; do
 	for c in $INFLIGHT; do
 		[ "${ERRS[$s,$c]}" = 0 ] ||
-			echo "NOTE: $s had ${ERRS[$s,$c]} failed connections at $c in flight"
+			echo "NOTE: $(bench_label "$s") had ${ERRS[$s,$c]} failed connections at $c in flight"
 	done
-	[ "${VERIFIED[$s]}" = yes ] || echo "NOTE: $s: bulk content check ${VERIFIED[$s]:-not run}"
+	[ "${VERIFIED[$s]}" = yes ] || echo "NOTE: $(bench_label "$s"): bulk content check ${VERIFIED[$s]:-not run}"
+done
+for s in floor-copy floor-splice; do
+	[ -s "$T/$s.stderr" ] && echo "NOTE: $(bench_label "$s") said: $(tail -n 1 "$T/$s.stderr")"
 done
 case "${VERIFIED[gk-socks5]}${VERIFIED[gk-http]}" in
 yesyes) ;;

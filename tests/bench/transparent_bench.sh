@@ -19,7 +19,8 @@
 #   GK_BENCH_INFLIGHT="1 16 128"  set-up runs: connections in flight
 #   GK_BENCH_BULK_MB=1024     size of the bulk file (MiB, >= 1024 for the issue)
 #   GK_BENCH_BULK_RUNS=3      bulk repetitions per path; the best is kept
-#   GK_BENCH_PATHS="direct routed floor socks5 transparent"  the paths to measure
+#   GK_BENCH_PATHS="direct routed floor-copy floor-splice socks5 transparent"
+#                             the paths to measure
 #   GK_BENCH_AUDIT=1          gatekeeperd writes its audit log (0: off)
 #   GK_KEEP_TMP=1             keep the temp directory (logs, raw outputs)
 #
@@ -39,12 +40,13 @@
 #   router      a third netns (203.0.113.242/30 on a veth to the host's
 #               203.0.113.241, default route back), forwarded by the host
 #               netns (per-link forwarding on that veth and up0 only):
-#               the "routed" and "floor" paths
+#               the "routed" path and the floors
 #   cage        every cage run is `gk-run --allow 192.0.2.10/32 --transparent
 #               on --ro BIN -- socks_load ...` (a CIDR pattern allows the
 #               address without DNS; BIN holds the load client, which the
 #               sandbox must see), as root
-# The load client is tests/bench/socks_load.c, built here with cc -O2.
+# The load client is tests/bench/socks_load.c (with the parts socks_load.h
+# lists), built here with cc -O2.
 # Paths:
 #   direct       socks_load -m direct from the host netns (no cage, no
 #                gatekeeperd): the baseline
@@ -52,11 +54,16 @@
 #                hop and the host's forwarding, no gatekeeperd; for
 #                attribution only (what a cage's extra hop costs at least;
 #                a cage itself is never routed)
-#   floor        from the router netns through `socks_load floor` on the
-#                host (203.0.113.241:1083): proxy_bench.sh's minimal
-#                single-threaded epoll SOCKS5 relay (no policy, recv/send
-#                through 64 KiB buffers, no splice); for attribution only:
-#                what a plain user-space relay gets on this topology
+#   floor-copy   "floor (copy relay)": from the router netns through
+#                `socks_load floor` on the host (203.0.113.241:1083):
+#                proxy_bench.sh's minimal single-threaded epoll SOCKS5 relay
+#                (no policy) copying with recv/send through 64 KiB buffers;
+#                for attribution only: what a copying user-space relay gets
+#                on this topology
+#   floor-splice "floor (splice relay)": the same through `socks_load
+#                floor-splice` (203.0.113.241:1084), the same relay moving
+#                bytes with splice(2) through a 256 KiB pipe per direction,
+#                as gatekeeperd does: what a splicing relay gets here
 #   socks5       socks_load -m socks5 -p 10.143.0.1:1080 from a cage
 #   transparent  socks_load -m direct -t 192.0.2.10:80 from a cage: the
 #                connect is redirected to :15001 by nftables
@@ -110,7 +117,7 @@ SECS=${GK_BENCH_SECONDS:-5}
 INFLIGHT=${GK_BENCH_INFLIGHT:-1 16 128}
 BULK_MB=${GK_BENCH_BULK_MB:-1024}
 BULK_RUNS=${GK_BENCH_BULK_RUNS:-3}
-read -r -a PATHS <<<"${GK_BENCH_PATHS:-direct routed floor socks5 transparent}"
+read -r -a PATHS <<<"${GK_BENCH_PATHS:-direct routed floor-copy floor-splice socks5 transparent}"
 AUDIT=${GK_BENCH_AUDIT:-1}
 HZ=$(getconf CLK_TCK)
 T=$GK_TMP
@@ -125,8 +132,8 @@ CAGE_FLAGS=(--allow "$NGINX_ADDR/32")
 
 for p in "${PATHS[@]}"; do
 	case $p in
-	direct | routed | floor | socks5 | transparent) ;;
-	*) die "GK_BENCH_PATHS: unknown path '$p' (direct, routed, floor, socks5, transparent)" ;;
+	direct | routed | floor-copy | floor-splice | socks5 | transparent) ;;
+	*) die "GK_BENCH_PATHS: unknown path '$p' (direct, routed, floor-copy, floor-splice, socks5, transparent)" ;;
 	esac
 done
 has_path() { [[ " ${PATHS[*]} " == *" $1 "* ]]; }
@@ -154,9 +161,9 @@ load() {
 		timeout 400 nsenter --net="/proc/$RT_NS_PID/ns/net" -- \
 			"$LOAD" "$cmd" -m direct -t "$TARGET" "$@" \
 			2>>"$T/load.err" </dev/null ;;
-	floor)
+	floor-copy | floor-splice)
 		timeout 400 nsenter --net="/proc/$RT_NS_PID/ns/net" -- \
-			"$LOAD" "$cmd" -m socks5 -p "$FLOOR" -t "$TARGET" "$@" \
+			"$LOAD" "$cmd" -m socks5 -p "${FLOOR[$path]}" -t "$TARGET" "$@" \
 			2>>"$T/load.err" </dev/null ;;
 	socks5)
 		( cd "$T/work" && exec timeout 400 "$GKRUN" --control "$SOCK" \
@@ -187,8 +194,8 @@ en_in sysctl -qw net.ipv4.ip_local_port_range="10000 65000" 2>/dev/null
 # The router netns (the "routed" path): forwarding on its veth and on up0
 # only, never conf.all (gatekeeperd keeps forwarding off on gk-* links).
 RT_NS_PID=
-FLOOR=203.0.113.241:1083
-if has_path routed || has_path floor; then
+declare -A FLOOR=([floor-copy]=203.0.113.241:1083 [floor-splice]=203.0.113.241:1084)
+if has_path routed || has_path floor-copy || has_path floor-splice; then
 	( gk_close_ctl_fds; exec unshare --net sleep 86400 ) &
 	RT_NS_PID=$!
 	gk_track_pid "$RT_NS_PID"
@@ -224,12 +231,17 @@ inet_bg NGINX_PID "$EN_NS_PID" "$T/nginx.stderr" \
 nginx_up() { curl -sf --noproxy '*' --max-time 1 -o /dev/null "http://$TARGET/small"; }
 gk_wait_for 100 nginx_up || die "nginx did not start on $TARGET"
 
-if has_path floor; then
-	( gk_close_ctl_fds; exec "$LOAD" floor -l "$FLOOR" >"$T/floor.stderr" 2>&1 ) &
+# floor_up ADDR: something accepts on ADDR (IP:PORT).
+floor_up() { timeout 1 bash -c "exec 3<>/dev/tcp/${1%:*}/${1#*:}" 2>/dev/null; }
+for p in floor-copy floor-splice; do
+	has_path "$p" || continue
+	cmd=floor
+	[ "$p" = floor-splice ] && cmd=floor-splice
+	( gk_close_ctl_fds; exec "$LOAD" "$cmd" -l "${FLOOR[$p]}" >"$T/$p.stderr" 2>&1 ) &
 	gk_track_pid $!
-	floor_up() { timeout 1 bash -c "exec 3<>/dev/tcp/${FLOOR%:*}/${FLOOR#*:}" 2>/dev/null; }
-	gk_wait_for 100 floor_up || die "socks_load floor did not start on $FLOOR"
-fi
+	gk_wait_for 100 floor_up "${FLOOR[$p]}" ||
+		die "socks_load $cmd did not start on ${FLOOR[$p]}"
+done
 
 GK_UPSTREAM_QUIET=1
 gk_start_upstream 5300 "$T/upstream.log" || die "dnsmasq (upstream) would not start"
@@ -259,7 +271,7 @@ for p in "${PATHS[@]}"; do
 	VERIFIED[$p]=$(kv verified "$out")
 	[ "$p" = transparent ] && TR_CONNS=$((TR_CONNS + 1))
 	if [ "${VERIFIED[$p]}" != yes ] || [ "$(kv errors "$out")" != 0 ]; then
-		echo "  $p: content check FAILED: $out"
+		echo "  $(bench_label "$p"): content check FAILED: $out"
 		echo "    $(tail -n 1 "$T/load.err")"
 	fi
 done
@@ -272,13 +284,13 @@ for ((r = 1; r <= BULK_RUNS; r++)); do
 		echo "$p $out" >>"$T/bulk.txt"
 		[ "$p" = transparent ] && TR_CONNS=$((TR_CONNS + 1))
 		if [ "$(kv ok "$out")" != 1 ]; then
-			echo "  run $r $p: FAILED: $out $(tail -n 1 "$T/load.err")"
+			echo "  run $r $(bench_label "$p"): FAILED: $out $(tail -n 1 "$T/load.err")"
 			continue
 		fi
 		GKCPU[$p]=$((${GKCPU[$p]:-0} + c1 - c0))
 		GKBYTES[$p]=$((${GKBYTES[$p]:-0} + $(kv bytes "$out")))
 		mb=$(kv mbps "$out")
-		printf '  run %d %-12s %8.1f MB/s\n' "$r" "$p" "$mb"
+		printf '  run %d %-20s %8.1f MB/s\n' "$r" "$(bench_label "$p")" "$mb"
 		ge "$mb" "${BULK[$p]:-0}" && BULK[$p]=$mb
 	done
 done
@@ -298,8 +310,8 @@ for c in $INFLIGHT; do
 		ERRS[$p,$c]=$(kv errors "$out")
 		[ -n "${RATE[$p,$c]}" ] || die "socks_load setup failed for $p: $out $(tail -n 2 "$T/load.err")"
 		[ "$p" = transparent ] && TR_CONNS=$((TR_CONNS + $(kv conns "$out")))
-		printf '  %-12s %4d in flight %9.1f conn/s  p50 %6s us  p99 %7s us  errors %s\n' \
-			"$p" "$c" "${RATE[$p,$c]}" "${P50[$p,$c]}" "${P99[$p,$c]}" "${ERRS[$p,$c]}"
+		printf '  %-20s %4d in flight %9.1f conn/s  p50 %6s us  p99 %7s us  errors %s\n' \
+			"$(bench_label "$p")" "$c" "${RATE[$p,$c]}" "${P50[$p,$c]}" "${P99[$p,$c]}" "${ERRS[$p,$c]}"
 		if [ "${ERRS[$p,$c]}" != 0 ]; then
 			echo "    errors: $(printf '%s\n' "$out" | tr ' ' '\n' | grep '^err_' |
 				grep -v '=0$' | paste -sd' ' -); $(tail -n 1 "$T/load.err")"
@@ -312,24 +324,24 @@ S51=$(metric gatekeeper_connections_total proto=socks5 verdict=allowed)
 
 # ---- summary ------------------------------------------------------------------------
 echo
-printf '%-12s | %9s | %8s | %8s | %14s\n' bulk "MB/s" "x direct" "bytes ok" "gk CPU s/GB"
-printf '%s\n' "-------------+-----------+----------+----------+---------------"
+printf '%-20s | %9s | %8s | %8s | %14s\n' bulk "MB/s" "x direct" "bytes ok" "gk CPU s/GB"
+printf '%s\n' "---------------------+-----------+----------+----------+---------------"
 for p in "${PATHS[@]}"; do
 	cpu=-
 	if { [ "$p" = socks5 ] || [ "$p" = transparent ]; } && [ "${GKBYTES[$p]:-0}" -gt 0 ]; then
 		cpu=$(awk -v t="${GKCPU[$p]}" -v hz="$HZ" -v b="${GKBYTES[$p]}" \
 			'BEGIN {printf "%.2f", t / hz / (b / 1e9)}')
 	fi
-	printf '%-12s | %9s | %8s | %8s | %14s\n' "$p" "${BULK[$p]:-fail}" \
+	printf '%-20s | %9s | %8s | %8s | %14s\n' "$(bench_label "$p")" "${BULK[$p]:-fail}" \
 		"$(ratio "${BULK[$p]:-0}" "${BULK[direct]:-0}")" "${VERIFIED[$p]:-?}" "$cpu"
 done
 echo
-printf '%-12s | %9s | %9s | %8s | %8s | %8s | %8s | %6s\n' set-up "in flight" "conn/s" \
+printf '%-20s | %9s | %9s | %8s | %8s | %8s | %8s | %6s\n' set-up "in flight" "conn/s" \
 	"p50 us" "p99 us" "x direct" "x socks5" errors
-printf '%s\n' "-------------+-----------+-----------+----------+----------+----------+----------+-------"
+printf '%s\n' "---------------------+-----------+-----------+----------+----------+----------+----------+-------"
 for c in $INFLIGHT; do
 	for p in "${PATHS[@]}"; do
-		printf '%-12s | %9s | %9.0f | %8s | %8s | %8s | %8s | %6s\n' "$p" "$c" \
+		printf '%-20s | %9s | %9.0f | %8s | %8s | %8s | %8s | %6s\n' "$(bench_label "$p")" "$c" \
 			"${RATE[$p,$c]}" "${P50[$p,$c]}" "${P99[$p,$c]}" \
 			"$(ratio "${RATE[$p,$c]}" "${RATE[direct,$c]:-}")" \
 			"$(ratio "${RATE[$p,$c]}" "${RATE[socks5,$c]:-}")" "${ERRS[$p,$c]}"
@@ -345,10 +357,10 @@ C1=${INFLIGHT%% *}
 CMAX=${INFLIGHT##* }
 echo
 echo "ratios:"
-for p in routed floor socks5 transparent; do
+for p in routed floor-copy floor-splice socks5 transparent; do
 	has_path "$p" || continue
-	printf '  %-12s bulk %sx direct; set-up at %s in flight %sx direct, %sx socks5;' \
-		"$p" "$(ratio "${BULK[$p]:-0}" "${BULK[direct]:-0}")" "$CMAX" \
+	printf '  %-20s bulk %sx direct; set-up at %s in flight %sx direct, %sx socks5;' \
+		"$(bench_label "$p")" "$(ratio "${BULK[$p]:-0}" "${BULK[direct]:-0}")" "$CMAX" \
 		"$(ratio "${RATE[$p,$CMAX]}" "${RATE[direct,$CMAX]:-}")" \
 		"$(ratio "${RATE[$p,$CMAX]}" "${RATE[socks5,$CMAX]:-}")"
 	printf ' added p50 at %s in flight %s us\n' "$C1" \
@@ -375,10 +387,18 @@ if has_path transparent && has_path socks5; then
 		"(target >= 1x: no slower than the SOCKS5 path that proxy_bench.sh holds to" \
 		">= 2x dante and >= 1.5x microsocks)"
 fi
-if has_path transparent && has_path floor; then
-	echo "transparent against the floor relay (routed + a policy-free user-space relay):" \
-		"bulk $(ratio "${BULK[transparent]:-0}" "${BULK[floor]:-0}")x," \
-		"set-up rate at $CMAX in flight $(ratio "${RATE[transparent,$CMAX]}" "${RATE[floor,$CMAX]}")x"
+for p in floor-copy floor-splice; do
+	if ! has_path transparent || ! has_path "$p"; then
+		continue
+	fi
+	echo "transparent against the $(bench_label "$p"), a policy-free user-space relay on the routed path:" \
+		"bulk $(ratio "${BULK[transparent]:-0}" "${BULK[$p]:-0}")x," \
+		"set-up rate at $CMAX in flight $(ratio "${RATE[transparent,$CMAX]}" "${RATE[$p,$CMAX]}")x"
+done
+if has_path floor-copy && has_path floor-splice; then
+	echo "splice relay against copy relay on this topology:" \
+		"bulk $(ratio "${BULK[floor-splice]:-0}" "${BULK[floor-copy]:-0}")x," \
+		"set-up rate at $CMAX in flight $(ratio "${RATE[floor-splice,$CMAX]}" "${RATE[floor-copy,$CMAX]}")x"
 fi
 if has_path transparent && has_path routed; then
 	echo "transparent against the routed path (one more veth hop, no relay):" \
@@ -393,9 +413,12 @@ fi
 for p in "${PATHS[@]}"; do
 	for c in $INFLIGHT; do
 		[ "${ERRS[$p,$c]}" = 0 ] ||
-			echo "NOTE: $p had ${ERRS[$p,$c]} failed connections at $c in flight"
+			echo "NOTE: $(bench_label "$p") had ${ERRS[$p,$c]} failed connections at $c in flight"
 	done
-	[ "${VERIFIED[$p]}" = yes ] || echo "NOTE: $p: bulk content check ${VERIFIED[$p]:-not run}"
+	[ "${VERIFIED[$p]}" = yes ] || echo "NOTE: $(bench_label "$p"): bulk content check ${VERIFIED[$p]:-not run}"
+	case $p in floor-*)
+		[ -s "$T/$p.stderr" ] && echo "NOTE: $(bench_label "$p") said: $(tail -n 1 "$T/$p.stderr")" ;;
+	esac
 done
 
 for p in "${PATHS[@]}"; do
