@@ -65,6 +65,7 @@ struct dns_client {
 };
 
 struct dns_pending;
+struct gk_listen;
 
 struct dns_server {
 	struct event_base	*base;
@@ -79,9 +80,8 @@ struct dns_server {
 
 	int			 udp_fd;
 	struct event		*udp_ev;
-	struct evconnlistener	*tcp_lev;
+	struct gk_listen	*tcp_listen;	/* counts the TCP clients */
 	TAILQ_HEAD(, dns_tcp)	 tcp_conns;
-	size_t			 ntcp;
 	struct event		*expire_ev;
 
 	struct dns_pending	*pending[DNS_PENDING_BUCKETS];

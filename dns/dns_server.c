@@ -16,9 +16,9 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include "dns/dns_int.h"
+#include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_cage.h"
@@ -194,9 +194,7 @@ tcp_close(struct dns_tcp *t)
 	bufferevent_free(t->bev);
 	t->bev = NULL;
 	TAILQ_REMOVE(&s->tcp_conns, t, entry);
-	s->ntcp--;
-	if (s->ntcp + 1 == DNS_TCP_MAX && s->tcp_lev != NULL)
-		evconnlistener_enable(s->tcp_lev);
+	gk_listen_session_done(s->tcp_listen);
 	dns_tcp_unref(t);
 }
 
@@ -265,40 +263,28 @@ tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 }
 
 static void
-tcp_accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
-    struct sockaddr *sa, int salen, void *arg)
+tcp_accept_cb(int fd, struct sockaddr *sa, void *arg)
 {
 	struct dns_server *s = arg;
 	struct timeval idle = { DNS_TCP_IDLE_SEC, 0 };
 	struct dns_tcp *t;
 
-	(void)salen;
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    gk_addr_from_sockaddr(&t->peer, sa) == -1 ||
 	    (t->bev = bufferevent_socket_new(s->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
 		free(t);
 		close(fd);
+		gk_listen_session_done(s->tcp_listen);
 		return;
 	}
 	t->srv = s;
 	t->refs = 1;
 	TAILQ_INSERT_TAIL(&s->tcp_conns, t, entry);
-	if (++s->ntcp >= DNS_TCP_MAX)
-		evconnlistener_disable(lev);
 	bufferevent_setcb(t->bev, tcp_read_cb, tcp_write_cb, tcp_event_cb, t);
 	bufferevent_set_timeouts(t->bev, &idle, &idle);
 	bufferevent_setwatermark(t->bev, EV_READ, 0, 2 * (DNS_MAX_MSG + 2));
 	bufferevent_enable(t->bev, EV_READ);
-}
-
-static void
-tcp_error_cb(struct evconnlistener *lev, void *arg)
-{
-	(void)arg;
-	/* EMFILE and friends: stop accepting until a client goes */
-	log_warn("dns tcp accept");
-	evconnlistener_disable(lev);
 }
 
 /* ---- set-up ---- */
@@ -310,7 +296,7 @@ bind_socket(const struct gk_addr *a, uint16_t port, int type, char *err,
 	char addr[GK_ADDR_STRLEN];
 	int fd, rcv = 4 * 1024 * 1024;
 
-	if ((fd = gk_socket_bind(a, port, type, 128)) == -1) {
+	if ((fd = gk_listen_bind(a, port, type, 128)) == -1) {
 		snprintf(err, errlen, "dns %s %s port %u: %s%s",
 		    type == SOCK_DGRAM ? "udp" : "tcp",
 		    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
@@ -394,14 +380,13 @@ dns_server_new(struct event_base *base, const struct dns_server_conf *sc,
 	if ((tfd = bind_socket(&sc->listen, sc->port, SOCK_STREAM, err,
 	    errlen)) == -1)
 		goto fail;
-	s->tcp_lev = evconnlistener_new(base, tcp_accept_cb, s,
-	    LEV_OPT_CLOSE_ON_FREE, -1, tfd);
-	if (s->tcp_lev == NULL) {
-		close(tfd);
+	/* at the cap, or out of descriptors, clients wait in the backlog */
+	s->tcp_listen = gk_listen_new(base, tfd, DNS_TCP_MAX, "dns tcp",
+	    tcp_accept_cb, s);
+	if (s->tcp_listen == NULL) {
 		snprintf(err, errlen, "dns tcp listener: out of memory");
 		goto fail;
 	}
-	evconnlistener_set_error_cb(s->tcp_lev, tcp_error_cb);
 	s->udp_ev = event_new(base, s->udp_fd, EV_READ | EV_PERSIST,
 	    udp_read_cb, s);
 	s->expire_ev = event_new(base, -1, EV_PERSIST, expire_cb, s);
@@ -436,8 +421,7 @@ dns_server_free(struct dns_server *s)
 	dns_upstream_free(s->up);	/* frees the remaining pendings */
 	while ((t = TAILQ_FIRST(&s->tcp_conns)) != NULL)
 		tcp_close(t);
-	if (s->tcp_lev != NULL)
-		evconnlistener_free(s->tcp_lev);
+	gk_listen_free(s->tcp_listen);
 	if (s->udp_ev != NULL)
 		event_free(s->udp_ev);
 	if (s->expire_ev != NULL)

@@ -10,7 +10,7 @@
 #include "socks/relay.h"
 
 struct bufferevent;
-struct evconnlistener;
+struct gk_listen;
 
 #define PROXY_SESSIONS_MAX	4096	/* handshakes in progress */
 
@@ -44,10 +44,8 @@ struct proxy_proto {
 struct proxy_listener {
 	const struct proxy_ctx		*ctx;
 	const struct proxy_proto	*proto;
-	struct evconnlistener		*lev;
-	struct event			*retry;
+	struct gk_listen		*listen;	/* counts the sessions */
 	TAILQ_HEAD(, proxy_session)	 sessions;
-	size_t				 nsessions;
 	uint64_t			 next_id;
 };
 

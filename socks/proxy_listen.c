@@ -15,8 +15,8 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
+#include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/proxy_int.h"
@@ -38,8 +38,7 @@ session_free(struct proxy_session *s)
 	if (s->fd != -1)
 		close(s->fd);
 	TAILQ_REMOVE(&l->sessions, s, entry);
-	if (l->nsessions-- == PROXY_SESSIONS_MAX)
-		evconnlistener_enable(l->lev);
+	gk_listen_session_done(l->listen);
 	free(s);
 }
 
@@ -196,8 +195,7 @@ session_timeout_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
-    struct sockaddr *sa, int salen, void *arg)
+accept_cb(int fd, struct sockaddr *sa, void *arg)
 {
 	struct proxy_listener *l = arg;
 	const struct proxy_ctx *ctx = l->ctx;
@@ -206,9 +204,9 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	struct proxy_session *s;
 	struct gk_cage *c;
 
-	(void)salen;
 	if ((s = calloc(1, l->proto->size)) == NULL) {
 		close(fd);
+		gk_listen_session_done(l->listen);
 		return;
 	}
 	s->l = l;
@@ -218,8 +216,6 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 	s->who.kind = l->proto->kind;
 	s->who.proto = l->proto->proto;
 	TAILQ_INSERT_TAIL(&l->sessions, s, entry);
-	if (++l->nsessions == PROXY_SESSIONS_MAX)
-		evconnlistener_disable(lev);
 	if (gk_addr_from_sockaddr(&s->who.source, sa) == 0 &&
 	    (c = gk_cage_by_source(ctx->cages, &s->who.source)) != NULL) {
 		snprintf(s->who.id, sizeof(s->who.id), "%s", c->id);
@@ -238,29 +234,6 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 		l->proto->start(s);
 }
 
-static void
-retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct proxy_listener *l = arg;
-
-	(void)fd;
-	(void)what;
-	if (l->nsessions < PROXY_SESSIONS_MAX)
-		evconnlistener_enable(l->lev);
-}
-
-static void
-accept_error_cb(struct evconnlistener *lev, void *arg)
-{
-	struct proxy_listener *l = arg;
-	struct timeval tv = { 1, 0 };
-
-	/* EMFILE/ENFILE: stop accepting for a second */
-	log_warn("%s accept", l->proto->name);
-	evconnlistener_disable(lev);
-	evtimer_add(l->retry, &tv);
-}
-
 static int
 listen_socket(const struct gk_addr *a, uint16_t port, const char *name,
     char *err, size_t errlen)
@@ -268,7 +241,7 @@ listen_socket(const struct gk_addr *a, uint16_t port, const char *name,
 	char addr[GK_ADDR_STRLEN];
 	int fd;
 
-	if ((fd = gk_socket_bind(a, port, SOCK_STREAM, 1024)) == -1)
+	if ((fd = gk_listen_bind(a, port, SOCK_STREAM, 1024)) == -1)
 		snprintf(err, errlen, "%s proxy %s port %u: %s%s", name,
 		    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
 		    errno == EADDRINUSE ? " (another service holds the port; "
@@ -293,17 +266,14 @@ proxy_listener_new(const struct proxy_ctx *ctx, const struct proxy_proto *proto,
 	l->ctx = ctx;
 	l->proto = proto;
 	TAILQ_INIT(&l->sessions);
-	l->retry = evtimer_new(ctx->base, retry_cb, l);
-	l->lev = evconnlistener_new(ctx->base, accept_cb, l,
-	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
-	if (l->lev == NULL || l->retry == NULL) {
-		if (l->lev == NULL)
-			close(fd);
+	/* at the cap, or out of descriptors, clients wait in the backlog */
+	l->listen = gk_listen_new(ctx->base, fd, PROXY_SESSIONS_MAX,
+	    proto->name, accept_cb, l);
+	if (l->listen == NULL) {
 		proxy_listener_free(l);
 		snprintf(err, errlen, "%s proxy: out of memory", proto->name);
 		return NULL;
 	}
-	evconnlistener_set_error_cb(l->lev, accept_error_cb);
 	return l;
 }
 
@@ -316,9 +286,6 @@ proxy_listener_free(struct proxy_listener *l)
 		return;
 	while ((s = TAILQ_FIRST(&l->sessions)) != NULL)
 		session_free(s);
-	if (l->lev != NULL)
-		evconnlistener_free(l->lev);
-	if (l->retry != NULL)
-		event_free(l->retry);
+	gk_listen_free(l->listen);
 	free(l);
 }

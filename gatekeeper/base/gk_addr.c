@@ -3,10 +3,8 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/base/gk_hash.h"
@@ -185,29 +183,4 @@ gk_addr_in_prefix(const struct gk_addr *a, const struct gk_addr *net,
 		return true;
 	mask = (uint8_t)(0xff << (8 - rest));
 	return (a->bytes[full] & mask) == (net->bytes[full] & mask);
-}
-
-int
-gk_socket_bind(const struct gk_addr *a, uint16_t port, int type, int backlog)
-{
-	struct sockaddr_storage ss;
-	socklen_t sl = gk_addr_to_sockaddr(a, port, &ss);
-	int fd, on = 1, saved;
-
-	fd = socket(a->family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd == -1)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	if (a->family == AF_INET)
-		setsockopt(fd, SOL_IP, IP_FREEBIND, &on, sizeof(on));
-	else
-		setsockopt(fd, SOL_IPV6, IPV6_FREEBIND, &on, sizeof(on));
-	if (bind(fd, (struct sockaddr *)&ss, sl) == -1 ||
-	    (type == SOCK_STREAM && listen(fd, backlog) == -1)) {
-		saved = errno;
-		close(fd);
-		errno = saved;
-		return -1;
-	}
-	return fd;
 }

@@ -34,13 +34,5 @@ uint32_t	 gk_addr_hash(const struct gk_addr *a);
 size_t		 gk_addr_len(const struct gk_addr *a);	/* 4 or 16 */
 bool		 gk_addr_in_prefix(const struct gk_addr *a,
 		    const struct gk_addr *net, unsigned prefix);
-/*
- * A non-blocking, close-on-exec socket of `type` bound to a:port with
- * SO_REUSEADDR and IP_FREEBIND (the gateway address may not exist on any
- * link yet), listening with `backlog` when it is SOCK_STREAM. -1 with
- * errno set.
- */
-int		 gk_socket_bind(const struct gk_addr *a, uint16_t port,
-		    int type, int backlog);
 
 #endif /* GK_ADDR_H */

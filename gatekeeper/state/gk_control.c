@@ -20,9 +20,9 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 #include <json-c/json.h>
 
+#include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
@@ -33,7 +33,6 @@
 #include "gatekeeper/state/gk_stats.h"
 
 #define CTL_OUT_HIGH	(1024 * 1024)	/* stop reading above */
-#define CTL_RETRY_SEC	1		/* after EMFILE */
 #define CTL_FLUSH_SEC	10		/* to flush a last reply */
 #define CTL_READ_MAX	16384		/* bytes per recvmsg */
 #define CTL_FDS_MAX	4		/* fds accepted per recvmsg */
@@ -207,6 +206,7 @@ ctlconn_close(struct ctlconn *cc, const char *why)
 	    (unsigned long long)cc->id, (unsigned)cc->uid, (int)cc->pid, why);
 	TAILQ_REMOVE(&ctl->conns, cc, entry);
 	ctl->nconns--;
+	gk_listen_session_done(ctl->listen);
 	if (cc->nsfd != -1)
 		close(cc->nsfd);
 	event_free(cc->rev);
@@ -354,20 +354,18 @@ reject_now(int fd, const char *msg)
 }
 
 static void
-accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
-    struct sockaddr *sa, int salen, void *arg)
+accept_cb(int fd, struct sockaddr *sa, void *arg)
 {
 	struct gk_control *ctl = arg;
 	struct ctlconn *cc;
 	char why[512];
 
-	(void)lev;
 	(void)sa;
-	(void)salen;
 	if (ctl->nconns >= GK_CONTROL_CONNS_MAX) {
 		log_warnx("%d control connections open; refusing another",
 		    GK_CONTROL_CONNS_MAX);
 		reject_now(fd, "too many control connections; try again later");
+		gk_listen_session_done(ctl->listen);
 		return;
 	}
 	if ((cc = calloc(1, sizeof(*cc))) == NULL ||
@@ -383,6 +381,7 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 			evbuffer_free(cc->in);
 		free(cc);
 		reject_now(fd, "out of memory");
+		gk_listen_session_done(ctl->listen);
 		return;
 	}
 	cc->nsfd = -1;
@@ -404,31 +403,6 @@ accept_cb(struct evconnlistener *lev, evutil_socket_t fd,
 		    (unsigned long long)cc->id, (unsigned)cc->uid,
 		    (int)cc->pid);
 	ctlconn_drive(cc);
-}
-
-static void
-retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct gk_control *ctl = arg;
-
-	(void)fd;
-	(void)what;
-	evconnlistener_enable(ctl->lev);
-}
-
-static void
-accept_error_cb(struct evconnlistener *lev, void *arg)
-{
-	struct gk_control *ctl = arg;
-	struct timeval tv = { CTL_RETRY_SEC, 0 };
-	int e = EVUTIL_SOCKET_ERROR();
-
-	errno = e;
-	log_warn("control socket accept");
-	if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) {
-		evconnlistener_disable(lev);
-		evtimer_add(ctl->retry_ev, &tv);
-	}
 }
 
 struct gk_control *
@@ -462,17 +436,15 @@ gk_control_new(struct event_base *base, const char *path,
 		free(ctl);
 		return NULL;
 	}
-	ctl->lev = evconnlistener_new(base, accept_cb, ctl,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	ctl->retry_ev = evtimer_new(base, retry_cb, ctl);
-	if (ctl->lev == NULL || ctl->retry_ev == NULL) {
-		if (ctl->lev == NULL)
-			close(fd);
+	/* no cap here: past GK_CONTROL_CONNS_MAX, accept_cb refuses with a
+	 * message rather than leaving the client waiting */
+	ctl->listen = gk_listen_new(base, fd, 0, "control socket", accept_cb,
+	    ctl);
+	if (ctl->listen == NULL) {
 		snprintf(err, errlen, "control socket %s: out of memory", path);
 		gk_control_free(ctl);
 		return NULL;
 	}
-	evconnlistener_set_error_cb(ctl->lev, accept_error_cb);
 	log_debug("control socket %s listening", path);
 	return ctl;
 }
@@ -486,10 +458,7 @@ gk_control_free(struct gk_control *ctl)
 		return;
 	while (!TAILQ_EMPTY(&ctl->conns))
 		ctlconn_close(TAILQ_FIRST(&ctl->conns), "shutdown");
-	if (ctl->lev != NULL)
-		evconnlistener_free(ctl->lev);
-	if (ctl->retry_ev != NULL)
-		event_free(ctl->retry_ev);
+	gk_listen_free(ctl->listen);
 	/* remove the socket only if it is still the one we bound */
 	if (lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&
 	    st.st_ino == ctl->ino)

@@ -17,6 +17,7 @@
 struct gk_cage;
 struct gk_cage_table;
 struct gk_audit;
+struct gk_listen;
 
 #define CTL_ERRLEN	1024
 
@@ -56,8 +57,7 @@ struct ctlconn {
 
 struct gk_control {
 	struct event_base	*base;
-	struct evconnlistener	*lev;
-	struct event		*retry_ev;
+	struct gk_listen	*listen;	/* no cap: we refuse ourselves */
 	char			*path;
 	dev_t			 dev;	/* of the socket we bound */
 	ino_t			 ino;

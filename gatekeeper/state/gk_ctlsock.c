@@ -126,7 +126,7 @@ gk_ctlsock_bind(const char *path, dev_t *dev, ino_t *ino, char *err,
 	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(mask);
 	if (r == -1 || chmod(path, 0660) == -1 ||
-	    stat(path, &st) == -1 || listen(fd, 64) == -1) {
+	    stat(path, &st) == -1 || listen(fd, 128) == -1) {
 		snprintf(err, errlen, "control socket %s: %s", path,
 		    strerror(errno));
 		close(fd);

@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+#
+# test_dns_emfile.sh: gatekeeperd's TCP listeners come back after the
+# daemon ran out of file descriptors (EMFILE), against the real daemon
+# started under `prlimit --nofile`.
+#
+#   bash tests/integration/test_dns_emfile.sh build/gatekeeperd
+#   meson test -C build dns_emfile_integration   (suite "integration")
+#
+# 1. Idle TCP clients of the DNS server take every descriptor; once they
+#    leave, `dig +tcp` is answered again (the listener resumes when a
+#    session ends).
+# 2. Idle SOCKS5 clients take every descriptor and a `dig +tcp` meets
+#    EMFILE; once they leave, `dig +tcp` is answered again (the DNS
+#    listener resumes from its own one-second timer: no DNS session ended).
+# Before gk_listen, the DNS TCP listener disabled itself on EMFILE and only
+# a session closing at the 256-client cap re-enabled it: both parts failed.
+#
+# Runs as root in namespaces it creates itself (lib.sh): lo only, nothing
+# leaves it; no upstream is needed (a source without a cage is REFUSED).
+# Prints "ok ..." / "FAIL ..." per check, exits 1 if any failed, 77 (skip)
+# when not root. GK_KEEP_TMP=1 keeps the temp directory (logs).
+
+# Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
+# shellcheck disable=SC2016,SC2317,SC2034
+GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$GK_SELF")/lib.sh"
+
+gk_daemon_arg test_dns_emfile.sh "$@"
+gk_require dig prlimit unshare ip "$PYTHON"
+
+gk_enter_netns 77 "$GK_SELF" "$GKD"
+gk_setup
+
+T=$GK_TMP
+SOCK=$T/control.sock
+NOFILE=64		# gatekeeperd's descriptor limit (soft and hard)
+NHOLD=$((NOFILE + 40))	# clients to hold: more than it can accept
+X_SRC=127.0.0.9		# no cage: REFUSED, answered without an upstream
+
+# hold PORT N READY: open up to N idle TCP connections to 127.0.0.1:PORT
+# (connect completes in the backlog even when nobody accepts), write how
+# many to READY, keep them until killed. Prints its pid.
+hold() {
+	( gk_close_ctl_fds; exec "$PYTHON" -c '
+import socket, sys, time
+port, n, ready = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+held = []
+for i in range(n):
+    try:
+        held.append(socket.create_connection(("127.0.0.1", port), timeout=1))
+    except OSError:
+        break
+with open(ready + ".tmp", "w") as f:
+    f.write(str(len(held)))
+import os; os.rename(ready + ".tmp", ready)
+time.sleep(120)
+' "$@" ) &
+	gk_track_pid $!
+	HOLD_PID=$!
+}
+
+# unhold: the holder exits; the kernel closes its connections.
+unhold() {
+	kill -TERM "$HOLD_PID" 2>/dev/null
+	gk_wait_exit "$HOLD_PID" 50 || kill -KILL "$HOLD_PID" 2>/dev/null
+	gk_untrack_pid "$HOLD_PID"
+}
+
+# emfile_count NAME: how many "NAME accept: Too many open files" lines.
+emfile_count() {
+	grep -c "$1 accept: Too many open files" "$LOG"
+}
+emfile_more() { [ "$(emfile_count "$1")" -gt "$2" ]; }
+
+# tcp_answered SECS: dig +tcp (1 s each) until answered REFUSED, at most
+# SECS seconds; sets WAITED_MS.
+tcp_answered() {
+	local t0 end
+	t0=$(date +%s%N)
+	end=$((t0 + $1 * 1000000000))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		gk_dig $X_SRC tcp.probe A +tcp
+		if [ "$DIG_STATUS" = REFUSED ]; then
+			WAITED_MS=$((($(date +%s%N) - t0) / 1000000))
+			return 0
+		fi
+		sleep 0.1
+	done
+	WAITED_MS=$((($(date +%s%N) - t0) / 1000000))
+	return 1
+}
+
+# socks_answers: a SOCKS5 greeting (no auth) gets a SOCKS5 reply (a
+# refusal: 127.0.0.1 is no cage's source).
+socks_answers() {
+	"$PYTHON" -c '
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 1080), timeout=2)
+s.sendall(b"\x05\x01\x00")
+sys.exit(0 if s.recv(2)[:1] == b"\x05" else 1)' 2>/dev/null
+}
+
+fds_of() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l; }
+
+echo "# gatekeeperd: $GKD (under prlimit --nofile=$NOFILE)"
+
+: >"$T/empty.conf"
+# start_gkd VAR: a fresh gatekeeperd with at most $NOFILE descriptors;
+# its log is $T/VAR.log (also LOG).
+start_gkd() {
+	LOG=$T/$1.log
+	GK_SUMMARY_LOG=$LOG
+	gk_start_daemon "$1" prlimit --nofile=$NOFILE "$GKD" -f \
+		-c "$T/empty.conf" --listen 127.0.0.1 --dns-port 53 \
+		--control "$SOCK" --upstream 127.0.0.1:5300 --metrics off
+	if ! gk_wait_ready "${!1}" "$SOCK" 53; then
+		gk_abort "gatekeeperd starts under prlimit --nofile=$NOFILE" "$LOG"
+	fi
+	tcp_answered 3
+	GK_DETAIL=$(dig_summary)
+	gk_check "$1: dig +tcp is answered (REFUSED) before anything" \
+		test "$DIG_STATUS" = REFUSED
+}
+
+# stop_gkd VAR: it is still running, reported nothing, exits 0 on SIGTERM.
+stop_gkd() {
+	local pid=${!1}
+	gk_check "$1: gatekeeperd is still running" kill -0 "$pid"
+	gk_check "$1: no sanitizer reports in gatekeeperd's log" \
+		eval '! grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:" "$LOG"'
+	gk_stop_daemon "$pid" TERM
+	GK_DETAIL="exit status $GK_RC"
+	gk_check "$1: SIGTERM: exits 0" test "$GK_RC" = 0
+}
+
+start_gkd GKD1
+GK_DETAIL=$(grep 'open files' "/proc/$GKD1/limits")
+gk_check "gatekeeperd runs with $NOFILE descriptors at most" \
+	eval 'grep -Eq "open files +$NOFILE +$NOFILE " "/proc/$GKD1/limits"'
+gk_info "descriptors open when ready: $(fds_of "$GKD1")"
+
+# ---- 1. DNS TCP clients take every descriptor ------------------------------
+n0=$(emfile_count "dns tcp")
+hold 53 $NHOLD "$T/held1"
+gk_wait_for 100 test -s "$T/held1"
+gk_wait_for 50 emfile_more "dns tcp" "$n0"
+r=$?
+GK_DETAIL="held $(cat "$T/held1" 2>/dev/null) connections; log: $(tail -n 3 "$LOG" | paste -sd'|' -)"
+gk_check "$NHOLD idle DNS TCP clients: gatekeeperd runs out (dns tcp accept: EMFILE logged)" \
+	test "$r" = 0
+gk_info "descriptors open: $(fds_of "$GKD1") of $NOFILE"
+gk_dig $X_SRC udp.probe A
+GK_DETAIL=$(dig_summary)
+gk_check "out of descriptors, UDP queries are still answered (REFUSED)" \
+	test "$DIG_STATUS" = REFUSED
+unhold
+tcp_answered 5
+GK_DETAIL="$(dig_summary) after $WAITED_MS ms"
+gk_check "the clients left: dig +tcp is answered again ($WAITED_MS ms)" \
+	test "$DIG_STATUS" = REFUSED
+
+stop_gkd GKD1
+
+# ---- 2. SOCKS5 clients take every descriptor -------------------------------
+# A fresh daemon, whose DNS TCP listener never reached its cap: no DNS
+# session ends here, only the DNS listener's own timer can bring it back.
+# (The SOCKS5 handshake timeout is 10 s: the holders are gone long before.)
+start_gkd GKD2
+s0=$(emfile_count socks5)
+hold 1080 $NHOLD "$T/held2"
+gk_wait_for 100 test -s "$T/held2"
+gk_wait_for 50 emfile_more socks5 "$s0"
+r=$?
+GK_DETAIL="held $(cat "$T/held2" 2>/dev/null) connections; log: $(tail -n 3 "$LOG" | paste -sd'|' -)"
+gk_check "$NHOLD idle SOCKS5 clients: gatekeeperd runs out (socks5 accept: EMFILE logged)" \
+	test "$r" = 0
+n0=$(emfile_count "dns tcp")
+gk_dig $X_SRC tcp.probe A +tcp
+gk_wait_for 30 emfile_more "dns tcp" "$n0"
+r=$?
+GK_DETAIL="$(dig_summary); log: $(tail -n 3 "$LOG" | paste -sd'|' -)"
+gk_check "out of descriptors, a TCP query is not answered and the DNS listener meets EMFILE" \
+	test "$DIG_STATUS" != REFUSED -a "$r" = 0
+unhold
+tcp_answered 5
+GK_DETAIL="$(dig_summary) after $WAITED_MS ms"
+gk_check "the SOCKS5 clients left: dig +tcp is answered again ($WAITED_MS ms)" \
+	test "$DIG_STATUS" = REFUSED
+GK_DETAIL="no SOCKS5 reply"
+gk_check "... and the SOCKS5 listener answers again" gk_wait_for 30 socks_answers
+
+stop_gkd GKD2
+
+gk_finish
