@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "dns/dns_cache.h"
+#include "gatekeeper/base/gk_hash.h"
+#include "gatekeeper/base/gk_name.h"
 
 struct cent {
 	struct cent		*hnext;		/* hash chain */
@@ -30,24 +32,17 @@ struct dns_cache {
 	struct cent	 *oldest, *newest;
 };
 
-static unsigned char
-lower(unsigned char c)
-{
-	return (c >= 'A' && c <= 'Z') ? (unsigned char)(c + ('a' - 'A')) : c;
-}
-
 /* FNV-1a over the lower-cased name, then type and class. */
 static uint32_t
 key_hash(const char *name, size_t len, uint16_t qtype, uint16_t qclass)
 {
-	uint32_t h = 2166136261U;
+	uint32_t h = GK_HASH_INIT;
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		h = (h ^ lower((unsigned char)name[i])) * 16777619U;
-	h = (h ^ qtype) * 16777619U;
-	h = (h ^ qclass) * 16777619U;
-	return h;
+		h = gk_hash_step(h, gk_lower((uint8_t)name[i]));
+	h = gk_hash_step(h, qtype);
+	return gk_hash_step(h, qclass);
 }
 
 static struct cent **
@@ -63,7 +58,7 @@ key_find(struct dns_cache *c, uint32_t h, const char *name, size_t len,
 		    e->name_len != len)
 			continue;
 		for (i = 0; i < len; i++)
-			if (e->name[i] != (char)lower((unsigned char)name[i]))
+			if (e->name[i] != (char)gk_lower((uint8_t)name[i]))
 				break;
 		if (i == len)
 			return pp;
@@ -197,7 +192,7 @@ cent_new(const char *name, size_t name_len, const uint8_t *rrs,
 	p += a->rrs_len;
 	e->name = (char *)p;
 	for (size_t i = 0; i < name_len; i++)
-		e->name[i] = (char)lower((unsigned char)name[i]);
+		e->name[i] = (char)gk_lower((uint8_t)name[i]);
 	e->name[name_len] = '\0';
 	e->name_len = name_len;
 	return e;

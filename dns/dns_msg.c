@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "dns/dns_msg.h"
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_rd.h"
 
 #define DNS_F_QR		0x8000
@@ -77,12 +78,6 @@ get32(const uint8_t *p)
 {
 	return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16) |
 	    ((uint32_t)p[2] << 8) | p[3];
-}
-
-static uint8_t
-lower(uint8_t c)
-{
-	return (c >= 'A' && c <= 'Z') ? (uint8_t)(c + ('a' - 'A')) : c;
 }
 
 /* Whether any of buf[from, from + n) is a TTL byte marked in `map`. */
@@ -173,26 +168,19 @@ dns_name_skip(const uint8_t *buf, size_t len, size_t *pos)
 	}
 }
 
-static bool
-is_ldh(uint8_t c)
-{
-	return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-	    c == '-' || c == '_';
-}
-
 /*
  * Presentation form of a wire name: lower case, labels joined by '.', no
- * trailing dot, "" for the root, bytes outside [a-z0-9_-] as \DDD.
- * Returns false if it does not fit `outlen` (including the NUL).
+ * trailing dot, "" for the root, bytes a host name cannot hold
+ * (!gk_name_char) as \DDD. Returns false if it does not fit `outlen`
+ * (including the NUL).
  */
 static bool
 name_text(const uint8_t *wire, size_t wlen, char *out, size_t outlen,
-    size_t *used, bool *ldh)
+    size_t *used)
 {
 	size_t i = 0, o = 0, k;
 	uint8_t c;
 
-	*ldh = true;
 	while (i < wlen && wire[i] != 0) {
 		if (o != 0) {
 			if (outlen - o < 2)
@@ -200,14 +188,13 @@ name_text(const uint8_t *wire, size_t wlen, char *out, size_t outlen,
 			out[o++] = '.';
 		}
 		for (k = 1; k <= wire[i]; k++) {
-			c = lower(wire[i + k]);
+			c = gk_lower(wire[i + k]);
 			if (outlen - o < 5)
 				return false;
-			if (is_ldh(c)) {
+			if (gk_name_char(c)) {
 				out[o++] = (char)c;
 				continue;
 			}
-			*ldh = false;
 			out[o++] = '\\';
 			out[o++] = (char)('0' + c / 100);
 			out[o++] = (char)('0' + c / 10 % 10);
@@ -228,11 +215,10 @@ dns_name_expand(const uint8_t *buf, size_t len, size_t *pos, char *out,
 {
 	uint8_t wire[DNS_MAX_NAME];
 	size_t p = *pos, wlen, used;
-	bool ldh;
 
 	if (out == NULL || outlen == 0 ||
 	    !name_read(buf, len, &p, true, NULL, wire, &wlen) ||
-	    !name_text(wire, wlen, out, outlen, &used, &ldh))
+	    !name_text(wire, wlen, out, outlen, &used))
 		return false;
 	*pos = p;
 	if (outlen_used != NULL)
@@ -284,10 +270,15 @@ query_additional(struct gk_rd *r, struct dns_query *q, bool *seen_opt)
 	return true;
 }
 
-/* The question of a query: an uncompressed name, type and class. */
+/*
+ * The question of a query: an uncompressed name, type and class. Whether
+ * the name is a host name is gk_name_parse()'s call on its text (a label
+ * holding a byte no host name has shows as \DDD, which it refuses).
+ */
 static bool
 query_question(struct gk_rd *r, struct dns_query *q)
 {
+	struct gk_name nm;
 	size_t wlen;
 
 	if (!name_read(r->buf, r->len, &r->pos, false, NULL, q->qname_wire,
@@ -296,9 +287,11 @@ query_question(struct gk_rd *r, struct dns_query *q)
 	q->qtype = gk_rd_u16(r);
 	q->qclass = gk_rd_u16(r);
 	if (r->err || !name_text(q->qname_wire, wlen, q->name,
-	    sizeof(q->name), &q->name_len, &q->name_ldh))
+	    sizeof(q->name), &q->name_len))
 		return false;
 	q->qname_wire_len = (uint8_t)wlen;
+	q->name_host = gk_name_parse((const uint8_t *)q->name, q->name_len,
+	    &nm) == GK_NAME_OK;
 	return true;
 }
 
@@ -311,7 +304,7 @@ query_reset(struct dns_query *q)
 	q->qname_wire_len = 0;
 	q->name[0] = '\0';
 	q->name_len = 0;
-	q->name_ldh = false;
+	q->name_host = false;
 	q->edns = q->edns_do = false;
 	q->edns_udp_size = 0;
 	q->edns_version = 0;
@@ -557,7 +550,7 @@ rr_read(const uint8_t *buf, size_t len, size_t *pos, const uint8_t *ttls,
 		return false;
 	rr->rdend = r.pos;
 	for (i = 0; owner != NULL && i < n; i++)
-		owner[i] = lower(owner[i]);
+		owner[i] = gk_lower(owner[i]);
 	if (olen != NULL)
 		*olen = n;
 	*pos = r.pos;
@@ -653,7 +646,7 @@ chain_add(struct chain *c, const uint8_t *name, size_t len)
 	size_t i;
 
 	for (i = 0; i < len; i++)
-		c->name[c->n][i] = lower(name[i]);
+		c->name[c->n][i] = gk_lower(name[i]);
 	c->len[c->n++] = (uint8_t)len;
 }
 
@@ -686,7 +679,7 @@ answer_chain(const uint8_t *buf, size_t len, const struct dns_answer *a,
 			    &tlen))
 				return;
 			for (k = 0; k < tlen; k++)
-				target[k] = lower(target[k]);
+				target[k] = gk_lower(target[k]);
 			if (!chain_has(c, target, tlen)) {
 				chain_add(c, target, tlen);
 				grew = true;
@@ -738,7 +731,7 @@ answer_question(struct gk_rd *r, const struct dns_query *q)
 	if (n != q->qname_wire_len || type != q->qtype || class != q->qclass)
 		return DNS_DROP;
 	for (i = 0; i < n; i++)
-		if (lower(wire[i]) != lower(q->qname_wire[i]))
+		if (gk_lower(wire[i]) != gk_lower(q->qname_wire[i]))
 			return DNS_DROP;
 	return DNS_OK;
 }

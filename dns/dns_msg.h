@@ -64,7 +64,8 @@ struct dns_query {
 	/* lower-case presentation form, no trailing dot; "" for the root */
 	char		name[DNS_NAME_TEXT_MAX];
 	size_t		name_len;
-	bool		name_ldh;	/* every byte in [a-z0-9_-] or '.' */
+	bool		name_host;	/* a host name by gk_name_parse(), the
+					   rule patterns and SNI follow */
 	bool		edns;		/* an OPT record was present */
 	uint16_t	edns_udp_size;	/* as sent (0 if !edns) */
 	uint8_t		edns_version;

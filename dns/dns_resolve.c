@@ -13,6 +13,7 @@
 #include "dns/dns_int.h"
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/state/gk_audit.h"
@@ -79,17 +80,22 @@ deny_query(struct dns_server *s, struct gk_cage *c,
     size_t outlen)
 {
 	char why[256];
+	struct gk_name nm;
+	enum gk_name_status st;
 
 	gk_stats.dns_queries[GK_DNSV_DENIED]++;
 	gk_stats.denied[GK_KIND_DNS][GK_REASON_NOT_ALLOWLISTED]++;
 	c->denied[GK_KIND_DNS]++;
 	if (!gk_audit_dns_deny_fold(s->audit, c, q->name, q->qtype)) {
-		if (q->name_ldh)
+		if (q->name_host)
 			gk_allow_explain(c->allow, q->name, q->name_len, 0, why,
 			    sizeof(why));
-		else
-			snprintf(why, sizeof(why), "not a host name (bytes "
-			    "outside letters, digits, '-' and '_')");
+		else {
+			st = gk_name_parse((const uint8_t *)q->name,
+			    q->name_len, &nm);
+			snprintf(why, sizeof(why), "not a host name (%s)",
+			    gk_name_strstatus(st));
+		}
 		gk_audit_dns_deny(s->audit, c, &cl->addr, q->name, q->qtype,
 		    why);
 	}
@@ -101,7 +107,7 @@ deny_query(struct dns_server *s, struct gk_cage *c,
 static bool
 name_allowed(const struct gk_cage *c, const struct dns_query *q)
 {
-	return q->name_ldh && q->name_len > 0 &&
+	return q->name_host &&
 	    gk_allow_name(c->allow, q->name, q->name_len, 0);
 }
 
@@ -499,7 +505,7 @@ lookup_query(const char *name, uint16_t qtype, struct dns_query *q)
 	msg[pos++] = (uint8_t)qtype;
 	msg[pos++] = 0;
 	msg[pos++] = DNS_CLASS_IN;
-	if (dns_query_parse(msg, pos, q) != DNS_OK || !q->name_ldh)
+	if (dns_query_parse(msg, pos, q) != DNS_OK || !q->name_host)
 		return -1;
 	return 0;
 }

@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SNI_MAX_NAME		253	/* host name, trailing dot removed */
+#include "gatekeeper/base/gk_name.h"
+
+#define SNI_MAX_NAME		GK_NAME_MAX	/* trailing dot removed */
 #define SNI_MAX_HELLO		16384	/* ClientHello body, reassembled */
 #define SNI_MAX_RECORDS		8	/* handshake records it may span */
 #define SNI_REC_HDR		5
@@ -23,7 +25,8 @@ enum sni_status {
 	SNI_OK,		/* complete ClientHello with a host_name */
 	SNI_ABSENT,	/* complete ClientHello without server_name */
 	SNI_NOT_TLS,	/* neither a TLS record nor an SSLv2 hello */
-	SNI_INVALID,	/* malformed record, handshake, extension or name */
+	SNI_INVALID,	/* malformed record, handshake, extension or name
+			   (a server name gk_name_parse() refuses) */
 	SNI_TOO_LONG,	/* > SNI_MAX_HELLO or > SNI_MAX_RECORDS records */
 	SNI_SSL2,	/* an SSLv2-format ClientHello: no server name */
 	SNI_NOT_HELLO,	/* a TLS record other than a handshake first, or a
@@ -31,7 +34,8 @@ enum sni_status {
 };
 
 struct sni_result {
-	char		name[SNI_MAX_NAME + 1];	/* lowercase, NUL-terminated;
+	char		name[SNI_MAX_NAME + 1];	/* gk_name_parse() text:
+						   lowercase, NUL-terminated;
 						   "" unless SNI_OK */
 	size_t		name_len;
 	size_t		consumed;	/* bytes of buf holding the hello's

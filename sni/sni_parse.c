@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_rd.h"
 #include "sni/sni.h"
 
@@ -29,7 +30,6 @@
 #define EXT_SERVER_NAME		0x0000
 #define EXT_ECH			0xfe0d
 #define SNI_HOST_NAME		0
-#define SNI_MAX_LABEL		63
 
 /* Progress of the record walk. */
 struct walk {
@@ -138,37 +138,20 @@ gather(const uint8_t *buf, const struct walk *w, uint8_t *hs)
 	}
 }
 
-/* Validate and store a HostName: LDH labels of 1..63 bytes, lowercased. */
+/*
+ * Validate and store a HostName with the rule patterns and DNS names
+ * follow (gk_name.h): an IP literal (RFC 6066 3 forbids it), a byte no
+ * host name has or a bad label is a malformed hello.
+ */
 static enum sni_status
 copy_name(const uint8_t *name, size_t n, struct sni_result *out)
 {
-	size_t i, label = 0;
-	uint8_t c;
+	struct gk_name nm;
 
-	if (n > 0 && name[n - 1] == '.')
-		n--;
-	if (n == 0 || n > SNI_MAX_NAME)
+	if (gk_name_parse(name, n, &nm) != GK_NAME_OK)
 		return SNI_INVALID;
-	for (i = 0; i < n; i++) {
-		c = name[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (uint8_t)(c - 'A' + 'a');
-		if (c == '.') {
-			if (label == 0)
-				return SNI_INVALID;
-			label = 0;
-		} else if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    c == '-') {
-			if (++label > SNI_MAX_LABEL)
-				return SNI_INVALID;
-		} else
-			return SNI_INVALID;
-		out->name[i] = (char)c;
-	}
-	if (label == 0)
-		return SNI_INVALID;	/* "x.." */
-	out->name[n] = '\0';
-	out->name_len = n;
+	memcpy(out->name, nm.text, nm.len + 1);
+	out->name_len = nm.len;
 	return SNI_OK;
 }
 
@@ -350,17 +333,13 @@ bool
 sni_matches(const struct sni_result *r, const char *host, size_t host_len)
 {
 	size_t i;
-	char c;
 
 	if (host_len > 0 && host[host_len - 1] == '.')
 		host_len--;
 	if (r->name_len == 0 || host_len != r->name_len)
 		return false;
 	for (i = 0; i < host_len; i++) {
-		c = host[i];
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (c != r->name[i])
+		if ((char)gk_lower((uint8_t)host[i]) != r->name[i])
 			return false;
 	}
 	return true;

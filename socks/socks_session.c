@@ -11,6 +11,7 @@
 #include <event2/bufferevent.h>
 
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy_int.h"

@@ -57,7 +57,7 @@ test_query_captured(void **state)
 		assert_int_equal(q.qclass, DNS_CLASS_IN);
 		assert_string_equal(q.name, captured_queries[i].name);
 		assert_int_equal(q.name_len, strlen(q.name));
-		assert_true(q.name_ldh);
+		assert_true(q.name_host);
 		assert_memory_equal(q.qname_wire, m.b + 12, q.qname_wire_len);
 		if (q.opcode != 0)
 			continue;
@@ -196,10 +196,20 @@ test_query_names(void **state)
 		size_t		 len;
 		enum dns_status	 st;
 		const char	*text;
-		bool		 ldh;
+		bool		 host;		/* gk_name_parse() accepts it */
 	} cases[] = {
-		{ "root", (const uint8_t *)"\0", 1, DNS_OK, "", true },
+		{ "root", (const uint8_t *)"\0", 1, DNS_OK, "", false },
 		{ "upper", (const uint8_t *)"\3AbC\0", 5, DNS_OK, "abc", true },
+		{ "underscore", (const uint8_t *)"\5API_x\7example\0", 15,
+		    DNS_OK, "api_x.example", true },
+		{ "underscore label", (const uint8_t *)"\6_dmarc\1x\0", 10,
+		    DNS_OK, "_dmarc.x", true },
+		{ "hyphen ends", (const uint8_t *)"\2-a\2b-\0", 7, DNS_OK,
+		    "-a.b-", true },
+		{ "numeric", (const uint8_t *)"\0011\0012\0013\0014\0", 9,
+		    DNS_OK, "1.2.3.4", false },
+		{ "numeric last", (const uint8_t *)"\1a\00299\0", 6, DNS_OK,
+		    "a.99", false },
 		{ "dot in label", (const uint8_t *)"\3a.b\0", 5, DNS_OK,
 		    "a\\046b", false },
 		{ "nul and space", (const uint8_t *)"\3\0 \\\0", 5, DNS_OK,
@@ -228,7 +238,7 @@ test_query_names(void **state)
 		if (cases[i].st != DNS_OK)
 			continue;
 		assert_string_equal(q.name, cases[i].text);
-		assert_int_equal(q.name_ldh, cases[i].ldh);
+		assert_int_equal(q.name_host, cases[i].host);
 		assert_int_equal(q.qname_wire_len, cases[i].len);
 	}
 }

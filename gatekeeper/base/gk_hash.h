@@ -11,6 +11,14 @@
 #define GK_HASH_INIT	2166136261u	/* FNV offset basis */
 #define GK_HASH_PRIME	16777619u
 
+/* One FNV-1a step: h extended by the value v (a byte, or a small word
+ * taken whole). */
+static inline uint32_t
+gk_hash_step(uint32_t h, uint32_t v)
+{
+	return (h ^ v) * GK_HASH_PRIME;
+}
+
 /* h extended by n bytes at p. */
 static inline uint32_t
 gk_hash_bytes(uint32_t h, const void *p, size_t n)
@@ -19,7 +27,7 @@ gk_hash_bytes(uint32_t h, const void *p, size_t n)
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		h = (h ^ b[i]) * GK_HASH_PRIME;
+		h = gk_hash_step(h, b[i]);
 	return h;
 }
 
@@ -28,7 +36,7 @@ static inline uint32_t
 gk_hash_str(uint32_t h, const char *s)
 {
 	for (; *s != '\0'; s++)
-		h = (h ^ (uint8_t)*s) * GK_HASH_PRIME;
+		h = gk_hash_step(h, (uint8_t)*s);
 	return h;
 }
 

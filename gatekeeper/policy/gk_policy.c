@@ -17,8 +17,6 @@
 
 #define SHOW_MAX	100	/* pattern bytes quoted in full */
 #define IS_DIGIT(c)	((c) >= '0' && (c) <= '9')
-#define IS_LDH(c)	(IS_DIGIT(c) || (c) == '-' || (c) == '_' || \
-			    (unsigned)(((c) | 0x20) - 'a') < 26u)
 
 /*
  * Why a parse failed, one per message; each implies a status. Templates:
@@ -174,57 +172,48 @@ parse_uint(const uint8_t *s, size_t n, size_t maxdigits, unsigned lo,
 }
 
 /*
- * Check and lower-case a host name (one trailing dot allowed) into out.
- * `base` is the offset of s in the pattern, for diagnostics.
+ * Check and lower-case a host name (one trailing dot allowed) into out,
+ * with gk_name_parse() (the rule every path shares) and its failures
+ * turned into messages. `base` is the offset of s in the pattern.
  */
 static enum gk_pat_status
 name_scan(const uint8_t *s, size_t n, char out[GK_NAME_MAX + 1],
     struct pat_diag *d, size_t base)
 {
-	size_t i, lstart = 0;
-	bool digits = true;
+	struct gk_name nm;
+	size_t off, stripped = n > 0 && s[n - 1] == '.' ? n - 1 : n;
+	const struct pat_why *why;
 
-	if (n > 0 && s[n - 1] == '.')
-		n--;
-	for (i = 0; i <= n; i++) {
-		if (i < n && s[i] != '.') {
-			if (!IS_LDH(s[i]))
-				return fail(d, &why_bad_char, base + i, 1);
-			digits = digits && IS_DIGIT(s[i]);
-			continue;
-		}
-		if (i == lstart)
-			return fail(d, lstart == 0 ?
-			    &why_leading_dot : i == n ? &why_trailing_dots :
-			    &why_double_dot, base + lstart, 0);
-		if (i - lstart > GK_LABEL_MAX)
-			return fail(d, &why_label_long, base + lstart,
-			    i - lstart);
-		if (i < n) {
-			lstart = i + 1;
-			digits = true;
-		}
+	switch (gk_name_parse(s, n, &nm)) {
+	case GK_NAME_OK:
+		memcpy(out, nm.text, nm.len + 1);
+		return GK_PAT_OK;
+	case GK_NAME_EMPTY:
+		why = &why_leading_dot;
+		break;
+	case GK_NAME_EMPTY_LABEL:
+		off = nm.err_off;
+		why = off == 0 ? &why_leading_dot : off == stripped ?
+		    &why_trailing_dots : &why_double_dot;
+		break;
+	case GK_NAME_LABEL_TOO_LONG:
+		why = &why_label_long;
+		break;
+	case GK_NAME_TOO_LONG:
+		why = &why_name_long;
+		break;
+	case GK_NAME_NON_ASCII:
+		why = &why_non_ascii;
+		break;
+	case GK_NAME_NUMERIC:
+		why = &why_numeric_tld;
+		break;
+	case GK_NAME_BAD_CHAR:
+	default:
+		why = &why_bad_char;
+		break;
 	}
-	if (n > GK_NAME_MAX)
-		return fail(d, &why_name_long, base, n);
-	if (digits)
-		return fail(d, &why_numeric_tld, base, n);
-	for (i = 0; i < n; i++)
-		out[i] = (char)(s[i] >= 'A' && s[i] <= 'Z' ? s[i] + 32 : s[i]);
-	out[n] = '\0';
-	return GK_PAT_OK;
-}
-
-int
-gk_name_normalize(const char *in, size_t len, char out[GK_NAME_MAX + 1])
-{
-	struct pat_diag d;
-
-	if (in == NULL || len == 0 || len > GK_NAME_MAX + 1)
-		return -1;
-	if (name_scan((const uint8_t *)in, len, out, &d, 0) != GK_PAT_OK)
-		return -1;
-	return (int)strlen(out);
+	return fail(d, why, base + nm.err_off, nm.err_len);
 }
 
 static void

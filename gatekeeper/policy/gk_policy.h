@@ -9,10 +9,11 @@
  *   203.0.113.0/24[:P]    IPv4 CIDR (a bare address is a /32)
  *   [2001:db8::/32][:P]   bracketed IPv6 CIDR (a bare address is a /128)
  *
- * Names compare case-insensitively with a trailing dot ignored; a name
- * pattern never matches an IP literal. Wildcards over a public suffix
- * (libpsl, ICANN and private sections: *.com, *.co.uk, *.github.io) are
- * refused.
+ * Names follow gk_name.h's rule (what the DNS server and the TLS server
+ * name parser accept too) and compare case-insensitively with a trailing
+ * dot ignored; a name pattern never matches an IP literal. Wildcards
+ * over a public suffix (libpsl, ICANN and private sections: *.com,
+ * *.co.uk, *.github.io) are refused.
  */
 #ifndef GK_POLICY_H
 #define GK_POLICY_H
@@ -22,9 +23,8 @@
 #include <stdint.h>
 
 #include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_name.h"
 
-#define GK_NAME_MAX		253	/* presentation form, no trailing dot */
-#define GK_LABEL_MAX		63
 #define GK_PATTERN_MAX		300	/* longest accepted pattern text */
 #define GK_ALLOWLIST_MAX	4096	/* patterns in one allowlist */
 
@@ -86,15 +86,6 @@ size_t		 gk_pattern_error(const uint8_t *buf, size_t len,
 		    enum gk_pat_status st, char *msg, size_t msglen);
 const char	*gk_pat_strstatus(enum gk_pat_status st);
 
-/*
- * Normalize a host name for matching: lower case, trailing dot dropped.
- * Returns the length, or -1 if it is not a syntactically valid LDH name
- * (letters, digits, '-', '_', dots between non-empty labels, label <= 63,
- * name <= 253). IP literals are returned as -1 too.
- */
-int		 gk_name_normalize(const char *in, size_t len,
-		    char out[GK_NAME_MAX + 1]);
-
 struct gk_allowlist;
 
 /*
@@ -110,10 +101,10 @@ const struct gk_pattern *gk_allowlist_at(const struct gk_allowlist *al,
 		    size_t i);
 
 /*
- * Name matching. `name` need not be normalized (it is, internally);
- * names that are not valid LDH names never match. port 0 means "any
- * port would do" (a DNS lookup): the name is allowed if a name pattern
- * covers it on some port.
+ * Name matching. `name` need not be normalized (it is, internally, by
+ * gk_name_normalize); what is not a host name never matches. port 0
+ * means "any port would do" (a DNS lookup): the name is allowed if a name
+ * pattern covers it on some port.
  */
 bool		 gk_allow_name(const struct gk_allowlist *al, const char *name,
 		    size_t len, uint16_t port);

@@ -80,8 +80,8 @@ is_method(const uint8_t *p, size_t n)
 	for (i = 0; i < sizeof(methods) / sizeof(*methods); i++) {
 		if (strlen(methods[i]) != n)
 			continue;
-		for (k = 0; k < n && http_lower(p[k]) ==
-		    http_lower((uint8_t)methods[i][k]); k++)
+		for (k = 0; k < n && gk_lower(p[k]) ==
+		    gk_lower((uint8_t)methods[i][k]); k++)
 			;
 		if (k == n)
 			return true;
@@ -101,7 +101,7 @@ prefix_is(const uint8_t *p, size_t n, const char *s)
 	for (i = 0; i < sl; i++) {
 		if (i == n)
 			return -1;
-		if (http_lower(p[i]) != http_lower((uint8_t)s[i]))
+		if (gk_lower(p[i]) != gk_lower((uint8_t)s[i]))
 			return 0;
 	}
 	return 1;
@@ -283,7 +283,7 @@ hex_val(uint8_t c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
-	c = http_lower(c);
+	c = gk_lower(c);
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 

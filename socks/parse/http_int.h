@@ -1,6 +1,6 @@
 /*
  * http_int.h: character classes the HTTP parsers (http_parse.c,
- * http_follow.c) share.
+ * http_follow.c) share (ASCII lower case is gk_name.h's gk_lower).
  */
 #ifndef HTTP_INT_H
 #define HTTP_INT_H
@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "gatekeeper/base/gk_name.h"
 
 /* tchar (RFC 9110 5.6.2): what method and field names are made of. */
 static inline bool
@@ -17,12 +19,6 @@ http_is_tchar(uint8_t c)
 	    (c >= 'A' && c <= 'Z'))
 		return true;
 	return c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL;
-}
-
-static inline uint8_t
-http_lower(uint8_t c)
-{
-	return c >= 'A' && c <= 'Z' ? (uint8_t)(c + 32) : c;
 }
 
 #endif /* HTTP_INT_H */

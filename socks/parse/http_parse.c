@@ -45,7 +45,7 @@ span_is(const uint8_t *p, size_t n, const char *s)
 	if (strlen(s) != n)
 		return false;
 	for (i = 0; i < n; i++) {
-		if (http_lower(p[i]) != http_lower((uint8_t)s[i]))
+		if (gk_lower(p[i]) != gk_lower((uint8_t)s[i]))
 			return false;
 	}
 	return true;
@@ -637,8 +637,8 @@ list_has(const uint8_t *v, size_t n, const uint8_t *tok, size_t tlen)
 		if (e - s == tlen && tlen > 0) {
 			size_t k;
 
-			for (k = 0; k < tlen && http_lower(v[s + k]) ==
-			    http_lower(tok[k]); k++)
+			for (k = 0; k < tlen && gk_lower(v[s + k]) ==
+			    gk_lower(tok[k]); k++)
 				;
 			if (k == tlen)
 				return true;

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_rd.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "socks/parse/socks.h"
@@ -160,8 +161,7 @@ request_domain(struct gk_rd *r, struct socks_host *dst)
 	if (socks_host_parse(p, n, dst) == 0)
 		return SOCKS5_OK;
 	for (i = 0; i < n; i++)
-		dst->name[i] = (char)(p[i] >= 'A' && p[i] <= 'Z' ?
-		    p[i] + 32 : p[i]);
+		dst->name[i] = (char)gk_lower(p[i]);
 	dst->name[n] = '\0';
 	return SOCKS5_BAD_NAME;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dns/dns_msg.h"
+#include "gatekeeper/base/gk_name.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -22,6 +23,7 @@ get16(const uint8_t *p)
 static void
 check_name(const struct dns_query *q)
 {
+	struct gk_name nm;
 	size_t i, pos = 0;
 
 	assert(q->qname_wire_len >= 1);
@@ -30,8 +32,12 @@ check_name(const struct dns_query *q)
 	for (i = 0; i < q->name_len; i++) {
 		assert(q->name[i] > 0x20 && q->name[i] < 0x7f);
 		assert(q->name[i] < 'A' || q->name[i] > 'Z');
-		assert(!q->name_ldh || q->name[i] != '\\');
+		assert(!q->name_host || q->name[i] != '\\');
 	}
+	/* a host name exactly when the shared rule says so, same text */
+	assert(q->name_host == (gk_name_parse((const uint8_t *)q->name,
+	    q->name_len, &nm) == GK_NAME_OK));
+	assert(!q->name_host || strcmp(nm.text, q->name) == 0);
 	assert(dns_name_skip(q->qname_wire, q->qname_wire_len, &pos));
 	assert(pos == q->qname_wire_len);
 }

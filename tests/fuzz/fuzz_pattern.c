@@ -1,6 +1,7 @@
 /*
  * Fuzz gk_pattern_parse() and the functions around it. Invariants:
- * an accepted name is lower-case LDH, <= 253 octets, no trailing dot; a
+ * an accepted name is lower case (letters, digits, '-', '_'), <= 253
+ * octets, no trailing dot, and gk_name_normalize() keeps it as it is; a
  * CIDR has no host bits; the canonical text re-parses to an equal
  * pattern and the pattern matches its own name or network; every message
  * is printable and NUL-terminated within its buffer.

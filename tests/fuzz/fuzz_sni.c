@@ -1,6 +1,7 @@
 /*
  * Fuzz sni_parse. Invariants: the name is "" unless SNI_OK, and then it is
- * NUL-terminated, lowercase LDH labels of 1..63 bytes, at most 253 bytes;
+ * NUL-terminated, lowercase labels of 1..63 letters, digits, '-', '_', at
+ * most 253 bytes, and a host name by gk_name_parse() as it stands;
  * consumed <= size and is set exactly for a complete hello; NEED_MORE only
  * below SNI_MAX_WIRE bytes and for every prefix of a NEED_MORE input; a
  * complete hello parses the same from its own records alone (one byte
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gatekeeper/base/gk_name.h"
 #include "sni/sni.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -24,6 +26,7 @@ static uint8_t hs[SNI_MAX_WIRE], wire[SNI_MAX_WIRE];
 static void
 check_name(const struct sni_result *r)
 {
+	struct gk_name nm;
 	size_t i, label = 0;
 	char c;
 
@@ -37,10 +40,12 @@ check_name(const struct sni_result *r)
 			continue;
 		}
 		assert((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-		    c == '-');
+		    c == '-' || c == '_');
 		assert(++label <= 63);
 	}
 	assert(label > 0);
+	assert(gk_name_parse((const uint8_t *)r->name, r->name_len, &nm) ==
+	    GK_NAME_OK && strcmp(nm.text, r->name) == 0);
 	assert(sni_matches(r, r->name, r->name_len));
 }
 

@@ -40,6 +40,8 @@
 #             lo     192.0.2.10 + 2001:db8::10  github.com        nginx :80 :443
 #                    192.0.2.11                 api.github.com    nginx
 #                    192.0.2.12                 codeload.github.com nginx
+#                    192.0.2.18                 api_x.github.com  nginx (a
+#                                               name with '_': test_names.sh)
 #                    203.0.113.66               evil.example      nginx ("hello
 #                                               from evil.example": the host
 #                                               that must stay unreachable)
@@ -58,8 +60,10 @@
 #                    would show as a clone that works)
 #
 # TLS: a test CA made here with openssl; one server certificate for
-# github.com, *.github.com, evil.example, *.evil.example. Clients trust it
-# through GIT_SSL_CAINFO / CURL_CA_BUNDLE / SSL_CERT_FILE (en_ca_env).
+# github.com, *.github.com, api_x.github.com (OpenSSL's wildcard match
+# refuses a '_' in the label '*' stands for), evil.example,
+# *.evil.example. Clients trust it through GIT_SSL_CAINFO /
+# CURL_CA_BUNDLE / SSL_CERT_FILE (en_ca_env).
 #
 # Files under $EN_DIR ($GK_TMP/inet; world-readable so an unprivileged
 # user and a sandbox can read them): ca.crt, blob.bin (1 MiB random; its
@@ -91,6 +95,7 @@ declare -A EN_ADDR=(
 	[github.com]=192.0.2.10
 	[api.github.com]=192.0.2.11
 	[codeload.github.com]=192.0.2.12
+	[api_x.github.com]=192.0.2.18
 	[evil.example]=203.0.113.66
 )
 EN_ADDR6_GITHUB=2001:db8::10
@@ -136,8 +141,9 @@ en_resolv() {
 
 # en_pki: a test CA and one server certificate for every name.
 en_pki() {
+	local gh="DNS:github.com,DNS:*.github.com,DNS:api_x.github.com"
 	inet_pki en_err "$EN_DIR" "gatekeeper e2e test CA" \
-		"DNS:github.com,DNS:*.github.com,DNS:evil.example,DNS:*.evil.example"
+		"$gh,DNS:evil.example,DNS:*.evil.example"
 }
 
 # en_content: web roots, the blob, the git repository (bare, served by
@@ -291,6 +297,7 @@ en_dns() {
 		"--host-record=github.com,${EN_ADDR[github.com]},$EN_ADDR6_GITHUB" \
 		"--host-record=api.github.com,${EN_ADDR[api.github.com]}" \
 		"--host-record=codeload.github.com,${EN_ADDR[codeload.github.com]}" \
+		"--host-record=api_x.github.com,${EN_ADDR[api_x.github.com]}" \
 		"--host-record=evil.example,${EN_ADDR[evil.example]}" \
 		--host-record=x.example,203.0.113.77
 	for ((i = 0; i < 50; i++)); do

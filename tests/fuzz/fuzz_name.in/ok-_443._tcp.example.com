@@ -1,0 +1,1 @@
+_443._tcp.example.com

@@ -1,0 +1,1 @@
+_dmarc.example.com
