@@ -1,46 +1,22 @@
 /*
- * dns_int.h: the resolver's internal pieces (upstream client).
+ * dns_int.h: the resolver core shared by dns_server.c (sockets) and
+ * dns_resolve.c (answers). The upstream client is dns_upstream.h.
  */
 #ifndef DNS_INT_H
 #define DNS_INT_H
 
-#include <stddef.h>
-#include <stdint.h>
-
-#include "gatekeeper/state/gk_conf.h"
-
-struct event_base;
-struct dns_upstream;
-
-/*
- * Called once per dns_upstream_send(): ok with the raw answer, or !ok
- * (timeout, network error, destruction) with abuf NULL.
- */
-typedef void (*dns_upstream_cb)(void *arg, bool ok, const uint8_t *abuf,
-    size_t alen);
-
-/* n == 0: the servers in the host's /etc/resolv.conf. */
-struct dns_upstream *dns_upstream_new(struct event_base *base,
-		    const struct gk_upstream *ups, size_t n,
-		    uint32_t timeout_ms, char *err, size_t errlen);
-/* Outstanding callbacks run with ok == false before this returns. */
-void		 dns_upstream_free(struct dns_upstream *u);
-int		 dns_upstream_send(struct dns_upstream *u, const uint8_t *q,
-		    size_t qlen, dns_upstream_cb cb, void *arg);
-/* A comma-separated description of the servers in use, for logs. */
-const char	*dns_upstream_describe(const struct dns_upstream *u);
-
-#endif /* DNS_INT_H */
-
-/* ---- resolver core shared by dns_server.c and dns_resolve.c ---- */
-
 #include <sys/queue.h>
 #include <sys/socket.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "dns/dns.h"
 #include "dns/dns_cache.h"
 #include "dns/dns_msg.h"
+#include "dns/dns_upstream.h"
 #include "gatekeeper/base/gk_addr.h"
 
 #define DNS_UDP_BATCH		32	/* datagrams per recvmmsg */
@@ -106,3 +82,5 @@ void		 dns_send_reply(struct dns_server *s,
 		    size_t len);
 void		 dns_tcp_ref(struct dns_tcp *t);
 void		 dns_tcp_unref(struct dns_tcp *t);
+
+#endif /* DNS_INT_H */

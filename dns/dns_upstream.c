@@ -12,7 +12,7 @@
 #include <ares.h>
 #include <event2/event.h>
 
-#include "dns/dns_int.h"
+#include "dns/dns_upstream.h"
 #include "gatekeeper/base/gk_log.h"
 
 #define UP_MAX_SOCKS	64

@@ -68,27 +68,6 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 
 static void	proxy_conf(struct gk_daemon *d);
 
-static void
-warn_fixed(const struct gk_conf *old, const struct gk_conf *new)
-{
-	if (!gk_addr_eq(&old->listen, &new->listen) ||
-	    old->dns_port != new->dns_port ||
-	    old->socks_port != new->socks_port ||
-	    old->http_port != new->http_port ||
-	    old->transparent_port != new->transparent_port ||
-	    strcmp(old->control, new->control) != 0 ||
-	    old->metrics_off != new->metrics_off ||
-	    old->metrics_port != new->metrics_port ||
-	    !gk_addr_eq(&old->metrics_addr, &new->metrics_addr) ||
-	    strcmp(old->audit_log, new->audit_log) != 0 ||
-	    old->plumbing != new->plumbing ||
-	    old->cage_prefix != new->cage_prefix ||
-	    !gk_addr_eq(&old->cage_net, &new->cage_net))
-		log_warnx("listen, ports, control, metrics, audit-log, "
-		    "plumbing and cage-subnet changes take effect only after "
-		    "a restart");
-}
-
 /* "a:1: x\nb:2: y\n" -> "a:1: x; b:2: y" for one log line */
 static void
 one_line(char *s)
@@ -119,19 +98,14 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 		    "%s", errs);
 		return;
 	}
-	warn_fixed(&d->conf, &nc);
+	/* restart-only keys keep their running values: d->conf is what runs */
+	gk_conf_keep_running(&nc, &d->conf);
 	dns_conf(&nc, &sc);
 	if (dns_server_reload(d->dns, &sc, errs, sizeof(errs)) == -1) {
 		log_warnx("reload failed, keeping the running configuration: "
 		    "%s", errs);
 		return;
 	}
-	/* keep what cannot change at run time */
-	nc.listen = d->conf.listen;
-	nc.dns_port = d->conf.dns_port;
-	nc.socks_port = d->conf.socks_port;
-	nc.http_port = d->conf.http_port;
-	memcpy(nc.control, d->conf.control, sizeof(nc.control));
 	d->conf = nc;
 	proxy_conf(d);
 	log_setlevel(nc.log_level);
@@ -167,7 +141,7 @@ proxy_conf(struct gk_daemon *d)
 	d->proxy.audit = d->audit;
 	d->proxy.host = &d->host;
 	d->proxy.connect_timeout_ms = d->conf.connect_timeout_ms;
-	d->proxy.handshake_timeout_ms = 10000;
+	d->proxy.handshake_timeout_ms = PROXY_HANDSHAKE_TIMEOUT_MS;
 	d->proxy.idle_sec = d->conf.idle_timeout_s;
 }
 

@@ -1,5 +1,6 @@
 /*
- * Config file and command line: every key, every range, file:line errors.
+ * Config file and command line: every key, every range, file:line errors;
+ * what a reload (SIGHUP) keeps and what it changes.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -300,6 +301,291 @@ test_usage_lists_every_option(void **state)
 	free(buf);
 }
 
+/*
+ * The log goes to stderr: catch what one call writes. Returns the text
+ * (static) and the number of lines in *nlines.
+ */
+static int	 cap_saved = -1;
+static FILE	*cap_file;
+
+static void
+capture_start(void)
+{
+	fflush(stderr);
+	cap_file = tmpfile();
+	assert_non_null(cap_file);
+	cap_saved = dup(STDERR_FILENO);
+	assert_true(cap_saved >= 0);
+	assert_true(dup2(fileno(cap_file), STDERR_FILENO) >= 0);
+}
+
+static const char *
+capture_end(int *nlines)
+{
+	static char text[4096];
+	size_t n, i;
+
+	fflush(stderr);
+	assert_true(dup2(cap_saved, STDERR_FILENO) >= 0);
+	close(cap_saved);
+	rewind(cap_file);
+	n = fread(text, 1, sizeof(text) - 1, cap_file);
+	text[n] = '\0';
+	fclose(cap_file);
+	for (*nlines = 0, i = 0; i < n; i++)
+		if (text[i] == '\n')
+			(*nlines)++;
+	return text;
+}
+
+static void
+set_config(struct gk_conf *c)
+{
+	snprintf(c->config_path, sizeof(c->config_path), "/etc/other.conf");
+	c->config_given = true;
+}
+
+static void
+set_foreground(struct gk_conf *c)
+{
+	c->foreground = true;
+}
+
+static void
+set_check(struct gk_conf *c)
+{
+	c->check_only = true;
+}
+
+/* Each key changed from its default; the command-line ones by hand. */
+struct keep_case {
+	const char	*key;
+	const char	*value;
+	void		(*set)(struct gk_conf *);	/* no value */
+	bool		 restart;	/* else SIGHUP applies it */
+};
+
+static const struct keep_case keep_cases[] = {
+	{ "config", NULL, set_config, true },
+	{ "control", "/run/other.sock", NULL, true },
+	{ "listen", "10.143.0.9", NULL, true },
+	{ "listen", "::1", NULL, true },
+	{ "dns-port", "5353", NULL, true },
+	{ "socks-port", "1081", NULL, true },
+	{ "http-port", "8080", NULL, true },
+	{ "transparent-port", "off", NULL, true },
+	{ "transparent-port", "15002", NULL, true },
+	{ "cage-subnet", "10.99.0.0/16", NULL, true },
+	{ "cage-subnet", "10.143.0.0/20", NULL, true },
+	{ "plumbing", "off", NULL, true },
+	{ "metrics", "off", NULL, true },
+	{ "metrics", "127.0.0.1:9478", NULL, true },
+	{ "metrics", "[::1]:9477", NULL, true },
+	{ "audit-log", "/var/log/gk.json", NULL, true },
+	{ "foreground", NULL, set_foreground, true },
+	{ "check", NULL, set_check, true },
+	{ "upstream", "192.0.2.53", NULL, false },
+	{ "ttl-cap", "5", NULL, false },
+	{ "upstream-timeout", "0.5", NULL, false },
+	{ "cache-size", "0", NULL, false },
+	{ "connect-timeout", "3", NULL, false },
+	{ "idle-timeout", "0", NULL, false },
+	{ "log-level", "debug", NULL, false },
+};
+
+static void
+keep_one(const struct keep_case *t)
+{
+	struct gk_conf run, nc, loaded;
+	char err[512], want[256];
+	const char *log;
+	size_t n;
+	int lines;
+
+	gk_conf_defaults(&run);
+	gk_conf_defaults(&nc);
+	if (t->set != NULL)
+		t->set(&nc);
+	else if (gk_conf_set(&nc, t->key, t->value, 0, err, sizeof(err)))
+		fail_msg("%s = '%s': %s", t->key, t->value, err);
+	memcpy(&loaded, &nc, sizeof(nc));
+	if (memcmp(&nc, &run, sizeof(nc)) == 0)
+		fail_msg("%s = '%s' is the default", t->key, t->value);
+	capture_start();
+	n = gk_conf_keep_running(&nc, &run);
+	log = capture_end(&lines);
+	snprintf(want, sizeof(want), ": %s changed: it takes effect only "
+	    "after a restart; the running value is kept\n", t->key);
+	if (t->restart && (n != 1 || lines != 1 || !strstr(log, want)))
+		fail_msg("%s: %zu changed, log '%s'", t->key, n, log);
+	if (t->restart && memcmp(&nc, &run, sizeof(nc)) != 0)
+		fail_msg("%s: the running value was not kept", t->key);
+	if (!t->restart && (n != 0 || lines != 0))
+		fail_msg("%s: %zu changed, log '%s'", t->key, n, log);
+	if (!t->restart && memcmp(&nc, &loaded, sizeof(nc)) != 0)
+		fail_msg("%s: the new value was not taken", t->key);
+}
+
+static void
+test_keep_each_key(void **state)
+{
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(keep_cases) / sizeof(keep_cases[0]); i++)
+		keep_one(&keep_cases[i]);
+}
+
+/* A new key cannot be forgotten: --help lists every key. */
+static void
+test_keep_cases_cover_every_key(void **state)
+{
+	char *buf = NULL, *line, *save = NULL, name[64];
+	size_t len = 0, i;
+	bool found;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(f = open_memstream(&buf, &len));
+	gk_conf_usage(f);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if (sscanf(line, "  -%*c, --%63[a-z-]", name) != 1 ||
+		    strcmp(name, "verbose") == 0 || strcmp(name, "help") == 0 ||
+		    strcmp(name, "version") == 0)
+			continue;
+		for (found = false, i = 0; !found &&
+		    i < sizeof(keep_cases) / sizeof(keep_cases[0]); i++)
+			found = strcmp(keep_cases[i].key, name) == 0;
+		if (!found)
+			fail_msg("--%s has no reload case", name);
+	}
+	free(buf);
+}
+
+/* One warning for several keys; reloadable keys still change. */
+static void
+test_keep_names_each_key(void **state)
+{
+	const char *text = "listen = 10.143.0.9\nttl-cap = 5\n"
+	    "metrics = 127.0.0.1:9478\nupstream = 192.0.2.53\n"
+	    "audit-log = -\n";
+	char errs[GK_CONF_ERRLEN] = "";
+	struct gk_conf run, nc;
+	const char *log;
+	int lines;
+
+	(void)state;
+	gk_conf_defaults(&run);
+	gk_conf_defaults(&nc);
+	assert_int_equal(gk_conf_parse_text(&nc, "t", text, strlen(text), errs,
+	    sizeof(errs)), 0);
+	capture_start();
+	assert_int_equal(gk_conf_keep_running(&nc, &run), 3);
+	log = capture_end(&lines);
+	assert_int_equal(lines, 1);
+	assert_non_null(strstr(log, ": listen, metrics, audit-log changed: "
+	    "they take effect only after a restart; the running values are "
+	    "kept\n"));
+	assert_true(gk_addr_eq(&nc.listen, &run.listen));
+	assert_int_equal(nc.metrics_port, 9477);
+	assert_string_equal(nc.audit_log, "");
+	assert_int_equal(nc.ttl_cap, 5);
+	assert_int_equal(nc.nupstreams, 1);
+}
+
+/* metrics off is one value, whatever address came before it. */
+static void
+test_keep_metrics_off(void **state)
+{
+	struct gk_conf run, nc;
+	char err[256];
+
+	(void)state;
+	gk_conf_defaults(&run);
+	gk_conf_defaults(&nc);
+	assert_int_equal(gk_conf_set(&run, "metrics", "off", 0, err,
+	    sizeof(err)), 0);
+	assert_int_equal(gk_conf_set(&nc, "metrics", "192.0.2.1:80", 1, err,
+	    sizeof(err)), 0);
+	assert_int_equal(gk_conf_set(&nc, "metrics", "off", 1, err,
+	    sizeof(err)), 0);
+	assert_int_equal(gk_conf_keep_running(&nc, &run), 0);
+}
+
+static void
+rewrite(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	fclose(f);
+}
+
+/*
+ * hup_cb's sequence: load, keep, replace the running config. A second
+ * SIGHUP with the same file warns again; going back warns about nothing.
+ */
+static void
+test_keep_two_reloads(void **state)
+{
+	char errs[GK_CONF_ERRLEN];
+	char *path = write_tmp("metrics = 127.0.0.1:9477\nttl-cap = 30\n");
+	char *argv[] = { "gatekeeperd", "-c", path, NULL };
+	struct gk_conf run, nc;
+	const char *log;
+	int i, lines;
+
+	(void)state;
+	assert_int_equal(gk_conf_load(&run, 3, argv, errs, sizeof(errs)),
+	    GK_CONF_RUN);
+	rewrite(path, "metrics = 127.0.0.1:9478\nttl-cap = 5\n"
+	    "audit-log = /tmp/gk-audit.json\n");
+	for (i = 0; i < 2; i++) {
+		assert_int_equal(gk_conf_load(&nc, 3, argv, errs,
+		    sizeof(errs)), GK_CONF_RUN);
+		capture_start();
+		assert_int_equal(gk_conf_keep_running(&nc, &run), 2);
+		log = capture_end(&lines);
+		assert_int_equal(lines, 1);
+		assert_non_null(strstr(log, ": metrics, audit-log changed: "));
+		assert_int_equal(nc.metrics_port, 9477);
+		assert_string_equal(nc.audit_log, "");
+		assert_int_equal(nc.ttl_cap, 5);
+		run = nc;
+	}
+	rewrite(path, "metrics = 127.0.0.1:9477\nttl-cap = 30\n");
+	assert_int_equal(gk_conf_load(&nc, 3, argv, errs, sizeof(errs)),
+	    GK_CONF_RUN);
+	capture_start();
+	assert_int_equal(gk_conf_keep_running(&nc, &run), 0);
+	log = capture_end(&lines);
+	assert_int_equal(lines, 0);
+	assert_int_equal(nc.ttl_cap, 30);
+	unlink(path);
+}
+
+/* --help's SIGHUP paragraph comes from the same table. */
+static void
+test_usage_reload_keys(void **state)
+{
+	char *buf = NULL, *sig;
+	size_t len = 0;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(f = open_memstream(&buf, &len));
+	gk_conf_usage(f);
+	fclose(f);
+	assert_non_null(sig = strstr(buf, "\nSignals:"));
+	assert_non_null(strstr(sig, "upstream, ttl-cap, upstream-timeout, "
+	    "cache-size, connect-timeout,\n  idle-timeout, log-level;\n"));
+	assert_null(strstr(sig, "metrics"));
+	free(buf);
+}
+
 int
 main(void)
 {
@@ -312,6 +598,12 @@ main(void)
 		cmocka_unit_test(test_load_order),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_usage_lists_every_option),
+		cmocka_unit_test(test_keep_each_key),
+		cmocka_unit_test(test_keep_cases_cover_every_key),
+		cmocka_unit_test(test_keep_names_each_key),
+		cmocka_unit_test(test_keep_metrics_off),
+		cmocka_unit_test(test_keep_two_reloads),
+		cmocka_unit_test(test_usage_reload_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

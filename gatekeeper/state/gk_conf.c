@@ -12,19 +12,23 @@
 #include "config.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_conf.h"
+#include "gatekeeper/state/gk_conf_int.h"
 
 #define SRC_FILE	0
 #define SRC_CLI		1
 #define CONF_MAX_FILE	(1024 * 1024)
 #define CONF_MAX_LINE	4096
 
-enum key_id {
-	K_CONFIG, K_CONTROL, K_LISTEN, K_DNS_PORT, K_SOCKS_PORT, K_HTTP_PORT,
-	K_TRANSPARENT_PORT,
-	K_CAGE_SUBNET, K_PLUMBING, K_UPSTREAM, K_TTL_CAP, K_UPSTREAM_TIMEOUT,
-	K_CACHE_SIZE, K_CONNECT_TIMEOUT, K_IDLE_TIMEOUT, K_METRICS,
-	K_AUDIT_LOG, K_LOG_LEVEL, K_FOREGROUND,
-	K_CHECK, K_VERBOSE, K_HELP, K_VERSION, K__MAX
+/*
+ * When a new value takes effect. SIGHUP reloads the config file and
+ * applies KEY_RELOAD keys at once (dns_server_reload, the proxies'
+ * timeouts, the log level); KEY_RESTART keys keep their running value
+ * until a restart (gk_conf_keep_running). Command-line-only keys are
+ * KEY_RESTART: a reload rereads the same argv.
+ */
+enum key_apply {
+	KEY_RESTART,
+	KEY_RELOAD,
 };
 
 struct key {
@@ -32,66 +36,72 @@ struct key {
 	int		 shortopt;	/* 0: none */
 	bool		 arg;
 	bool		 in_file;	/* allowed in the config file */
+	enum key_apply	 apply;
 	const char	*metavar;
 	const char	*deflt;
 	const char	*help;
 };
 
 static const struct key keys[K__MAX] = {
-	[K_CONFIG] = { "config", 'c', true, false, "FILE",
+	[K_CONFIG] = { "config", 'c', true, false, KEY_RESTART, "FILE",
 	    GK_CONF_DEFAULT_PATH, "config file (key = value); absent is fine "
 	    "unless given with -c" },
-	[K_CONTROL] = { "control", 'C', true, true, "PATH",
+	[K_CONTROL] = { "control", 'C', true, true, KEY_RESTART, "PATH",
 	    "/run/gatekeeper/control.sock", "control socket (mode 0660, "
 	    "group gatekeeper)" },
-	[K_LISTEN] = { "listen", 'l', true, true, "ADDR", "10.143.0.1",
-	    "address of the DNS listener (bound with IP_FREEBIND)" },
-	[K_DNS_PORT] = { "dns-port", 'd', true, true, "PORT", "53",
-	    "DNS port, UDP and TCP" },
-	[K_SOCKS_PORT] = { "socks-port", 's', true, true, "PORT", "1080",
-	    "SOCKS5 proxy port (on the listen address)" },
-	[K_HTTP_PORT] = { "http-port", 'H', true, true, "PORT", "3128",
-	    "HTTP proxy port: CONNECT and http:// requests" },
+	[K_LISTEN] = { "listen", 'l', true, true, KEY_RESTART, "ADDR",
+	    "10.143.0.1", "address of the DNS listener (bound with "
+	    "IP_FREEBIND)" },
+	[K_DNS_PORT] = { "dns-port", 'd', true, true, KEY_RESTART, "PORT",
+	    "53", "DNS port, UDP and TCP" },
+	[K_SOCKS_PORT] = { "socks-port", 's', true, true, KEY_RESTART, "PORT",
+	    "1080", "SOCKS5 proxy port (on the listen address)" },
+	[K_HTTP_PORT] = { "http-port", 'H', true, true, KEY_RESTART, "PORT",
+	    "3128", "HTTP proxy port: CONNECT and http:// requests" },
 	[K_TRANSPARENT_PORT] = { "transparent-port", 'R', true, true,
-	    "PORT|off", "15001", "transparent proxy port: namespace cages' "
-	    "TCP to other addresses is redirected here (off: refused)" },
-	[K_CAGE_SUBNET] = { "cage-subnet", 'S', true, true, "CIDR",
-	    "10.143.0.0/16", "IPv4 range cage addresses come from; the "
-	    "listen address is the cages' gateway inside it" },
-	[K_PLUMBING] = { "plumbing", 'P', true, true, "auto|on|off", "auto",
-	    "veth, routes and nftables for namespace cages; auto: on "
-	    "when --listen is inside --cage-subnet" },
-	[K_UPSTREAM] = { "upstream", 'u', true, true, "IP[:PORT]",
+	    KEY_RESTART, "PORT|off", "15001", "transparent proxy port: "
+	    "namespace cages' TCP to other addresses is redirected here "
+	    "(off: refused)" },
+	[K_CAGE_SUBNET] = { "cage-subnet", 'S', true, true, KEY_RESTART,
+	    "CIDR", "10.143.0.0/16", "IPv4 range cage addresses come from; "
+	    "the listen address is the cages' gateway inside it" },
+	[K_PLUMBING] = { "plumbing", 'P', true, true, KEY_RESTART,
+	    "auto|on|off", "auto", "veth, routes and nftables for namespace "
+	    "cages; auto: on when --listen is inside --cage-subnet" },
+	[K_UPSTREAM] = { "upstream", 'u', true, true, KEY_RELOAD, "IP[:PORT]",
 	    "the host's /etc/resolv.conf", "upstream resolver (repeatable, "
 	    "up to 8)" },
-	[K_TTL_CAP] = { "ttl-cap", 't', true, true, "SECONDS", "60",
-	    "cap on cache lifetime and on TTLs handed to cages (1-86400)" },
+	[K_TTL_CAP] = { "ttl-cap", 't', true, true, KEY_RELOAD, "SECONDS",
+	    "60", "cap on cache lifetime and on TTLs handed to cages "
+	    "(1-86400)" },
 	[K_UPSTREAM_TIMEOUT] = { "upstream-timeout", 'T', true, true,
-	    "SECONDS", "2", "answer SERVFAIL when upstreams have not "
-	    "answered by then (0.1-30)" },
-	[K_CACHE_SIZE] = { "cache-size", 'z', true, true, "ENTRIES", "10000",
-	    "DNS cache entries (0 disables the cache)" },
+	    KEY_RELOAD, "SECONDS", "2", "answer SERVFAIL when upstreams have "
+	    "not answered by then (0.1-30)" },
+	[K_CACHE_SIZE] = { "cache-size", 'z', true, true, KEY_RELOAD,
+	    "ENTRIES", "10000", "DNS cache entries (0 disables the cache)" },
 	[K_CONNECT_TIMEOUT] = { "connect-timeout", 'o', true, true,
-	    "SECONDS", "10", "proxies: give up connecting upstream after "
-	    "this long (1-120)" },
-	[K_IDLE_TIMEOUT] = { "idle-timeout", 'i', true, true, "SECONDS",
-	    "600", "proxies: close a tunnel idle this long (0: never)" },
-	[K_METRICS] = { "metrics", 'm', true, true, "ADDR:PORT|off",
-	    "127.0.0.1:9477", "Prometheus endpoint, GET /metrics" },
-	[K_AUDIT_LOG] = { "audit-log", 'a', true, true, "PATH|-", "none",
-	    "audit log, JSON lines (- for stdout)" },
-	[K_LOG_LEVEL] = { "log-level", 'L', true, true,
+	    KEY_RELOAD, "SECONDS", "10", "proxies: give up connecting "
+	    "upstream after this long (1-120)" },
+	[K_IDLE_TIMEOUT] = { "idle-timeout", 'i', true, true, KEY_RELOAD,
+	    "SECONDS", "600", "proxies: close a tunnel idle this long (0: "
+	    "never)" },
+	[K_METRICS] = { "metrics", 'm', true, true, KEY_RESTART,
+	    "ADDR:PORT|off", "127.0.0.1:9477", "Prometheus endpoint, GET "
+	    "/metrics" },
+	[K_AUDIT_LOG] = { "audit-log", 'a', true, true, KEY_RESTART, "PATH|-",
+	    "none", "audit log, JSON lines (- for stdout)" },
+	[K_LOG_LEVEL] = { "log-level", 'L', true, true, KEY_RELOAD,
 	    "error|warn|info|debug", "info", "log verbosity (stderr)" },
-	[K_FOREGROUND] = { "foreground", 'f', false, false, NULL, NULL,
-	    "stay in the foreground (the daemon never forks; for "
+	[K_FOREGROUND] = { "foreground", 'f', false, false, KEY_RESTART, NULL,
+	    NULL, "stay in the foreground (the daemon never forks; for "
 	    "compatibility with init scripts)" },
-	[K_CHECK] = { "check", 'n', false, false, NULL, NULL,
+	[K_CHECK] = { "check", 'n', false, false, KEY_RESTART, NULL, NULL,
 	    "check the configuration, print \"configuration OK\" and exit" },
-	[K_VERBOSE] = { "verbose", 'v', false, false, NULL, NULL,
+	[K_VERBOSE] = { "verbose", 'v', false, false, KEY_RESTART, NULL, NULL,
 	    "more log output (repeatable)" },
-	[K_HELP] = { "help", 'h', false, false, NULL, NULL,
+	[K_HELP] = { "help", 'h', false, false, KEY_RESTART, NULL, NULL,
 	    "show this help and exit" },
-	[K_VERSION] = { "version", 'V', false, false, NULL, NULL,
+	[K_VERSION] = { "version", 'V', false, false, KEY_RESTART, NULL, NULL,
 	    "print the version and exit" },
 };
 
@@ -499,6 +509,33 @@ gk_conf_load_file(struct gk_conf *c, const char *path, bool must_exist,
 	return nerr;
 }
 
+/* What SIGHUP applies, from the table's apply column. */
+static void
+usage_signals(FILE *f)
+{
+	size_t col = 0, len;
+	int i;
+
+	fprintf(f, "Signals: SIGTERM/SIGINT stop; SIGHUP rereads the config "
+	    "file, keeping cages,\nand applies these keys at once:\n");
+	for (i = 0; i < K__MAX; i++) {
+		if (keys[i].apply != KEY_RELOAD)
+			continue;
+		len = strlen(keys[i].name);
+		if (col > 0 && col + len + 2 > 72) {
+			fputs(",\n", f);
+			col = 0;
+		} else if (col > 0) {
+			fputs(", ", f);
+			col += 2;
+		}
+		fprintf(f, "%s%s", col == 0 ? "  " : "", keys[i].name);
+		col += (col == 0 ? 2 : 0) + len;
+	}
+	fprintf(f, ";\nthe others take effect only after a restart (a reload "
+	    "warns naming them).\nSIGHUP also reopens the audit log.\n");
+}
+
 void
 gk_conf_usage(FILE *f)
 {
@@ -521,9 +558,8 @@ gk_conf_usage(FILE *f)
 		fputc('\n', f);
 	}
 	fprintf(f, "\nExit status: 0 clean stop, 1 runtime failure, 2 usage "
-	    "or configuration error.\nSignals: SIGTERM/SIGINT stop; SIGHUP "
-	    "rereads the config file (upstreams,\nttl-cap, upstream-timeout, "
-	    "log-level) and reopens the audit log, keeping cages.\n");
+	    "or configuration error.\n");
+	usage_signals(f);
 }
 
 static void
@@ -669,4 +705,28 @@ gk_conf_load(struct gk_conf *c, int argc, char **argv, char *errs,
 	if (check_ports(c, errs, errslen) == -1)
 		return GK_CONF_ERROR;
 	return GK_CONF_RUN;
+}
+
+size_t
+gk_conf_keep_running(struct gk_conf *nc, const struct gk_conf *run)
+{
+	char names[512] = "";
+	size_t n = 0;
+	int k;
+
+	for (k = 0; k < K__MAX; k++) {
+		if (keys[k].apply != KEY_RESTART ||
+		    !gk_conf_keep_key((enum gk_conf_key)k, nc, run))
+			continue;
+		snprintf(names + strlen(names), sizeof(names) - strlen(names),
+		    "%s%s", n > 0 ? ", " : "", keys[k].name);
+		n++;
+	}
+	if (n == 1)
+		log_warnx("%s changed: it takes effect only after a restart; "
+		    "the running value is kept", names);
+	else if (n > 1)
+		log_warnx("%s changed: they take effect only after a restart; "
+		    "the running values are kept", names);
+	return n;
 }

@@ -98,4 +98,14 @@ enum gk_conf_action gk_conf_load(struct gk_conf *c, int argc, char **argv,
 
 void		 gk_conf_usage(FILE *f);
 
+/*
+ * SIGHUP: nc was just loaded, run is the configuration running. Logs one
+ * warning naming every key that changed but takes effect only after a
+ * restart, and copies the running value of every such key into nc, so
+ * that nc can replace run and describe what runs. Returns how many
+ * changed.
+ */
+size_t		 gk_conf_keep_running(struct gk_conf *nc,
+		    const struct gk_conf *run);
+
 #endif /* GK_CONF_H */

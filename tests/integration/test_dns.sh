@@ -678,7 +678,7 @@ gk_ctl_close X
 # ---- second run: config file, SIGHUP, dead upstream ---------------------------------
 SOCK2=$T/control2.sock
 CONF=$T/gk2.conf
-write_conf() {	# TTLCAP UPSTREAM
+write_conf() {	# TTLCAP UPSTREAM [METRICS AUDIT-LOG]
 	cat >"$CONF" <<EOF
 # gatekeeperd test configuration (second run)
 listen = 127.0.0.1
@@ -687,8 +687,8 @@ control = $SOCK2
 upstream = $2
 ttl-cap = $1
 upstream-timeout = 2
-metrics = $METRICS
-audit-log = $T/audit2.log
+metrics = ${3:-$METRICS}
+audit-log = ${4:-$T/audit2.log}
 log-level = debug
 EOF
 }
@@ -744,6 +744,34 @@ GK_DETAIL="reply: $r"
 gk_check "SIGHUP: cage D survives (listed, connection open)" \
 	eval 'json_ok "$r" && [[ "$r" == *"$D_ID"* ]]'
 
+# Restart-only keys: each SIGHUP names them and keeps them running, so the
+# next SIGHUP (same file) names them again.
+restart_warns() { grep -c 'effect only after a restart' "$T/GKD2.log"; }
+w0=$(restart_warns)
+write_conf 5 127.0.0.1:5300 127.0.0.1:9478 "$T/audit3.log"
+for n in 1 2; do
+	kill -HUP "$GKD2"
+	gk_wait_for 30 eval '[ "$(restart_warns)" -ge $((w0 + n)) ]'
+	got=$(($(restart_warns) - w0))
+	line=$(grep 'effect only after a restart' "$T/GKD2.log" | tail -n 1)
+	GK_DETAIL="log: ${line:-<no warning>}"
+	gk_check "SIGHUP $n, new metrics and audit-log: $got restart warnings" \
+		test "$got" -eq "$n"
+	GK_DETAIL="log: $line"
+	gk_check "SIGHUP $n: the warning names metrics and audit-log only" \
+		eval '[[ "$line" == *": metrics, audit-log changed"* ]]'
+	GK_DETAIL="curl http://$METRICS/metrics failed"
+	gk_check "SIGHUP $n: /metrics still on $METRICS" fetch_metrics "$T/m-hup.txt"
+	GK_DETAIL="something answers on 127.0.0.1:9478"
+	gk_check "SIGHUP $n: nothing on the new metrics address" \
+		eval '! curl -s --max-time 2 -o /dev/null http://127.0.0.1:9478/metrics'
+	expect_dns "SIGHUP $n: hup$n.example is denied" $A_SRC hup$n.example A NXDOMAIN ""
+	GK_DETAIL="no dns.deny for hup$n.example in audit2.log, or audit3.log exists"
+	gk_check "SIGHUP $n: the audit log is still audit2.log" \
+		eval 'gk_wait_for 30 audit_query "$T/audit2.log" has dns.deny "$D_ID" hup$n.example &&
+		      [ ! -e "$T/audit3.log" ]'
+done
+
 write_conf 5 127.0.0.1:5398
 kill -HUP "$GKD2"
 sleep 0.5
@@ -755,6 +783,9 @@ gk_dig $A_SRC codeload.github.com A +time=6 +tcp
 GK_DETAIL=$(dig_summary)
 gk_check "black-hole upstream over TCP: SERVFAIL in under 3 s (${DIG_MS} ms)" \
 	test "$DIG_STATUS" = SERVFAIL -a "$DIG_MS" -lt 3000
+GK_DETAIL="log: $(grep 'effect only after a restart' "$T/GKD2.log" | tail -n 1)"
+gk_check "SIGHUP with the running metrics and audit-log again: no warning" \
+	test "$(restart_warns)" -eq $((w0 + 2))
 
 write_conf 5 127.0.0.1:5399
 kill -HUP "$GKD2"
