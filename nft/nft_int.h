@@ -12,10 +12,10 @@
 #ifndef NFT_INT_H
 #define NFT_INT_H
 
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "gatekeeper/base/gk_err.h"
 #include "nft/nft.h"
 
 struct nftnl_batch;
@@ -23,19 +23,6 @@ struct nftnl_chain;
 struct nftnl_set;
 struct nftnl_table;
 struct nl_sock;
-
-/* Format one error line into err (when err is not NULL). */
-static inline void __attribute__((format(printf, 3, 4)))
-nft_err(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err == NULL || errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- nft_pool.c ---- */
 

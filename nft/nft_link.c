@@ -54,18 +54,18 @@ nft_link_sock(char *err, size_t errlen)
 	int rc;
 
 	if ((sk = nl_socket_alloc()) == NULL) {
-		nft_err(err, errlen, "rtnetlink socket: out of memory");
+		gk_seterr(err, errlen, "rtnetlink socket: out of memory");
 		return NULL;
 	}
 	if ((rc = nl_connect(sk, NETLINK_ROUTE)) < 0) {
-		nft_err(err, errlen, "rtnetlink socket: %s", nl_geterror(rc));
+		gk_seterr(err, errlen, "rtnetlink socket: %s", nl_geterror(rc));
 		nl_socket_free(sk);
 		return NULL;
 	}
 	/* Never wait forever for an ACK. */
 	if (setsockopt(nl_socket_get_fd(sk), SOL_SOCKET, SO_RCVTIMEO, &tv,
 	    sizeof(tv)) == -1) {
-		nft_err(err, errlen, "rtnetlink socket: SO_RCVTIMEO: %s",
+		gk_seterr(err, errlen, "rtnetlink socket: SO_RCVTIMEO: %s",
 		    strerror(errno));
 		nl_socket_free(sk);
 		return NULL;
@@ -96,7 +96,7 @@ nft_sysctl_write(const char *path, const char *val, char *err,
 		goto fail;
 	return 0;
 fail:
-	nft_err(err, errlen, "writing %s to %s: %s", val, full,
+	gk_seterr(err, errlen, "writing %s to %s: %s", val, full,
 	    strerror(errno));
 	return -1;
 }
@@ -109,7 +109,8 @@ nft_link_veth_add(struct nl_sock *sk, const char *ifname, int nsfd,
 	int rc;
 
 	if ((l = rtnl_link_veth_alloc()) == NULL) {
-		nft_err(err, errlen, "creating veth %s: out of memory", ifname);
+		gk_seterr(err, errlen, "creating veth %s: out of memory",
+		    ifname);
 		return -1;
 	}
 	rtnl_link_set_name(l, ifname);
@@ -120,13 +121,13 @@ nft_link_veth_add(struct nl_sock *sk, const char *ifname, int nsfd,
 	rtnl_link_put(peer);
 	rtnl_link_veth_release(l);
 	if (rc == -NLE_EXIST && if_nametoindex(ifname) != 0)
-		nft_err(err, errlen, "creating veth %s: a link of that name "
+		gk_seterr(err, errlen, "creating veth %s: a link of that name "
 		    "already exists", ifname);
 	else if (rc == -NLE_EXIST)
-		nft_err(err, errlen, "creating veth %s: the cage already has "
+		gk_seterr(err, errlen, "creating veth %s: the cage already has "
 		    "a link named %s", ifname, NFT_CAGE_IFNAME);
 	else if (rc < 0)
-		nft_err(err, errlen, "creating veth %s with peer %s in the "
+		gk_seterr(err, errlen, "creating veth %s with peer %s in the "
 		    "cage: %s", ifname, NFT_CAGE_IFNAME, nl_geterror(rc));
 	return rc < 0 ? -1 : 0;
 }
@@ -139,7 +140,7 @@ nft_link_index(const char *name, int *idx, char *err, size_t errlen)
 	/* An ioctl on a socket of the calling thread's netns: no netlink
 	 * round trip. */
 	if ((i = if_nametoindex(name)) == 0) {
-		nft_err(err, errlen, "looking up link %s: %s", name,
+		gk_seterr(err, errlen, "looking up link %s: %s", name,
 		    strerror(errno));
 		return -1;
 	}
@@ -166,7 +167,7 @@ link_up(struct nl_sock *sk, int idx, const char *name, char *err,
 	rtnl_link_put(l);
 	return 0;
 fail:
-	nft_err(err, errlen, "setting link %s up: %s", name, nl_geterror(rc));
+	gk_seterr(err, errlen, "setting link %s up: %s", name, nl_geterror(rc));
 	if (chg != NULL)
 		rtnl_link_put(chg);
 	if (l != NULL)
@@ -210,7 +211,7 @@ addr_add(struct nl_sock *sk, int idx, const char *ifname, struct in_addr a,
 	return 0;
 fail:
 	inet_ntop(AF_INET, &a, buf, sizeof(buf));
-	nft_err(err, errlen, "adding address %s/32 to %s: %s", buf, ifname,
+	gk_seterr(err, errlen, "adding address %s/32 to %s: %s", buf, ifname,
 	    nl_geterror(rc));
 	if (ra != NULL)
 		rtnl_addr_put(ra);
@@ -342,7 +343,7 @@ nft_link_host_setup(struct nl_sock *sk, const char *ifname,
 		return -1;
 	if ((rc = route_add(sk, idx, cage, 32, NULL, &gw)) < 0) {
 		inet_ntop(AF_INET, &cage, buf, sizeof(buf));
-		nft_err(err, errlen, "adding route %s/32 dev %s: %s", buf,
+		gk_seterr(err, errlen, "adding route %s/32 dev %s: %s", buf,
 		    ifname, nl_geterror(rc));
 		return -1;
 	}
@@ -363,7 +364,7 @@ nft_link_cage_setup(struct nl_sock *csk, int lo, int eth0, struct in_addr gw,
 	    errlen) == -1)
 		return -1;
 	if ((rc = route_add(csk, eth0, any, 0, &gw, NULL)) < 0) {
-		nft_err(err, errlen, "adding the cage's default route: %s",
+		gk_seterr(err, errlen, "adding the cage's default route: %s",
 		    nl_geterror(rc));
 		return -1;
 	}
@@ -378,7 +379,8 @@ nft_link_del(struct nl_sock *sk, const char *ifname, char *err,
 	int rc;
 
 	if ((l = rtnl_link_alloc()) == NULL) {
-		nft_err(err, errlen, "deleting link %s: out of memory", ifname);
+		gk_seterr(err, errlen, "deleting link %s: out of memory",
+		    ifname);
 		return -1;
 	}
 	rtnl_link_set_name(l, ifname);
@@ -387,7 +389,7 @@ nft_link_del(struct nl_sock *sk, const char *ifname, char *err,
 	if (rc == -NLE_NODEV || rc == -NLE_OBJ_NOTFOUND)
 		return 1;
 	if (rc < 0) {
-		nft_err(err, errlen, "deleting link %s: %s", ifname,
+		gk_seterr(err, errlen, "deleting link %s: %s", ifname,
 		    nl_geterror(rc));
 		return -1;
 	}
@@ -401,7 +403,7 @@ link_cache(struct nl_sock *sk, struct nl_cache **cache, char *err,
 	int rc;
 
 	if ((rc = rtnl_link_alloc_cache(sk, AF_UNSPEC, cache)) < 0) {
-		nft_err(err, errlen, "listing links: %s", nl_geterror(rc));
+		gk_seterr(err, errlen, "listing links: %s", nl_geterror(rc));
 		return -1;
 	}
 	return 0;
@@ -423,7 +425,7 @@ nft_link_sweep(struct nl_sock *sk, unsigned *n, char *err, size_t errlen)
 	names = calloc((size_t)nl_cache_nitems(cache) + 1, sizeof(*names));
 	if (names == NULL) {
 		nl_cache_free(cache);
-		nft_err(err, errlen, "listing links: out of memory");
+		gk_seterr(err, errlen, "listing links: out of memory");
 		return -1;
 	}
 	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {

@@ -45,12 +45,12 @@ nft_mnl_open(struct nft_mnl *m, char *err, size_t errlen)
 	memset(m, 0, sizeof(*m));
 	m->nl = mnl_socket_open2(NETLINK_NETFILTER, SOCK_CLOEXEC);
 	if (m->nl == NULL) {
-		nft_err(err, errlen, "nftables: netlink socket: %s",
+		gk_seterr(err, errlen, "nftables: netlink socket: %s",
 		    strerror(errno));
 		return -1;
 	}
 	if (mnl_socket_bind(m->nl, 0, MNL_SOCKET_AUTOPID) == -1) {
-		nft_err(err, errlen, "nftables: netlink bind: %s",
+		gk_seterr(err, errlen, "nftables: netlink bind: %s",
 		    strerror(errno));
 		mnl_socket_close(m->nl);
 		m->nl = NULL;
@@ -233,7 +233,8 @@ nft_mnl_batch(struct nft_mnl *m, struct nftnl_batch *b, char *err,
 	int n;
 
 	if ((n = nftnl_batch_iovec_len(b)) > NFT_MNL_MAXIOV) {
-		nft_err(err, errlen, "nftables: batch too large (%d pages)", n);
+		gk_seterr(err, errlen, "nftables: batch too large (%d pages)",
+		    n);
 		errno = EMSGSIZE;
 		return -1;
 	}
@@ -241,24 +242,24 @@ nft_mnl_batch(struct nft_mnl *m, struct nftnl_batch *b, char *err,
 	msg.msg_iovlen = (size_t)n;
 	acks_expect(&a, iov, n);
 	if (sendmsg(mnl_socket_get_fd(m->nl), &msg, 0) == -1) {
-		nft_err(err, errlen, "nftables: sending the batch: %s",
+		gk_seterr(err, errlen, "nftables: sending the batch: %s",
 		    strerror(errno));
 		return -1;
 	}
 	if (recv_until(m, acks_done, acks_take_cb, &a) == -1) {
-		nft_err(err, errlen, "nftables: waiting for the kernel's "
+		gk_seterr(err, errlen, "nftables: waiting for the kernel's "
 		    "answer (%u of %u acknowledged): %s", a.got, a.expected,
 		    strerror(errno));
 		return -1;
 	}
 	if (a.error != 0) {
 		if (a.failed_index != 0)
-			nft_err(err, errlen, "nftables: %s (message %u of %u) "
-			    "failed: %s%s", msg_what(a.failed_type),
+			gk_seterr(err, errlen, "nftables: %s (message %u of "
+			    "%u) failed: %s%s", msg_what(a.failed_type),
 			    a.failed_index, a.expected, strerror(a.error),
 			    errno_hint(a.error, a.failed_type));
 		else
-			nft_err(err, errlen, "nftables: %s failed: %s%s",
+			gk_seterr(err, errlen, "nftables: %s failed: %s%s",
 			    msg_what(a.failed_type), strerror(a.error),
 			    errno_hint(a.error, a.failed_type));
 		errno = a.error;
@@ -310,20 +311,22 @@ nft_mnl_table_exists(struct nft_mnl *m, char *err, size_t errlen)
 
 	nft_msg_gettable(buf, g.seq);
 	if (mnl_socket_sendto(m->nl, nlh, nlh->nlmsg_len) == -1) {
-		nft_err(err, errlen, "nftables: asking for table inet %s: %s",
+		gk_seterr(err, errlen, "nftables: asking for table inet %s: %s",
 		    NFT_TABLE, strerror(errno));
 		return -1;
 	}
 	if (recv_until(m, gettable_done, gettable_take, &g) == -1) {
-		nft_err(err, errlen, "nftables: waiting for table inet %s: %s",
-		    NFT_TABLE, strerror(errno));
+		gk_seterr(err, errlen,
+		    "nftables: waiting for table inet %s: %s", NFT_TABLE,
+		    strerror(errno));
 		return -1;
 	}
 	if (g.error == ENOENT)
 		return 0;
 	if (g.error != 0) {
-		nft_err(err, errlen, "nftables: asking for table inet %s: "
-		    "%s%s", NFT_TABLE, strerror(g.error), errno_hint(g.error, 0));
+		gk_seterr(err, errlen, "nftables: asking for table inet %s: "
+		    "%s%s", NFT_TABLE, strerror(g.error),
+		    errno_hint(g.error, 0));
 		errno = g.error;
 		return -1;
 	}

@@ -29,12 +29,12 @@ nft_netns_run(int nsfd, int (*fn)(void *, char *, size_t), void *arg,
 
 	if ((self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC)) ==
 	    -1) {
-		nft_err(err, errlen, "opening /proc/thread-self/ns/net: %s",
+		gk_seterr(err, errlen, "opening /proc/thread-self/ns/net: %s",
 		    strerror(errno));
 		return -1;
 	}
 	if (setns(nsfd, CLONE_NEWNET) == -1) {
-		nft_err(err, errlen, "entering the cage's network namespace: "
+		gk_seterr(err, errlen, "entering the cage's network namespace: "
 		    "%s", strerror(errno));
 		close(self);
 		return -1;
@@ -98,30 +98,30 @@ check_type(int nsfd, char *err, size_t errlen)
 
 	if ((type = ioctl(nsfd, NS_GET_NSTYPE)) == -1) {
 		if (errno == ENOTTY || errno == EINVAL)
-			nft_err(err, errlen, "the passed fd is not a "
+			gk_seterr(err, errlen, "the passed fd is not a "
 			    "namespace: %s", strerror(errno));
 		else
-			nft_err(err, errlen, "checking the passed namespace "
+			gk_seterr(err, errlen, "checking the passed namespace "
 			    "fd: %s", strerror(errno));
 		return -1;
 	}
 	if (type != CLONE_NEWNET) {
-		nft_err(err, errlen, "the passed fd is a %s namespace, not a "
+		gk_seterr(err, errlen, "the passed fd is a %s namespace, not a "
 		    "network namespace", ns_type_name(type));
 		return -1;
 	}
 	if (fstat(nsfd, &st) == -1) {
-		nft_err(err, errlen, "checking the passed namespace fd: %s",
+		gk_seterr(err, errlen, "checking the passed namespace fd: %s",
 		    strerror(errno));
 		return -1;
 	}
 	if (nft_netns_is_own(nsfd)) {
-		nft_err(err, errlen, "the passed network namespace is "
+		gk_seterr(err, errlen, "the passed network namespace is "
 		    "gatekeeperd's own; pass the cage's new namespace");
 		return -1;
 	}
 	if (same_ns(&st, "/proc/1/ns/net")) {
-		nft_err(err, errlen, "the passed network namespace is the "
+		gk_seterr(err, errlen, "the passed network namespace is the "
 		    "host's (pid 1's); pass the cage's new namespace");
 		return -1;
 	}
@@ -136,31 +136,31 @@ check_owner(int nsfd, uid_t uid, char *err, size_t errlen)
 	int ufd;
 
 	if ((ufd = ioctl(nsfd, NS_GET_USERNS)) == -1) {
-		nft_err(err, errlen, "finding the owner of the passed network "
-		    "namespace: %s", strerror(errno));
+		gk_seterr(err, errlen, "finding the owner of the passed "
+		    "network namespace: %s", strerror(errno));
 		return -1;
 	}
 	if (fstat(ufd, &st) == -1) {
-		nft_err(err, errlen, "finding the owner of the passed network "
-		    "namespace: %s", strerror(errno));
+		gk_seterr(err, errlen, "finding the owner of the passed "
+		    "network namespace: %s", strerror(errno));
 		goto fail;
 	}
 	if (same_ns(&st, "/proc/1/ns/user") ||
 	    same_ns(&st, "/proc/self/ns/user")) {
-		nft_err(err, errlen, "the passed network namespace belongs to "
-		    "the initial user namespace; gk-run must create it with "
+		gk_seterr(err, errlen, "the passed network namespace belongs "
+		    "to the initial user namespace; gk-run must create it with "
 		    "a new user namespace (unshare CLONE_NEWUSER|CLONE_NEWNET)");
 		goto fail;
 	}
 	if (ioctl(ufd, NS_GET_OWNER_UID, &owner) == -1) {
-		nft_err(err, errlen, "finding the owner of the passed network "
-		    "namespace: %s", strerror(errno));
+		gk_seterr(err, errlen, "finding the owner of the passed "
+		    "network namespace: %s", strerror(errno));
 		goto fail;
 	}
 	if (owner != uid) {
-		nft_err(err, errlen, "the passed network namespace was created "
-		    "by uid %u, not by the caller (uid %u)", (unsigned)owner,
-		    (unsigned)uid);
+		gk_seterr(err, errlen, "the passed network namespace was "
+		    "created by uid %u, not by the caller (uid %u)",
+		    (unsigned)owner, (unsigned)uid);
 		goto fail;
 	}
 	close(ufd);
@@ -193,7 +193,7 @@ check_links(int nsfd, char *err, size_t errlen)
 	if (n == -1)
 		return -1;
 	if (n != 1 || strcmp(names, "lo") != 0) {
-		nft_err(err, errlen, "the passed network namespace has links "
+		gk_seterr(err, errlen, "the passed network namespace has links "
 		    "other than lo (%s); pass a fresh one", names);
 		return -1;
 	}

@@ -89,7 +89,7 @@ elems_update(struct nft_mnl *m, const char *set, bool add,
 	    (set == NULL ? nft_batch_elems(b, add, el, n, &m->seq) :
 	    nft_batch_set_elems(b, set, add, el, n, &m->seq)) == -1 ||
 	    nft_batch_end(b, &m->seq) == -1) {
-		nft_err(err, errlen, "nftables: building a batch: out of "
+		gk_seterr(err, errlen, "nftables: building a batch: out of "
 		    "memory");
 		if (b != NULL)
 			nftnl_batch_free(b);
@@ -331,12 +331,12 @@ nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
 	char a[INET_ADDRSTRLEN];
 
 	if (nft_pool_state(p->pool, cage) != NFT_POOL_USED) {
-		nft_err(err, errlen, "cage address %s was not allocated",
+		gk_seterr(err, errlen, "cage address %s was not allocated",
 		    ntop(cage, a));
 		return -1;
 	}
 	if (!nft_ifname_valid(ifname)) {
-		nft_err(err, errlen, "invalid cage link name \"%s\" (\"%s\" "
+		gk_seterr(err, errlen, "invalid cage link name \"%s\" (\"%s\" "
 		    "and 1 to %zu of A-Z a-z 0-9 _ -)", ifname,
 		    NFT_IFNAME_PREFIX, NFT_IFNAMSIZ - 1 -
 		    strlen(NFT_IFNAME_PREFIX));
@@ -344,7 +344,7 @@ nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
 	}
 	/* Cheap insurance: never configure the host as if it were a cage. */
 	if (nft_netns_is_own(nsfd)) {
-		nft_err(err, errlen, "cage %s: the namespace fd is our own "
+		gk_seterr(err, errlen, "cage %s: the namespace fd is our own "
 		    "network namespace", ifname);
 		goto fail_free;
 	}
@@ -394,11 +394,11 @@ static int
 conf_check(const struct nft_conf *c, char *err, size_t errlen)
 {
 	if (c->gateway.s_addr == htonl(INADDR_ANY)) {
-		nft_err(err, errlen, "no gateway address");
+		gk_seterr(err, errlen, "no gateway address");
 		return -1;
 	}
 	if (c->dns_port == 0 || c->socks_port == 0 || c->http_port == 0) {
-		nft_err(err, errlen, "the DNS, SOCKS and HTTP ports must not "
+		gk_seterr(err, errlen, "the DNS, SOCKS and HTTP ports must not "
 		    "be 0");
 		return -1;
 	}
@@ -419,14 +419,14 @@ table_install(struct nft_plumb *p, char *err, size_t errlen)
 		log_info("nft: replacing a stale table inet %s (left by an "
 		    "earlier run)", NFT_TABLE);
 	if (nft_ruleset_build(&rs, &p->conf) == -1) {
-		nft_err(err, errlen, "nftables: building the ruleset: %s",
+		gk_seterr(err, errlen, "nftables: building the ruleset: %s",
 		    strerror(errno));
 		return -1;
 	}
 	if ((b = nft_batch_new(&p->mnl.seq)) == NULL ||
 	    nft_batch_ruleset(b, &rs, &p->mnl.seq) == -1 ||
 	    nft_batch_end(b, &p->mnl.seq) == -1)
-		nft_err(err, errlen, "nftables: building the ruleset batch: "
+		gk_seterr(err, errlen, "nftables: building the ruleset batch: "
 		    "out of memory");
 	else
 		rc = nft_mnl_batch(&p->mnl, b, err, errlen);
@@ -445,7 +445,7 @@ table_delete(struct nft_mnl *m, char *err, size_t errlen)
 	if ((b = nft_batch_new(&m->seq)) == NULL ||
 	    nft_batch_deltable(b, &m->seq) == -1 ||
 	    nft_batch_end(b, &m->seq) == -1) {
-		nft_err(err, errlen, "nftables: out of memory");
+		gk_seterr(err, errlen, "nftables: out of memory");
 		if (b != NULL)
 			nftnl_batch_free(b);
 		return -1;
@@ -480,7 +480,7 @@ worker_start(struct nft_plumb *p, char *err, size_t errlen)
 	rc = pthread_create(&p->worker, NULL, worker_main, p);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		nft_err(err, errlen, "starting the teardown thread: %s",
+		gk_seterr(err, errlen, "starting the teardown thread: %s",
 		    strerror(rc));
 		return -1;
 	}
@@ -527,7 +527,7 @@ nft_plumb_new(struct event_base *base, const struct nft_conf *c, char *err,
 	if (conf_check(c, err, errlen) == -1)
 		return NULL;
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
-		nft_err(err, errlen, "out of memory");
+		gk_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
 	p->conf = *c;
@@ -544,12 +544,12 @@ nft_plumb_new(struct event_base *base, const struct nft_conf *c, char *err,
 	    (p->wsk = nft_link_sock(err, errlen)) == NULL)
 		goto fail;
 	if ((p->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) == -1) {
-		nft_err(err, errlen, "eventfd: %s", strerror(errno));
+		gk_seterr(err, errlen, "eventfd: %s", strerror(errno));
 		goto fail;
 	}
 	if ((p->done_ev = event_new(base, p->efd, EV_READ | EV_PERSIST,
 	    done_cb, p)) == NULL || event_add(p->done_ev, NULL) == -1) {
-		nft_err(err, errlen, "adding the teardown event failed");
+		gk_seterr(err, errlen, "adding the teardown event failed");
 		goto fail;
 	}
 	if (table_install(p, err, errlen) == -1)

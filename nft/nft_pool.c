@@ -52,7 +52,7 @@ nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
 
 	inet_ntop(AF_INET, &subnet, buf, sizeof(buf));
 	if (prefix < NFT_POOL_MINPREFIX || prefix > NFT_POOL_MAXPREFIX) {
-		nft_err(err, errlen, "cage subnet %s/%u: the prefix must be "
+		gk_seterr(err, errlen, "cage subnet %s/%u: the prefix must be "
 		    "/%d to /%d (a /31 or /32 has no room for cages)", buf,
 		    prefix, NFT_POOL_MINPREFIX, NFT_POOL_MAXPREFIX);
 		errno = EINVAL;
@@ -60,7 +60,7 @@ nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
 	}
 	net = ntohl(subnet.s_addr);
 	if ((net & ((1u << (32 - prefix)) - 1)) != 0) {
-		nft_err(err, errlen, "cage subnet %s/%u has host bits set",
+		gk_seterr(err, errlen, "cage subnet %s/%u has host bits set",
 		    buf, prefix);
 		errno = EINVAL;
 		return NULL;
@@ -81,7 +81,7 @@ nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
 		pl->gw = gw - net;
 		if (pl->gw == 0 || pl->gw == pl->size - 1) {
 			inet_ntop(AF_INET, &gateway, buf, sizeof(buf));
-			nft_err(err, errlen, "gateway %s is the network or "
+			gk_seterr(err, errlen, "gateway %s is the network or "
 			    "broadcast address of the cage subnet", buf);
 			nft_pool_free(pl);
 			errno = EINVAL;
@@ -96,7 +96,7 @@ nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
 	return pl;
 
 nomem:
-	nft_err(err, errlen, "cage address pool: out of memory");
+	gk_seterr(err, errlen, "cage address pool: out of memory");
 	nft_pool_free(pl);
 	errno = ENOMEM;
 	return NULL;

@@ -6,6 +6,10 @@
 #ifndef GK_PROTO_H
 #define GK_PROTO_H
 
+/* A numeric default as text, for --help and usage tables. */
+#define GK_STR_(x)		#x
+#define GK_STR(x)		GK_STR_(x)
+
 /* The control socket and who may use it. */
 #define GK_CONTROL_PATH_DEFAULT	"/run/gatekeeper/control.sock"
 #define GK_CONTROL_GROUP	"gatekeeper"

@@ -1,16 +1,18 @@
 /*
  * gk_conf: command line and config file, one table of keys for both.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
+#include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/policy/gk_proto.h"
 #include "gatekeeper/state/gk_conf.h"
 #include "gatekeeper/state/gk_conf_int.h"
 
@@ -47,24 +49,26 @@ static const struct key keys[K__MAX] = {
 	    GK_CONF_DEFAULT_PATH, "config file (key = value); absent is fine "
 	    "unless given with -c" },
 	[K_CONTROL] = { "control", 'C', true, true, KEY_RESTART, "PATH",
-	    "/run/gatekeeper/control.sock", "control socket (mode 0660, "
-	    "group gatekeeper)" },
+	    GK_CONTROL_PATH_DEFAULT, "control socket (mode 0660, group "
+	    GK_CONTROL_GROUP ")" },
 	[K_LISTEN] = { "listen", 'l', true, true, KEY_RESTART, "ADDR",
-	    "10.143.0.1", "address of the DNS listener (bound with "
+	    GK_GATEWAY_DEFAULT, "address of the DNS listener (bound with "
 	    "IP_FREEBIND)" },
 	[K_DNS_PORT] = { "dns-port", 'd', true, true, KEY_RESTART, "PORT",
-	    "53", "DNS port, UDP and TCP" },
+	    GK_STR(GK_DNS_PORT_DEFAULT), "DNS port, UDP and TCP" },
 	[K_SOCKS_PORT] = { "socks-port", 's', true, true, KEY_RESTART, "PORT",
-	    "1080", "SOCKS5 proxy port (on the listen address)" },
+	    GK_STR(GK_SOCKS_PORT_DEFAULT), "SOCKS5 proxy port (on the listen "
+	    "address)" },
 	[K_HTTP_PORT] = { "http-port", 'H', true, true, KEY_RESTART, "PORT",
-	    "3128", "HTTP proxy port: CONNECT and http:// requests" },
+	    GK_STR(GK_HTTP_PORT_DEFAULT), "HTTP proxy port: CONNECT and "
+	    "http:// requests" },
 	[K_TRANSPARENT_PORT] = { "transparent-port", 'R', true, true,
-	    KEY_RESTART, "PORT|off", "15001", "transparent proxy port: "
-	    "namespace cages' TCP to other addresses is redirected here "
-	    "(off: refused)" },
+	    KEY_RESTART, "PORT|off", GK_STR(GK_TRANSPARENT_PORT_DEFAULT),
+	    "transparent proxy port: namespace cages' TCP to other "
+	    "addresses is redirected here (off: refused)" },
 	[K_CAGE_SUBNET] = { "cage-subnet", 'S', true, true, KEY_RESTART,
-	    "CIDR", "10.143.0.0/16", "IPv4 range cage addresses come from; "
-	    "the listen address is the cages' gateway inside it" },
+	    "CIDR", GK_CAGE_SUBNET_DEFAULT, "IPv4 range cage addresses come "
+	    "from; the listen address is the cages' gateway inside it" },
 	[K_PLUMBING] = { "plumbing", 'P', true, true, KEY_RESTART,
 	    "auto|on|off", "auto", "veth, routes and nftables for namespace "
 	    "cages; auto: on when --listen is inside --cage-subnet" },
@@ -105,44 +109,30 @@ static const struct key keys[K__MAX] = {
 	    "print the version and exit" },
 };
 
-static int
-errf(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int
-errf(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
+/*
+ * The defaults are the table's: every config key's default text goes
+ * through gk_conf_set() as a value from a file would, so --help and the
+ * running defaults cannot differ. The upstream's and the audit log's
+ * default texts describe an absence (no upstream key: resolv.conf; no
+ * audit log), which the zeroed struct already is.
+ */
 void
 gk_conf_defaults(struct gk_conf *c)
 {
+	int k, r;
+
 	memset(c, 0, sizeof(*c));
 	snprintf(c->config_path, sizeof(c->config_path), "%s",
 	    GK_CONF_DEFAULT_PATH);
-	snprintf(c->control, sizeof(c->control), "%s",
-	    "/run/gatekeeper/control.sock");
-	gk_addr_parse("10.143.0.1", &c->listen);
-	c->dns_port = 53;
-	c->socks_port = 1080;
-	c->http_port = 3128;
-	c->transparent_port = 15001;
-	gk_addr_parse("10.143.0.0", &c->cage_net);
-	c->cage_prefix = 16;
-	c->ttl_cap = 60;
-	c->upstream_timeout_ms = 2000;
-	c->cache_size = 10000;
-	c->connect_timeout_ms = 10000;
-	c->idle_timeout_s = 600;
-	gk_addr_parse("127.0.0.1", &c->metrics_addr);
-	c->metrics_port = 9477;
-	c->log_level = LOG_LVL_INFO;
+	for (k = 0; k < K__MAX; k++) {
+		if (!keys[k].in_file || keys[k].deflt == NULL ||
+		    k == K_UPSTREAM || k == K_AUDIT_LOG)
+			continue;
+		r = gk_conf_set(c, keys[k].name, keys[k].deflt, SRC_FILE,
+		    NULL, 0);
+		assert(r == 0);
+		(void)r;
+	}
 	c->upstream_src = -1;
 }
 
@@ -168,8 +158,8 @@ set_port(const char *key, const char *v, uint16_t *port, char *err,
 	unsigned long n;
 
 	if (parse_uint(v, 1, 65535, &n) == -1)
-		return errf(err, errlen, "%s: '%s' is not a port (1-65535)",
-		    key, v);
+		return gk_seterr(err, errlen,
+		    "%s: '%s' is not a port (1-65535)", key, v);
 	*port = (uint16_t)n;
 	return 0;
 }
@@ -185,19 +175,20 @@ set_subnet(struct gk_conf *c, const char *v, char *err, size_t errlen)
 	size_t n;
 
 	if (slash == NULL || (n = (size_t)(slash - v)) >= sizeof(buf))
-		return errf(err, errlen, "cage-subnet: '%s' is not an IPv4 "
-		    "CIDR such as 10.143.0.0/16", v);
+		return gk_seterr(err, errlen, "cage-subnet: '%s' is not an "
+		    "IPv4 CIDR such as 10.143.0.0/16", v);
 	memcpy(buf, v, n);
 	buf[n] = '\0';
 	if (gk_addr_parse(buf, &a) == -1 || a.family != AF_INET ||
 	    parse_uint(slash + 1, 8, 30, &prefix) == -1)
-		return errf(err, errlen, "cage-subnet: '%s' is not an IPv4 "
-		    "CIDR with a prefix of 8 to 30, such as 10.143.0.0/16", v);
+		return gk_seterr(err, errlen, "cage-subnet: '%s' is not an "
+		    "IPv4 CIDR with a prefix of 8 to 30, such as 10.143.0.0/16",
+		    v);
 	net = a;
 	for (i = (unsigned)prefix; i < 32; i++)
 		net.bytes[i / 8] &= (uint8_t)~(0x80 >> (i % 8));
 	if (!gk_addr_eq(&net, &a))
-		return errf(err, errlen, "cage-subnet: '%s' has host bits "
+		return gk_seterr(err, errlen, "cage-subnet: '%s' has host bits "
 		    "set; did you mean %s/%lu?", v,
 		    gk_addr_ntop(&net, buf, sizeof(buf)), prefix);
 	c->cage_net = a;
@@ -218,11 +209,11 @@ set_upstream(struct gk_conf *c, const char *v, int src, char *err,
 	}
 	u.port = 53;
 	if (gk_addr_parse_port(v, &u.addr, &u.port) == -1)
-		return errf(err, errlen, "upstream: '%s' is not IP[:PORT] "
+		return gk_seterr(err, errlen, "upstream: '%s' is not IP[:PORT] "
 		    "(IPv6 as [addr]:port)", v);
 	if (c->nupstreams == GK_CONF_MAX_UPSTREAMS)
-		return errf(err, errlen, "upstream: more than %d upstreams",
-		    GK_CONF_MAX_UPSTREAMS);
+		return gk_seterr(err, errlen,
+		    "upstream: more than %d upstreams", GK_CONF_MAX_UPSTREAMS);
 	c->upstreams[c->nupstreams++] = u;
 	return 0;
 }
@@ -237,7 +228,7 @@ set_timeout(struct gk_conf *c, const char *v, char *err, size_t errlen)
 	d = strtod(v, &end);
 	if (!isdigit((unsigned char)v[0]) || errno != 0 || *end != '\0' ||
 	    d < 0.1 || d > 30)
-		return errf(err, errlen, "upstream-timeout: '%s' is not a "
+		return gk_seterr(err, errlen, "upstream-timeout: '%s' is not a "
 		    "number of seconds from 0.1 to 30", v);
 	c->upstream_timeout_ms = (uint32_t)(d * 1000 + 0.5);
 	return 0;
@@ -254,7 +245,7 @@ set_metrics(struct gk_conf *c, const char *v, char *err, size_t errlen)
 		return 0;
 	}
 	if (gk_addr_parse_port(v, &a, &port) == -1 || port == 0)
-		return errf(err, errlen, "metrics: '%s' is not ADDR:PORT "
+		return gk_seterr(err, errlen, "metrics: '%s' is not ADDR:PORT "
 		    "(such as 127.0.0.1:9477) or off", v);
 	c->metrics_off = false;
 	c->metrics_addr = a;
@@ -267,9 +258,9 @@ set_string(const char *key, char *dst, size_t dstlen, const char *v,
     char *err, size_t errlen)
 {
 	if (v[0] == '\0')
-		return errf(err, errlen, "%s: empty value", key);
+		return gk_seterr(err, errlen, "%s: empty value", key);
 	if (strlen(v) >= dstlen)
-		return errf(err, errlen, "%s: longer than %zu bytes", key,
+		return gk_seterr(err, errlen, "%s: longer than %zu bytes", key,
 		    dstlen - 1);
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
@@ -294,28 +285,28 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 
 	if (k == K_CONNECT_TIMEOUT) {
 		if (parse_uint(v, 1, 120, &n) == -1)
-			return errf(err, errlen, "connect-timeout: '%s' is not "
-			    "a number of seconds from 1 to 120", v);
+			return gk_seterr(err, errlen, "connect-timeout: '%s' "
+			    "is not a number of seconds from 1 to 120", v);
 		c->connect_timeout_ms = (uint32_t)n * 1000;
 		return 0;
 	}
 	if (k == K_IDLE_TIMEOUT) {
 		if (parse_uint(v, 0, 86400, &n) == -1)
-			return errf(err, errlen, "idle-timeout: '%s' is not a "
-			    "number of seconds from 0 to 86400", v);
+			return gk_seterr(err, errlen, "idle-timeout: '%s' is "
+			    "not a number of seconds from 0 to 86400", v);
 		c->idle_timeout_s = (uint32_t)n;
 		return 0;
 	}
 	if (k == K_TTL_CAP) {
 		if (parse_uint(v, 1, 86400, &n) == -1)
-			return errf(err, errlen, "ttl-cap: '%s' is not a "
+			return gk_seterr(err, errlen, "ttl-cap: '%s' is not a "
 			    "number of seconds from 1 to 86400", v);
 		c->ttl_cap = (uint32_t)n;
 		return 0;
 	}
 	if (parse_uint(v, 0, 10000000, &n) == -1)
-		return errf(err, errlen, "cache-size: '%s' is not a number "
-		    "of entries from 0 to 10000000", v);
+		return gk_seterr(err, errlen, "cache-size: '%s' is not a "
+		    "number of entries from 0 to 10000000", v);
 	c->cache_size = n;
 	return 0;
 }
@@ -332,8 +323,8 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		    err, errlen);
 	case K_LISTEN:
 		if (gk_addr_parse(value, &c->listen) == -1)
-			return errf(err, errlen, "listen: '%s' is not an IP "
-			    "address", value);
+			return gk_seterr(err, errlen, "listen: '%s' is not an "
+			    "IP address", value);
 		return 0;
 	case K_DNS_PORT:
 		return set_port(key, value, &c->dns_port, err, errlen);
@@ -348,8 +339,8 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		}
 		if (set_port(key, value, &c->transparent_port, err, errlen)
 		    == -1)
-			return errf(err, errlen, "transparent-port: '%s' is "
-			    "not a port (1-65535) or off", value);
+			return gk_seterr(err, errlen, "transparent-port: '%s' "
+			    "is not a port (1-65535) or off", value);
 		return 0;
 	case K_CAGE_SUBNET:
 		return set_subnet(c, value, err, errlen);
@@ -361,8 +352,8 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		else if (strcmp(value, "off") == 0)
 			c->plumbing = GK_PLUMB_OFF;
 		else
-			return errf(err, errlen, "plumbing: '%s' is not one of "
-			    "auto, on, off", value);
+			return gk_seterr(err, errlen, "plumbing: '%s' is not "
+			    "one of auto, on, off", value);
 		return 0;
 	case K_UPSTREAM:
 		return set_upstream(c, value, src, err, errlen);
@@ -380,15 +371,15 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		    value, err, errlen);
 	case K_LOG_LEVEL:
 		if ((lvl = log_level_parse(value)) == -1)
-			return errf(err, errlen, "log-level: '%s' is not one "
-			    "of error, warn, info, debug", value);
+			return gk_seterr(err, errlen, "log-level: '%s' is not "
+			    "one of error, warn, info, debug", value);
 		c->log_level = lvl;
 		return 0;
 	default:
 		if (k >= 0 && !keys[k].in_file)
-			return errf(err, errlen, "'%s' is a command-line "
+			return gk_seterr(err, errlen, "'%s' is a command-line "
 			    "option, not a config key", key);
-		return errf(err, errlen, "unknown key '%s' (see "
+		return gk_seterr(err, errlen, "unknown key '%s' (see "
 		    "gatekeeperd --help for the keys)", key);
 	}
 }
@@ -425,7 +416,7 @@ parse_line(struct gk_conf *c, char *line, bool seen[K__MAX], char *err,
 	int k;
 
 	if ((eq = strchr(line, '=')) == NULL)
-		return errf(err, errlen, "expected 'key = value'");
+		return gk_seterr(err, errlen, "expected 'key = value'");
 	*eq = '\0';
 	key = trim(line);
 	val = trim(eq + 1);
@@ -436,7 +427,8 @@ parse_line(struct gk_conf *c, char *line, bool seen[K__MAX], char *err,
 	k = find_key(key);
 	if (k >= 0 && k != K_UPSTREAM && keys[k].in_file) {
 		if (seen[k])
-			return errf(err, errlen, "duplicate key '%s'", key);
+			return gk_seterr(err, errlen, "duplicate key '%s'",
+			    key);
 		seen[k] = true;
 	}
 	return gk_conf_set(c, key, val, SRC_FILE, err, errlen);
@@ -543,10 +535,12 @@ gk_conf_usage(FILE *f)
 	int i;
 
 	fprintf(f, "usage: gatekeeperd [OPTIONS]\n\n"
-	    "The gatekeeper host service: a per-cage allowlisting DNS "
-	    "resolver,\ncontrol socket and Prometheus metrics. Every option "
-	    "except -c, -f, -n, -v,\n--help and --version is also a config "
-	    "file key (key = value).\n\n");
+	    "The gatekeeper host service: per cage, an allowlisting DNS "
+	    "resolver and\nSOCKS5, HTTP and transparent proxies that "
+	    "filter by host name; the control\nsocket gk-run creates cages "
+	    "through; Prometheus metrics. Every option\nexcept -c, -f, -n, "
+	    "-v, --help and --version is also a config file key\n"
+	    "(key = value).\n\n");
 	for (i = 0; i < K__MAX; i++) {
 		snprintf(opt, sizeof(opt), "-%c, --%s%s%s", keys[i].shortopt,
 		    keys[i].name, keys[i].arg ? " " : "",

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_control.h"
 #include "gatekeeper/state/gk_control_int.h"
@@ -52,8 +53,8 @@ clear_stale(const char *path, const struct sockaddr_un *sun, char *err,
 	int fd, r, e;
 
 	if (lstat(path, &st) == -1)
-		return errno == ENOENT ? 0 : (snprintf(err, errlen,
-		    "control socket %s: %s", path, strerror(errno)), -1);
+		return errno == ENOENT ? 0 : gk_seterr(err, errlen,
+		    "control socket %s: %s", path, strerror(errno));
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "control socket %s: the path exists and "
 		    "is not a socket; remove it or choose another path with "
@@ -62,17 +63,15 @@ clear_stale(const char *path, const struct sockaddr_un *sun, char *err,
 	}
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)
-		return (snprintf(err, errlen, "socket: %s", strerror(errno)),
-		    -1);
+		return gk_seterr(err, errlen, "socket: %s", strerror(errno));
 	r = connect(fd, (const struct sockaddr *)sun, sizeof(*sun));
 	e = errno;
 	close(fd);
 	if (r == -1 && e == ECONNREFUSED) {
 		log_info("removing stale control socket %s", path);
 		if (unlink(path) == -1 && errno != ENOENT)
-			return (snprintf(err, errlen, "cannot remove stale "
-			    "control socket %s: %s", path, strerror(errno)),
-			    -1);
+			return gk_seterr(err, errlen, "cannot remove stale "
+			    "control socket %s: %s", path, strerror(errno));
 		return 0;
 	}
 	if (r == 0 || e == EAGAIN || e == EINPROGRESS)
@@ -111,17 +110,16 @@ gk_ctlsock_bind(const char *path, dev_t *dev, ino_t *ino, char *err,
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	if (strlen(path) >= sizeof(sun.sun_path) || path[0] == 0)
-		return (snprintf(err, errlen, "control socket path '%s' is "
+		return gk_seterr(err, errlen, "control socket path '%s' is "
 		    "empty or too long (at most %zu bytes)", path,
-		    sizeof(sun.sun_path) - 1), -1);
+		    sizeof(sun.sun_path) - 1);
 	memcpy(sun.sun_path, path, strlen(path) + 1);
 	if (make_parent(path, err, errlen) == -1 ||
 	    clear_stale(path, &sun, err, errlen) == -1)
 		return -1;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1)
-		return (snprintf(err, errlen, "socket: %s", strerror(errno)),
-		    -1);
+		return gk_seterr(err, errlen, "socket: %s", strerror(errno));
 	mask = umask(0177);	/* no window with a wider mode */
 	r = bind(fd, (struct sockaddr *)&sun, sizeof(sun));
 	umask(mask);
