@@ -83,8 +83,8 @@ static void
 dial_cb(void *arg, const struct proxy_outcome *o)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	struct http_session *hs = arg;
-	struct proxy_session *s = &hs->base;
+	struct proxy_session *s = arg;
+	struct http_session *hs = (struct http_session *)s;
 
 	s->dial = NULL;
 	switch (o->res) {
@@ -102,14 +102,15 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 		deny_403(s, o);
 		return;
 	case PROXY_TIMEOUT:
-		gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
+		proxy_session_failed(s, o);
 		respond(s, 504, "Gateway Timeout", NULL, "gatekeeper: %s",
 		    o->why);
 		return;
 	case PROXY_UNREACHABLE:
 	case PROXY_REFUSED:
 	case PROXY_ERROR:
-		gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
+	default:
+		proxy_session_failed(s, o);
 		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: %s: %s",
 		    proxy_strresult(o->res), o->why);
 		return;
@@ -207,8 +208,7 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 			return;
 		}
 	}
-	if ((s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, dial_cb,
-	    hs)) == NULL)
+	if (proxy_session_dial(s, dial_cb) == -1)
 		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: out of "
 		    "resources");
 }
@@ -267,6 +267,7 @@ static const struct proxy_proto http_proto = {
 	.name = "http",
 	.proto = GK_PROTO_HTTP,
 	.kind = GK_KIND_HTTP,
+	.first = PROXY_ST_REQUEST,
 	.size = sizeof(struct http_session),
 	.read = http_read,
 	.free = http_free,

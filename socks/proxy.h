@@ -48,10 +48,16 @@ struct proxy_target {
 	uint16_t	 port;
 };
 
-/* The cage a session belongs to, found again after every async step. */
+/*
+ * One proxied connection: its id, the same from accept to close in every
+ * log and audit line about it (session, dial, tunnel, relay), and the
+ * cage it belongs to, found again after every async step.
+ */
 struct proxy_who {
+	uint64_t	 conn;		/* from 1, across all listeners */
+	uint64_t	 start_ms;	/* accepted (gk_clock_ms) */
 	struct gk_addr	 source;
-	char		 id[16];
+	char		 id[16];	/* the cage; "" while unknown */
 	enum gk_deny_kind kind;
 	enum gk_proto	 proto;
 };

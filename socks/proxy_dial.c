@@ -53,6 +53,34 @@ struct proxy_dial {
 
 static void	dial_drive(struct proxy_dial *d);
 
+static const char *
+dial_strstate(enum dial_state st)
+{
+	static const char *names[] = { "resolve_a", "resolve_aaaa",
+	    "connect", "done" };
+
+	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] :
+	    "?";
+}
+
+/* The one place the state changes. */
+static void
+dial_enter_state(struct proxy_dial *d, enum dial_state st)
+{
+	log_debug("conn=%llu dial %s: %s -> %s",
+	    (unsigned long long)d->who.conn, d->t.name,
+	    dial_strstate(d->state), dial_strstate(st));
+	d->state = st;
+}
+
+/* A lookup ended: AAAA when A gave nothing usable, else connect. */
+static void
+dial_looked_up(struct proxy_dial *d)
+{
+	dial_enter_state(d, d->state == DIAL_ST_RESOLVE_A && d->naddrs == 0 ?
+	    DIAL_ST_RESOLVE_AAAA : DIAL_ST_CONNECT);
+}
+
 static void
 dial_free(struct proxy_dial *d)
 {
@@ -81,7 +109,7 @@ dial_finish(struct proxy_dial *d, enum proxy_result res)
 		o.fd = d->fd;
 		d->fd = -1;
 	}
-	d->state = DIAL_ST_DONE;
+	dial_enter_state(d, DIAL_ST_DONE);
 	d->cb(d->arg, &o);
 	dial_free(d);
 }
@@ -113,8 +141,7 @@ lookup_cb(void *arg, const struct dns_lookup_result *r)
 
 	d->lookup = NULL;
 	add_addrs(d, r);
-	d->state = d->state == DIAL_ST_RESOLVE_A && d->naddrs == 0 ?
-	    DIAL_ST_RESOLVE_AAAA : DIAL_ST_CONNECT;
+	dial_looked_up(d);
 	dial_drive(d);
 }
 
@@ -222,13 +249,12 @@ dial_drive(struct proxy_dial *d)
 	if (d->state == DIAL_ST_RESOLVE_A) {
 		if (dial_lookup(d, DNS_T_A))
 			return;
-		d->state = d->naddrs == 0 ? DIAL_ST_RESOLVE_AAAA :
-		    DIAL_ST_CONNECT;
+		dial_looked_up(d);
 	}
 	if (d->state == DIAL_ST_RESOLVE_AAAA) {
 		if (dial_lookup(d, DNS_T_AAAA))
 			return;
-		d->state = DIAL_ST_CONNECT;
+		dial_looked_up(d);
 	}
 	if (proxy_cage(d->ctx, &d->who) == NULL) {
 		dial_finish(d, PROXY_GONE);
@@ -276,11 +302,12 @@ proxy_dial_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	d->cb = cb;
 	d->arg = arg;
 	d->out.fd = -1;
+	/* an address needs no lookup */
+	d->state = DIAL_ST_RESOLVE_A;
 	if (t->is_addr) {
 		d->addrs[d->naddrs++] = t->addr;
-		d->state = DIAL_ST_CONNECT;
-	} else
-		d->state = DIAL_ST_RESOLVE_A;
+		dial_enter_state(d, DIAL_ST_CONNECT);
+	}
 	d->deadline = evtimer_new(ctx->base, deadline_cb, d);
 	if (d->deadline == NULL || evtimer_add(d->deadline, &tv) == -1) {
 		dial_free(d);

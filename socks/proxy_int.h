@@ -14,26 +14,45 @@ struct gk_listen;
 
 #define PROXY_SESSIONS_MAX	4096	/* handshakes in progress */
 
+/*
+ * Where a session is, for every kind; each kind starts in its own first
+ * state and moves only through proxy_enter_state(). A session ends by
+ * being closed (from any state) or handed to a tunnel (from DIALING).
+ *
+ *   SOCKS5:       GREETING -> [AUTH ->] REQUEST -> DIALING
+ *   HTTP:         REQUEST -> DIALING
+ *   transparent:  TARGET -> DIALING
+ *   any but REFUSING -> REFUSING (a final reply flushing, then closed)
+ */
+enum proxy_state {
+	PROXY_ST_GREETING,	/* SOCKS5 method negotiation */
+	PROXY_ST_AUTH,		/* SOCKS5 username/password */
+	PROXY_ST_REQUEST,	/* SOCKS5 request, HTTP request head */
+	PROXY_ST_TARGET,	/* transparent: the original destination */
+	PROXY_ST_DIALING,	/* client bytes wait for the tunnel */
+	PROXY_ST_REFUSING,
+};
+
 /* A session in its handshake; the protocol code embeds this first. */
 struct proxy_session {
 	TAILQ_ENTRY(proxy_session) entry;
 	struct proxy_listener	*l;
 	const struct proxy_ctx	*ctx;
+	enum proxy_state	 state;
 	int			 fd;		/* the client; ours */
 	struct bufferevent	*bev;		/* no CLOSE_ON_FREE */
 	struct event		*timer;		/* handshake deadline */
 	struct proxy_who	 who;
 	bool			 have_cage;
 	struct proxy_target	 t;
-	struct proxy_dial	*dial;
-	bool			 closing;	/* flushing a refusal */
-	uint64_t		 id;
+	struct proxy_dial	*dial;		/* DIALING */
 };
 
 struct proxy_proto {
 	const char	*name;
 	enum gk_proto	 proto;
 	enum gk_deny_kind kind;
+	enum proxy_state first;		/* the state a session starts in */
 	size_t		 size;		/* of the embedding session struct */
 	/* run once accepted (NULL: wait for the client's first bytes) */
 	void		(*start)(struct proxy_session *s);
@@ -46,13 +65,17 @@ struct proxy_listener {
 	const struct proxy_proto	*proto;
 	struct gk_listen		*listen;	/* counts the sessions */
 	TAILQ_HEAD(, proxy_session)	 sessions;
-	uint64_t			 next_id;
 };
 
 struct proxy_listener *proxy_listener_new(const struct proxy_ctx *ctx,
 		    const struct proxy_proto *proto,
 		    const struct gk_addr *addr, uint16_t port, char *err,
 		    size_t errlen);
+/* Move s to st (a debug line with the connection id). */
+void		 proxy_enter_state(struct proxy_session *s,
+		    enum proxy_state st);
+/* Dial the target (DIALING); cb gets the outcome. -1: out of memory. */
+int		 proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb);
 /* Close the session now (no flush). */
 void		 proxy_session_close(struct proxy_session *s,
 		    const char *why);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <netinet/in.h>
 
+#include <assert.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,10 +19,34 @@
 
 #include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/proxy_int.h"
 
 #define REFUSE_FLUSH_SEC	5
+
+static uint64_t	next_conn;	/* the last connection id given out */
+
+static const char *
+strstate(enum proxy_state st)
+{
+	static const char *names[] = { "greeting", "auth", "request",
+	    "target", "dialing", "refusing" };
+
+	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] :
+	    "?";
+}
+
+void
+proxy_enter_state(struct proxy_session *s, enum proxy_state st)
+{
+	/* nothing leaves REFUSING but the close; DIALING only refuses */
+	assert(s->state != PROXY_ST_REFUSING);
+	assert(s->state != PROXY_ST_DIALING || st == PROXY_ST_REFUSING);
+	log_debug("conn=%llu %s: %s -> %s", (unsigned long long)s->who.conn,
+	    s->l->proto->name, strstate(s->state), strstate(st));
+	s->state = st;
+}
 
 static void
 session_free(struct proxy_session *s)
@@ -45,8 +70,9 @@ session_free(struct proxy_session *s)
 void
 proxy_session_close(struct proxy_session *s, const char *why)
 {
-	log_debug("%s session %llu closed: %s", s->l->proto->name,
-	    (unsigned long long)s->id, why);
+	log_debug("conn=%llu %s session closed in %s: %s",
+	    (unsigned long long)s->who.conn, s->l->proto->name,
+	    strstate(s->state), why);
 	session_free(s);
 }
 
@@ -70,7 +96,7 @@ proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
 {
 	struct timeval tv = { REFUSE_FLUSH_SEC, 0 };
 
-	s->closing = true;
+	proxy_enter_state(s, PROXY_ST_REFUSING);
 	proxy_dial_cancel(s->dial);
 	s->dial = NULL;
 	bufferevent_disable(s->bev, EV_READ);
@@ -106,12 +132,22 @@ proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
 		bufferevent_write(s->bev, p + n, len - (size_t)n);
 }
 
+int
+proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb)
+{
+	proxy_enter_state(s, PROXY_ST_DIALING);
+	s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, cb, s);
+	return s->dial == NULL ? -1 : 0;
+}
+
 void
 proxy_session_failed(struct proxy_session *s, const struct proxy_outcome *o)
 {
 	gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
-	log_info("cage=%s host=%s port=%u action=fail reason=%s (%s)",
-	    s->who.id, s->t.name, s->t.port, proxy_strresult(o->res), o->why);
+	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=fail "
+	    "reason=%s (%s)", (unsigned long long)s->who.conn, s->who.id,
+	    gk_proto_name(s->who.proto), s->t.name, s->t.port,
+	    proxy_strresult(o->res), o->why);
 }
 
 void
@@ -149,6 +185,7 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	}
 	o.from_client = o.from_client_len > 0 ?
 	    evbuffer_pullup(in, (ssize_t)o.from_client_len) : NULL;
+	o.conn = s->who.conn;
 	s->fd = -1;		/* the tunnel's now (even if it fails) */
 	proxy_tunnel_start(s->ctx, &s->who, &s->t, client_fd, server_fd, &o,
 	    peek);
@@ -174,7 +211,7 @@ session_read_cb(struct bufferevent *bev, void *arg)
 	struct proxy_session *s = arg;
 
 	(void)bev;
-	if (!s->closing && s->dial == NULL)
+	if (s->state != PROXY_ST_REFUSING && s->state != PROXY_ST_DIALING)
 		s->l->proto->read(s);
 }
 
@@ -212,7 +249,9 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	s->l = l;
 	s->ctx = ctx;
 	s->fd = fd;
-	s->id = ++l->next_id;
+	s->state = l->proto->first;
+	s->who.conn = ++next_conn;
+	s->who.start_ms = gk_clock_ms();
 	s->who.kind = l->proto->kind;
 	s->who.proto = l->proto->proto;
 	TAILQ_INSERT_TAIL(&l->sessions, s, entry);

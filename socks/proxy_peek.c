@@ -235,16 +235,20 @@ peek_plain(const struct gk_cage *c, const struct proxy_target *t,
 /* The resolver hands out no ECH keys, so this is GREASE or a client
  * with keys from elsewhere; the outer name is what gets checked. */
 static void
-ech_seen(const struct proxy_ctx *ctx, const struct gk_cage *c,
-    const struct proxy_target *t, const struct sni_result *r)
+ech_seen(const struct proxy_ctx *ctx, const struct proxy_who *who,
+    const struct gk_cage *c, const struct proxy_target *t,
+    const struct sni_result *r)
 {
 	json_object *d;
 
 	gk_stats.tls_ech++;
-	log_info("cage=%s host=%s sni=%s ech=1", c->id, t->name, r->name);
+	log_info("conn=%llu cage=%s host=%s sni=%s ech=1",
+	    (unsigned long long)who->conn, c->id, t->name, r->name);
 	if (ctx->audit == NULL)
 		return;
 	d = json_object_new_object();
+	json_object_object_add(d, "conn", json_object_new_int64(
+	    (int64_t)who->conn));
 	json_object_object_add(d, "host", json_object_new_string(t->name));
 	json_object_object_add(d, "port", json_object_new_int(t->port));
 	json_object_object_add(d, "sni", json_object_new_string(r->name));
@@ -253,8 +257,9 @@ ech_seen(const struct proxy_ctx *ctx, const struct gk_cage *c,
 
 /* The first bytes: TLS, or plain bytes. */
 static enum relay_peek
-peek_first(const struct proxy_ctx *ctx, const struct gk_cage *c,
-    const struct proxy_target *t, struct proxy_peek_state *ps,
+peek_first(const struct proxy_ctx *ctx, const struct proxy_who *who,
+    const struct gk_cage *c, const struct proxy_target *t,
+    struct proxy_peek_state *ps,
     const uint8_t *buf, size_t len, bool eof, uint64_t *pass,
     struct proxy_outcome *o)
 {
@@ -268,7 +273,7 @@ peek_first(const struct proxy_ctx *ctx, const struct gk_cage *c,
 		    "ClientHello: the client ended inside it", t);
 	case SNI_OK:
 		if (r.ech)
-			ech_seen(ctx, c, t, &r);
+			ech_seen(ctx, who, c, t, &r);
 		return peek_tls(c, t, &r, PEEK_TLS_SNI, o);
 	case SNI_ABSENT:
 		return peek_tls(c, t, &r, PEEK_TLS_ABSENT, o);
@@ -317,5 +322,5 @@ proxy_peek(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	 * its went anywhere */
 	if (len == 0)
 		return eof ? RELAY_PEEK_ALLOW : RELAY_PEEK_MORE;
-	return peek_first(ctx, c, t, ps, buf, len, eof, pass, o);
+	return peek_first(ctx, who, c, t, ps, buf, len, eof, pass, o);
 }

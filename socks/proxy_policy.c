@@ -136,12 +136,15 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	if (c != NULL)
 		c->denied[who->kind]++;
 	gk_addr_ntop(&who->source, src, sizeof(src));
-	log_info("cage=%s client=%s host=%s port=%u action=deny reason=%s",
-	    c != NULL ? c->id : "-", src, t->name, t->port,
-	    gk_deny_reason_name(o->reason));
+	log_info("conn=%llu cage=%s proto=%s client=%s host=%s port=%u "
+	    "action=deny reason=%s", (unsigned long long)who->conn,
+	    c != NULL ? c->id : "-", gk_proto_name(who->proto), src, t->name,
+	    t->port, gk_deny_reason_name(o->reason));
 	if (ctx->audit == NULL)
 		return;
 	d = json_object_new_object();
+	json_object_object_add(d, "conn", json_object_new_int64(
+	    (int64_t)who->conn));
 	json_object_object_add(d, "proto",
 	    json_object_new_string(gk_proto_name(who->proto)));
 	json_object_object_add(d, "client", json_object_new_string(src));

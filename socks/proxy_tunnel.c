@@ -1,7 +1,9 @@
 /*
  * proxy_tunnel: a connection that passed the policy, from the moment both
  * sockets exist until the relay ends. It owns itself; the session that
- * made it is gone by then.
+ * made it is gone by then. Its end is one info line: the connection id,
+ * cage, target, why it ended, the bytes each way and how long it lived
+ * since accept.
  */
 #include <sys/queue.h>
 
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
@@ -68,9 +71,12 @@ tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
 	struct proxy_tunnel *tn = arg;
 
 	tunnel_allowed(tn);	/* ended before the client sent a byte */
-	log_debug("cage=%s host=%s port=%u tunnel closed: %s, up %llu down "
-	    "%llu", tn->who.id, tn->t.name, tn->t.port, reason,
-	    (unsigned long long)up, (unsigned long long)down);
+	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=close "
+	    "reason=%s up=%llu down=%llu ms=%llu",
+	    (unsigned long long)tn->who.conn, tn->who.id,
+	    gk_proto_name(tn->who.proto), tn->t.name, tn->t.port, reason,
+	    (unsigned long long)up, (unsigned long long)down,
+	    (unsigned long long)(gk_clock_ms() - tn->who.start_ms));
 	gk_stats.active_tunnels--;
 	TAILQ_REMOVE(&tunnels, tn, entry);
 	free(tn);		/* the relay frees itself after we return */
@@ -99,7 +105,7 @@ proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	tn->relay = relay_new(ctx->base, client_fd, server_fd, o,
 	    tunnel_done_cb, tn);
 	if (tn->relay == NULL) {
-		log_warn("relay");
+		log_warn("conn=%llu relay", (unsigned long long)who->conn);
 		close(client_fd);
 		close(server_fd);
 		free(tn);

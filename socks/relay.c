@@ -51,9 +51,8 @@ relay_strstate(enum relay_state st)
 void
 relay_enter_state(struct relay *r, enum relay_state st)
 {
-	log_debug("relay client=%d server=%d %s -> %s", r->fd[RELAY_CLIENT],
-	    r->fd[RELAY_SERVER], relay_strstate(r->state),
-	    relay_strstate(st));
+	log_debug("conn=%llu relay %s -> %s", (unsigned long long)r->conn,
+	    relay_strstate(r->state), relay_strstate(st));
 	r->state = st;
 }
 
@@ -164,8 +163,9 @@ pipe_open(struct relay *r, struct relay_dir *d)
 		d->pipe_cap = (uint32_t)sz;
 		return;
 	}
-	log_debug("relay client=%d: pipe: %s, buffered", r->fd[RELAY_CLIENT],
-	    sz == -1 ? strerror(errno) : "too small");
+	log_debug("conn=%llu relay pipe: %s, buffered",
+	    (unsigned long long)r->conn, sz == -1 ? strerror(errno) :
+	    "too small");
 	dir_close_pipe(d);
 	d->no_splice = 1;
 }
@@ -183,7 +183,7 @@ relay_io_error(struct relay *r, int i, short ev, const char *what)
 		r->ready[i] &= ~ev;
 		return 0;
 	}
-	log_debug("relay client=%d: %s: %s", r->fd[RELAY_CLIENT], what,
+	log_debug("conn=%llu relay %s: %s", (unsigned long long)r->conn, what,
 	    strerror(errno));
 	r->why = i == RELAY_CLIENT ? "client_error" : "server_error";
 	return -1;
@@ -272,8 +272,8 @@ fill_splice(struct relay *r, int i)
 	else if (errno == EAGAIN && d->piped > 0)
 		d->full = 1;	/* pipe slots or socket: wait for a drain */
 	else if (errno == EINVAL) {
-		log_debug("relay client=%d: splice unsupported, buffered",
-		    r->fd[RELAY_CLIENT]);
+		log_debug("conn=%llu relay splice unsupported, buffered",
+		    (unsigned long long)r->conn);
 		if (d->piped == 0)
 			dir_close_pipe(d);
 		d->no_splice = 1;	/* fill_buf empties the pipe first */
@@ -320,8 +320,8 @@ drain_splice(struct relay *r, int i)
 	n = splice(d->pipe[0], NULL, r->fd[dst], NULL, d->piped,
 	    RELAY_SPLICE_F);
 	if (n == -1 && errno == EINVAL) {
-		log_debug("relay client=%d: splice out unsupported, buffered",
-		    r->fd[RELAY_CLIENT]);
+		log_debug("conn=%llu relay splice out unsupported, "
+		    "buffered", (unsigned long long)r->conn);
 		d->no_splice = 1;	/* fill_buf empties the pipe */
 		return 1;
 	}
@@ -413,8 +413,8 @@ dir_step(struct relay *r, int i)
 		rv |= relay_pass_step(r);
 	if (d->eof && dir_pending(d) == 0 && !relay_held(r)) {
 		if (shutdown(r->fd[!i], SHUT_WR) == -1)
-			log_debug("relay client=%d: shutdown: %s",
-			    r->fd[RELAY_CLIENT], strerror(errno));
+			log_debug("conn=%llu relay shutdown: %s",
+			    (unsigned long long)r->conn, strerror(errno));
 		d->shut = 1;
 		dir_release(d);
 		rv = 1;
@@ -614,8 +614,9 @@ relay_close(struct relay *r, const char *reason)
 
 	if (r->state == RELAY_ST_DONE)
 		return;
-	log_debug("relay client=%d server=%d reason=%s up=%llu down=%llu",
-	    r->fd[RELAY_CLIENT], r->fd[RELAY_SERVER],
+	log_debug("conn=%llu relay client=%d server=%d reason=%s up=%llu "
+	    "down=%llu", (unsigned long long)r->conn, r->fd[RELAY_CLIENT],
+	    r->fd[RELAY_SERVER],
 	    reason != NULL ? reason : "freed", (unsigned long long)up,
 	    (unsigned long long)down);
 	relay_enter_state(r, RELAY_ST_DONE);
@@ -688,6 +689,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
 	r->base = base;
+	r->conn = o->conn;
 	r->fd[RELAY_CLIENT] = client_fd;
 	r->fd[RELAY_SERVER] = server_fd;
 	r->refs = 1;
@@ -710,7 +712,8 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 		relay_schedule(r, r->last_act);
 	/* First drive on the next loop turn: no callback inside this call. */
 	event_active(r->wr[RELAY_CLIENT], EV_WRITE, 0);
-	log_debug("relay client=%d server=%d %s", client_fd, server_fd,
+	log_debug("conn=%llu relay client=%d server=%d %s",
+	    (unsigned long long)r->conn, client_fd, server_fd,
 	    relay_strstate(r->state));
 	return r;
 }

@@ -60,6 +60,7 @@ typedef void (*relay_done_cb)(void *arg, const char *reason, uint64_t up,
     uint64_t down);
 
 struct relay_opts {
+	uint64_t	 conn;		/* the connection's id, for logs */
 	unsigned	 idle_sec;	/* 0: no idle timeout */
 	relay_peek_cb	 peek;		/* NULL: no peek, relay at once */
 	bool		 no_splice;	/* force the buffered path */

@@ -46,6 +46,7 @@ struct relay_dir {
 
 struct relay {
 	struct event_base	*base;
+	uint64_t		 conn;		/* relay_opts.conn */
 	int			 fd[2];
 	struct event		*rd[2];		/* EV_READ on fd[i] */
 	struct event		*wr[2];		/* EV_WRITE on fd[i] */

@@ -16,36 +16,6 @@
 #include "socks/parse/socks.h"
 #include "socks/proxy_int.h"
 
-enum socks_state {
-	SOCKS_ST_GREETING,
-	SOCKS_ST_AUTH,
-	SOCKS_ST_REQUEST,
-	SOCKS_ST_DIALING,
-};
-
-struct socks_session {
-	struct proxy_session	 base;		/* first */
-	enum socks_state	 state;
-};
-
-static const char *
-socks_strstate(enum socks_state st)
-{
-	static const char *names[] = { "greeting", "auth", "request",
-	    "dialing" };
-
-	return names[st];
-}
-
-static void
-socks_enter_state(struct socks_session *ss, enum socks_state st)
-{
-	log_debug("socks session %llu: %s -> %s",
-	    (unsigned long long)ss->base.id, socks_strstate(ss->state),
-	    socks_strstate(st));
-	ss->state = st;
-}
-
 static void
 reply_code(struct proxy_session *s, uint8_t rep)
 {
@@ -78,9 +48,8 @@ refuse_unknown(struct proxy_session *s, const uint8_t *reply, size_t n)
 
 /* Returns bytes consumed, 0 when more are needed (or s is finished). */
 static size_t
-on_greeting(struct socks_session *ss, const uint8_t *buf, size_t len)
+on_greeting(struct proxy_session *s, const uint8_t *buf, size_t len)
 {
-	struct proxy_session *s = &ss->base;
 	struct socks5_greeting g;
 	uint8_t out[2];
 	size_t n;
@@ -100,11 +69,11 @@ on_greeting(struct socks_session *ss, const uint8_t *buf, size_t len)
 	}
 	if (s->have_cage && g.no_auth) {
 		n = socks5_build_method(SOCKS5_METHOD_NONE, out, sizeof(out));
-		socks_enter_state(ss, SOCKS_ST_REQUEST);
+		proxy_enter_state(s, PROXY_ST_REQUEST);
 	} else if (g.userpass) {
 		n = socks5_build_method(SOCKS5_METHOD_USERPASS, out,
 		    sizeof(out));
-		socks_enter_state(ss, SOCKS_ST_AUTH);
+		proxy_enter_state(s, PROXY_ST_AUTH);
 	} else {
 		n = socks5_build_method(SOCKS5_METHOD_NO_ACCEPTABLE, out,
 		    sizeof(out));
@@ -116,9 +85,8 @@ on_greeting(struct socks_session *ss, const uint8_t *buf, size_t len)
 }
 
 static size_t
-on_auth(struct socks_session *ss, const uint8_t *buf, size_t len)
+on_auth(struct proxy_session *s, const uint8_t *buf, size_t len)
 {
-	struct proxy_session *s = &ss->base;
 	struct socks5_auth a;
 	uint8_t out[2];
 	size_t n, used;
@@ -148,15 +116,14 @@ on_auth(struct socks_session *ss, const uint8_t *buf, size_t len)
 		return 0;
 	}
 	proxy_session_write(s, out, n);
-	socks_enter_state(ss, SOCKS_ST_REQUEST);
+	proxy_enter_state(s, PROXY_ST_REQUEST);
 	return used;
 }
 
 static void
 dial_cb(void *arg, const struct proxy_outcome *o)
 {
-	struct socks_session *ss = arg;
-	struct proxy_session *s = &ss->base;
+	struct proxy_session *s = arg;
 	struct sockaddr_storage bnd;
 	socklen_t bl = sizeof(bnd);
 	uint8_t out[SOCKS5_REPLY_MAX];
@@ -216,9 +183,8 @@ request_target(struct proxy_session *s, const struct socks5_request *r)
 }
 
 static size_t
-on_request(struct socks_session *ss, const uint8_t *buf, size_t len)
+on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 {
-	struct proxy_session *s = &ss->base;
 	struct socks5_request r;
 	struct proxy_outcome o;
 	enum socks5_status st;
@@ -246,9 +212,7 @@ on_request(struct socks_session *ss, const uint8_t *buf, size_t len)
 		deny_reply(s, &o);
 		return 0;
 	}
-	socks_enter_state(ss, SOCKS_ST_DIALING);
-	if ((s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, dial_cb,
-	    ss)) == NULL) {
+	if (proxy_session_dial(s, dial_cb) == -1) {
 		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
 		return 0;
 	}
@@ -259,36 +223,38 @@ on_request(struct socks_session *ss, const uint8_t *buf, size_t len)
 static void
 socks_read(struct proxy_session *s)
 {
-	struct socks_session *ss = (struct socks_session *)s;
 	struct evbuffer *in = bufferevent_get_input(s->bev);
-	enum socks_state before;
+	enum proxy_state before;
 	size_t len, used;
 	uint8_t *buf;
 
 	for (;;) {
 		len = evbuffer_get_length(in);
-		if (len == 0 || ss->state == SOCKS_ST_DIALING)
+		if (len == 0)
 			return;
 		buf = evbuffer_pullup(in, (ssize_t)len);
-		before = ss->state;
-		switch (ss->state) {
-		case SOCKS_ST_GREETING:
-			used = on_greeting(ss, buf, len);
+		before = s->state;
+		switch (s->state) {
+		case PROXY_ST_GREETING:
+			used = on_greeting(s, buf, len);
 			break;
-		case SOCKS_ST_AUTH:
-			used = on_auth(ss, buf, len);
+		case PROXY_ST_AUTH:
+			used = on_auth(s, buf, len);
 			break;
-		case SOCKS_ST_REQUEST:
-			used = on_request(ss, buf, len);
+		case PROXY_ST_REQUEST:
+			used = on_request(s, buf, len);
 			break;
-		case SOCKS_ST_DIALING:
+		case PROXY_ST_TARGET:
+		case PROXY_ST_DIALING:
+		case PROXY_ST_REFUSING:
 		default:
 			return;
 		}
-		if (used == 0 || s->closing)
-			return;		/* need more, or s is finished */
+		/* need more, or closed (s is gone), or refusing */
+		if (used == 0 || s->state == PROXY_ST_REFUSING)
+			return;
 		evbuffer_drain(in, used);
-		if (ss->state == before)
+		if (s->state == before || s->state == PROXY_ST_DIALING)
 			return;
 	}
 }
@@ -297,7 +263,8 @@ static const struct proxy_proto socks_proto = {
 	.name = "socks5",
 	.proto = GK_PROTO_SOCKS,
 	.kind = GK_KIND_SOCKS,
-	.size = sizeof(struct socks_session),
+	.first = PROXY_ST_GREETING,
+	.size = sizeof(struct proxy_session),
 	.read = socks_read,
 	.free = NULL,
 };

@@ -96,9 +96,9 @@ tp_start(struct proxy_session *s)
 	bufferevent_setwatermark(s->bev, EV_READ, 0, RELAY_PEEK_MAX);
 	memset(&s->t, 0, sizeof(s->t));
 	if (original_dst(s->fd, &s->t) == -1) {
-		log_warnx("transparent session %llu: no original destination "
+		log_warnx("conn=%llu transparent: no original destination "
 		    "(%s); was it redirected by nftables?",
-		    (unsigned long long)s->id, strerror(errno));
+		    (unsigned long long)s->who.conn, strerror(errno));
 		reset_close(s, "no original destination");
 		return;
 	}
@@ -118,8 +118,7 @@ tp_start(struct proxy_session *s)
 		reset_close(s, "denied");
 		return;
 	}
-	if ((s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, tp_dial_cb,
-	    s)) == NULL)
+	if (proxy_session_dial(s, tp_dial_cb) == -1)
 		reset_close(s, "out of memory");
 }
 
@@ -134,6 +133,7 @@ static const struct proxy_proto transparent_proto = {
 	.name = "transparent",
 	.proto = GK_PROTO_TRANSPARENT,
 	.kind = GK_KIND_TRANSPARENT,
+	.first = PROXY_ST_TARGET,
 	.size = sizeof(struct proxy_session),
 	.start = tp_start,
 	.read = tp_read,

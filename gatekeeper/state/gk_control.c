@@ -60,7 +60,7 @@ ctlconn_enter_state(struct ctlconn *cc, enum ctlconn_state st)
 {
 	struct timeval tv = { CTL_FLUSH_SEC, 0 };
 
-	log_debug("conn=%llu %s -> %s", (unsigned long long)cc->id,
+	log_debug("ctl=%llu %s -> %s", (unsigned long long)cc->id,
 	    ctlconn_strstate(cc->state), ctlconn_strstate(st));
 	cc->state = st;
 	if (st == CTL_ST_FLUSHING)	/* a peer that never reads */
@@ -116,7 +116,7 @@ ctlconn_take_fds(struct ctlconn *cc, struct msghdr *msg, uint64_t off)
 	int fd;
 
 	if ((msg->msg_flags & MSG_CTRUNC) != 0)
-		log_warnx("conn=%llu too many fds in one message; the "
+		log_warnx("ctl=%llu too many fds in one message; the "
 		    "excess was dropped", (unsigned long long)cc->id);
 	for (cm = CMSG_FIRSTHDR(msg); cm != NULL; cm = CMSG_NXTHDR(msg, cm)) {
 		if (cm->cmsg_level != SOL_SOCKET ||
@@ -158,7 +158,7 @@ ctlconn_read_cb(evutil_socket_t fd, short what, void *arg)
 	if ((n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) == -1) {
 		if (errno == EAGAIN || errno == EINTR)
 			return;
-		log_debug("conn=%llu recvmsg: %s", (unsigned long long)cc->id,
+		log_debug("ctl=%llu recvmsg: %s", (unsigned long long)cc->id,
 		    strerror(errno));
 		ctlconn_close(cc, "connection error");
 		return;
@@ -202,7 +202,7 @@ ctlconn_close(struct ctlconn *cc, const char *why)
 	    "connection closed";
 	while (cc->ncages > 0)
 		ctl_cage_drop(ctl, cc->cages[cc->ncages - 1], reason);
-	log_debug("conn=%llu uid=%u pid=%d closed: %s",
+	log_debug("ctl=%llu uid=%u pid=%d closed: %s",
 	    (unsigned long long)cc->id, (unsigned)cc->uid, (int)cc->pid, why);
 	TAILQ_REMOVE(&ctl->conns, cc, entry);
 	ctl->nconns--;
@@ -393,13 +393,13 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	bufferevent_setcb(cc->bev, ctlconn_io_cb, ctlconn_io_cb,
 	    ctlconn_event_cb, cc);
 	if (peer_auth(cc, fd, why, sizeof(why)) == -1) {
-		log_warnx("conn=%llu uid=%u pid=%d refused: %s",
+		log_warnx("ctl=%llu uid=%u pid=%d refused: %s",
 		    (unsigned long long)cc->id, (unsigned)cc->uid,
 		    (int)cc->pid, why);
 		ctl_reply_error(cc, "%s", why);
 		ctlconn_enter_state(cc, CTL_ST_FLUSHING);
 	} else
-		log_debug("conn=%llu uid=%u pid=%d accepted",
+		log_debug("ctl=%llu uid=%u pid=%d accepted",
 		    (unsigned long long)cc->id, (unsigned)cc->uid,
 		    (int)cc->pid);
 	ctlconn_drive(cc);

@@ -144,7 +144,7 @@ audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c)
 	json_object_object_add(d, "allow", gk_ctl_allow_json(c->allow));
 	gk_audit_event(cc->ctl->audit, event, c, d);
 	log_info("cage=%s label=\"%s\" source=%s uid=%u action=%s "
-	    "patterns=%zu conn=%llu", c->id, c->label, addr,
+	    "patterns=%zu ctl=%llu", c->id, c->label, addr,
 	    (unsigned)cc->uid, event + 5, gk_allowlist_len(c->allow),
 	    (unsigned long long)cc->id);
 }
@@ -224,7 +224,7 @@ plumb_netns(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd,
 	}
 	if (ctl->plumb.up(ctl->plumb.arg, nsfd, cc->uid, req->transparent,
 	    addr, err, sizeof(err)) == -1) {
-		log_warnx("conn=%llu uid=%u pid=%d namespace refused: %s",
+		log_warnx("ctl=%llu uid=%u pid=%d namespace refused: %s",
 		    (unsigned long long)cc->id, (unsigned)cc->uid,
 		    (int)cc->pid, err);
 		ctl_reply_error(cc, "%s", err);
@@ -360,7 +360,7 @@ ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 	int nsfd = take_nsfd(cc);
 
 	if (gk_ctlreq_parse(line, len, &req, err, sizeof(err)) != GK_CTL_OK) {
-		log_debug("conn=%llu bad request: %s",
+		log_debug("ctl=%llu bad request: %s",
 		    (unsigned long long)cc->id, err);
 		ctl_reply_error(cc, "%s", err);
 		goto done;
