@@ -88,6 +88,16 @@ e2e_begin() {
 oneline() { printf '%s' "$1" | tr '\n' ' ' | cut -c1-400; }
 
 fetch_metrics() { gk_metrics_fetch "$METRICS" "$1" || : >"$1"; }
+# mark / after: the metrics before and after a case ($T/m0.txt, m1.txt);
+# dm NAME LABELS...: the change of a sum between them.
+mark() { fetch_metrics "$T/m0.txt"; }
+after() { fetch_metrics "$T/m1.txt"; }
+dm() {
+	local a b
+	a=$(gk_metric_sum "$T/m0.txt" "$@")
+	b=$(gk_metric_sum "$T/m1.txt" "$@")
+	echo $((b - a))
+}
 
 # ---------------------------------------------------------------------------
 # The kernel state a cage leaves: gk-* links and elements of the set.

@@ -66,14 +66,6 @@ declare -A VIA=(
 	[transparent]="${NP[*]} curl --noproxy *"
 )
 
-mark() { fetch_metrics "$T/m0.txt"; }
-after() { fetch_metrics "$T/m1.txt"; }
-dm() {
-	local a b
-	a=$(gk_metric_sum "$T/m0.txt" "$@")
-	b=$(gk_metric_sum "$T/m1.txt" "$@")
-	echo $((b - a))
-}
 
 # run_case PATH ALLOW URL: one curl in one cage; the daemon's log lines
 # written meanwhile are in $T/case.log.

@@ -64,16 +64,7 @@ declare -A VIA=(
 	[transparent]="${NP[*]} curl --noproxy *"
 )
 
-# mark / after: the metrics before and after a case; dm NAME LABELS...:
-# the change of a sum; denials_moved: every denial series that moved.
-mark() { fetch_metrics "$T/m0.txt"; }
-after() { fetch_metrics "$T/m1.txt"; }
-dm() {
-	local a b
-	a=$(gk_metric_sum "$T/m0.txt" "$@")
-	b=$(gk_metric_sum "$T/m1.txt" "$@")
-	echo $((b - a))
-}
+# denials_moved: every denial series that moved between mark and after.
 denials_moved() {
 	awk '$1 ~ /^gatekeeper_denied_total[{]/ {
 		if (FNR == NR) { a[$1] = $2; next }
