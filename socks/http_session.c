@@ -12,7 +12,6 @@
 #include <event2/bufferevent.h>
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy_int.h"
@@ -138,10 +137,10 @@ cage_from_auth(struct proxy_session *s, const uint8_t *buf,
 /* The Host header of a forwarded request must name the target too. */
 static bool
 host_header_ok(const uint8_t *buf, const struct http_request *r,
-    const struct proxy_target *t)
+    const struct gk_host *t)
 {
 	const struct http_header *h;
-	struct socks_host hh;
+	struct gk_host hh;
 
 	if (r->host_hdr < 0)
 		return true;
@@ -153,21 +152,6 @@ host_header_ok(const uint8_t *buf, const struct http_request *r,
 	return !t->is_addr && strcmp(hh.name, t->name) == 0;
 }
 
-static int
-set_target(struct proxy_session *s, const struct http_request *r)
-{
-	memset(&s->t, 0, sizeof(s->t));
-	s->t.is_addr = r->dst.is_addr;
-	s->t.addr = r->dst.addr;
-	s->t.port = r->dst.port;
-	if (r->dst.is_addr) {
-		gk_addr_ntop(&r->dst.addr, s->t.name, sizeof(s->t.name));
-		return 0;
-	}
-	return gk_name_normalize(r->dst.name, strlen(r->dst.name),
-	    s->t.name) < 0 ? -1 : 0;
-}
-
 static void
 start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 {
@@ -176,7 +160,8 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 
 	hs->connect = r->method == HTTP_METHOD_CONNECT;
 	hs->consumed = r->head_len;
-	if (set_target(s, r) == -1 || s->t.port == 0) {
+	s->t = r->dst;		/* the parser normalized the name */
+	if (s->t.port == 0 || s->t.name[0] == '\0') {
 		respond(s, 400, "Bad Request", NULL, "gatekeeper: bad target");
 		return;
 	}

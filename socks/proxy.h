@@ -41,13 +41,6 @@ struct proxy_ctx {
 	unsigned			 idle_sec;
 };
 
-struct proxy_target {
-	bool		 is_addr;
-	struct gk_addr	 addr;			/* is_addr */
-	char		 name[GK_NAME_MAX + 1];	/* normalized, or the IP text */
-	uint16_t	 port;
-};
-
 /*
  * One proxied connection: its id, the same from accept to close in every
  * log and audit line about it (session, dial, tunnel, relay), and the
@@ -90,14 +83,14 @@ struct gk_cage	*proxy_cage(const struct proxy_ctx *ctx,
  * this cage's DNS pinned the address to (one allowed on the port first),
  * else the address itself. c may be NULL. */
 void		 proxy_target_label(const struct gk_cage *c,
-		    struct proxy_target *t);
+		    struct gk_host *t);
 /* The policy for a target before anything is dialled. */
 bool		 proxy_allowed(const struct proxy_ctx *ctx,
-		    const struct gk_cage *c, const struct proxy_target *t,
+		    const struct gk_cage *c, const struct gk_host *t,
 		    struct proxy_outcome *o);
 /* The callback always runs later (never inside this call). */
 struct proxy_dial *proxy_dial_start(const struct proxy_ctx *ctx,
-		    const struct proxy_who *who, const struct proxy_target *t,
+		    const struct proxy_who *who, const struct gk_host *t,
 		    proxy_dial_cb cb, void *arg);
 void		 proxy_dial_cancel(struct proxy_dial *d);
 
@@ -116,19 +109,19 @@ void		 proxy_peek_init(struct proxy_peek_state *ps);
  * what comes next; ps keeps where the stream is.
  */
 enum relay_peek	 proxy_peek(const struct proxy_ctx *ctx,
-		    const struct proxy_who *who, const struct proxy_target *t,
+		    const struct proxy_who *who, const struct gk_host *t,
 		    struct proxy_peek_state *ps, const uint8_t *buf,
 		    size_t len, bool eof, uint64_t *pass,
 		    struct proxy_outcome *o);
 
 /* A denied connection: its verdict, then proxy_deny_count(). */
 void		 proxy_deny_record(const struct proxy_ctx *ctx,
-		    const struct proxy_who *who, const struct proxy_target *t,
+		    const struct proxy_who *who, const struct gk_host *t,
 		    const struct proxy_outcome *o);
 /* A denial: counters (global and the cage's), a log line and one audit
  * line (also for a later request of a connection counted allowed). */
 void		 proxy_deny_count(const struct proxy_ctx *ctx,
-		    const struct proxy_who *who, const struct proxy_target *t,
+		    const struct proxy_who *who, const struct gk_host *t,
 		    const struct proxy_outcome *o);
 const char	*proxy_strresult(enum proxy_result r);
 

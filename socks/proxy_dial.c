@@ -34,7 +34,7 @@ enum dial_state {
 struct proxy_dial {
 	const struct proxy_ctx	*ctx;
 	struct proxy_who	 who;
-	struct proxy_target	 t;
+	struct gk_host	 t;
 	enum dial_state		 state;
 	struct dns_waiter	*lookup;
 	struct gk_addr		 addrs[DIAL_MAX_ADDRS];
@@ -286,7 +286,7 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 
 struct proxy_dial *
 proxy_dial_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct proxy_target *t, proxy_dial_cb cb, void *arg)
+    const struct gk_host *t, proxy_dial_cb cb, void *arg)
 {
 	struct timeval tv = { ctx->connect_timeout_ms / 1000,
 	    (suseconds_t)(ctx->connect_timeout_ms % 1000) * 1000 };

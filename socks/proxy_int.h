@@ -44,7 +44,7 @@ struct proxy_session {
 	struct event		*timer;		/* handshake deadline */
 	struct proxy_who	 who;
 	bool			 have_cage;
-	struct proxy_target	 t;
+	struct gk_host	 t;
 	struct proxy_dial	*dial;		/* DIALING */
 };
 
@@ -107,7 +107,7 @@ bool		 proxy_outcome_deny(struct proxy_outcome *o,
 		    __attribute__((format(printf, 3, 4)));
 
 int		 proxy_tunnel_start(const struct proxy_ctx *ctx,
-		    const struct proxy_who *who, const struct proxy_target *t,
+		    const struct proxy_who *who, const struct gk_host *t,
 		    int client_fd, int server_fd, struct relay_opts *o,
 		    bool peek);
 

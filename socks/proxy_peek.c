@@ -41,14 +41,14 @@ enum peek_tls {
 
 static enum relay_peek
 peek_deny(struct proxy_outcome *o, enum gk_deny_reason r, const char *what,
-    const struct proxy_target *t)
+    const struct gk_host *t)
 {
 	proxy_outcome_deny(o, r, "%s to %s", what, t->name);
 	return RELAY_PEEK_DENY;
 }
 
 static enum relay_peek
-peek_tls(const struct gk_cage *c, const struct proxy_target *t,
+peek_tls(const struct gk_cage *c, const struct gk_host *t,
     const struct sni_result *r, enum peek_tls kind, struct proxy_outcome *o)
 {
 	if (kind != PEEK_TLS_SNI) {
@@ -80,8 +80,8 @@ peek_tls(const struct gk_cage *c, const struct proxy_target *t,
 }
 
 static bool
-host_ok(const struct gk_cage *c, const struct proxy_target *t,
-    const struct socks_host *h)
+host_ok(const struct gk_cage *c, const struct gk_host *t,
+    const struct gk_host *h)
 {
 	if (h->is_addr)
 		return t->is_addr && gk_addr_eq(&h->addr, &t->addr);
@@ -95,7 +95,7 @@ host_ok(const struct gk_cage *c, const struct proxy_target *t,
 
 /* A request head of the followed stream: its Host must match. */
 static bool
-head_ok(const struct gk_cage *c, const struct proxy_target *t,
+head_ok(const struct gk_cage *c, const struct gk_host *t,
     const struct proxy_peek_state *ps, const struct http_follow_out *fo,
     struct proxy_outcome *o)
 {
@@ -120,7 +120,7 @@ head_ok(const struct gk_cage *c, const struct proxy_target *t,
 
 /* The follower wants more than is held; off bytes were checked. */
 static enum relay_peek
-follow_wait(const struct proxy_target *t, const struct proxy_peek_state *ps,
+follow_wait(const struct gk_host *t, const struct proxy_peek_state *ps,
     uint64_t off, size_t len, bool eof, const struct http_follow_out *fo,
     uint64_t *pass, struct proxy_outcome *o)
 {
@@ -141,7 +141,7 @@ follow_wait(const struct proxy_target *t, const struct proxy_peek_state *ps,
 
 /* Every request of a plain HTTP stream: check heads, pass the rest. */
 static enum relay_peek
-peek_follow(const struct gk_cage *c, const struct proxy_target *t,
+peek_follow(const struct gk_cage *c, const struct gk_host *t,
     struct proxy_peek_state *ps, const uint8_t *buf, size_t len, bool eof,
     uint64_t *pass, struct proxy_outcome *o)
 {
@@ -192,7 +192,7 @@ tls_after_blanks(const uint8_t *buf, size_t len, size_t blank)
 
 /* Bytes that are not TLS: an HTTP request, or another protocol. */
 static enum relay_peek
-peek_plain(const struct gk_cage *c, const struct proxy_target *t,
+peek_plain(const struct gk_cage *c, const struct gk_host *t,
     struct proxy_peek_state *ps, const uint8_t *buf, size_t len, bool eof,
     uint64_t *pass, struct proxy_outcome *o)
 {
@@ -236,7 +236,7 @@ peek_plain(const struct gk_cage *c, const struct proxy_target *t,
  * with keys from elsewhere; the outer name is what gets checked. */
 static void
 ech_seen(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct gk_cage *c, const struct proxy_target *t,
+    const struct gk_cage *c, const struct gk_host *t,
     const struct sni_result *r)
 {
 	json_object *d;
@@ -258,7 +258,7 @@ ech_seen(const struct proxy_ctx *ctx, const struct proxy_who *who,
 /* The first bytes: TLS, or plain bytes. */
 static enum relay_peek
 peek_first(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct gk_cage *c, const struct proxy_target *t,
+    const struct gk_cage *c, const struct gk_host *t,
     struct proxy_peek_state *ps,
     const uint8_t *buf, size_t len, bool eof, uint64_t *pass,
     struct proxy_outcome *o)
@@ -302,7 +302,7 @@ proxy_peek_init(struct proxy_peek_state *ps)
 
 enum relay_peek
 proxy_peek(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct proxy_target *t, struct proxy_peek_state *ps,
+    const struct gk_host *t, struct proxy_peek_state *ps,
     const uint8_t *buf, size_t len, bool eof, uint64_t *pass,
     struct proxy_outcome *o)
 {

@@ -62,7 +62,7 @@ pin_name(const struct gk_cage *c, const struct gk_addr *a, uint16_t port,
 }
 
 void
-proxy_target_label(const struct gk_cage *c, struct proxy_target *t)
+proxy_target_label(const struct gk_cage *c, struct gk_host *t)
 {
 	const char *name = NULL, *first = NULL;
 
@@ -78,7 +78,7 @@ proxy_target_label(const struct gk_cage *c, struct proxy_target *t)
 
 bool
 proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
-    const struct proxy_target *t, struct proxy_outcome *o)
+    const struct gk_host *t, struct proxy_outcome *o)
 {
 	char why[PROXY_WHY_MAX];
 	const char *first;
@@ -118,7 +118,7 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 
 void
 proxy_deny_record(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct proxy_target *t, const struct proxy_outcome *o)
+    const struct gk_host *t, const struct proxy_outcome *o)
 {
 	gk_stats.connections[who->proto][GK_CONNV_DENIED]++;
 	proxy_deny_count(ctx, who, t, o);
@@ -126,7 +126,7 @@ proxy_deny_record(const struct proxy_ctx *ctx, const struct proxy_who *who,
 
 void
 proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct proxy_target *t, const struct proxy_outcome *o)
+    const struct gk_host *t, const struct proxy_outcome *o)
 {
 	char src[GK_ADDR_STRLEN];
 	struct gk_cage *c = proxy_cage(ctx, who);

@@ -21,7 +21,7 @@ struct proxy_tunnel {
 	TAILQ_ENTRY(proxy_tunnel) entry;
 	const struct proxy_ctx	*ctx;
 	struct proxy_who	 who;
-	struct proxy_target	 t;
+	struct gk_host	 t;
 	struct relay		*relay;
 	struct proxy_peek_state	 ps;
 	bool			 decided;	/* counted allowed or denied */
@@ -84,7 +84,7 @@ tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
 
 int
 proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct proxy_target *t, int client_fd, int server_fd,
+    const struct gk_host *t, int client_fd, int server_fd,
     struct relay_opts *o, bool peek)
 {
 	struct proxy_tunnel *tn;

@@ -11,7 +11,6 @@
 #include <event2/bufferevent.h>
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy_int.h"
@@ -167,21 +166,6 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 	reply_code(s, (uint8_t)n);
 }
 
-static bool
-request_target(struct proxy_session *s, const struct socks5_request *r)
-{
-	memset(&s->t, 0, sizeof(s->t));
-	s->t.is_addr = r->dst.is_addr;
-	s->t.addr = r->dst.addr;
-	s->t.port = r->dst.port;
-	if (r->dst.is_addr)
-		gk_addr_ntop(&r->dst.addr, s->t.name, sizeof(s->t.name));
-	else if (gk_name_normalize(r->dst.name, strlen(r->dst.name),
-	    s->t.name) < 0)
-		return false;
-	return s->t.port != 0;
-}
-
 static size_t
 on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 {
@@ -204,7 +188,8 @@ on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 		reply_code(s, socks5_status_rep(st));
 		return 0;
 	}
-	if (!request_target(s, &r)) {
+	s->t = r.dst;		/* the parser normalized the name */
+	if (s->t.port == 0) {
 		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
 		return 0;
 	}

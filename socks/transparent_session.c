@@ -70,7 +70,7 @@ tp_dial_cb(void *arg, const struct proxy_outcome *o)
 
 /* The original destination of a redirected connection; 0 or -1. */
 static int
-original_dst(int fd, struct proxy_target *t)
+original_dst(int fd, struct gk_host *t)
 {
 	struct sockaddr_storage ss;
 	socklen_t len = sizeof(ss);

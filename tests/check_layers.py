@@ -14,9 +14,9 @@ written; on a violation every one is printed as FILE:LINE: message, and
 the exit status is 1 (the build fails).
 
 The layers, bottom to top (README.md, "Architecture", has the same table):
-  0 base      gatekeeper/base/: reader cursor, addresses, clock, logging,
-              small utilities, the host-name check, the listener, peer
-              identification
+  0 base      gatekeeper/base/: reader cursor, addresses, a connection's
+              destination (gk_host), clock, logging, small utilities, the
+              host-name check, the listener, peer identification
   1 protocol  gatekeeper/policy/ (patterns and allowlists, special ranges,
               the control protocol's description and request parser) and
               the wire parsers: dns/dns_msg (the DNS codec), sni/ (TLS

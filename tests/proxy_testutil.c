@@ -32,7 +32,7 @@ addr(const char *s)
 }
 
 void
-target(struct proxy_target *t, const char *host, uint16_t port)
+target(struct gk_host *t, const char *host, uint16_t port)
 {
 	memset(t, 0, sizeof(*t));
 	t->port = port;
@@ -134,7 +134,7 @@ load(const char *name, struct capture *cap)
 uint64_t peek_pass;
 
 enum relay_peek
-peek_st(const struct proxy_target *t, struct proxy_peek_state *ps,
+peek_st(const struct gk_host *t, struct proxy_peek_state *ps,
     const uint8_t *b, size_t n, bool eof, struct proxy_outcome *o)
 {
 	enum relay_peek rp;
@@ -156,7 +156,7 @@ peek_st(const struct proxy_target *t, struct proxy_peek_state *ps,
 }
 
 enum relay_peek
-peek_n(const struct proxy_target *t, const uint8_t *b, size_t n, bool eof,
+peek_n(const struct gk_host *t, const uint8_t *b, size_t n, bool eof,
     struct proxy_outcome *o)
 {
 	struct proxy_peek_state ps;

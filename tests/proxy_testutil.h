@@ -50,7 +50,7 @@ struct capture {
 struct gk_addr	 addr(const char *s);
 struct gk_allowlist *allowlist(const char *const *pats);
 /* A name or IP-literal target. */
-void		 target(struct proxy_target *t, const char *host,
+void		 target(struct gk_host *t, const char *host,
 		    uint16_t port);
 /* A fresh cage in the fixture's table with these patterns and pins. */
 struct gk_cage	*cage_new(const char *const *pats,
@@ -65,10 +65,10 @@ extern uint64_t	 peek_pass;
 /* Peek at the first n bytes from an exact-size copy (ASan sees
  * overreads): with state ps, or (peek_n) as the first bytes of a
  * tunnel. */
-enum relay_peek	 peek_st(const struct proxy_target *t,
+enum relay_peek	 peek_st(const struct gk_host *t,
 		    struct proxy_peek_state *ps, const uint8_t *b, size_t n,
 		    bool eof, struct proxy_outcome *o);
-enum relay_peek	 peek_n(const struct proxy_target *t, const uint8_t *b,
+enum relay_peek	 peek_n(const struct gk_host *t, const uint8_t *b,
 		    size_t n, bool eof, struct proxy_outcome *o);
 /* Everything of n bytes may go: ALLOW, or PASS of n or more. */
 bool		 peek_allows(enum relay_peek rp, size_t n);

@@ -494,7 +494,7 @@ test_origin_max(void **state)
 static void
 test_hostport(void **state)
 {
-	struct socks_host h;
+	struct gk_host h;
 
 	(void)state;
 	assert_int_equal(http_hostport_parse(B("Example.TEST:8080"), &h), 0);

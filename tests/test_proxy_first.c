@@ -37,7 +37,7 @@ expect(const char *what, uint16_t port, const void *b, size_t n, bool ok,
     enum gk_deny_reason reason, const char *why_has, const char *seen)
 {
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	enum relay_peek rp;
 
 	target(&t, "github.com", port);
@@ -112,7 +112,7 @@ test_blank_only(void **state)
 {
 	static const char crlf[] = "\r\n\r\n\r\n";
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 
 	(void)state;
 	cage_new(pats, NULL);
@@ -139,7 +139,7 @@ test_proxy_protocol(void **state)
 	    'G', 'E', 'T', ' ', '/', ' ' };
 	static const uint16_t ports[] = { 80, 443, 22, 5432, 8080 };
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	size_t p, n;
 
 	(void)state;
@@ -231,7 +231,7 @@ test_blank_tls(void **state)
 	static struct capture cap;
 	static uint8_t b[CAPTURE_MAX + 2];
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 
 	(void)state;
 	cage_new(pats, NULL);

@@ -48,7 +48,7 @@ struct sim {
 /* Show the held bytes until the peek waits, passes beyond them, or
  * decides for good. */
 static void
-sim_show(const struct proxy_target *t, struct proxy_peek_state *ps,
+sim_show(const struct gk_host *t, struct proxy_peek_state *ps,
     uint8_t *held, size_t *hl, uint64_t *skip, bool eof, struct sim *r)
 {
 	for (;;) {
@@ -80,7 +80,7 @@ sim_show(const struct proxy_target *t, struct proxy_peek_state *ps,
 /* Feed s[0..n): a first piece of `first` bytes (0: piece), then pieces
  * of `piece` (0: the rest); then the client's end if eof. */
 static void
-sim_run(const struct proxy_target *t, const void *s, size_t n, size_t first,
+sim_run(const struct gk_host *t, const void *s, size_t n, size_t first,
     size_t piece, bool eof, struct sim *r)
 {
 	struct proxy_peek_state ps;
@@ -133,7 +133,7 @@ static void
 run_case(const struct follow_case *c, uint16_t port)
 {
 	static const size_t pieces[] = { 0, 1, 7, 4096 };
-	struct proxy_target t;
+	struct gk_host t;
 	struct sim r;
 	size_t n = strlen(c->s), i;
 	char what[160];
@@ -278,7 +278,7 @@ static void
 test_large_body(void **state)
 {
 	static char s[300000];
-	struct proxy_target t;
+	struct gk_host t;
 	struct sim r;
 	size_t n, body = 250000, h, i;
 	static const size_t pieces[] = { 0, 4096, 65536 };

@@ -103,7 +103,7 @@ test_peek_tls(void **state)
 {
 	static struct capture cap;
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	enum relay_peek rp;
 	char what[160];
 	size_t i;
@@ -155,7 +155,7 @@ test_peek_tls_prefixes(void **state)
 	    "localhost", "140.82.112.0/20" };
 	static struct capture cap;
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	enum relay_peek rp;
 	size_t i, n;
 
@@ -196,7 +196,7 @@ test_peek_tls_malformed(void **state)
 	    0x02, 0x00, 0x00, 0x00 };
 	static struct capture cap;
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 
 	(void)state;
 	cage_new(pats, NULL);
@@ -251,7 +251,7 @@ test_peek_tls_not_hello(void **state)
 	};
 	static struct capture cap;
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	enum relay_peek rp;
 	size_t i, n;
 
@@ -406,7 +406,7 @@ static void
 test_peek_http(void **state)
 {
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	enum relay_peek rp;
 	char what[160];
 	size_t i, n;
@@ -443,7 +443,7 @@ test_peek_http_prefixes(void **state)
 	    "\r\nAccept: */*\r\n\r\n";
 	static const char ssh[] = "SSH-2.0-OpenSSH_9.2\r\n";
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	enum relay_peek rp;
 	size_t n;
 
@@ -514,7 +514,7 @@ test_peek_line_protocols(void **state)
 	};
 	static const char *const pats[NPAT] = { "irc.example.org" };
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	enum relay_peek rp;
 	size_t i;
 	int bad = 0;
@@ -544,7 +544,7 @@ test_peek_cage_gone(void **state)
 	    "\r\n\r\n";
 	static struct capture cap;
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	struct proxy_who old;
 
 	(void)state;

@@ -69,7 +69,7 @@ static void
 test_allowed_names(void **state)
 {
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	char what[128];
 	size_t i;
 	bool ok;
@@ -214,7 +214,7 @@ static void
 test_allowed_addrs(void **state)
 {
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	char what[128];
 	size_t i;
 	bool ok;
@@ -253,7 +253,7 @@ test_allowed_host_addrs_from_ctx(void **state)
 		{ "api.github.com", HOST_V4, 60 },
 	};
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 
 	(void)state;
 	cage_new(pats, pins);
@@ -277,7 +277,7 @@ test_allowed_many_pinned_names(void **state)
 	static const char *const pats[NPAT] = { "*.cdn.example.org:443",
 	    "git.example.org:22" };
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	struct gk_addr a = addr("151.101.1.1");
 	char name[64];
 	time_t now = gk_now();
@@ -325,7 +325,7 @@ test_deny_record(void **state)
 	struct gk_stats before, want;
 	uint64_t cage_before[GK_KIND__MAX], cage_want[GK_KIND__MAX];
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	size_t i;
 	int rep;
 
@@ -376,7 +376,7 @@ test_deny_count(void **state)
 	uint64_t cage_before;
 	struct gk_stats before, want;
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 
 	(void)state;
 	cage_new(pats, NULL);
@@ -404,7 +404,7 @@ test_deny_record_cage_gone(void **state)
 	static const char *const pats[NPAT] = { "github.com" };
 	struct gk_stats before, want;
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	struct proxy_who who;
 
 	(void)state;

@@ -91,7 +91,7 @@ teardown(void **state)
 
 /* The target transparent_session.c builds from SO_ORIGINAL_DST. */
 static void
-orig_dst(struct proxy_target *t, const char *a, uint16_t port)
+orig_dst(struct gk_host *t, const char *a, uint16_t port)
 {
 	memset(t, 0, sizeof(*t));
 	t->is_addr = true;
@@ -103,7 +103,7 @@ orig_dst(struct proxy_target *t, const char *a, uint16_t port)
 static void
 test_label(void **state)
 {
-	struct proxy_target t;
+	struct gk_host t;
 
 	(void)state;
 	/* an allowed name on the port comes first */
@@ -131,7 +131,7 @@ static void
 test_connect_policy(void **state)
 {
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 
 	(void)state;
 	orig_dst(&t, GH, 22);		/* ssh to github.com:22 */
@@ -156,7 +156,7 @@ static uint64_t pass;
 
 /* The first bytes of a tunnel. */
 static enum relay_peek
-peek(const struct proxy_target *t, const void *buf, size_t len,
+peek(const struct gk_host *t, const void *buf, size_t len,
     struct proxy_outcome *o)
 {
 	struct proxy_peek_state ps;
@@ -175,7 +175,7 @@ test_peek(void **state)
 	static const char get_evil[] = "GET / HTTP/1.1\r\nHost: evil.example"
 	    "\r\n\r\n";
 	struct proxy_outcome o;
-	struct proxy_target t;
+	struct gk_host t;
 	size_t n;
 
 	(void)state;

@@ -281,7 +281,7 @@ head_parse(const uint8_t *buf, size_t len, struct http_request *out)
  */
 static int
 hostport(const uint8_t *s, size_t n, bool need_port, uint16_t defport,
-    struct socks_host *dst)
+    struct gk_host *dst)
 {
 	const uint8_t *close;
 	size_t hlen, i;
@@ -319,7 +319,7 @@ hostport(const uint8_t *s, size_t n, bool need_port, uint16_t defport,
 }
 
 int
-http_hostport_parse(const uint8_t *s, size_t n, struct socks_host *out)
+http_hostport_parse(const uint8_t *s, size_t n, struct gk_host *out)
 {
 	if (hostport(s, n, false, 0, out) == -1) {
 		memset(out, 0, sizeof(*out));
@@ -405,7 +405,7 @@ http_parse_request(const uint8_t *buf, size_t len, struct http_request *out)
 /* ---- Host peek ---- */
 
 static bool
-same_host(const struct socks_host *a, const struct socks_host *b)
+same_host(const struct gk_host *a, const struct gk_host *b)
 {
 	if (a->is_addr != b->is_addr)
 		return false;
@@ -417,7 +417,7 @@ same_host(const struct socks_host *a, const struct socks_host *b)
 /* The host a (parsed) request is for: target authority, else Host. */
 static enum http_status
 peek_resolve(const uint8_t *buf, struct http_request *req,
-    struct socks_host *host)
+    struct gk_host *host)
 {
 	const struct http_header *h;
 	const uint8_t *t = buf + req->target.off;

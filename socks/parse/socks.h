@@ -12,16 +12,7 @@
 #include <stdint.h>
 
 #include "gatekeeper/base/gk_addr.h"
-
-/* A destination: an IP literal or a normalized host name, and a port. */
-#define SOCKS_HOST_MAX	255
-
-struct socks_host {
-	bool		 is_addr;
-	struct gk_addr	 addr;		/* if is_addr */
-	char		 name[SOCKS_HOST_MAX + 1];	/* name or IP text */
-	uint16_t	 port;
-};
+#include "gatekeeper/base/gk_host.h"
 
 /*
  * Host text (no port) to a socks_host: "[v6]", a v6 or dotted-quad v4
@@ -29,7 +20,7 @@ struct socks_host {
  * dot dropped). Returns 0, or -1 with out->name empty. Port untouched.
  */
 int		 socks_host_parse(const uint8_t *s, size_t n,
-		    struct socks_host *out);
+		    struct gk_host *out);
 
 /* ---- SOCKS5 ---- */
 
@@ -94,7 +85,7 @@ struct socks5_auth {
 struct socks5_request {
 	uint8_t		 cmd;
 	uint8_t		 atyp;
-	struct socks_host dst;
+	struct gk_host dst;
 	size_t		 consumed;
 };
 
@@ -180,7 +171,7 @@ struct http_request {
 	struct http_span authority;	/* host[:port] of the target */
 	struct http_span path;		/* absolute-form: path?query, or 0 */
 	unsigned	 minor;		/* HTTP/1.<minor> */
-	struct socks_host dst;		/* port 80 if absent (http://) */
+	struct gk_host dst;		/* port 80 if absent (http://) */
 	int		 host_hdr;	/* index in hdr[] or -1 */
 	int		 proxy_auth;	/* index in hdr[] or -1 */
 	enum http_body	 body;
@@ -196,7 +187,7 @@ struct http_request {
 #define HTTP_UPGRADE_OTHER	0x04	/* any other protocol (TLS/1.2, ...) */
 
 struct http_host {
-	struct socks_host host;		/* port 0 if the Host had none */
+	struct gk_host host;		/* port 0 if the Host had none */
 	unsigned	 minor;
 	size_t		 head_len;
 	/* Set once the head parsed, whatever its host (to follow it): */
@@ -234,7 +225,7 @@ enum http_status http_parse_basic_auth(const uint8_t *value, size_t len,
  * absent. Returns 0, or -1 (bad host or port).
  */
 int		 http_hostport_parse(const uint8_t *s, size_t n,
-		    struct socks_host *out);
+		    struct gk_host *out);
 /* Is header i forwarded to the origin server by http_build_origin()? */
 bool		 http_header_forwarded(const uint8_t *buf,
 		    const struct http_request *req, size_t i);

@@ -41,7 +41,7 @@ host_addr(const uint8_t *s, size_t n, struct gk_addr *a)
 }
 
 int
-socks_host_parse(const uint8_t *s, size_t n, struct socks_host *out)
+socks_host_parse(const uint8_t *s, size_t n, struct gk_host *out)
 {
 	char tmp[GK_NAME_MAX + 1];
 	int r;
@@ -49,7 +49,7 @@ socks_host_parse(const uint8_t *s, size_t n, struct socks_host *out)
 	out->is_addr = false;
 	out->name[0] = '\0';
 	memset(&out->addr, 0, sizeof(out->addr));
-	if (n == 0 || n > SOCKS_HOST_MAX || memchr(s, '\0', n) != NULL)
+	if (n == 0 || n > GK_HOST_MAX || memchr(s, '\0', n) != NULL)
 		return -1;
 	if (host_addr(s, n, &out->addr) == 0) {
 		out->is_addr = true;
@@ -142,7 +142,7 @@ fail:
 
 /* DST.ADDR of ATYP 3: printable bytes, then an IP literal or a name. */
 static enum socks5_status
-request_domain(struct gk_rd *r, struct socks_host *dst)
+request_domain(struct gk_rd *r, struct gk_host *dst)
 {
 	const uint8_t *p;
 	size_t i, n;
@@ -167,7 +167,7 @@ request_domain(struct gk_rd *r, struct socks_host *dst)
 }
 
 static enum socks5_status
-request_addr(struct gk_rd *r, uint8_t atyp, struct socks_host *dst)
+request_addr(struct gk_rd *r, uint8_t atyp, struct gk_host *dst)
 {
 	uint8_t a[16];
 	size_t n = atyp == SOCKS5_ATYP_IPV4 ? 4 : 16;

@@ -17,7 +17,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static uint8_t out[HTTP_ORIGIN_MAX];
 
 static void
-check_host(const struct socks_host *h)
+check_host(const struct gk_host *h)
 {
 	size_t i, n = strnlen(h->name, sizeof(h->name));
 

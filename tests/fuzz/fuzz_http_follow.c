@@ -31,7 +31,7 @@ struct ev {
 	enum http_follow_status	 st;
 	uint64_t		 pass;
 	enum http_status	 hst;
-	char			 host[SOCKS_HOST_MAX + 1];
+	char			 host[GK_HOST_MAX + 1];
 };
 
 struct run {
@@ -53,9 +53,9 @@ is_blank(uint8_t c)
 static void
 check_host(const char *name)
 {
-	size_t i, n = strnlen(name, SOCKS_HOST_MAX + 1);
+	size_t i, n = strnlen(name, GK_HOST_MAX + 1);
 
-	assert(n <= SOCKS_HOST_MAX);
+	assert(n <= GK_HOST_MAX);
 	for (i = 0; i < n; i++)
 		assert(name[i] > 0x20 && name[i] < 0x7f &&
 		    (name[i] < 'A' || name[i] > 'Z'));
