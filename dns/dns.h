@@ -9,11 +9,11 @@
 #include <stdint.h>
 
 #include "gatekeeper/base/gk_addr.h"
-#include "gatekeeper/state/gk_conf.h"
 
 struct event_base;
 struct gk_cage_table;
 struct gk_audit;
+struct gk_upstream;
 
 struct dns_server_conf {
 	struct gk_addr			 listen;
@@ -60,9 +60,10 @@ enum dns_lookup_status {
 struct dns_waiter;
 typedef void (*dns_lookup_cb)(void *arg, const struct dns_lookup_result *res);
 
-/* qtype: DNS_T_A or DNS_T_AAAA. *handle is set when PENDING. */
+/* The name's addresses of family (AF_INET: A, AF_INET6: AAAA). *handle
+ * is set when PENDING. */
 enum dns_lookup_status dns_lookup(struct dns_server *s, const char *name,
-		    uint16_t qtype, dns_lookup_cb cb, void *arg,
+		    int family, dns_lookup_cb cb, void *arg,
 		    struct dns_lookup_result *res, struct dns_waiter **handle);
 /* The callback will not run; call only before it has run. */
 void		 dns_lookup_cancel(struct dns_waiter *w);

@@ -787,3 +787,35 @@ dns_answer_parse(const uint8_t *buf, size_t len, const struct dns_query *q,
 	answer_addrs(buf, len, a, &c);
 	return DNS_OK;
 }
+
+size_t
+dns_build_lookup(const char *name, uint16_t qtype, uint8_t *out,
+    size_t outlen)
+{
+	size_t pos = DNS_HDR_LEN, n;
+	const char *p = name, *dot;
+
+	if (outlen < DNS_HDR_LEN + 5)
+		return 0;
+	memset(out, 0, DNS_HDR_LEN);
+	out[2] = 0x01;			/* RD */
+	out[5] = 1;			/* QDCOUNT */
+	while (*p != '\0') {
+		dot = strchr(p, '.');
+		n = dot != NULL ? (size_t)(dot - p) : strlen(p);
+		if (n == 0 || n > DNS_MAX_LABEL ||
+		    pos - DNS_HDR_LEN + 1 + n + 1 > DNS_MAX_NAME ||
+		    pos + 1 + n + 5 > outlen)
+			return 0;
+		out[pos++] = (uint8_t)n;
+		memcpy(out + pos, p, n);
+		pos += n;
+		p += n + (dot != NULL ? 1 : 0);
+	}
+	out[pos++] = 0;
+	out[pos++] = (uint8_t)(qtype >> 8);
+	out[pos++] = (uint8_t)qtype;
+	out[pos++] = 0;
+	out[pos++] = DNS_CLASS_IN;
+	return pos;
+}

@@ -85,6 +85,14 @@ struct dns_query {
 enum dns_status	 dns_query_parse(const uint8_t *buf, size_t len,
 		    struct dns_query *q);
 
+/*
+ * Build a query for name (presentation form, no trailing dot), qtype,
+ * class IN, id 0 and RD set into out. Returns the length, 0 when name has
+ * an empty or long label or the message does not fit outlen.
+ */
+size_t		 dns_build_lookup(const char *name, uint16_t qtype,
+		    uint8_t *out, size_t outlen);
+
 /* The largest UDP reply the client accepts: 512, or its EDNS size capped
  * at DNS_EDNS_SIZE (and at least 512). */
 size_t		 dns_query_udp_limit(const struct dns_query *q);

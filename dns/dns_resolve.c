@@ -483,44 +483,27 @@ static int
 lookup_query(const char *name, uint16_t qtype, struct dns_query *q)
 {
 	uint8_t msg[DNS_HDR_LEN + DNS_MAX_NAME + 4];
-	size_t pos = DNS_HDR_LEN, n;
-	const char *p = name, *dot;
+	size_t len;
 
-	memset(msg, 0, DNS_HDR_LEN);
-	msg[2] = 0x01;			/* RD */
-	msg[5] = 1;			/* QDCOUNT */
-	while (*p != '\0') {
-		dot = strchr(p, '.');
-		n = dot != NULL ? (size_t)(dot - p) : strlen(p);
-		if (n == 0 || n > DNS_MAX_LABEL ||
-		    pos + 1 + n + 5 > sizeof(msg))
-			return -1;
-		msg[pos++] = (uint8_t)n;
-		memcpy(msg + pos, p, n);
-		pos += n;
-		p += n + (dot != NULL ? 1 : 0);
-	}
-	msg[pos++] = 0;
-	msg[pos++] = (uint8_t)(qtype >> 8);
-	msg[pos++] = (uint8_t)qtype;
-	msg[pos++] = 0;
-	msg[pos++] = DNS_CLASS_IN;
-	if (dns_query_parse(msg, pos, q) != DNS_OK || !q->name_host)
+	if ((len = dns_build_lookup(name, qtype, msg, sizeof(msg))) == 0 ||
+	    dns_query_parse(msg, len, q) != DNS_OK || !q->name_host)
 		return -1;
 	return 0;
 }
 
 enum dns_lookup_status
-dns_lookup(struct dns_server *s, const char *name, uint16_t qtype,
+dns_lookup(struct dns_server *s, const char *name, int family,
     dns_lookup_cb cb, void *arg, struct dns_lookup_result *res,
     struct dns_waiter **handle)
 {
+	uint16_t qtype = family == AF_INET6 ? DNS_T_AAAA : DNS_T_A;
 	const struct dns_cached *e;
 	struct dns_pending *p;
 	struct dns_query q;
 
 	*handle = NULL;
-	if (lookup_query(name, qtype, &q) == -1)
+	if ((family != AF_INET && family != AF_INET6) ||
+	    lookup_query(name, qtype, &q) == -1)
 		return DNS_LOOKUP_FAILED;
 	if (s->cache != NULL && (e = dns_cache_get(s->cache, q.name,
 	    q.name_len, q.qtype, q.qclass, s->ttl_cap, gk_now())) != NULL) {

@@ -16,7 +16,6 @@
 #include <event2/event.h>
 
 #include "dns/dns.h"
-#include "dns/dns_msg.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_cage.h"
@@ -147,11 +146,11 @@ lookup_cb(void *arg, const struct dns_lookup_result *r)
 
 /* Start one lookup; false when it finished at once (r filled). */
 static bool
-dial_lookup(struct proxy_dial *d, uint16_t qtype)
+dial_lookup(struct proxy_dial *d, int family)
 {
 	struct dns_lookup_result r;
 
-	switch (dns_lookup(d->ctx->dns, d->t.name, qtype, lookup_cb, d, &r,
+	switch (dns_lookup(d->ctx->dns, d->t.name, family, lookup_cb, d, &r,
 	    &d->lookup)) {
 	case DNS_LOOKUP_PENDING:
 		return true;
@@ -247,12 +246,12 @@ static void
 dial_drive(struct proxy_dial *d)
 {
 	if (d->state == DIAL_ST_RESOLVE_A) {
-		if (dial_lookup(d, DNS_T_A))
+		if (dial_lookup(d, AF_INET))
 			return;
 		dial_looked_up(d);
 	}
 	if (d->state == DIAL_ST_RESOLVE_AAAA) {
-		if (dial_lookup(d, DNS_T_AAAA))
+		if (dial_lookup(d, AF_INET6))
 			return;
 		dial_looked_up(d);
 	}

@@ -463,11 +463,68 @@ test_build_query(void **state)
 	}
 }
 
+/* dns_build_lookup: what the proxies' dial asks the resolver, built by
+ * the codec and read back by its own parser. */
+static void
+test_build_lookup(void **state)
+{
+	uint8_t msg[DNS_HDR_LEN + DNS_MAX_NAME + 4], small[20];
+	char name[300], label[70];
+	struct dns_query q;
+	size_t len, i;
+
+	(void)state;
+	len = dns_build_lookup("api_x.github.com", DNS_T_AAAA, msg,
+	    sizeof(msg));
+	assert_int_equal(len, DNS_HDR_LEN + 18 + 4);
+	assert_int_equal(dns_query_parse(msg, len, &q), DNS_OK);
+	assert_string_equal(q.name, "api_x.github.com");
+	assert_true(q.name_host);
+	assert_int_equal(q.qtype, DNS_T_AAAA);
+	assert_int_equal(q.qclass, DNS_CLASS_IN);
+	assert_int_equal(msg[2] & 0x01, 0x01);		/* RD */
+	assert_int_equal(msg[0] | msg[1], 0);		/* id 0 */
+
+	/* empty labels, a label over 63 bytes: nothing built */
+	assert_int_equal(dns_build_lookup("a..b", DNS_T_A, msg, sizeof(msg)),
+	    0);
+	assert_int_equal(dns_build_lookup(".a", DNS_T_A, msg, sizeof(msg)),
+	    0);
+	memset(label, 'x', 64);
+	label[64] = '\0';
+	assert_int_equal(dns_build_lookup(label, DNS_T_A, msg, sizeof(msg)),
+	    0);
+	label[63] = '\0';
+	assert_int_not_equal(dns_build_lookup(label, DNS_T_A, msg,
+	    sizeof(msg)), 0);
+
+	/* 253 bytes of text is a 255-byte wire name; 255 of text is not */
+	for (i = 0; i < 253; i++)
+		name[i] = i % 2 == 0 ? 'a' : '.';
+	name[253] = '\0';
+	len = dns_build_lookup(name, DNS_T_A, msg, sizeof(msg));
+	assert_int_equal(len, DNS_HDR_LEN + DNS_MAX_NAME + 4);
+	assert_int_equal(dns_query_parse(msg, len, &q), DNS_OK);
+	assert_string_equal(q.name, name);
+	name[253] = '.';
+	name[254] = 'a';
+	name[255] = '\0';
+	assert_int_equal(dns_build_lookup(name, DNS_T_A, msg, sizeof(msg)),
+	    0);
+
+	/* an output buffer too small: 0, nothing written past it */
+	memset(small, 0xee, sizeof(small));
+	assert_int_equal(dns_build_lookup("example.test", DNS_T_A, small,
+	    sizeof(small) - 1), 0);
+	assert_int_equal(small[sizeof(small) - 1], 0xee);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_query_captured),
+		cmocka_unit_test(test_build_lookup),
 		cmocka_unit_test(test_query_truncated),
 		cmocka_unit_test(test_query_header),
 		cmocka_unit_test(test_query_edns),
