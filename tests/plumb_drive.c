@@ -1,7 +1,7 @@
 /*
  * plumb_drive: drive the nft module from a shell script (for
- * tests/integration/test_plumb.sh). Runs on a real kernel: use it only in
- * a network namespace made for the test.
+ * tests/integration/test_plumb.sh and test_plumb_transparent.sh). Runs on
+ * a real kernel: use it only in a network namespace made for the test.
  *
  *   plumb_drive check NSPATH UID
  *	nft_netns_check on the opened NSPATH; prints "ok" (exit 0) or

@@ -1,12 +1,13 @@
 # shellcheck shell=bash
 # shellcheck disable=SC2034  # variables used by the sourcing scripts
 #
-# peek_lib.sh: what the proxy integration tests (test_proxy.sh through
-# SOCKS5 and HTTP CONNECT, test_transparent.sh on the transparent path)
-# write into a tunnel to github.com to get a foreign Host or server name
-# past gatekeeperd's peek: prefixes servers skip before a request line
-# (blank bytes, PROXY protocol headers), requests after the first one on
-# a kept-alive connection, and hellos no server name can be read from.
+# peek_lib.sh: what the proxy integration tests (test_proxy_peek.sh
+# through SOCKS5 and HTTP CONNECT, test_transparent_peek.sh on the
+# transparent path) write into a tunnel to github.com to get a foreign
+# Host or server name past gatekeeperd's peek: prefixes servers skip
+# before a request line (blank bytes, PROXY protocol headers), requests
+# after the first one on a kept-alive connection, and hellos no server
+# name can be read from.
 # Each is a socks_client.py --send string (backslash escapes \r \n \xNN).
 #
 # In both test internets nginx serves github.com and evil.example as

@@ -2,8 +2,9 @@
 # shellcheck disable=SC2034  # PIDs set through printf -v (inet_lib.sh); used by the sourcing scripts
 #
 # proxy_net.sh: the hermetic "internet" for gatekeeper's proxy integration
-# test (test_proxy.sh). Source it after lib.sh, from inside the test
-# namespaces (after gk_setup); it defines functions and variables only.
+# tests (test_proxy.sh, test_proxy_peek.sh). Source it after lib.sh, from
+# inside the test namespaces (after gk_setup); it defines functions and
+# variables only.
 #
 # Topology (everything below lives in namespaces the test created; the
 # machine's own interfaces, routes, nftables and mounts are never touched):

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """socks_client.py: a raw SOCKS5 / HTTP CONNECT client for gatekeeper's
-proxy integration test (test_proxy.sh). Real bytes over a real socket,
-every step bounded by --timeout; it reports what the proxy answered as
-key=value lines on stdout, for the shell to grep.
+proxy integration tests (test_proxy.sh, test_proxy_peek.sh). Real bytes
+over a real socket, every step bounded by --timeout; it reports what the
+proxy answered as key=value lines on stdout, for the shell to grep.
 
 usage: socks_client.py [OPTIONS] MODE HOST PORT
 

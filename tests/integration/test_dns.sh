@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 #
-# test_dns.sh: gatekeeperd's DNS integration test, with real peers.
+# test_dns.sh: gatekeeperd's DNS integration test, with real peers: the
+# resolver and the cages made over the control socket (the command line,
+# a config file, SIGHUP and dead upstreams: test_dns_conf.sh).
 #
 #   bash tests/integration/test_dns.sh build/gatekeeperd
 #   meson test -C build dns_integration        (suite "integration")
@@ -28,48 +30,11 @@ gk_require dig dnsmasq curl promtool unshare ip "$PYTHON"
 gk_enter_netns 77 "$GK_SELF" "$GKD"
 gk_setup
 
-T=$GK_TMP
-UP_LOG=$T/upstream.log
-SOCK=$T/control.sock
-AUDIT=$T/audit.log
-METRICS=127.0.0.1:9477
-A_SRC=127.0.0.2		# cage A: *.github.com
-B_SRC=127.0.0.3		# cage B: gitlab.com
-X_SRC=127.0.0.9		# no cage
+# shellcheck source=tests/integration/dns_lib.sh
+. "$GK_LIB_DIR/dns_lib.sh"
 
 # ---------------------------------------------------------------------------
 # Local helpers
-
-# expect_dns MSG SRC NAME TYPE STATUS RR [DIG OPTIONS...]
-# RR: "" or "TYPE RDATA" that must be in the answer section.
-expect_dns() {
-	local msg=$1 src=$2 name=$3 type=$4 want=$5 rr=$6
-	shift 6
-	gk_dig "$src" "$name" "$type" "$@"
-	if [ "$DIG_STATUS" != "$want" ]; then
-		gk_fail "$msg" "expected $want, got $(dig_summary)"
-		return 1
-	fi
-	if [ -n "$rr" ] && ! dig_answers | awk '{print $4, $5}' |
-	    grep -qxF -- "$rr"; then
-		gk_fail "$msg" "expected '$rr' in the answer, got $(dig_summary)"
-		return 1
-	fi
-	gk_ok "$msg"
-}
-
-# metric FILE NAME [LABEL=VALUE...]: integer value, -1 when absent.
-metric() {
-	gk_num "$(gk_metric "$@")"
-}
-
-# fetch_metrics FILE
-fetch_metrics() {
-	if ! gk_metrics_fetch "$METRICS" "$1"; then
-		: >"$1"
-		return 1
-	fi
-}
 
 # raw_dns PROTO SRC PORT HEX: send raw bytes to 127.0.0.1:PORT from SRC;
 # prints the reply's RCODE name, or "noanswer" / "closed".
@@ -108,71 +73,13 @@ except ConnectionResetError:
 EOF
 }
 
-# audit_query FILE MODE ARGS: inspect the audit log with python's json.
-#   valid                      every line parses as a JSON object
-#   has EVENT CAGE [TEXT]      a line with this event and cage (and TEXT
-#                              somewhere among its values)
-#   count EVENT CAGE           how many such lines
-audit_query() {
-	"$PYTHON" - "$@" <<'EOF'
-import json, sys
-path, mode, args = sys.argv[1], sys.argv[2], sys.argv[3:]
-recs, bad = [], []
-try:
-    lines = open(path, encoding="utf-8", errors="replace").read().splitlines()
-except OSError as e:
-    print(e); sys.exit(1)
-for n, ln in enumerate(lines, 1):
-    if not ln.strip():
-        continue
-    try:
-        o = json.loads(ln)
-        if not isinstance(o, dict):
-            raise ValueError("not an object")
-        recs.append(o)
-    except ValueError as e:
-        bad.append("line %d: %s: %r" % (n, e, ln[:120]))
-if mode == "valid":
-    if bad or not recs:
-        print("; ".join(bad[:3]) or "empty audit log")
-        sys.exit(1)
-    sys.exit(0)
-def values(o):
-    for v in o.values():
-        if isinstance(v, dict):
-            yield from values(v)
-        elif isinstance(v, list):
-            for x in v:
-                yield str(x)
-        else:
-            yield str(v)
-def match(o, ev, cage, text=None):
-    if o.get("event") != ev or o.get("cage") != cage:
-        return False
-    return text is None or any(text in v for v in values(o))
-if mode == "has":
-    ok = any(match(o, *args) for o in recs)
-    sys.exit(0 if ok else 1)
-if mode == "count":
-    print(sum(1 for o in recs if match(o, *args)))
-    sys.exit(0)
-if mode == "line":
-    for o in recs:
-        if match(o, *args):
-            print(json.dumps(o)); sys.exit(0)
-    sys.exit(1)
-sys.exit(2)
-EOF
-}
-
 # audit_wait EVENT CAGE [TEXT]: the audit log is flushed every 100 ms;
 # wait up to 3 s for the line.
 audit_wait() {
 	gk_wait_for 30 audit_query "$AUDIT" has "$@"
 }
 
-# json_ok REPLY: "ok" is true.
-json_ok() { [ "$(gk_json_get ok "$1")" = true ]; }
+# json_err REPLY: "ok" is false, with an error.
 json_err() { [ "$(gk_json_get ok "$1")" = false ] && [ -n "$(gk_json_get error "$1")" ]; }
 
 # Name patterns in the upstream log (dnsmasq --log-queries).
@@ -180,22 +87,11 @@ upstream_count() {
 	grep -Ec "query\[$2\] ${1//./\\.} from " "$UP_LOG"
 }
 
-daemon_alive() { kill -0 "$1" 2>/dev/null; }
-
-# Give up early (the rest cannot run) with the daemon's log.
-abort() {
-	gk_fail "$1"
-	echo "---- gatekeeperd log (last 40 lines) ----"
-	gk_tail "${2:-$T/GKD1.log}" 40
-	echo "---- $GK_NPASS passed, $GK_NFAIL failed (aborted) ----"
-	exit 1
-}
-
 # ---------------------------------------------------------------------------
 echo "# gatekeeperd: $GKD"
 echo "# netns: lo only; upstream dnsmasq 127.0.0.1:5300; temp $T"
 
-# ---- command line -----------------------------------------------------------
+# ---- command line: the version (gatekeeper_build_info names it) -------------
 out=$("$GKD" --version 2>&1)
 rc=$?
 VERSION=$(printf '%s\n' "$out" | grep -Eo '[0-9]+\.[0-9]+(\.[0-9]+)?' | head -1)
@@ -203,44 +99,8 @@ GK_DETAIL="rc=$rc output: $out"
 gk_check "--version exits 0 and prints a version ($VERSION)" \
 	test "$rc" = 0 -a -n "$VERSION"
 
-out=$("$GKD" --help 2>&1)
-rc=$?
-GK_DETAIL="rc=$rc output: $(printf '%s' "$out" | head -3)"
-gk_check "--help exits 0 and documents --ttl-cap" \
-	eval '[ "$rc" = 0 ] && printf "%s" "$out" | grep -q -- "--ttl-cap"'
-
-out=$(timeout 5 "$GKD" -f --no-such-option 2>&1 </dev/null)
-rc=$?
-GK_DETAIL="rc=$rc output: $out"
-gk_check "an unknown option exits 2 naming it" \
-	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -q "no-such-option"'
-
-out=$(timeout 5 "$GKD" -f -c /dev/null --ttl-cap banana --control "$T/x.sock" \
-	--metrics off --listen 127.0.0.1 --dns-port 5454 2>&1 </dev/null)
-rc=$?
-GK_DETAIL="rc=$rc output: $out"
-gk_check "a bad --ttl-cap value exits 2 naming the option" \
-	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -q "ttl-cap"'
-
-printf '# a comment\nbogus-key = 1\n' >"$T/bad.conf"
-out=$(timeout 5 "$GKD" -f -c "$T/bad.conf" --control "$T/x.sock" \
-	--metrics off --listen 127.0.0.1 --dns-port 5454 2>&1 </dev/null)
-rc=$?
-GK_DETAIL="rc=$rc output: $out"
-gk_check "an unknown config key exits 2 naming file:line" \
-	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -qF "$T/bad.conf:2"'
-
 # ---- the upstream ---------------------------------------------------------
-if ! gk_start_upstream 5300 "$UP_LOG"; then
-	abort "dnsmasq upstream starts" "$T/dnsmasq-5300.stderr"
-fi
-gk_ok "dnsmasq upstream answers on 127.0.0.1:5300"
-GK_DNS_PORT=5300
-gk_dig 127.0.0.1 github.com A
-GK_DETAIL=$(dig_summary)
-gk_check "the upstream hands out TTL 3600 (so capping is visible)" \
-	test "$(dig_max_ttl)" = 3600
-GK_DNS_PORT=53
+dn_upstream
 
 # ---- gatekeeperd ----------------------------------------------------------
 : >"$T/empty.conf"
@@ -674,167 +534,14 @@ gk_check "SIGTERM: the live cage C is torn down (audit cage.destroy)" \
 	audit_query "$AUDIT" has cage.destroy "$C_ID"
 gk_ctl_close C
 gk_ctl_close X
-
-# ---- second run: config file, SIGHUP, dead upstream ---------------------------------
-SOCK2=$T/control2.sock
-CONF=$T/gk2.conf
-write_conf() {	# TTLCAP UPSTREAM [METRICS AUDIT-LOG]
-	cat >"$CONF" <<EOF
-# gatekeeperd test configuration (second run)
-listen = 127.0.0.1
-dns-port = 53
-control = $SOCK2
-upstream = $2
-ttl-cap = $1
-upstream-timeout = 2
-metrics = ${3:-$METRICS}
-audit-log = ${4:-$T/audit2.log}
-log-level = debug
-EOF
-}
-# A black hole upstream: reads queries, never answers.
-( gk_close_ctl_fds; exec "$PYTHON" -c '
-import socket, select
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("127.0.0.1", 5398))
-t = socket.socket(); t.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-t.bind(("127.0.0.1", 5398)); t.listen(16)
-conns = []
-while True:
-    r, _, _ = select.select([u, t] + conns, [], [])
-    for s in r:
-        if s is u: u.recv(65535)
-        elif s is t: conns.append(t.accept()[0])
-        elif not s.recv(65535): conns.remove(s); s.close()
-' ) &
-gk_track_pid $!
-
-write_conf 30 127.0.0.1:5300
-gk_start_daemon GKD2 "$GKD" -f -c "$CONF"
-if ! gk_wait_ready "$GKD2" "$SOCK2" 53; then
-	abort "second run: gatekeeperd starts from a config file alone" "$T/GKD2.log"
-fi
-gk_ok "second run: gatekeeperd starts from a config file alone (-c)"
-gk_ctl_open D "$SOCK2"
-r=$(gk_ctl_send D '{"op":"cage.create","source":"127.0.0.2","allow":["*.github.com"],"label":"d"}')
-D_ID=$(gk_json_get cage.id "$r")
-GK_DETAIL="reply: $r"
-gk_check "second run: cage D created" json_ok "$r"
-gk_dig $A_SRC github.com A
-ttl=$(dig_max_ttl)
-GK_DETAIL=$(dig_summary)
-gk_check "config ttl-cap = 30: TTL $ttl (<= 30)" \
-	eval '[ "$DIG_STATUS" = NOERROR ] && [ "$ttl" -ge 0 ] && [ "$ttl" -le 30 ]'
-
-write_conf 5 127.0.0.1:5300
-kill -HUP "$GKD2"
-sleep 0.5
-gk_check "SIGHUP: gatekeeperd keeps running" daemon_alive "$GKD2"
-gk_dig $A_SRC api.github.com A
-ttl=$(dig_max_ttl)
-GK_DETAIL=$(dig_summary)
-gk_check "SIGHUP ttl-cap = 5: a fresh name's TTL $ttl (<= 5)" \
-	eval '[ "$DIG_STATUS" = NOERROR ] && [ "$ttl" -ge 0 ] && [ "$ttl" -le 5 ]'
-gk_dig $A_SRC github.com A
-ttl=$(dig_max_ttl)
-GK_DETAIL=$(dig_summary)
-gk_check "SIGHUP ttl-cap = 5: a cached name's TTL $ttl (<= 5)" \
-	eval '[ "$DIG_STATUS" = NOERROR ] && [ "$ttl" -ge 0 ] && [ "$ttl" -le 5 ]'
-r=$(gk_ctl_send D '{"op":"cage.list"}')
-GK_DETAIL="reply: $r"
-gk_check "SIGHUP: cage D survives (listed, connection open)" \
-	eval 'json_ok "$r" && [[ "$r" == *"$D_ID"* ]]'
-
-# Restart-only keys: each SIGHUP names them and keeps them running, so the
-# next SIGHUP (same file) names them again.
-restart_warns() { grep -c 'effect only after a restart' "$T/GKD2.log"; }
-w0=$(restart_warns)
-write_conf 5 127.0.0.1:5300 127.0.0.1:9478 "$T/audit3.log"
-for n in 1 2; do
-	kill -HUP "$GKD2"
-	gk_wait_for 30 eval '[ "$(restart_warns)" -ge $((w0 + n)) ]'
-	got=$(($(restart_warns) - w0))
-	line=$(grep 'effect only after a restart' "$T/GKD2.log" | tail -n 1)
-	GK_DETAIL="log: ${line:-<no warning>}"
-	gk_check "SIGHUP $n, new metrics and audit-log: $got restart warnings" \
-		test "$got" -eq "$n"
-	GK_DETAIL="log: $line"
-	gk_check "SIGHUP $n: the warning names metrics and audit-log only" \
-		eval '[[ "$line" == *": metrics, audit-log changed"* ]]'
-	GK_DETAIL="curl http://$METRICS/metrics failed"
-	gk_check "SIGHUP $n: /metrics still on $METRICS" fetch_metrics "$T/m-hup.txt"
-	GK_DETAIL="something answers on 127.0.0.1:9478"
-	gk_check "SIGHUP $n: nothing on the new metrics address" \
-		eval '! curl -s --max-time 2 -o /dev/null http://127.0.0.1:9478/metrics'
-	expect_dns "SIGHUP $n: hup$n.example is denied" $A_SRC hup$n.example A NXDOMAIN ""
-	GK_DETAIL="no dns.deny for hup$n.example in audit2.log, or audit3.log exists"
-	gk_check "SIGHUP $n: the audit log is still audit2.log" \
-		eval 'gk_wait_for 30 audit_query "$T/audit2.log" has dns.deny "$D_ID" hup$n.example &&
-		      [ ! -e "$T/audit3.log" ]'
-done
-
-write_conf 5 127.0.0.1:5398
-kill -HUP "$GKD2"
-sleep 0.5
-gk_dig $A_SRC codeload.github.com A +time=6
-GK_DETAIL=$(dig_summary)
-gk_check "black-hole upstream: SERVFAIL in under 3 s (${DIG_MS} ms)" \
-	test "$DIG_STATUS" = SERVFAIL -a "$DIG_MS" -lt 3000
-gk_dig $A_SRC codeload.github.com A +time=6 +tcp
-GK_DETAIL=$(dig_summary)
-gk_check "black-hole upstream over TCP: SERVFAIL in under 3 s (${DIG_MS} ms)" \
-	test "$DIG_STATUS" = SERVFAIL -a "$DIG_MS" -lt 3000
-GK_DETAIL="log: $(grep 'effect only after a restart' "$T/GKD2.log" | tail -n 1)"
-gk_check "SIGHUP with the running metrics and audit-log again: no warning" \
-	test "$(restart_warns)" -eq $((w0 + 2))
-
-write_conf 5 127.0.0.1:5399
-kill -HUP "$GKD2"
-sleep 0.5
-gk_dig $A_SRC gist.github.com A +time=6
-GK_DETAIL=$(dig_summary)
-gk_check "closed upstream port: SERVFAIL in under 3 s (${DIG_MS} ms)" \
-	test "$DIG_STATUS" = SERVFAIL -a "$DIG_MS" -lt 3000
-fetch_metrics "$T/m2.txt"
-ue=$(metric "$T/m2.txt" gatekeeper_dns_upstream_errors_total)
-GK_DETAIL="value $ue"
-gk_check "gatekeeper_dns_upstream_errors_total counts the failures (>= 2)" test "$ue" -ge 2
-expect_dns "dead upstream: a denied name is still NXDOMAIN" $A_SRC evil.example A NXDOMAIN ""
-
-write_conf 5 127.0.0.1:5300
-kill -HUP "$GKD2"
-sleep 0.5
-expect_dns "SIGHUP back to the live upstream: raw.github.com resolves" \
-	$A_SRC raw.github.com A NOERROR "A 192.0.2.15" +time=3
-
-printf 'ttl-cap = banana\n' >"$CONF"
-kill -HUP "$GKD2"
-sleep 0.5
-gk_check "SIGHUP with a broken config: gatekeeperd keeps running" daemon_alive "$GKD2"
-expect_dns "... keeps its old config and cages (github.com resolves)" \
-	$A_SRC github.com A NOERROR "A 192.0.2.10"
-gk_info "log on the bad reload: $(grep -m1 -i 'banana\|gk2.conf:1' "$T/GKD2.log")"
-
-gk_check "no sanitizer reports in the second run's log" \
-	eval '! grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:" "$T/GKD2.log"'
-gk_stop_daemon "$GKD2" INT
-GK_DETAIL="exit status $GK_RC"
-gk_check "SIGINT: exits 0" test "$GK_RC" = 0
-GK_DETAIL="$SOCK2 still there"
-gk_check "SIGINT: the control socket is removed" test ! -e "$SOCK2"
-gk_ctl_close D
-
 # ---- summary ------------------------------------------------------------------------
 echo "---- $GK_NPASS passed, $GK_NFAIL failed ----"
 if [ "$GK_NFAIL" -gt 0 ]; then
 	for f in "${GK_FAILED[@]}"; do
 		echo "FAILED: $f"
 	done
-	echo "---- gatekeeperd log, first run (last 30 lines) ----"
+	echo "---- gatekeeperd log (last 30 lines) ----"
 	gk_tail "$T/GKD1.log" 30
-	if [ -f "$T/GKD2.log" ]; then
-		echo "---- gatekeeperd log, second run (last 30 lines) ----"
-		gk_tail "$T/GKD2.log" 30
-	fi
 	exit 1
 fi
 exit 0

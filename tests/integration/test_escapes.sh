@@ -21,7 +21,7 @@
 #    forwarding, ping_group_range, hostname, ipc and user limits, ...) fail
 #    and the values, read from the host side of the cage's namespace, stay.
 # (Empty-line Host smuggling and SSLv2 hellos are checked through all
-# three proxies in test_proxy.sh and test_transparent.sh.)
+# three proxies in test_proxy_peek.sh and test_transparent_peek.sh.)
 #
 # Runs as root in namespaces it creates itself (lib.sh). Prints "ok ..." /
 # "FAIL ..." per check and a summary; exits 1 if a check failed or

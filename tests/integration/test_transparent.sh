@@ -53,17 +53,6 @@
 #           itself;
 #   UDP:    a connected UDP socket to 192.0.2.10:443 (QUIC) gets
 #           ECONNREFUSED within a second;
-#   peek:   raw bytes from socks_client.py --via direct (peek_lib.sh):
-#           blank bytes (CRLF, LF, 32 of them) before a request with Host
-#           evil.example, 33 blank bytes, PROXY v1/v2 headers, a second
-#           request with a foreign Host in the same write and in a later
-#           write of a kept-alive connection, a chunked POST then a
-#           foreign Host, HTTP/0.9, the HTTP/2 preface, CONNECT, an SSLv2
-#           hello and an alert record before a hello to port 443: each
-#           cut within a second, nothing (or only github.com) back, one
-#           denial counted and audited with its reason; two requests for
-#           github.com on one connection, a CRLF before one, and a line
-#           protocol to the echo port still work;
 #   gk-run --transparent off: direct TCP refused fast, the proxies work;
 #   gatekeeperd --transparent-port off: the same for every cage, no
 #           redirect rule, no listener.
@@ -72,6 +61,10 @@
 # per case (the proxies' own counters must not move), and one audit line
 # "event":"proxy.deny","proto":"transparent" per denial with host, port,
 # reason and seen; promtool accepts /metrics.
+#
+# The peek at a redirected connection's first bytes is
+# test_transparent_peek.sh; the two share their helpers and the run's
+# frame (transparent_lib.sh).
 #
 # Prints "ok   ..." / "FAIL ..." per check and a summary; exits 1 if any
 # check failed or anything needed is missing (never a silent skip: not
@@ -111,161 +104,12 @@ gk_setup
 . "$GK_LIB_DIR/e2e_net.sh"
 
 e2e_vars
-TPORT=15001
-GH=192.0.2.10			# github.com
-# Inside the sandbox: no proxy variables at all.
-NP=(env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY
-	-u ALL_PROXY -u all_proxy)
-# The pattern set of the ssh cases: HTTPS on every github.com name, ssh
-# on github.com only (a port pattern).
-SSH_ALLOW=(--allow '*.github.com:443' --allow 'github.com:22')
+# shellcheck source=tests/integration/transparent_lib.sh
+. "$GK_LIB_DIR/transparent_lib.sh"
 
 # ---------------------------------------------------------------------------
-# Local helpers (the cage runners are e2e_lib.sh's)
+tr_start
 
-# mark: remember the counters and the audit log's length before a case;
-# after: fetch them again; dm NAME LABELS...: the change of a sum.
-audit_count() { if [ -f "$AUDIT" ]; then wc -l <"$AUDIT"; else echo 0; fi; }
-mark() {
-	fetch_metrics "$T/m0.txt"
-	AUDIT_MARK=$(audit_count)
-}
-after() { fetch_metrics "$T/m1.txt"; }
-dm() {
-	local a b
-	a=$(gk_metric_sum "$T/m0.txt" "$@")
-	b=$(gk_metric_sum "$T/m1.txt" "$@")
-	echo $((b - a))
-}
-tr_ok() { dm gatekeeper_connections_total proto=transparent verdict=allowed; }
-tr_no() { dm gatekeeper_connections_total proto=transparent verdict=denied; }
-tr_why() { dm gatekeeper_denied_total kind=transparent reason="$1"; }
-tr_all_denied() { dm gatekeeper_denied_total kind=transparent; }
-px_conns() {	# connections through the SOCKS5 and HTTP proxies
-	echo $(($(dm gatekeeper_connections_total proto=socks5) +
-		$(dm gatekeeper_connections_total proto=http)))
-}
-# The transparent deny reasons that moved, "reason+N ...", for details.
-tr_moved() {
-	local r n out=""
-	for r in no_sni sni_mismatch ip_not_pinned not_allowlisted \
-	    special_range host_mismatch unknown_source malformed; do
-		n=$(tr_why "$r")
-		[ "$n" != 0 ] && out="$out $r+$n"
-	done
-	printf 'transparent allowed+%s denied+%s; reasons:%s; proxies+%s' \
-		"$(tr_ok)" "$(tr_no)" "${out:- none}" "$(px_conns)"
-}
-
-# audit_new: the proxy.deny lines with proto "transparent" written since
-# mark, one per line as "reason|host|port|seen".
-audit_new() {
-	"$PYTHON" - "$AUDIT" "${AUDIT_MARK:-0}" <<'EOF'
-import json, sys
-try:
-    lines = open(sys.argv[1], errors="replace").read().splitlines()
-except OSError:
-    sys.exit(0)
-for l in lines[int(sys.argv[2]):]:
-    try:
-        o = json.loads(l)
-    except ValueError:
-        continue
-    if o.get("event") != "proxy.deny" or o.get("proto") != "transparent":
-        continue
-    print("%s|%s|%s|%s" % (o.get("reason", ""), o.get("host", ""),
-                           o.get("port", ""), o.get("seen", "")))
-EOF
-}
-audit_n() { audit_new | grep -c .; }
-# audit_wait N: wait (up to 2 s; lines are buffered for 100 ms) for N new
-# transparent deny lines.
-audit_wait() { AUDIT_WANT=$1; gk_wait_for 20 eval '[ "$(audit_n)" -ge "$AUDIT_WANT" ]'; }
-
-out_has() { grep -q -- "$1" "$T/run.out"; }
-
-sha_of() { sha256sum <"$1" 2>/dev/null | awk '{print $1}'; }
-
-gkd_alive() { kill -0 "$GKD_PID" 2>/dev/null; }
-listening_tport() { ss -Hltn "sport = :$TPORT" 2>/dev/null | grep -q .; }
-redirect_rule() { nft list table inet gatekeeper 2>/dev/null | grep -q 'redirect'; }
-
-# ---------------------------------------------------------------------------
-# ---- the internet ----------------------------------------------------------------
-e2e_begin
-en_sshd || gk_abort "OpenSSH starts on github.com:22 in the test internet" \
-	"$T/inet/ssh/sshd.log"
-CA=$EN_DIR/ca.crt
-BLOB_SHA=$(cat "$EN_DIR/blob.sha256")
-GIT_HEAD=$(cat "$EN_DIR/git-head")
-REPO=$EN_DIR/git/acme/hello.git
-gk_ok "the test internet is up (nginx, dnsmasq, echo, fcgiwrap, sshd on $GH:22)"
-
-r=$(as root curl -sS --noproxy '*' --max-time 10 https://github.com/index.html 2>&1)
-GK_DETAIL="got: $(oneline "$r")"
-gk_check "internet: https://github.com/ from the host" test "$r" = "hello from github.com"
-
-mkdir -p "$T/home-root"
-mapfile -t SSH_HOST < <(en_ssh_opts "$EN_DIR/ssh/id")
-r=$(HOME=$T/home-root timeout 20 ssh "${SSH_HOST[@]}" root@github.com echo ssh-ok 2>&1)
-GK_DETAIL="got: $(oneline "$r") | sshd: $(tail -n 3 "$EN_DIR/ssh/sshd.log" | paste -sd'|' -)"
-gk_check "internet: ssh root@github.com with the key from the host (host key verified)" \
-	test "$r" = ssh-ok
-r=$(HOME=$T/home-root timeout 20 ssh "${SSH_HOST[@]}" -o PasswordAuthentication=yes \
-	-o PubkeyAuthentication=no root@github.com echo ssh-ok 2>&1)
-GK_DETAIL="got: $(oneline "$r")"
-gk_check "internet: sshd is key-only (no key: refused)" \
-	eval '[ "$r" != ssh-ok ] && [[ "$r" == *"Permission denied"* ]]'
-sha=$(HOME=$T/home-root timeout 20 ssh "${SSH_HOST[@]}" root@github.com \
-	cat "$EN_DIR/blob.bin" 2>/dev/null | sha256sum | awk '{print $1}')
-GK_DETAIL="sha256 $sha, want $BLOB_SHA"
-gk_check "internet: ssh root@github.com cat blob.bin from the host is byte-exact" \
-	test "$sha" = "$BLOB_SHA"
-rm -rf "$T/clone-host-ssh"
-r=$(HOME=$T/home-root GIT_CONFIG_NOSYSTEM=1 timeout 60 git \
-	-c core.sshCommand="ssh ${SSH_HOST[*]}" clone -q \
-	"root@github.com:$REPO" "$T/clone-host-ssh" 2>&1)
-tree_check "$T/clone-host-ssh"
-GK_DETAIL="git: $(oneline "$r") | $TREE_WHY"
-gk_check "internet: git clone over ssh from the host gives the right tree" \
-	test "$TREE_WHY" = ok
-if [ "${GK_TR_INTERNET_ONLY:-0}" = 1 ]; then
-	gk_finish "internet only"
-fi
-
-# ---- the unprivileged user --------------------------------------------------------
-e2e_user
-
-# The ssh key, one copy per identity (ssh refuses a private key that is
-# not its user's own or that others can read); not under ~/.ssh, which
-# gk-run hides.
-for who in root user; do
-	mkdir -p "$T/keys-$who"
-	cp "$EN_DIR/ssh/id" "$T/keys-$who/id"
-	chmod 600 "$T/keys-$who/id"
-	[ "$who" = user ] && chown "$E2E_USER:" "$T/keys-$who/id"
-	chmod 755 "$T/keys-$who"
-done
-
-# ---- gatekeeperd -------------------------------------------------------------------
-: >"$T/empty.conf"
-GKD_ARGS=(-f -c "$T/empty.conf" --control "$SOCK" --upstream "$EN_RESOLVER"
-	--metrics "$METRICS" --audit-log "$AUDIT" --log-level debug)
-gk_start_daemon GKD_PID "$GKD" "${GKD_ARGS[@]}"
-daemon_ready "$GKD_PID" || gk_abort "gatekeeperd starts (control socket, metrics)" "$T/GKD_PID.log"
-gk_ok "gatekeeperd is ready with its defaults (pid $GKD_PID)"
-chmod 755 "$T/run"
-GK_DETAIL="$(ss -Hltn 2>&1 | paste -sd'|' -)"
-gk_check "gatekeeperd listens on the transparent port :$TPORT (default)" listening_tport
-GK_DETAIL="$(nft list table inet gatekeeper 2>&1 | grep -E 'redirect|reject' | head -5 | paste -sd'|' -)"
-gk_check "the nftables table has the transparent redirect rule" redirect_rule
-
-# Files a cage reads: the CA, the probe scripts (read-only bind).
-e2e_probe_script
-cp "$GK_LIB_DIR/socks_client.py" "$SHARE/socks_client.py"
-chmod -R a+rX "$SHARE"
-CA_ARGS=(--ro "$EN_DIR" --ro "$SHARE")
-PROBE=("$PYTHON" "$SHARE/probe.py")
 # The ERR code and the time of the last probe's output.
 probe_err() { sed -n 's/^ERR \([A-Z0-9a-z_]*\) .*/\1/p' "$T/run.out" | head -1; }
 probe_ms() { sed -n 's/.* \([0-9]*\)ms$/\1/p' "$T/run.out" | tail -1; }
@@ -425,12 +269,6 @@ got_through() {
 	grep -Eq "hello from|^GOT |ssh-ok" "$T/run.out" ||
 		grep -q "CONNECTION ESTABLISHED" "$T/run.out" "$T/run.err"
 }
-audit_match() {	# LINE REASONS HOST PORT SEEN
-	local reason host port seen
-	IFS='|' read -r reason host port seen <<<"$1"
-	[[ "|$2|" == *"|$reason|"* ]] && [ "$host" = "$3" ] && [ "$port" = "$4" ] &&
-		{ [ "$5" = '*' ] || [ "$seen" = "$5" ]; }
-}
 
 fails() {	# WHO
 	local who=$1
@@ -586,176 +424,7 @@ fails() {	# WHO
 fails root
 fails user
 
-# ---- the peek: what servers skip before a request or hello; every request --------
-# socks_client.py --via direct in a '*.github.com' cage resolves github.com
-# (pinning its address) and connects to it, redirected to the transparent
-# listener, then writes the --send strings of peek_lib.sh (nginx serves
-# github.com and evil.example as name-based virtual hosts on every
-# address: "hello from evil.example" coming back is an escape).
-# shellcheck source=tests/integration/peek_lib.sh
-. "$GK_LIB_DIR/peek_lib.sh"
-RAW=("$PYTHON" "$SHARE/socks_client.py" --via direct --timeout 10 --idle 0.3)
-HELLO_HEX=$(pk_hexesc "$GK_LIB_DIR/../data/tls/openssl_sni.bin")
-kv() { printf '%s\n' "$2" | sed -n "s/^$1=//p" | head -1; }
-rkv() { kv "$1" "$(cat "$T/run.out" 2>/dev/null)"; }
-
-# tr_deltas: the changes between mark and after in one pass (the checks
-# below would otherwise start python two dozen times each): D_OK, D_NO
-# (transparent connections allowed, denied), D_ALL (transparent denials,
-# all reasons), D_PX (connections through the proxies), D_WHY (the
-# reasons that moved, "reason+N ...") and D_R_<reason>.
-tr_deltas() {
-	eval "$("$PYTHON" - "$T/m0.txt" "$T/m1.txt" <<'EOF'
-import re, sys
-def load(path):
-    v = {}
-    try:
-        lines = open(path, errors="replace").read().splitlines()
-    except OSError:
-        return v
-    for ln in lines:
-        m = re.match(r'^(\w+)\{([^}]*)\}\s+(\S+)$', ln)
-        if m:
-            labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(2)))
-            v[(m.group(1), tuple(sorted(labels.items())))] = float(m.group(3))
-    return v
-a, b = load(sys.argv[1]), load(sys.argv[2])
-def d(name, **want):
-    t = 0
-    for (n, labels), x in b.items():
-        l = dict(labels)
-        if n == name and all(l.get(k) == w for k, w in want.items()):
-            t += x - a.get((n, labels), 0)
-    return int(t)
-c = "gatekeeper_connections_total"
-print("D_OK=%d D_NO=%d" % (d(c, proto="transparent", verdict="allowed"),
-                           d(c, proto="transparent", verdict="denied")))
-print("D_PX=%d" % (d(c, proto="socks5") + d(c, proto="http")))
-print("D_ALL=%d" % d("gatekeeper_denied_total", kind="transparent"))
-why = []
-for r in ("no_sni", "sni_mismatch", "ip_not_pinned", "not_allowlisted",
-          "special_range", "host_mismatch", "unknown_source", "malformed"):
-    n = d("gatekeeper_denied_total", kind="transparent", reason=r)
-    print("D_R_%s=%d" % (r, n))
-    if n:
-        why.append("%s+%d" % (r, n))
-print("D_WHY='%s'" % " ".join(why))
-EOF
-)"
-}
-d_moved() { printf 'allowed+%s denied+%s; reasons: %s; proxies+%s' "$D_OK" "$D_NO" "${D_WHY:-none}" "$D_PX"; }
-
-# tr_raw WHO PORT SEND...: the raw client in a cage, to github.com:PORT.
-tr_raw() {
-	local who=$1 port=$2 x args=()
-	shift 2
-	for x in "$@"; do args+=(--send "$x"); done
-	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" "${RAW[@]}" raw github.com "$port" "${args[@]}"
-}
-
-# tr_cut WHO WHAT PORT REASON SEEN HELLO SEND...: cut within a second of
-# the last write; nothing came back (HELLO "": the connection is counted
-# denied) or only HELLO (the "hello from" names of the requests before:
-# the connection stays counted allowed); denied_total{kind=transparent,
-# reason=REASON} +1 and nothing else; one audit line.
-tr_cut() {
-	local who=$1 what=$2 port=$3 reason=$4 seen=$5 hello=$6 line
-	shift 6
-	mark
-	tr_raw "$who" "$port" "$@"
-	audit_wait 1
-	sleep 0.2
-	after
-	tr_deltas
-	line=$(audit_new | head -1)
-	local n="D_R_$reason"
-	GK_DETAIL="$(run_detail) | $(d_moved)"
-	if [ -z "$hello" ]; then
-		gk_check "$who: $what: cut in $(rkv raw_end_ms) ms, nothing came back, counted denied ($reason)" \
-			eval '[ "$(rkv raw_end)" != open ] && [ "$(rkv raw_end_ms)" -lt 1000 ] &&
-			      [ "$(rkv raw_recv)" = 0 ] && [ "${!n}" = 1 ] &&
-			      [ "$D_ALL" = 1 ] && [ "$D_NO" = 1 ] && [ "$D_OK" = 0 ]'
-	else
-		gk_check "$who: $what: cut in $(rkv raw_end_ms) ms after $hello only, the denial counted ($reason)" \
-			eval '[ "$(rkv raw_end)" != open ] && [ "$(rkv raw_end_ms)" -lt 1000 ] &&
-			      [ "$(rkv raw_hello)" = "$hello" ] && [ "${!n}" = 1 ] &&
-			      [ "$D_ALL" = 1 ] && [ "$D_NO" = 0 ] && [ "$D_OK" = 1 ]'
-	fi
-	GK_DETAIL="new audit lines: $(audit_new | paste -sd' ' -)"
-	gk_check "$who: $what: one proxy.deny audit line: reason $reason, host github.com, port $port${seen:+, seen $seen}" \
-		eval '[ "$(audit_n)" = 1 ] && audit_match "$line" "$reason" github.com "$port" "$seen"'
-}
-
-# tr_pass WHO WHAT PORT HELLO SEND...: allowed, HELLO came back, one
-# transparent connection allowed, nothing denied.
-tr_pass() {
-	local who=$1 what=$2 port=$3 hello=$4
-	shift 4
-	mark
-	tr_raw "$who" "$port" "$@"
-	sleep 0.2
-	after
-	tr_deltas
-	GK_DETAIL="$(run_detail) | $(d_moved)"
-	gk_check "$who: $what: $hello came back, one transparent connection allowed, nothing denied" \
-		eval '[ "$(rkv raw_hello)" = "$hello" ] && [ "$D_OK" = 1 ] &&
-		      [ "$D_ALL" = 0 ] && [ "$D_NO" = 0 ]'
-}
-
-peek_escapes() {	# WHO
-	local who=$1
-	tr_cut "$who" "CRLF before Host evil.example" 80 host_mismatch evil.example "" \
-		"\r\n$PK_EVIL"
-	tr_cut "$who" "LF before Host evil.example" 80 host_mismatch evil.example "" \
-		"\n$PK_EVIL"
-	tr_cut "$who" "32 blank bytes before Host evil.example" 80 host_mismatch \
-		evil.example "" "$PK_BLANK32$PK_EVIL"
-	tr_cut "$who" "33 blank bytes before a request for github.com" 80 malformed "" "" \
-		"$PK_BLANK32\n$PK_GOOD"
-	tr_cut "$who" "a PROXY v1 header before Host evil.example" 80 malformed "" "" \
-		"$PK_PROXY1$PK_EVIL"
-	tr_cut "$who" "a PROXY v2 header before Host evil.example" 80 malformed "" "" \
-		"$PK_PROXY2$PK_EVIL"
-	tr_cut "$who" "a second request with Host evil.example in the same write" 80 \
-		host_mismatch evil.example "" "$PK_GOOD$PK_EVIL"
-	tr_cut "$who" "a second request with Host evil.example, later, kept alive" 80 \
-		host_mismatch evil.example github.com "$PK_GOOD" "$PK_EVIL"
-	tr_cut "$who" "a chunked POST, then Host evil.example" 80 host_mismatch \
-		evil.example "" "$PK_CHUNKED$PK_EVIL"
-	tr_cut "$who" "HTTP/0.9 on port 80" 80 malformed "" "" "$PK_HTTP09"
-	tr_cut "$who" "the HTTP/2 preface" 80 malformed "" "" "$PK_PRI"
-	tr_cut "$who" "CONNECT inside the connection" 80 malformed "" "" "$PK_CONNECT"
-	tr_cut "$who" "an SSLv2-format ClientHello to port 443" 443 no_sni "" "" \
-		"$PK_SSL2"
-	tr_cut "$who" "an alert record, then a ClientHello, to port 443" 443 malformed \
-		"" "" "$PK_ALERT$HELLO_HEX"
-	tr_pass "$who" "two requests for github.com on one kept-alive connection" 80 \
-		github.com,github.com "$PK_GOOD" "$PK_GOOD"
-	tr_pass "$who" "CRLF before a request for github.com" 80 github.com \
-		"\r\n$PK_GOOD"
-	mark
-	tr_raw "$who" "$EN_ECHO_PORT" "$PK_LINE"
-	after
-	tr_deltas
-	GK_DETAIL="$(run_detail) | $(d_moved)"
-	gk_check "$who: a line protocol's first line to github.com:$EN_ECHO_PORT passes (the service answers), nothing denied" \
-		eval '[ "$(rkv raw_recv)" -gt 0 ] && [ "$D_OK" = 1 ] && [ "$D_ALL" = 0 ]'
-}
-peek_escapes root
-peek_escapes user
-GK_DETAIL="$(gk_tail "$T/GKD_PID.log" 5)"
-gk_check "gatekeeperd is still running after the denials" gkd_alive
-fetch_metrics "$T/m-all.txt"
-GK_DETAIL="$(promtool check metrics <"$T/m-all.txt" 2>&1 | head -5)"
-gk_check "promtool check metrics accepts /metrics with the transparent series" \
-	eval 'promtool check metrics <"$T/m-all.txt" >/dev/null 2>&1 &&
-	      grep -q "^gatekeeper_connections_total{.*proto=\"transparent\"" "$T/m-all.txt" &&
-	      grep -q "^gatekeeper_denied_total{.*kind=\"transparent\"" "$T/m-all.txt"'
-
-wait_ms 20 no_leftovers
-GK_DETAIL="links: $(gk_links | paste -sd, -) elements: $(set_elems | paste -sd, -)"
-gk_check "no gk-* link or set element left after the denial cases" no_leftovers
+tr_after_denials
 
 # ---- the old behaviour: no transparent redirection ------------------------------------
 # old_behaviour WHO WHAT GK-RUN-ARGS...: direct TCP (even to a pinned
@@ -839,17 +508,6 @@ gk_check "gatekeeperd --transparent-port off: gk-run --transparent on does not g
 gk_info "gk-run --transparent on against --transparent-port off: rc $RUN_RC, stderr: $(oneline "$(cat "$T/run.err")")"
 
 # ---- stop ---------------------------------------------------------------------------
-wait_ms 20 no_leftovers
-GK_DETAIL="links: $(gk_links | paste -sd, -) elements: $(set_elems | paste -sd, -)"
-gk_check "no gk-* link or set element left at the end" no_leftovers
-gk_stop_daemon "$GKD_PID" TERM
-GK_DETAIL="exit status $GK_RC"
-gk_check "SIGTERM: gatekeeperd exits 0" test "$GK_RC" = 0
-GK_DETAIL="tables: $(nft list tables 2>&1 | paste -sd, -)"
-gk_check "SIGTERM: the table inet gatekeeper is gone" \
-	eval '! nft list table inet gatekeeper >/dev/null 2>&1'
-GK_DETAIL=$(grep -Eh -m3 "AddressSanitizer|LeakSanitizer|runtime error:" "$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null)
-gk_check "no sanitizer reports in gatekeeperd's logs or on gk-run's stderr" \
-	eval '! cat "$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null | grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:"'
+tr_stop
 
 gk_finish
