@@ -25,19 +25,12 @@ SSH_ALLOW=(--allow '*.github.com:443' --allow 'github.com:22')
 # ---------------------------------------------------------------------------
 # Helpers
 
-# mark: remember the counters and the audit log's length before a case;
-# after: fetch them again; dm NAME LABELS...: the change of a sum.
+# mark: remember the counters (e2e_lib.sh's mark) and the audit log's
+# length before a case; after and dm are e2e_lib.sh's.
 audit_count() { if [ -f "$AUDIT" ]; then wc -l <"$AUDIT"; else echo 0; fi; }
 mark() {
 	fetch_metrics "$T/m0.txt"
 	AUDIT_MARK=$(audit_count)
-}
-after() { fetch_metrics "$T/m1.txt"; }
-dm() {
-	local a b
-	a=$(gk_metric_sum "$T/m0.txt" "$@")
-	b=$(gk_metric_sum "$T/m1.txt" "$@")
-	echo $((b - a))
 }
 tr_ok() { dm gatekeeper_connections_total proto=transparent verdict=allowed; }
 tr_no() { dm gatekeeper_connections_total proto=transparent verdict=denied; }
