@@ -411,7 +411,10 @@ dir_step(struct relay *r, int i)
 	}
 	if (i == RELAY_UP)
 		rv |= relay_pass_step(r);
-	if (d->eof && dir_pending(d) == 0 && !relay_held(r)) {
+	/* the client's end waits for the peek (it sees the end); the
+	 * server's goes on to the client at once, held or not */
+	if (d->eof && dir_pending(d) == 0 &&
+	    (i == RELAY_DOWN || !relay_held(r))) {
 		if (shutdown(r->fd[!i], SHUT_WR) == -1)
 			log_debug("conn=%llu relay shutdown: %s",
 			    (unsigned long long)r->conn, strerror(errno));

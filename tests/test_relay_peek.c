@@ -89,6 +89,33 @@ test_peek_server_first(void **state)
 	assert_memory_equal(t->up.rx_keep, "SSH-2.0-x\r\n", 11);
 }
 
+/*
+ * The server answers and closes while the client's direction is held (a
+ * server-first banner, or an HTTP/1.0 reply after a passed request): the
+ * client gets the bytes and then the end, at once, not at the idle
+ * timeout; then its own end closes the relay.
+ */
+static void
+test_peek_server_ends_held(void **state)
+{
+	struct tctx	*t = *state;
+	static const char reply[] = "HTTP/1.0 200 OK\r\n\r\nbye";
+
+	t->verdict = RELAY_PEEK_MORE;
+	start(t, &(struct relay_opts){ .peek = peek_cb,
+	    .no_splice = t->prm.no_splice });
+	peer_send(&t->cage, "GET", 3, 0, END_NONE);
+	peer_send(&t->up, reply, sizeof(reply) - 1, 0, END_SHUT);
+	assert_true(UNTIL(t, t->cage.rx_eof, 2000));
+	assert_int_equal(t->cage.rx_len, sizeof(reply) - 1);
+	assert_memory_equal(t->cage.rx_keep, reply, sizeof(reply) - 1);
+	assert_int_equal(t->up.rx_len, 0);	/* still held */
+	assert_int_equal(t->done_calls, 0);
+	peer_send(&t->cage, NULL, 0, 0, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "closed", 3, sizeof(reply) - 1);
+}
+
 static void
 test_peek_too_long(void **state)
 {
@@ -254,6 +281,10 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_peek_deny, NULL),
 		T(test_peek_allow_two_segments, NULL),
+		TP("peek_server_ends_held_splice", test_peek_server_ends_held,
+		    &splice),
+		TP("peek_server_ends_held_buffered",
+		    test_peek_server_ends_held, &buffered),
 		T(test_peek_server_first, NULL),
 		T(test_peek_too_long, NULL),
 		TP("peek_eof", test_peek_eof, NULL),

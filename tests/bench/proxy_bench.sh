@@ -162,7 +162,7 @@ AUDIT_ARGS=()
 gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --listen 127.0.0.1 \
 	--dns-port 53 --socks-port 1080 --http-port 3128 \
 	--control "$T/control.sock" --upstream 127.0.0.1:5300 \
-	--metrics 127.0.0.1:9477 "${AUDIT_ARGS[@]}" --log-level warn
+	--metrics 127.0.0.1:9477 "${AUDIT_ARGS[@]}" --log-level ${GK_BENCH_LOG_LEVEL:-warn}
 gk_wait_ready "$GKD_PID" "$T/control.sock" 53 ||
 	die "gatekeeperd did not become ready"
 gk_ctl_open bench "$T/control.sock"
