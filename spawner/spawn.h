@@ -57,6 +57,13 @@ enum spawn_platform {
 	SPAWN_PLATFORM_MACOS,
 };
 
+/* --cache: where the tool caches inside the sandbox live. */
+enum spawn_cache {
+	SPAWN_CACHE_PRIVATE,	/* gk-run's own directory, kept per user */
+	SPAWN_CACHE_TMP,	/* a fresh tmpfs each run */
+	SPAWN_CACHE_HOST,	/* the host's own caches, writable */
+};
+
 enum spawn_path_kind {
 	SPAWN_PATH_RO,
 	SPAWN_PATH_RW,
@@ -112,6 +119,7 @@ struct spawn_opts {
 	const char		*control;	/* --control, $GK_CONTROL */
 	enum spawn_net		 net;
 	enum spawn_fs		 fs;
+	enum spawn_cache	 cache;
 	enum spawn_seccomp	 seccomp;
 	enum spawn_platform	 platform;
 	int			 transparent;	/* -1 unset; 0 off; 1 on */
@@ -151,6 +159,7 @@ void		 spawn_opts_clear(struct spawn_opts *o);
 /* The --help text. */
 const char	*spawn_usage(void);
 const char	*spawn_net_name(enum spawn_net n);
+const char	*spawn_cache_name(enum spawn_cache c);
 
 /*
  * Parse an allow-file: one pattern per line, '#' starts a comment,
@@ -221,11 +230,19 @@ enum spawn_mnt {
 	SPAWN_MNT_DEV,		/* a fresh /dev */
 	SPAWN_MNT_DEV_BIND,	/* the host's /dev (--fs host) */
 	SPAWN_MNT_PROC,		/* a fresh /proc */
+	SPAWN_MNT_BIND,		/* --bind SRC P: writable, from elsewhere */
+	SPAWN_MNT_SYNTH,	/* a writable tmpfs standing for a host
+				   directory, its entries bound on it
+				   read-only one by one (mount points for
+				   paths the host lacks; new files vanish) */
+	SPAWN_MNT_SYMLINK,	/* --symlink SRC P (an entry of a SYNTH) */
 };
 
 struct spawn_mount {
 	enum spawn_mnt	 kind;
 	char		*path;		/* absolute, canonical, owned */
+	char		*src;		/* BIND: the source; SYMLINK: the
+					   link's text; else NULL; owned */
 	int		 fd;		/* HIDE_FILE: data fd (empty) */
 	bool		 implicit;	/* not from --ro/--rw/--hide */
 	bool		 forced;	/* implicit, and nothing may undo it

@@ -61,6 +61,15 @@ mount_args(struct spawn_strv *a, const struct spawn_mount *m)
 	case SPAWN_MNT_DEV:
 		push2(a, "--dev", m->path);
 		break;
+	case SPAWN_MNT_BIND:
+		push3(a, "--bind", m->src, m->path);
+		break;
+	case SPAWN_MNT_SYNTH:
+		push2(a, "--tmpfs", m->path);
+		break;
+	case SPAWN_MNT_SYMLINK:
+		push3(a, "--symlink", m->src, m->path);
+		break;
 	case SPAWN_MNT_DEV_BIND:
 		push3(a, "--dev-bind", m->path, m->path);
 		break;

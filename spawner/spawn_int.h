@@ -17,6 +17,32 @@ int		 spawn_seccomp_memfd(enum spawn_seccomp profile, char *err,
 		    size_t errlen);
 
 /* spawn_resolve.c */
+/* A growing list of mounts (the plan before spawn_mounts_sort()). */
+struct spawn_mlist {
+	struct spawn_mount	*m;
+	size_t			 n;
+	size_t			 cap;
+};
+/* Append one; takes `path` and `src` (owned, freed on failure). */
+int		 spawn_ml_add(struct spawn_mlist *l, enum spawn_mnt kind,
+		    char *path, bool implicit);
+int		 spawn_ml_add_src(struct spawn_mlist *l, enum spawn_mnt kind,
+		    char *path, char *src, bool implicit);
+/* $HOME (or the passwd entry's), canonical; malloc'd; NULL if none. */
+char		*spawn_home(void);
+
+/* spawn_cache.c */
+/* mkdir -p (relative to the current directory when not absolute), what
+ * it creates with mode (less the umask); 0 or -1 (errno). */
+int		 spawn_mkdirs(const char *path, mode_t mode);
+/*
+ * The tool caches for --cache (--fs sandbox on Linux), and the SYNTH
+ * mounts their mount points need, appended to l after everything else
+ * (what already has a mount is left alone). 0, or -1 with err.
+ */
+int		 spawn_cache_mounts(struct spawn_mlist *l,
+		    const struct spawn_opts *o, const char *home, char *err,
+		    size_t errlen);
 /* --cwd DIR (or the current directory), canonical; malloc'd. */
 char		*spawn_resolve_cwd(const char *opt_cwd, char *err,
 		    size_t errlen);

@@ -19,6 +19,7 @@
 	X("allow-file",	 required_argument, 256,  true,  opt_allow_file) \
 	X("net",	 required_argument, 257,  false, opt_net)	\
 	X("fs",		 required_argument, 258,  false, opt_fs)	\
+	X("cache",	 required_argument, 270,  false, opt_cache)	\
 	X("ro",		 required_argument, 259,  true,  opt_ro)	\
 	X("rw",		 required_argument, 260,  true,  opt_rw)	\
 	X("hide",	 required_argument, 261,  true,  opt_hide)	\
@@ -84,6 +85,10 @@ static const struct enum_name net_names[] = {
 static const struct enum_name fs_names[] = {
 	{ "sandbox", SPAWN_FS_SANDBOX }, { "host", SPAWN_FS_HOST },
 	{ NULL, 0 },
+};
+static const struct enum_name cache_names[] = {
+	{ "private", SPAWN_CACHE_PRIVATE }, { "tmp", SPAWN_CACHE_TMP },
+	{ "host", SPAWN_CACHE_HOST }, { NULL, 0 },
 };
 static const struct enum_name seccomp_names[] = {
 	{ "default", SPAWN_SECCOMP_DEFAULT },
@@ -198,6 +203,20 @@ spawn_net_name(enum spawn_net n)
 	case SPAWN_NET_NONE:
 		return "none";
 	case SPAWN_NET_HOST:
+		return "host";
+	}
+	return "?";
+}
+
+const char *
+spawn_cache_name(enum spawn_cache c)
+{
+	switch (c) {
+	case SPAWN_CACHE_PRIVATE:
+		return "private";
+	case SPAWN_CACHE_TMP:
+		return "tmp";
+	case SPAWN_CACHE_HOST:
 		return "host";
 	}
 	return "?";
@@ -329,6 +348,7 @@ fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
 }
 ENUM_HANDLER(opt_net, net_names, net, enum spawn_net)
 ENUM_HANDLER(opt_fs, fs_names, fs, enum spawn_fs)
+ENUM_HANDLER(opt_cache, cache_names, cache, enum spawn_cache)
 ENUM_HANDLER(opt_seccomp, seccomp_names, seccomp, enum spawn_seccomp)
 ENUM_HANDLER(opt_platform, platform_names, platform, enum spawn_platform)
 ENUM_HANDLER(opt_transparent, onoff_names, transparent, int)

@@ -38,7 +38,7 @@ rank(const struct spawn_mount *m)
 		return 4;
 	if (!m->implicit)
 		return 3;
-	return m->kind == SPAWN_MNT_RW ? 2 : 1;
+	return m->kind == SPAWN_MNT_RW || m->kind == SPAWN_MNT_BIND ? 2 : 1;
 }
 
 static const char *
@@ -56,6 +56,9 @@ opt_of(enum spawn_mnt k)
 	case SPAWN_MNT_DEV:
 	case SPAWN_MNT_DEV_BIND:
 	case SPAWN_MNT_PROC:
+	case SPAWN_MNT_BIND:
+	case SPAWN_MNT_SYNTH:
+	case SPAWN_MNT_SYMLINK:
 		break;
 	}
 	return "(base)";
@@ -108,6 +111,9 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 			m[j].implicit = e->implicit;
 			m[j].forced = e->forced;
 			m[j].fd = e->fd;
+			free(m[j].src);
+			m[j].src = e->src;
+			e->src = NULL;
 		} else if (rank(e) == 3 && !same_option(e->kind, m[j].kind)) {
 			gk_seterr(err, errlen, "%s is given both with %s "
 			    "and with %s; give one", spawn_printable(e->path,
@@ -116,7 +122,8 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 			return -1;
 		}
 		free(e->path);
-		e->path = NULL;
+		free(e->src);
+		e->path = e->src = NULL;
 		return 1;
 	}
 	return 0;
@@ -163,8 +170,10 @@ spawn_mounts_free(struct spawn_mount *m, size_t n)
 
 	if (m == NULL)
 		return;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		free(m[i].path);
+		free(m[i].src);
+	}
 	free(m);
 }
 
@@ -184,6 +193,9 @@ spawn_path_visible(const struct spawn_plan *p, const char *path)
 	case SPAWN_MNT_RW:
 	case SPAWN_MNT_DEV_BIND:
 		return true;
+	case SPAWN_MNT_BIND:		/* another directory's files */
+	case SPAWN_MNT_SYMLINK:		/* the link, not what it names */
+	case SPAWN_MNT_SYNTH:		/* its entries are mounts of their own */
 	case SPAWN_MNT_HIDE_DIR:
 	case SPAWN_MNT_HIDE_FILE:
 	case SPAWN_MNT_TMPFS:

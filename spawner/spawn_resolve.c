@@ -21,37 +21,44 @@ static const char *const default_hides[] = {
 	".netrc", NULL,
 };
 
-struct mlist {
-	struct spawn_mount	*m;
-	size_t			 n;
-	size_t			 cap;
-};
-
-/* Takes `path` (owned). */
-static int
-ml_add(struct mlist *l, enum spawn_mnt kind, char *path, bool implicit)
+int
+spawn_ml_add_src(struct spawn_mlist *l, enum spawn_mnt kind, char *path,
+    char *src, bool implicit)
 {
 	struct spawn_mount *nm;
 	size_t cap;
 
-	if (path == NULL)
+	if (path == NULL || (src == NULL && (kind == SPAWN_MNT_BIND ||
+	    kind == SPAWN_MNT_SYMLINK))) {
+		free(path);
+		free(src);
 		return -1;
+	}
 	if (l->n == l->cap) {
 		cap = l->cap == 0 ? 16 : l->cap * 2;
 		if ((nm = reallocarray(l->m, cap, sizeof(*nm))) == NULL) {
 			free(path);
+			free(src);
 			return -1;
 		}
 		l->m = nm;
 		l->cap = cap;
 	}
+	memset(&l->m[l->n], 0, sizeof(l->m[l->n]));
 	l->m[l->n].kind = kind;
 	l->m[l->n].path = path;
+	l->m[l->n].src = src;
 	l->m[l->n].fd = -1;
 	l->m[l->n].implicit = implicit;
-	l->m[l->n].forced = false;
 	l->n++;
 	return 0;
+}
+
+int
+spawn_ml_add(struct spawn_mlist *l, enum spawn_mnt kind, char *path,
+    bool implicit)
+{
+	return spawn_ml_add_src(l, kind, path, NULL, implicit);
 }
 
 char *
@@ -73,34 +80,44 @@ spawn_resolve_cwd(const char *opt_cwd, char *err, size_t errlen)
 }
 
 static int
-base_mounts(struct mlist *l, const struct spawn_opts *o, const char *cwd)
+base_mounts(struct spawn_mlist *l, const struct spawn_opts *o, const char *cwd)
 {
 	int r = 0;
 
 	if (o->fs == SPAWN_FS_HOST) {
-		r |= ml_add(l, SPAWN_MNT_RW, strdup("/"), true);
-		r |= ml_add(l, SPAWN_MNT_DEV_BIND, strdup("/dev"), true);
-		r |= ml_add(l, SPAWN_MNT_PROC, strdup("/proc"), true);
+		r |= spawn_ml_add(l, SPAWN_MNT_RW, strdup("/"), true);
+		r |= spawn_ml_add(l, SPAWN_MNT_DEV_BIND, strdup("/dev"), true);
+		r |= spawn_ml_add(l, SPAWN_MNT_PROC, strdup("/proc"), true);
 		return r;
 	}
-	r |= ml_add(l, SPAWN_MNT_RO, strdup("/"), true);
-	r |= ml_add(l, SPAWN_MNT_DEV, strdup("/dev"), true);
-	r |= ml_add(l, SPAWN_MNT_PROC, strdup("/proc"), true);
-	r |= ml_add(l, SPAWN_MNT_TMPFS, strdup("/tmp"), true);
-	r |= ml_add(l, SPAWN_MNT_RW, strdup(cwd), true);
+	r |= spawn_ml_add(l, SPAWN_MNT_RO, strdup("/"), true);
+	r |= spawn_ml_add(l, SPAWN_MNT_DEV, strdup("/dev"), true);
+	r |= spawn_ml_add(l, SPAWN_MNT_PROC, strdup("/proc"), true);
+	r |= spawn_ml_add(l, SPAWN_MNT_TMPFS, strdup("/tmp"), true);
+	r |= spawn_ml_add(l, SPAWN_MNT_RW, strdup(cwd), true);
 	return r;
 }
 
 static int
-user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
-    char *err, size_t errlen)
+user_mount(struct spawn_mlist *l, const struct spawn_optpath *op, bool macos,
+    bool dry_run, char *err, size_t errlen)
 {
 	static const char *const names[] = { "--ro", "--rw", "--hide" };
 	enum spawn_mnt kind;
 	struct stat st;
 	char show[256], *p, *cwd;
 
+	/* --rw of a missing path: a new directory (for --dry-run, the path
+	 * as it would be) */
+	if (op->kind == SPAWN_PATH_RW && !macos && !dry_run &&
+	    lstat(op->path, &st) == -1 && errno == ENOENT &&
+	    spawn_mkdirs(op->path, 0777) == -1)
+		return gk_seterr(err, errlen, "--rw %s: cannot create it: %s",
+		    spawn_printable(op->path, show, sizeof(show)),
+		    strerror(errno));
 	if ((p = realpath(op->path, NULL)) == NULL) {
+		macos |= dry_run && op->kind == SPAWN_PATH_RW &&
+		    errno == ENOENT;
 		if (!macos) {
 			gk_seterr(err, errlen, "%s %s: %s", names[op->kind],
 			    spawn_printable(op->path, show, sizeof(show)),
@@ -120,7 +137,7 @@ user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
 	else
 		kind = p != NULL && stat(p, &st) == 0 && !S_ISDIR(st.st_mode) ?
 		    SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR;
-	if (ml_add(l, kind, p, false) == -1) {
+	if (spawn_ml_add(l, kind, p, false) == -1) {
 		gk_seterr(err, errlen, "out of memory");
 		return -1;
 	}
@@ -129,35 +146,36 @@ user_mount(struct mlist *l, const struct spawn_optpath *op, bool macos,
 
 /* A hide that only applies when the path exists (macOS: always). */
 static int
-implicit_hide(struct mlist *l, const char *path, bool macos, bool dir_only)
+implicit_hide(struct spawn_mlist *l, const char *path, bool macos, bool dir_only)
 {
 	struct stat st;
 	char *p;
 
 	if ((p = realpath(path, NULL)) == NULL || stat(p, &st) == -1) {
 		free(p);
-		return macos ? ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path),
+		return macos ? spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path),
 		    true) : 0;
 	}
 	if (dir_only && !S_ISDIR(st.st_mode)) {
 		free(p);
 		return 0;
 	}
-	return ml_add(l, S_ISDIR(st.st_mode) ? SPAWN_MNT_HIDE_DIR :
+	return spawn_ml_add(l, S_ISDIR(st.st_mode) ? SPAWN_MNT_HIDE_DIR :
 	    SPAWN_MNT_HIDE_FILE, p, true);
 }
 
-static const char *
-home_dir(void)
+char *
+spawn_home(void)
 {
 	const char *h = getenv("HOME");
 	struct passwd *pw;
 
-	if (h != NULL && h[0] == '/')
-		return h;
-	pw = getpwuid(getuid());
-	return pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' ?
-	    pw->pw_dir : NULL;
+	if (h == NULL || h[0] != '/') {
+		pw = getpwuid(getuid());
+		h = pw != NULL && pw->pw_dir != NULL && pw->pw_dir[0] == '/' ?
+		    pw->pw_dir : NULL;
+	}
+	return h != NULL ? realpath(h, NULL) : NULL;
 }
 
 /*
@@ -170,7 +188,7 @@ home_dir(void)
  * a sandbox in any case).
  */
 static int
-control_hide(struct mlist *l, const char *sock, const char *cwd, char *err,
+control_hide(struct spawn_mlist *l, const char *sock, const char *cwd, char *err,
     size_t errlen)
 {
 	char show[256], *dir, *slash, *real;
@@ -200,18 +218,18 @@ control_hide(struct mlist *l, const char *sock, const char *cwd, char *err,
 		free(real);
 		return -1;
 	}
-	if (ml_add(l, SPAWN_MNT_HIDE_DIR, real, true) == -1)
+	if (spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, real, true) == -1)
 		return -1;
 	l->m[l->n - 1].forced = true;
 	return 0;
 }
 
 static int
-default_mounts(struct mlist *l, const struct spawn_opts *o, const char *cwd,
-    char *err, size_t errlen)
+default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
+    const char *cwd, const char *home, char *err, size_t errlen)
 {
 	bool macos = o->platform == SPAWN_PLATFORM_MACOS;
-	const char *home = home_dir(), *rt;
+	const char *rt;
 	char path[PATH_MAX];
 	size_t i;
 	int r = 0;
@@ -238,7 +256,8 @@ int
 spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
     struct spawn_mount **out, size_t *n, char *err, size_t errlen)
 {
-	struct mlist l = { 0 };
+	struct spawn_mlist l = { 0 };
+	char *home = spawn_home();
 	size_t i;
 
 	*out = NULL;
@@ -248,15 +267,18 @@ spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
 		goto fail;
 	for (i = 0; i < o->npaths; i++)
 		if (user_mount(&l, &o->paths[i], o->platform ==
-		    SPAWN_PLATFORM_MACOS, err, errlen) == -1)
+		    SPAWN_PLATFORM_MACOS, o->dry_run, err, errlen) == -1)
 			goto fail;
-	if (default_mounts(&l, o, cwd, err, errlen) != 0 ||
+	if (default_mounts(&l, o, cwd, home, err, errlen) != 0 ||
+	    spawn_cache_mounts(&l, o, home, err, errlen) != 0 ||
 	    spawn_mounts_sort(l.m, &l.n, err, errlen) == -1)
 		goto fail;
+	free(home);
 	*out = l.m;
 	*n = l.n;
 	return 0;
 fail:
+	free(home);
 	if (err[0] == '\0')
 		gk_seterr(err, errlen, "out of memory");
 	spawn_mounts_free(l.m, l.n);

@@ -135,8 +135,12 @@ mount_rule(struct spawn_buf *b, const struct spawn_mount *m)
 		    "    (regex #\"^/dev/fd/\") (regex #\"^/dev/ttys[0-9]+$\"))"
 		    "\n");
 		return 0;
+	case SPAWN_MNT_BIND:	/* not planned for macOS: no bind mounts */
+		return rule(b, "(allow file-write*", "subpath", m->path);
 	case SPAWN_MNT_DEV_BIND:
 	case SPAWN_MNT_PROC:
+	case SPAWN_MNT_SYNTH:
+	case SPAWN_MNT_SYMLINK:
 		return 0;
 	}
 	return 0;
