@@ -112,6 +112,7 @@ static void
 build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 {
 	char err[SPAWN_ERRLEN];
+	size_t i;
 
 	memset(p, 0, sizeof(*p));
 	if ((*cwd = spawn_resolve_cwd(o->cwd, err, sizeof(err))) == NULL)
@@ -132,6 +133,10 @@ build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 	p->seccomp_fd = p->resolv_fd = p->status_fd = -1;
 	p->cmd = o->cmd;
 	p->ncmd = o->ncmd;
+	for (i = 0; i < p->nmounts; i++)
+		if (p->mounts[i].kind == SPAWN_MNT_DATA &&
+		    strcmp(p->mounts[i].path, SPAWN_APT_CONF) == 0)
+			p->apt_config = SPAWN_APT_CONF;
 }
 
 static int
@@ -190,9 +195,14 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 		dry_run_macos(o, p);
 		exit(0);
 	}
-	for (i = 0; i < p->nmounts; i++)
+	for (i = 0; i < p->nmounts; i++) {
 		if (p->mounts[i].kind == SPAWN_MNT_HIDE_FILE)
 			p->mounts[i].fd = add_fd(&f, next++, NULL, 0, false);
+		else if (p->mounts[i].kind == SPAWN_MNT_DATA)
+			p->mounts[i].fd = add_fd(&f, next++,
+			    (const uint8_t *)p->mounts[i].src,
+			    strlen(p->mounts[i].src), false);
+	}
 	if (p->net == SPAWN_NET_GATED) {
 		spawn_cage_placeholder(&cage, SPAWN_PLATFORM_LINUX);
 		p->cage = &cage;
@@ -265,6 +275,14 @@ data_fds(struct spawn_plan *p, struct spawn_fds *f)
 	int fd;
 
 	for (i = 0; i < p->nmounts; i++) {
+		if (p->mounts[i].kind == SPAWN_MNT_DATA) {
+			fd = spawn_memfd_data("gk-run-file", p->mounts[i].src,
+			    strlen(p->mounts[i].src));
+			if (fd == -1)
+				die("memfd: %s", strerror(errno));
+			p->mounts[i].fd = add_fd(f, fd, NULL, 0, false);
+			continue;
+		}
 		if (p->mounts[i].kind != SPAWN_MNT_HIDE_FILE)
 			continue;
 		if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
@@ -331,7 +349,9 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	r.timeout = o->timeout;
 	r.verbose = o->verbose;
 	r.cmdname = cmdshow;
-	exit(spawn_run(&r));
+	rc = spawn_run(&r);
+	spawn_guard_cleanup(p);
+	exit(rc);
 }
 
 int

@@ -27,6 +27,8 @@
 #define SPAWN_ALLOWFILE_MAX	(1024 * 1024)	/* bytes in one allow-file */
 #define SPAWN_ENDPOINT_MAX	64	/* "[v6]:port" text */
 #define SPAWN_TOKEN_MAX		GK_CAGE_TOKEN_LEN
+/* apt's configuration for root inside (APT_CONFIG), on the fresh /run */
+#define SPAWN_APT_CONF		"/run/gk-run/apt.conf"
 
 /* Exit statuses (DESIGN.md); otherwise the command's own status. */
 #define SPAWN_EXIT_TIMEOUT	124
@@ -68,6 +70,7 @@ enum spawn_path_kind {
 	SPAWN_PATH_RO,
 	SPAWN_PATH_RW,
 	SPAWN_PATH_HIDE,
+	SPAWN_PATH_SOCKET,	/* --socket: one host socket, reachable */
 };
 
 /* A growable vector of owned strings, NULL-terminated when n > 0. */
@@ -236,17 +239,23 @@ enum spawn_mnt {
 				   read-only one by one (mount points for
 				   paths the host lacks; new files vanish) */
 	SPAWN_MNT_SYMLINK,	/* --symlink SRC P (an entry of a SYNTH) */
+	SPAWN_MNT_DATA,		/* a read-only file holding SRC's text
+				   (data fd), e.g. nsswitch.conf */
 };
 
 struct spawn_mount {
 	enum spawn_mnt	 kind;
 	char		*path;		/* absolute, canonical, owned */
 	char		*src;		/* BIND: the source; SYMLINK: the
-					   link's text; else NULL; owned */
-	int		 fd;		/* HIDE_FILE: data fd (empty) */
+					   link's text; DATA: the file's
+					   text; else NULL; owned */
+	int		 fd;		/* HIDE_FILE (empty), DATA: data fd */
 	bool		 implicit;	/* not from --ro/--rw/--hide */
 	bool		 forced;	/* implicit, and nothing may undo it
 					   (the control socket's directory) */
+	bool		 placeholder;	/* bwrap makes the mount point on the
+					   host; gk-run removes it afterwards
+					   (spawn_guard_cleanup) */
 };
 
 /* What a data fd holds, for --dry-run's shell redirections. */
@@ -271,6 +280,7 @@ struct spawn_plan {
 	int			 seccomp_fd;	/* -1: none */
 	int			 resolv_fd;	/* gated: resolv.conf data */
 	int			 status_fd;	/* --json-status-fd; -1: none */
+	const char		*apt_config;	/* APT_CONFIG to set, or NULL */
 	char *const		*cmd;
 	int			 ncmd;
 };

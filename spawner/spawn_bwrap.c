@@ -56,6 +56,7 @@ mount_args(struct spawn_strv *a, const struct spawn_mount *m)
 		push2(a, "--tmpfs", m->path);
 		break;
 	case SPAWN_MNT_HIDE_FILE:
+	case SPAWN_MNT_DATA:
 		push_fd(a, "--ro-bind-data", m->fd, m->path);
 		break;
 	case SPAWN_MNT_DEV:
@@ -100,6 +101,17 @@ env_given(const struct spawn_plan *p, const char *kv, size_t klen)
 	return false;
 }
 
+static bool
+env_has(char *const *envp, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; envp != NULL && envp[i] != NULL; i++)
+		if (strncmp(envp[i], name, n) == 0 && envp[i][n] == '=')
+			return true;
+	return false;
+}
+
 static void
 proxy_args(struct spawn_strv *a, const struct spawn_cage *c)
 {
@@ -138,6 +150,9 @@ env_args(struct spawn_strv *a, const struct spawn_plan *p)
 	}
 	if (p->net == SPAWN_NET_GATED && p->cage != NULL)
 		proxy_args(a, p->cage);
+	if (p->apt_config != NULL && !env_given(p, "APT_CONFIG", 10) &&
+	    !env_has(p->envp, "APT_CONFIG"))
+		push3(a, "--setenv", "APT_CONFIG", p->apt_config);
 	for (i = 0; i < p->nenvset; i++) {
 		eq = strchr(p->envset[i], '=');
 		spawn_strv_push(a, "--setenv");

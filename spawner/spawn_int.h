@@ -31,6 +31,19 @@ int		 spawn_ml_add_src(struct spawn_mlist *l, enum spawn_mnt kind,
 /* $HOME (or the passwd entry's), canonical; malloc'd; NULL if none. */
 char		*spawn_home(void);
 
+/* spawn_guard.c */
+/*
+ * Read-only guards for the files that make the host run code (git hooks
+ * and config, .envrc, editor settings; shell start-up files in a
+ * writable $HOME) in the working directory and every --rw directory,
+ * with placeholders where they are missing. 0 or -1 (ENOMEM).
+ */
+int		 spawn_guard_mounts(struct spawn_mlist *l,
+		    const struct spawn_opts *o, const char *cwd,
+		    const char *home);
+/* After the sandbox: remove the placeholders bwrap made (still empty). */
+void		 spawn_guard_cleanup(const struct spawn_plan *p);
+
 /* spawn_cache.c */
 /* mkdir -p (relative to the current directory when not absolute), what
  * it creates with mode (less the umask); 0 or -1 (errno). */

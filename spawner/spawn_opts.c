@@ -23,6 +23,7 @@
 	X("ro",		 required_argument, 259,  true,  opt_ro)	\
 	X("rw",		 required_argument, 260,  true,  opt_rw)	\
 	X("hide",	 required_argument, 261,  true,  opt_hide)	\
+	X("socket",	 required_argument, 271,  true,  opt_socket)	\
 	X("cwd",	 required_argument, 262,  false, opt_cwd)	\
 	X("env",	 required_argument, 263,  true,  opt_env)	\
 	X("seccomp",	 required_argument, 264,  false, opt_seccomp)	\
@@ -372,6 +373,13 @@ opt_hide(struct spawn_opts *o, const char *name, const char *arg, char *err,
     size_t errlen)
 {
 	return push_path(o, SPAWN_PATH_HIDE, name, arg, err, errlen);
+}
+
+static enum opt_rc
+opt_socket(struct spawn_opts *o, const char *name, const char *arg, char *err,
+    size_t errlen)
+{
+	return push_path(o, SPAWN_PATH_SOCKET, name, arg, err, errlen);
 }
 
 static enum opt_rc

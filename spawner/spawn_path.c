@@ -59,6 +59,7 @@ opt_of(enum spawn_mnt k)
 	case SPAWN_MNT_BIND:
 	case SPAWN_MNT_SYNTH:
 	case SPAWN_MNT_SYMLINK:
+	case SPAWN_MNT_DATA:
 		break;
 	}
 	return "(base)";
@@ -110,6 +111,7 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 			m[j].kind = e->kind;
 			m[j].implicit = e->implicit;
 			m[j].forced = e->forced;
+			m[j].placeholder = e->placeholder;
 			m[j].fd = e->fd;
 			free(m[j].src);
 			m[j].src = e->src;
@@ -196,6 +198,7 @@ spawn_path_visible(const struct spawn_plan *p, const char *path)
 	case SPAWN_MNT_BIND:		/* another directory's files */
 	case SPAWN_MNT_SYMLINK:		/* the link, not what it names */
 	case SPAWN_MNT_SYNTH:		/* its entries are mounts of their own */
+	case SPAWN_MNT_DATA:		/* gk-run's text, not the host's file */
 	case SPAWN_MNT_HIDE_DIR:
 	case SPAWN_MNT_HIDE_FILE:
 	case SPAWN_MNT_TMPFS:

@@ -15,10 +15,36 @@
 
 #include "spawner/spawn_int.h"
 
-/* The usual secret stores, relative to $HOME. */
+/* The usual secret stores, relative to $HOME (spawn_usage() lists
+ * them: keep both in step). */
 static const char *const default_hides[] = {
+	/* keys and cloud credentials */
 	".ssh", ".gnupg", ".aws", ".config/gcloud", ".kube", ".docker",
-	".netrc", NULL,
+	".azure", ".oci", ".terraform.d", ".vault-token",
+	/* tokens of forges and registries */
+	".netrc", ".git-credentials", ".config/gh", ".config/hub", ".npmrc",
+	".yarnrc.yml", ".pypirc", ".cargo/credentials",
+	".cargo/credentials.toml",
+	/* password stores, keyrings, browser profiles */
+	".password-store", ".local/share/keyrings", ".mozilla",
+	".config/google-chrome", ".config/chromium",
+	/* shell and REPL histories */
+	".bash_history", ".zsh_history", ".zhistory", ".sh_history",
+	".history", ".local/share/fish/fish_history", ".python_history",
+	".node_repl_history", ".irb_history", ".psql_history",
+	".mysql_history", ".sqlite_history", ".rediscli_history",
+	".lesshst", ".viminfo",
+	NULL,
+};
+
+/* Host-only secrets a sandbox run as root could read (an unprivileged
+ * user cannot read them anyway). */
+static const char *const system_hides[] = {
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/ssh/ssh_host_rsa_key", "/etc/ssh/ssh_host_ecdsa_key",
+	"/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_dsa_key",
+	"/etc/ssl/private",
+	NULL,
 };
 
 int
@@ -79,6 +105,41 @@ spawn_resolve_cwd(const char *opt_cwd, char *err, size_t errlen)
 	return p;
 }
 
+/*
+ * /run (and /var/run where it is a directory of its own) replaced by a
+ * fresh tmpfs: the host's daemons listen there (docker, D-Bus, nscd,
+ * systemd-resolved, the journal), and a socket is reachable even on a
+ * read-only mount. What the sandbox needs back: the file
+ * /etc/resolv.conf points to when it lives there.
+ */
+static int
+run_mounts(struct spawn_mlist *l)
+{
+	static const char *const runs[] = { "/run", "/var/run", NULL };
+	struct stat st;
+	char *p, *rc;
+	size_t i;
+	int r = 0;
+
+	for (i = 0; runs[i] != NULL; i++) {
+		if ((p = realpath(runs[i], NULL)) == NULL)
+			continue;
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) &&
+		    strcmp(p, "/") != 0 &&
+		    (i == 0 || strcmp(p, "/run") != 0))
+			r |= spawn_ml_add(l, SPAWN_MNT_TMPFS, p, true);
+		else
+			free(p);
+	}
+	if ((rc = realpath("/etc/resolv.conf", NULL)) != NULL &&
+	    (spawn_path_under(rc, "/run") || spawn_path_under(rc,
+	    "/var/run")) && stat(rc, &st) == 0 && S_ISREG(st.st_mode))
+		r |= spawn_ml_add(l, SPAWN_MNT_RO, rc, true);
+	else
+		free(rc);
+	return r;
+}
+
 static int
 base_mounts(struct spawn_mlist *l, const struct spawn_opts *o, const char *cwd)
 {
@@ -94,6 +155,7 @@ base_mounts(struct spawn_mlist *l, const struct spawn_opts *o, const char *cwd)
 	r |= spawn_ml_add(l, SPAWN_MNT_DEV, strdup("/dev"), true);
 	r |= spawn_ml_add(l, SPAWN_MNT_PROC, strdup("/proc"), true);
 	r |= spawn_ml_add(l, SPAWN_MNT_TMPFS, strdup("/tmp"), true);
+	r |= run_mounts(l);
 	r |= spawn_ml_add(l, SPAWN_MNT_RW, strdup(cwd), true);
 	return r;
 }
@@ -102,7 +164,8 @@ static int
 user_mount(struct spawn_mlist *l, const struct spawn_optpath *op, bool macos,
     bool dry_run, char *err, size_t errlen)
 {
-	static const char *const names[] = { "--ro", "--rw", "--hide" };
+	static const char *const names[] = { "--ro", "--rw", "--hide",
+	    "--socket" };
 	enum spawn_mnt kind;
 	struct stat st;
 	char show[256], *p, *cwd;
@@ -130,7 +193,15 @@ user_mount(struct spawn_mlist *l, const struct spawn_optpath *op, bool macos,
 		p = spawn_path_normalize(cwd, op->path);
 		free(cwd);
 	}
-	if (op->kind == SPAWN_PATH_RO)
+	if (op->kind == SPAWN_PATH_SOCKET && !macos &&
+	    (stat(p, &st) == -1 || !S_ISSOCK(st.st_mode))) {
+		gk_seterr(err, errlen, "--socket %s: %s", spawn_printable(
+		    op->path, show, sizeof(show)), S_ISSOCK(st.st_mode) ?
+		    strerror(errno) : "not a unix socket");
+		free(p);
+		return -1;
+	}
+	if (op->kind == SPAWN_PATH_RO || op->kind == SPAWN_PATH_SOCKET)
 		kind = SPAWN_MNT_RO;
 	else if (op->kind == SPAWN_PATH_RW)
 		kind = SPAWN_MNT_RW;
@@ -224,6 +295,84 @@ control_hide(struct spawn_mlist *l, const char *sock, const char *cwd, char *err
 	return 0;
 }
 
+#define NSSWITCH_MAX	65536
+
+/*
+ * Gated: the sandbox's /etc/nsswitch.conf says "hosts: files dns", so
+ * every name lookup reaches gatekeeperd's resolver, also where the
+ * host's says resolve (systemd-resolved), mdns or nis. The rest of the
+ * host's file is kept. NULL when there is none (glibc's default then
+ * asks DNS) or on ENOMEM.
+ */
+static char *
+nsswitch_text(void)
+{
+	struct spawn_buf b = { 0 };
+	const char *s, *e;
+	uint8_t *raw;
+	size_t len;
+	int fd;
+	bool hosts = false;
+
+	if ((fd = open("/etc/nsswitch.conf", O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	raw = spawn_fd_slurp(fd, NSSWITCH_MAX, &len);
+	close(fd);
+	if (raw == NULL)
+		return NULL;
+	spawn_buf_puts(&b, "# gk-run: every host name goes to gatekeeperd's "
+	    "resolver\n");
+	for (s = (const char *)raw; s < (const char *)raw + len; s = e) {
+		e = memchr(s, '\n', (size_t)((const char *)raw + len - s));
+		e = e != NULL ? e + 1 : (const char *)raw + len;
+		if ((size_t)(e - s) >= 6 && strncmp(s, "hosts:", 6) == 0) {
+			if (!hosts)
+				spawn_buf_puts(&b, "hosts: files dns\n");
+			hosts = true;
+			continue;
+		}
+		spawn_buf_putn(&b, s, (size_t)(e - s));
+	}
+	if (len > 0 && raw[len - 1] != '\n')
+		spawn_buf_puts(&b, "\n");
+	if (!hosts)
+		spawn_buf_puts(&b, "hosts: files dns\n");
+	free(raw);
+	if (b.nomem) {
+		free(b.s);
+		return NULL;
+	}
+	return b.s;
+}
+
+/* Files gk-run writes for the sandbox (read-only inside). */
+static int
+data_mounts(struct spawn_mlist *l, const struct spawn_opts *o)
+{
+	struct stat st;
+	char *t;
+	int r = 0;
+
+	if (o->fs != SPAWN_FS_SANDBOX || o->platform != SPAWN_PLATFORM_LINUX)
+		return 0;
+	if (o->net == SPAWN_NET_GATED && stat("/etc/nsswitch.conf", &st) == 0 &&
+	    (t = nsswitch_text()) != NULL)
+		r |= spawn_ml_add_src(l, SPAWN_MNT_DATA,
+		    strdup("/etc/nsswitch.conf"), t, true);
+	/* root inside: apt drops to its sandbox user _apt, whose uid is not
+	 * mapped in the sandbox's user namespace (setgroups fails) */
+	if (getuid() == 0) {
+		if (asprintf(&t, "// gk-run: the sandbox maps no _apt user\n"
+		    "APT::Sandbox::User \"root\";\n%s",
+		    stat("/etc/apt/apt.conf", &st) == 0 ?
+		    "#include \"/etc/apt/apt.conf\";\n" : "") == -1)
+			return -1;
+		r |= spawn_ml_add_src(l, SPAWN_MNT_DATA,
+		    strdup(SPAWN_APT_CONF), t, true);
+	}
+	return r;
+}
+
 static int
 default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
     const char *cwd, const char *home, char *err, size_t errlen)
@@ -241,6 +390,10 @@ default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			r |= implicit_hide(l, path, macos, false);
 		}
 	}
+	for (i = 0; o->fs == SPAWN_FS_SANDBOX && !macos &&
+	    system_hides[i] != NULL; i++)
+		r |= implicit_hide(l, system_hides[i], false, false);
+	r |= data_mounts(l, o);
 	rt = getenv("XDG_RUNTIME_DIR");
 	if (o->fs == SPAWN_FS_SANDBOX && !macos && rt != NULL && rt[0] == '/')
 		r |= implicit_hide(l, rt, false, true);
@@ -271,6 +424,7 @@ spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
 			goto fail;
 	if (default_mounts(&l, o, cwd, home, err, errlen) != 0 ||
 	    spawn_cache_mounts(&l, o, home, err, errlen) != 0 ||
+	    spawn_guard_mounts(&l, o, cwd, home) != 0 ||
 	    spawn_mounts_sort(l.m, &l.n, err, errlen) == -1)
 		goto fail;
 	free(home);

@@ -141,6 +141,7 @@ mount_rule(struct spawn_buf *b, const struct spawn_mount *m)
 	case SPAWN_MNT_PROC:
 	case SPAWN_MNT_SYNTH:
 	case SPAWN_MNT_SYMLINK:
+	case SPAWN_MNT_DATA:
 		return 0;
 	}
 	return 0;

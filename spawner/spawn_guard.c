@@ -1,0 +1,186 @@
+/*
+ * spawn_guard: files that make the host run code stay read-only in every
+ * writable place of the sandbox.
+ *
+ * A sandboxed program may write the working directory and each --rw
+ * directory; what it writes there the host's own tools read later. Git
+ * runs hooks and config (core.fsmonitor, core.pager, aliases), direnv
+ * runs .envrc, editors run workspace settings, shells run their start-up
+ * files. So in each writable place these are read-only, and so are
+ * those the host lacks, which the sandbox could otherwise create: a
+ * missing one gets an empty read-only placeholder (an empty file or
+ * directory that bwrap creates on the host as the mount point), and
+ * gk-run removes the placeholders it made once the sandbox is gone.
+ * --rw of exactly such a path lifts the guard.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "spawner/spawn_int.h"
+
+struct guarded {
+	const char	*rel;
+	bool		 dir;
+};
+
+/* In every writable place (spawn_usage() lists them: keep in step). */
+static const struct guarded place_guards[] = {
+	{ ".git", true },	/* only while missing: no `git init` */
+	{ ".git/hooks", true }, { ".git/info", true },
+	{ ".git/config", false }, { ".gitmodules", false },
+	{ ".envrc", false }, { ".vscode", true }, { ".idea", true },
+	{ NULL, false },
+};
+
+/* In $HOME, when it is writable. */
+static const struct guarded home_guards[] = {
+	{ ".bashrc", false }, { ".bash_profile", false },
+	{ ".bash_login", false }, { ".bash_logout", false },
+	{ ".profile", false }, { ".zshrc", false }, { ".zshenv", false },
+	{ ".zprofile", false }, { ".zlogin", false }, { ".gitconfig", false },
+	{ ".config/git", true },
+	{ NULL, false },
+};
+
+static bool
+has_path(const struct spawn_mlist *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->m[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+static const struct spawn_mount *
+covering(const struct spawn_mlist *l, const char *path)
+{
+	const struct spawn_mount *best = NULL;
+	size_t i, d, bd = 0;
+
+	for (i = 0; i < l->n; i++) {
+		if (!spawn_path_under(path, l->m[i].path))
+			continue;
+		d = strlen(l->m[i].path);
+		if (best == NULL || d >= bd) {
+			best = &l->m[i];
+			bd = d;
+		}
+	}
+	return best;
+}
+
+/* Writable inside, and backed by the host (not a tmpfs or a cache). */
+static bool
+host_writable(const struct spawn_mlist *l, const char *path)
+{
+	const struct spawn_mount *c = covering(l, path);
+
+	return c != NULL && c->kind == SPAWN_MNT_RW;
+}
+
+/*
+ * Guard place/rel: read-only where it exists; where it is missing, an
+ * empty read-only placeholder at the first missing component (the
+ * sandbox could create everything below it). macOS: a deny rule for
+ * the path, existing or not.
+ */
+static int
+guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
+    bool macos)
+{
+	char path[PATH_MAX], *slash;
+	struct stat st;
+	bool dir = g->dir;
+	int r;
+
+	if (snprintf(path, sizeof(path), "%s/%s", place, g->rel) >=
+	    (int)sizeof(path) || has_path(l, path))
+		return 0;
+	if (macos)
+		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
+	if (lstat(path, &st) == 0) {
+		if (strcmp(g->rel, ".git") == 0)
+			return 0;	/* a repository: its parts below */
+		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) &&
+		    !S_ISLNK(st.st_mode))
+			return 0;
+		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
+	}
+	if (errno != ENOENT)
+		return 0;
+	/* the first missing component below place */
+	for (;;) {
+		if ((slash = strrchr(path, '/')) == NULL ||
+		    (size_t)(slash - path) <= strlen(place))
+			break;
+		*slash = '\0';
+		if (lstat(path, &st) == 0) {
+			*slash = '/';
+			break;
+		}
+		dir = true;
+	}
+	if (has_path(l, path) || !host_writable(l, path))
+		return 0;
+	r = spawn_ml_add(l, dir ? SPAWN_MNT_HIDE_DIR : SPAWN_MNT_HIDE_FILE,
+	    strdup(path), true);
+	if (r == 0)
+		l->m[l->n - 1].placeholder = true;
+	return r;
+}
+
+int
+spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
+    const char *cwd, const char *home)
+{
+	bool macos = o->platform == SPAWN_PLATFORM_MACOS;
+	char **places;
+	size_t i, k, n = 0, first = l->n;
+	int r = 0;
+
+	if (o->fs != SPAWN_FS_SANDBOX)
+		return 0;
+	if ((places = calloc(l->n + 1, sizeof(*places))) == NULL)
+		return -1;
+	/* the working directory and every --rw directory (not the host's
+	 * own caches of --cache host) */
+	for (i = 0; i < first; i++)
+		if (l->m[i].kind == SPAWN_MNT_RW && (!l->m[i].implicit ||
+		    strcmp(l->m[i].path, cwd) == 0))
+			places[n++] = l->m[i].path;
+	for (k = 0; r == 0 && k < n; k++) {
+		for (i = 0; r == 0 && place_guards[i].rel != NULL; i++)
+			r = guard(l, places[k], &place_guards[i], macos);
+	}
+	if (r == 0 && home != NULL && (macos || host_writable(l, home)))
+		for (i = 0; r == 0 && home_guards[i].rel != NULL; i++)
+			r = guard(l, home, &home_guards[i], macos);
+	free(places);
+	return r;
+}
+
+void
+spawn_guard_cleanup(const struct spawn_plan *p)
+{
+	struct stat st;
+	size_t i;
+
+	/* deepest first: the plan is in mount order */
+	for (i = p->nmounts; i-- > 0; ) {
+		if (!p->mounts[i].placeholder ||
+		    lstat(p->mounts[i].path, &st) == -1)
+			continue;
+		if (S_ISREG(st.st_mode) && st.st_size == 0)
+			(void)unlink(p->mounts[i].path);
+		else if (S_ISDIR(st.st_mode))
+			(void)rmdir(p->mounts[i].path);	/* if empty */
+	}
+}
