@@ -256,6 +256,12 @@ struct spawn_mount {
 	bool		 placeholder;	/* bwrap makes the mount point on the
 					   host; gk-run removes it afterwards
 					   (spawn_guard_cleanup) */
+	bool		 place;		/* RW: a writable place of the project
+					   (a workspace root; the cwd and
+					   --rw are places too) */
+	bool		 gitdir;	/* RW: a git directory (worktree's
+					   common one, or a repository's
+					   above the cwd) */
 };
 
 /* What a data fd holds, for --dry-run's shell redirections. */

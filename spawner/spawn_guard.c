@@ -38,6 +38,12 @@ static const struct guarded place_guards[] = {
 	{ NULL, false },
 };
 
+/* In a git directory made writable (spawn_project). */
+static const struct guarded gitdir_guards[] = {
+	{ "hooks", true }, { "info", true }, { "config", false },
+	{ NULL, false },
+};
+
 /* In $HOME, when it is writable. */
 static const struct guarded home_guards[] = {
 	{ ".bashrc", false }, { ".bash_profile", false },
@@ -142,24 +148,39 @@ spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
     const char *cwd, const char *home)
 {
 	bool macos = o->platform == SPAWN_PLATFORM_MACOS;
-	char **places;
-	size_t i, k, n = 0, first = l->n;
+	char **places, **gitdirs;
+	size_t i, k, n = 0, ng = 0, first = l->n;
 	int r = 0;
 
 	if (o->fs != SPAWN_FS_SANDBOX)
 		return 0;
-	if ((places = calloc(l->n + 1, sizeof(*places))) == NULL)
+	places = calloc(l->n + 1, sizeof(*places));
+	gitdirs = calloc(l->n + 1, sizeof(*gitdirs));
+	if (places == NULL || gitdirs == NULL) {
+		free(places);
+		free(gitdirs);
 		return -1;
-	/* the working directory and every --rw directory (not the host's
-	 * own caches of --cache host) */
-	for (i = 0; i < first; i++)
-		if (l->m[i].kind == SPAWN_MNT_RW && (!l->m[i].implicit ||
-		    strcmp(l->m[i].path, cwd) == 0))
+	}
+	/* the working directory, every --rw directory and the workspace
+	 * root (not the host's own caches of --cache host) */
+	for (i = 0; i < first; i++) {
+		if (l->m[i].kind != SPAWN_MNT_RW)
+			continue;
+		if (l->m[i].gitdir)
+			gitdirs[ng++] = l->m[i].path;
+		else if (!l->m[i].implicit || l->m[i].place ||
+		    strcmp(l->m[i].path, cwd) == 0)
 			places[n++] = l->m[i].path;
+	}
 	for (k = 0; r == 0 && k < n; k++) {
 		for (i = 0; r == 0 && place_guards[i].rel != NULL; i++)
 			r = guard(l, places[k], &place_guards[i], macos);
 	}
+	for (k = 0; r == 0 && k < ng; k++) {
+		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
+			r = guard(l, gitdirs[k], &gitdir_guards[i], macos);
+	}
+	free(gitdirs);
 	if (r == 0 && home != NULL && (macos || host_writable(l, home)))
 		for (i = 0; r == 0 && home_guards[i].rel != NULL; i++)
 			r = guard(l, home, &home_guards[i], macos);

@@ -31,6 +31,16 @@ int		 spawn_ml_add_src(struct spawn_mlist *l, enum spawn_mnt kind,
 /* $HOME (or the passwd entry's), canonical; malloc'd; NULL if none. */
 char		*spawn_home(void);
 
+/* spawn_project.c */
+/*
+ * What the project's tools write above the working directory: an npm,
+ * pnpm or cargo workspace's root, a git worktree's git directories, the
+ * git directory of a repository the cwd is inside of. 0 or -1 (ENOMEM).
+ */
+int		 spawn_project_mounts(struct spawn_mlist *l,
+		    const struct spawn_opts *o, const char *cwd,
+		    const char *home);
+
 /* spawn_guard.c */
 /*
  * Read-only guards for the files that make the host run code (git hooks

@@ -112,6 +112,8 @@ merge(struct spawn_mount *m, size_t kept, struct spawn_mount *e, char *err,
 			m[j].implicit = e->implicit;
 			m[j].forced = e->forced;
 			m[j].placeholder = e->placeholder;
+			m[j].place = e->place;
+			m[j].gitdir = e->gitdir;
 			m[j].fd = e->fd;
 			free(m[j].src);
 			m[j].src = e->src;
