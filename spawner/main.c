@@ -387,6 +387,11 @@ main(int argc, char **argv)
 		fprintf(stderr, "gk-run: WARNING: --net host: %s gets the "
 		    "host's network with NO isolation and NO allowlist\n",
 		    cmdshow);
+	if (o.cache == SPAWN_CACHE_HOST && o.fs == SPAWN_FS_SANDBOX)
+		fprintf(stderr, "gk-run: WARNING: --cache host: %s can write "
+		    "the host's own tool caches (~/.npm, ~/.cache, ~/.cargo, "
+		    "~/.local/lib, ~/.local/bin, ...); what it plants there "
+		    "runs when the host's tools use them\n", cmdshow);
 	build_plan(&o, &p, &cwd);
 	if (o.dry_run)
 		dry_run(&o, &p);

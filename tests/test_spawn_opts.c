@@ -64,6 +64,11 @@ static const struct ecase errors[] = {
 	{ { "--net", "", "true", NULL }, "--net: '' is not valid" },
 	{ { "--fs", "ro", "true", NULL },
 	    "--fs: 'ro' is not valid; use sandbox or host" },
+	{ { "--cache", "shared", "true", NULL },
+	    "--cache: 'shared' is not valid; use private, tmp or host" },
+	{ { "--cache", "tmp", "--cache", "host", "true", NULL },
+	    "--cache given twice" },
+	{ { "--socket", "", "true", NULL }, "--socket: the path is empty" },
 	{ { "--seccomp", "strict", "true", NULL },
 	    "--seccomp: 'strict' is not valid; use default, relaxed or off" },
 	{ { "--transparent", "yes", "true", NULL },
@@ -153,6 +158,7 @@ test_defaults(void **state)
 	    NULL), SPAWN_OPT_RUN);
 	assert_int_equal(o.net, SPAWN_NET_AUTO);
 	assert_int_equal(o.fs, SPAWN_FS_SANDBOX);
+	assert_int_equal(o.cache, SPAWN_CACHE_PRIVATE);
 	assert_int_equal(o.seccomp, SPAWN_SECCOMP_DEFAULT);
 	assert_int_equal(o.platform, SPAWN_PLATFORM_LINUX);
 	assert_string_equal(o.control, SPAWN_CONTROL_DEFAULT);
@@ -201,7 +207,8 @@ test_every_option(void **state)
 	    "--allow=a.example", "-a", "[2001:db8::/32]:443",
 	    "--allow-file", "f1", "--allow-file=f2", "--net", "gated",
 	    "--fs", "host", "--ro", "r1", "--rw", "w1", "--hide", "h1",
-	    "--ro=r2", "--cwd", "/d", "--env", "K=V=W", "--env", "E=",
+	    "--ro=r2", "--socket", "/s.sock", "--cache", "tmp", "--cwd",
+	    "/d", "--env", "K=V=W", "--env", "E=",
 	    "--seccomp", "relaxed", "--timeout", "31536000", "--control",
 	    "/x.sock", "--dry-run", "--platform", "macos", "-vv", "--verbose",
 	    "--", "cmd", "-v", "--net", "none", NULL), SPAWN_OPT_RUN);
@@ -211,11 +218,14 @@ test_every_option(void **state)
 	assert_string_equal(o.allow_files[1], "f2");
 	assert_int_equal(o.net, SPAWN_NET_GATED);
 	assert_int_equal(o.fs, SPAWN_FS_HOST);
-	assert_int_equal(o.npaths, 4);
+	assert_int_equal(o.npaths, 5);
 	assert_int_equal(o.paths[0].kind, SPAWN_PATH_RO);
 	assert_int_equal(o.paths[1].kind, SPAWN_PATH_RW);
 	assert_int_equal(o.paths[2].kind, SPAWN_PATH_HIDE);
 	assert_string_equal(o.paths[3].path, "r2");
+	assert_int_equal(o.paths[4].kind, SPAWN_PATH_SOCKET);
+	assert_string_equal(o.paths[4].path, "/s.sock");
+	assert_int_equal(o.cache, SPAWN_CACHE_TMP);
 	assert_string_equal(o.cwd, "/d");
 	assert_int_equal(o.nenv, 2);
 	assert_string_equal(o.env[0], "K=V=W");
