@@ -8,8 +8,8 @@
  * runs .envrc, editors run workspace settings, shells run their start-up
  * files. So in each writable place these are read-only, and so are
  * those the host lacks, which the sandbox could otherwise create: a
- * missing one gets an empty read-only placeholder (an empty file or
- * directory that bwrap creates on the host as the mount point), and
+ * missing one gets an empty read-only placeholder (an empty directory
+ * that bwrap creates on the host as the mount point), and
  * gk-run removes the placeholders it made once the sandbox is gone.
  * --rw of exactly such a path lifts the guard.
  */
@@ -24,34 +24,23 @@
 
 #include "spawner/spawn_int.h"
 
-struct guarded {
-	const char	*rel;
-	bool		 dir;
-};
-
 /* In every writable place (spawn_usage() lists them: keep in step). */
-static const struct guarded place_guards[] = {
-	{ ".git", true },	/* only while missing: no `git init` */
-	{ ".git/hooks", true }, { ".git/info", true },
-	{ ".git/config", false }, { ".gitmodules", false },
-	{ ".envrc", false }, { ".vscode", true }, { ".idea", true },
-	{ NULL, false },
+static const char *const place_guards[] = {
+	".git",			/* only while missing: no `git init` */
+	".git/hooks", ".git/info", ".git/config", ".gitmodules", ".envrc",
+	".vscode", ".idea", NULL,
 };
 
 /* In a git directory made writable (spawn_project). */
-static const struct guarded gitdir_guards[] = {
-	{ "hooks", true }, { "info", true }, { "config", false },
-	{ NULL, false },
+static const char *const gitdir_guards[] = {
+	"hooks", "info", "config", NULL,
 };
 
 /* In $HOME, when it is writable. */
-static const struct guarded home_guards[] = {
-	{ ".bashrc", false }, { ".bash_profile", false },
-	{ ".bash_login", false }, { ".bash_logout", false },
-	{ ".profile", false }, { ".zshrc", false }, { ".zshenv", false },
-	{ ".zprofile", false }, { ".zlogin", false }, { ".gitconfig", false },
-	{ ".config/git", true },
-	{ NULL, false },
+static const char *const home_guards[] = {
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".gitconfig",
+	".config/git", NULL,
 };
 
 static bool
@@ -99,21 +88,19 @@ host_writable(const struct spawn_mlist *l, const char *path)
  * the path, existing or not.
  */
 static int
-guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
-    bool macos)
+guard(struct spawn_mlist *l, const char *place, const char *rel, bool macos)
 {
 	char path[PATH_MAX], *slash;
 	struct stat st;
-	bool dir = g->dir;
 	int r;
 
-	if (snprintf(path, sizeof(path), "%s/%s", place, g->rel) >=
+	if (snprintf(path, sizeof(path), "%s/%s", place, rel) >=
 	    (int)sizeof(path) || has_path(l, path))
 		return 0;
 	if (macos)
 		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
 	if (lstat(path, &st) == 0) {
-		if (strcmp(g->rel, ".git") == 0)
+		if (strcmp(rel, ".git") == 0)
 			return 0;	/* a repository: its parts below */
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) &&
 		    !S_ISLNK(st.st_mode))
@@ -132,12 +119,13 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 			*slash = '/';
 			break;
 		}
-		dir = true;
 	}
 	if (has_path(l, path) || !host_writable(l, path))
 		return 0;
-	r = spawn_ml_add(l, dir ? SPAWN_MNT_HIDE_DIR : SPAWN_MNT_HIDE_FILE,
-	    strdup(path), true);
+	/* an empty directory, also for a file's name: git ignores empty
+	 * directories (`git add -A` must not pick up placeholders), and no
+	 * file can be created where one stands */
+	r = spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path), true);
 	if (r == 0)
 		l->m[l->n - 1].placeholder = true;
 	return r;
@@ -173,17 +161,17 @@ spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			places[n++] = l->m[i].path;
 	}
 	for (k = 0; r == 0 && k < n; k++) {
-		for (i = 0; r == 0 && place_guards[i].rel != NULL; i++)
-			r = guard(l, places[k], &place_guards[i], macos);
+		for (i = 0; r == 0 && place_guards[i] != NULL; i++)
+			r = guard(l, places[k], place_guards[i], macos);
 	}
 	for (k = 0; r == 0 && k < ng; k++) {
-		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
-			r = guard(l, gitdirs[k], &gitdir_guards[i], macos);
+		for (i = 0; r == 0 && gitdir_guards[i] != NULL; i++)
+			r = guard(l, gitdirs[k], gitdir_guards[i], macos);
 	}
 	free(gitdirs);
 	if (r == 0 && home != NULL && (macos || host_writable(l, home)))
-		for (i = 0; r == 0 && home_guards[i].rel != NULL; i++)
-			r = guard(l, home, &home_guards[i], macos);
+		for (i = 0; r == 0 && home_guards[i] != NULL; i++)
+			r = guard(l, home, home_guards[i], macos);
 	free(places);
 	return r;
 }
