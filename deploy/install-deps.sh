@@ -28,7 +28,12 @@ PKGS=(
 	fcgiwrap hyperfine
 	# gk-run's local test: setpriv (run as nobody), strace (ptrace denied)
 	util-linux strace
+	# package managers in cages (test_pkg.sh)
+	nodejs python3-pip python3-venv cargo
 )
+# npm: Debian's, unless npm is there already (NodeSource's nodejs carries
+# its own and conflicts with Debian's npm package).
+command -v npm >/dev/null 2>&1 || PKGS+=(npm)
 
 export DEBIAN_FRONTEND=noninteractive
 missing=()

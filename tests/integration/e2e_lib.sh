@@ -154,11 +154,15 @@ e2e_user() {
 
 # The environment every cage starts from: what a person would have, plus
 # the test CA (must pass through gk-run: not on its code-injection list).
+# The machine's own git, npm and pip settings are left out like its CA
+# (a global npmrc's cafile would replace NODE_EXTRA_CA_CERTS' CA, a
+# pip.conf could point pip elsewhere).
 base_env() {	# base_env HOME
 	printf '%s\n' "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" \
 		"HOME=$1" "LANG=C.UTF-8" "GIT_CONFIG_NOSYSTEM=1" \
 		"GIT_TERMINAL_PROMPT=0" "GIT_HTTP_LOW_SPEED_LIMIT=1000" \
-		"GIT_HTTP_LOW_SPEED_TIME=20"
+		"GIT_HTTP_LOW_SPEED_TIME=20" "npm_config_globalconfig=/dev/null" \
+		"PIP_CONFIG_FILE=/dev/null"
 	en_ca_env
 	# A sanitizer build of gk-run reports the way the other tests ask.
 	local v

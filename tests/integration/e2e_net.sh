@@ -42,6 +42,13 @@
 #                    192.0.2.12                 codeload.github.com nginx
 #                    192.0.2.18                 api_x.github.com  nginx (a
 #                                               name with '_': test_names.sh)
+#                    192.0.2.30                 registry.npmjs.org nginx: npm's
+#                                               registry (static packuments
+#                                               and tarballs; test_pkg.sh)
+#                    192.0.2.31                 pypi.org          nginx: PEP 503
+#                                               simple index
+#                    192.0.2.32                 files.pythonhosted.org nginx:
+#                                               the index's files (a wheel)
 #                    203.0.113.66               evil.example      nginx ("hello
 #                                               from evil.example": the host
 #                                               that must stay unreachable)
@@ -62,14 +69,25 @@
 # TLS: a test CA made here with openssl; one server certificate for
 # github.com, *.github.com, api_x.github.com (OpenSSL's wildcard match
 # refuses a '_' in the label '*' stands for), evil.example,
-# *.evil.example. Clients trust it through GIT_SSL_CAINFO /
-# CURL_CA_BUNDLE / SSL_CERT_FILE (en_ca_env).
+# *.evil.example, registry.npmjs.org, pypi.org, files.pythonhosted.org.
+# Clients trust it through GIT_SSL_CAINFO / CURL_CA_BUNDLE / SSL_CERT_FILE,
+# node (npm, npx) through NODE_EXTRA_CA_CERTS and pip through PIP_CERT
+# (en_ca_env).
+#
+# The registries (mkregistry.py writes them, nginx serves the files):
+# registry.npmjs.org/<name> is the packument (index.json in a directory
+# per package), /<name>/-/<name>-<ver>.tgz the tarball, for left-pad
+# 1.3.0, gk-dep 1.0.0 and gk-hello 1.0.0 (depends on gk-dep; its bin
+# gk-hello prints "hello from gk-hello"); npm's audit endpoint answers
+# "{}" (no advisories). pypi.org/simple/gk-greet/ links to
+# files.pythonhosted.org's gk_greet-1.0-py3-none-any.whl (#sha256=).
 #
 # Files under $EN_DIR ($GK_TMP/inet; world-readable so an unprivileged
 # user and a sandbox can read them): ca.crt, blob.bin (1 MiB random; its
 # sha256 in blob.sha256), git-head (the commit main points at), git-tree
 # (`git ls-tree -r HEAD` of the repository), git-src/ (the work tree),
-# echo.py, upstream.log (dnsmasq's query log).
+# echo.py, upstream.log (dnsmasq's query log), projects/npm-ci/ (a
+# package.json and the package-lock.json `npm ci` installs from).
 
 # shellcheck source=tests/integration/inet_lib.sh
 . "$GK_LIB_DIR/inet_lib.sh"
@@ -96,6 +114,9 @@ declare -A EN_ADDR=(
 	[api.github.com]=192.0.2.11
 	[codeload.github.com]=192.0.2.12
 	[api_x.github.com]=192.0.2.18
+	[registry.npmjs.org]=192.0.2.30
+	[pypi.org]=192.0.2.31
+	[files.pythonhosted.org]=192.0.2.32
 	[evil.example]=203.0.113.66
 )
 EN_ADDR6_GITHUB=2001:db8::10
@@ -107,11 +128,12 @@ en_in() {
 	nsenter --net="/proc/$EN_NS_PID/ns/net" -- "$@"
 }
 
-# en_ca_env: the environment that makes curl, git and OpenSSL trust the
-# test CA, one KEY=VAL per line.
+# en_ca_env: the environment that makes curl, git, OpenSSL, node (npm)
+# and pip trust the test CA, one KEY=VAL per line.
 en_ca_env() {
 	printf '%s\n' "GIT_SSL_CAINFO=$EN_DIR/ca.crt" \
-		"CURL_CA_BUNDLE=$EN_DIR/ca.crt" "SSL_CERT_FILE=$EN_DIR/ca.crt"
+		"CURL_CA_BUNDLE=$EN_DIR/ca.crt" "SSL_CERT_FILE=$EN_DIR/ca.crt" \
+		"NODE_EXTRA_CA_CERTS=$EN_DIR/ca.crt" "PIP_CERT=$EN_DIR/ca.crt"
 }
 
 # en_netns: the internet netns, the veth pair, addresses and routes.
@@ -142,12 +164,14 @@ en_resolv() {
 # en_pki: a test CA and one server certificate for every name.
 en_pki() {
 	local gh="DNS:github.com,DNS:*.github.com,DNS:api_x.github.com"
+	local reg="DNS:registry.npmjs.org,DNS:pypi.org,DNS:files.pythonhosted.org"
 	inet_pki en_err "$EN_DIR" "gatekeeper e2e test CA" \
-		"$gh,DNS:evil.example,DNS:*.evil.example"
+		"$gh,DNS:evil.example,DNS:*.evil.example,$reg"
 }
 
-# en_content: web roots, the blob, the git repository (bare, served by
-# git-http-backend: no update-server-info, so dumb HTTP would not work).
+# en_content: web roots, the blob, the package registries, the git
+# repository (bare, served by git-http-backend: no update-server-info, so
+# dumb HTTP would not work).
 en_git_files() {
 	mkdir -p src
 	printf '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n' \
@@ -157,6 +181,8 @@ en_git_bare() { git -C "$1" config http.receivepack false; }
 en_content() {
 	inet_www "$EN_DIR" "$EN_BLOB_SIZE" "${!EN_ADDR[@]}" || return 1
 	cp "$EN_DIR/www/github.com/blob.bin" "$EN_DIR/blob.bin" || return 1
+	"$PYTHON" "$GK_LIB_DIR/mkregistry.py" "$EN_DIR/www" \
+		"$EN_DIR/projects" || { en_err "mkregistry.py failed"; return 1; }
 	inet_git_repo en_err "$EN_DIR" "$EN_DIR/git/acme/hello.git" \
 		en_git_files en_git_bare
 }
@@ -293,11 +319,15 @@ en_dns() {
 		--user=root --group=root --pid-file="$EN_DIR/dnsmasq.pid" \
 		--log-queries --log-facility="$EN_DIR/upstream.log" \
 		--local-ttl=300 --cache-size=1000 \
-		--local=/github.com/ --local=/example/ \
+		--local=/github.com/ --local=/example/ --local=/npmjs.org/ \
+		--local=/pypi.org/ --local=/pythonhosted.org/ \
 		"--host-record=github.com,${EN_ADDR[github.com]},$EN_ADDR6_GITHUB" \
 		"--host-record=api.github.com,${EN_ADDR[api.github.com]}" \
 		"--host-record=codeload.github.com,${EN_ADDR[codeload.github.com]}" \
 		"--host-record=api_x.github.com,${EN_ADDR[api_x.github.com]}" \
+		"--host-record=registry.npmjs.org,${EN_ADDR[registry.npmjs.org]}" \
+		"--host-record=pypi.org,${EN_ADDR[pypi.org]}" \
+		"--host-record=files.pythonhosted.org,${EN_ADDR[files.pythonhosted.org]}" \
 		"--host-record=evil.example,${EN_ADDR[evil.example]}" \
 		--host-record=x.example,203.0.113.77
 	for ((i = 0; i < 50; i++)); do
@@ -337,9 +367,16 @@ en_fcgiwrap() {
 
 # en_nginx: nginx in the internet netns, :80 and :443 for every name;
 # github.com and evil.example also serve /acme/*.git through
-# git-http-backend.
-en_nginx_site() {	# en_nginx_site NAME: the git location, for two names
-	case $1 in github.com | evil.example) ;; *) return 0 ;; esac
+# git-http-backend, registry.npmjs.org a packument for /<name>.
+en_nginx_site() {	# en_nginx_site NAME: the locations of some names
+	case $1 in
+	github.com | evil.example) ;;
+	registry.npmjs.org)
+		en_nginx_npm
+		return 0
+		;;
+	*) return 0 ;;
+	esac
 	cat <<EOF
 		location ~ ^/acme/[^/]+\.git(/.*)?\$ {
 			fastcgi_pass unix:$EN_DIR/fcgiwrap.sock;
@@ -356,6 +393,24 @@ en_nginx_site() {	# en_nginx_site NAME: the git location, for two names
 			fastcgi_param GATEWAY_INTERFACE CGI/1.1;
 			fastcgi_param HTTP_GIT_PROTOCOL \$http_git_protocol;
 			fastcgi_read_timeout 60;
+		}
+EOF
+}
+# The npm registry: /<name> is <name>/index.json (application/json);
+# the bulk audit endpoint knows no advisories.
+en_nginx_npm() {
+	cat <<'EOF'
+		location / {
+			types {
+				application/json json;
+				application/octet-stream tgz;
+				text/html html;
+			}
+			try_files $uri $uri/index.json =404;
+		}
+		location /-/npm/v1/security/ {
+			default_type application/json;
+			return 200 "{}\n";
 		}
 EOF
 }
