@@ -3,7 +3,8 @@
 #  1. install the dependencies,
 #  2. build with warnings as errors and run every test (unit, fuzz corpora,
 #     integration against real dig, dnsmasq and promtool),
-#  3. the same again under AddressSanitizer + UndefinedBehaviorSanitizer,
+#  3. the same again under AddressSanitizer + UndefinedBehaviorSanitizer
+#     (but the slowest end-to-end scripts, suite "slow"),
 #  4. each fuzz target briefly under libFuzzer (two at a time).
 # The closing line gives the counts.
 set -euo pipefail
@@ -13,19 +14,25 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 bash deploy/install-deps.sh
 
 status=0
+# run_suite DIR "MESON TEST ARGS" [MESON SETUP ARGS...]
 run_suite() {
-	local dir=$1
-	shift
+	local dir=$1 targs=$2
+	shift 2
 	rm -rf "$dir"
 	meson setup "$dir" -Dwerror=true -Dtests=enabled "$@" >/dev/null
 	ninja -C "$dir"
-	meson test -C "$dir" --print-errorlogs --num-processes 2 || status=1
+	# shellcheck disable=SC2086  # targs: words on purpose
+	meson test -C "$dir" --print-errorlogs --num-processes 2 $targs ||
+		status=1
 }
 
 echo "== build with -Werror and test"
-run_suite build-test
-echo "== build with -Db_sanitize=address,undefined and test"
-run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
+run_suite build-test ""
+# The slowest end-to-end scripts (suite "slow": gk-run and bwrap at work,
+# the daemon exercised by the others too) run in the first pass only.
+echo "== build with -Db_sanitize=address,undefined and test (not suite slow)"
+run_suite build-asan "--no-suite slow" -Db_sanitize=address,undefined \
+	-Db_lundef=false
 
 echo "== fuzz each target for ${FUZZ_SECONDS}s (libFuzzer, two at a time)"
 rm -rf build-fuzz
