@@ -320,6 +320,13 @@ char		*spawn_path_normalize(const char *cwd, const char *p);
 bool		 spawn_path_visible(const struct spawn_plan *p,
 		    const char *path);
 
+/*
+ * Where the host keeps what the sandbox sees at `path` (absolute,
+ * canonical): under a BIND mount, the same place in its source; else
+ * path itself. malloc'd; NULL on ENOMEM.
+ */
+char		*spawn_path_host(const struct spawn_plan *p, const char *path);
+
 /* The bwrap argv (argv[0] "bwrap", then options, "--", the command). */
 int		 spawn_bwrap_build(const struct spawn_plan *p,
 		    struct spawn_strv *argv);

@@ -187,13 +187,20 @@ check_file(const struct spawn_plan *p, const char *cand, int depth,
 {
 	struct statvfs sv;
 	struct stat st;
-	char *abs, *real = NULL;
+	char *abs, *host, *real = NULL;
+	bool mapped;
 	int e = 0;
 
 	if ((abs = spawn_path_normalize(p->cwd, cand)) == NULL)
 		return ENOMEM;
+	/* under a cache's bind: the file is in its source (hidden itself) */
+	if ((host = spawn_path_host(p, abs)) == NULL) {
+		free(abs);
+		return ENOMEM;
+	}
+	mapped = strcmp(host, abs) != 0;
 	if (!spawn_path_visible(p, abs) ||
-	    ((real = realpath(abs, NULL)) != NULL &&
+	    ((real = realpath(host, NULL)) != NULL && !mapped &&
 	    !spawn_path_visible(p, real))) {
 		e = ENOENT;
 		gk_seterr(why, whylen, "%s", access(abs, F_OK) == 0 ? "it "
@@ -220,8 +227,9 @@ check_file(const struct spawn_plan *p, const char *cand, int depth,
 	} else
 		e = check_interp(p, real, depth, why, whylen);
 	if (e == 0 && real_out != NULL)
-		snprintf(real_out, PATH_MAX, "%s", real);
+		snprintf(real_out, PATH_MAX, "%s", mapped ? abs : real);
 	free(abs);
+	free(host);
 	free(real);
 	return e;
 }

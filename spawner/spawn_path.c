@@ -198,6 +198,7 @@ spawn_path_visible(const struct spawn_plan *p, const char *path)
 	case SPAWN_MNT_DEV_BIND:
 		return true;
 	case SPAWN_MNT_BIND:		/* another directory's files */
+		return true;
 	case SPAWN_MNT_SYMLINK:		/* the link, not what it names */
 	case SPAWN_MNT_SYNTH:		/* its entries are mounts of their own */
 	case SPAWN_MNT_DATA:		/* gk-run's text, not the host's file */
@@ -209,6 +210,24 @@ spawn_path_visible(const struct spawn_plan *p, const char *path)
 		break;
 	}
 	return false;
+}
+
+char *
+spawn_path_host(const struct spawn_plan *p, const char *path)
+{
+	const struct spawn_mount *last = NULL;
+	char *out;
+	size_t i, n;
+
+	for (i = 0; i < p->nmounts; i++)
+		if (spawn_path_under(path, p->mounts[i].path))
+			last = &p->mounts[i];
+	if (last == NULL || last->kind != SPAWN_MNT_BIND || last->src == NULL)
+		return strdup(path);
+	n = strlen(last->path);
+	if (asprintf(&out, "%s%s", last->src, path + (n == 1 ? 0 : n)) == -1)
+		return NULL;
+	return out;
 }
 
 char *
