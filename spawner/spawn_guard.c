@@ -11,7 +11,10 @@
  * missing one gets an empty read-only placeholder (an empty file or
  * directory that bwrap creates on the host as the mount point), and
  * gk-run removes the placeholders it made once the sandbox is gone.
- * --rw of exactly such a path lifts the guard.
+ * --rw of exactly such a path lifts the guard. An existing .git is
+ * pinned (a mount point of its own, see dotgit()), or the sandbox could
+ * move it away and put a copy of its own making, hooks and all, in its
+ * place.
  */
 #include <sys/stat.h>
 
@@ -27,31 +30,44 @@
 struct guarded {
 	const char	*rel;
 	bool		 dir;
+	bool		 existing;	/* guarded only where it exists (on
+					   Linux): no placeholder can stand
+					   in for it */
 };
 
 /* In every writable place (spawn_usage() lists them: keep in step). */
 static const struct guarded place_guards[] = {
-	{ ".git", true },	/* only while missing: no `git init` */
-	{ ".git/hooks", true }, { ".git/info", true },
-	{ ".git/config", false }, { ".gitmodules", false },
-	{ ".envrc", false }, { ".vscode", true }, { ".idea", true },
-	{ NULL, false },
+	{ ".git", true, false },	/* see dotgit() */
+	{ ".git/hooks", true, false }, { ".git/info", true, false },
+	{ ".git/config", false, false },
+	{ ".git/config.worktree", false, false },
+	{ ".gitmodules", false, false }, { ".envrc", false, false },
+	{ ".vscode", true, false }, { ".idea", true, false },
+	{ NULL, false, false },
 };
 
-/* In a git directory made writable (spawn_project). */
+/*
+ * In a git directory made writable (spawn_project): a repository's, or
+ * a worktree's own. "commondir" names the directory whose config and
+ * hooks git uses; git dies on an empty one, so a missing one gets no
+ * placeholder (macOS: denied all the same).
+ */
 static const struct guarded gitdir_guards[] = {
-	{ "hooks", true }, { "info", true }, { "config", false },
-	{ NULL, false },
+	{ "hooks", true, false }, { "info", true, false },
+	{ "config", false, false }, { "config.worktree", false, false },
+	{ "commondir", false, true },
+	{ NULL, false, false },
 };
 
 /* In $HOME, when it is writable. */
 static const struct guarded home_guards[] = {
-	{ ".bashrc", false }, { ".bash_profile", false },
-	{ ".bash_login", false }, { ".bash_logout", false },
-	{ ".profile", false }, { ".zshrc", false }, { ".zshenv", false },
-	{ ".zprofile", false }, { ".zlogin", false }, { ".gitconfig", false },
-	{ ".config/git", true },
-	{ NULL, false },
+	{ ".bashrc", false, false }, { ".bash_profile", false, false },
+	{ ".bash_login", false, false }, { ".bash_logout", false, false },
+	{ ".profile", false, false }, { ".zshrc", false, false },
+	{ ".zshenv", false, false }, { ".zprofile", false, false },
+	{ ".zlogin", false, false }, { ".gitconfig", false, false },
+	{ ".config/git", true, false },
+	{ NULL, false, false },
 };
 
 static bool
@@ -93,6 +109,25 @@ host_writable(const struct spawn_mlist *l, const char *path)
 }
 
 /*
+ * An existing .git in a writable place. A directory stays writable (git
+ * writes objects, refs and the index there; its hooks, config and info
+ * have guards of their own) but becomes a mount point, which cannot be
+ * renamed or removed. A file, a worktree's "gitdir: PATH", names the git
+ * directory the host's git uses: read-only. macOS: a deny rule for the
+ * file only.
+ */
+static int
+dotgit(struct spawn_mlist *l, const char *path, const struct stat *st,
+    bool macos)
+{
+	if (S_ISREG(st->st_mode))
+		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
+	if (S_ISDIR(st->st_mode) && !macos)
+		return spawn_ml_add(l, SPAWN_MNT_RW, strdup(path), true);
+	return 0;
+}
+
+/*
  * Guard place/rel: read-only where it exists; where it is missing, an
  * empty read-only placeholder at the first missing component (the
  * sandbox could create everything below it). macOS: a deny rule for
@@ -110,17 +145,17 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 	if (snprintf(path, sizeof(path), "%s/%s", place, g->rel) >=
 	    (int)sizeof(path) || has_path(l, path))
 		return 0;
+	if (lstat(path, &st) == 0 && strcmp(g->rel, ".git") == 0)
+		return dotgit(l, path, &st, macos);
 	if (macos)
 		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
 	if (lstat(path, &st) == 0) {
-		if (strcmp(g->rel, ".git") == 0)
-			return 0;	/* a repository: its parts below */
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) &&
 		    !S_ISLNK(st.st_mode))
 			return 0;
 		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
 	}
-	if (errno != ENOENT)
+	if (errno != ENOENT || g->existing)
 		return 0;
 	/* the first missing component below place */
 	for (;;) {
