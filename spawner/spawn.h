@@ -259,9 +259,9 @@ struct spawn_mount {
 	bool		 place;		/* RW: a writable place of the project
 					   (a workspace root; the cwd and
 					   --rw are places too) */
-	bool		 gitdir;	/* RW: a git directory (worktree's
-					   common one, or a repository's
-					   above the cwd) */
+	bool		 gitdir;	/* RW: a git directory (a worktree's
+					   own and its common one, or a
+					   repository's above the cwd) */
 };
 
 /* What a data fd holds, for --dry-run's shell redirections. */

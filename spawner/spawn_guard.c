@@ -8,10 +8,15 @@
  * runs .envrc, editors run workspace settings, shells run their start-up
  * files. So in each writable place these are read-only, and so are
  * those the host lacks, which the sandbox could otherwise create: a
- * missing one gets an empty read-only placeholder (an empty directory
- * that bwrap creates on the host as the mount point), and
+ * missing one gets an empty read-only placeholder (an empty directory,
+ * in a work tree also for a file's name, since `git add -A` ignores
+ * empty directories; an empty file inside a git directory and in $HOME)
+ * that bwrap creates on the host as the mount point, and
  * gk-run removes the placeholders it made once the sandbox is gone.
- * --rw of exactly such a path lifts the guard.
+ * --rw of exactly such a path lifts the guard. An existing .git is
+ * pinned (a mount point of its own, see dotgit()), or the sandbox could
+ * move it away and put a copy of its own making, hooks and all, in its
+ * place.
  */
 #include <sys/stat.h>
 
@@ -24,23 +29,50 @@
 
 #include "spawner/spawn_int.h"
 
-/* In every writable place (spawn_usage() lists them: keep in step). */
-static const char *const place_guards[] = {
-	".git",			/* only while missing: no `git init` */
-	".git/hooks", ".git/info", ".git/config", ".gitmodules", ".envrc",
-	".vscode", ".idea", NULL,
+struct guarded {
+	const char	*rel;
+	bool		 file;		/* a missing one's placeholder is an
+					   empty file (else an empty
+					   directory: see guard()) */
+	bool		 existing;	/* guarded only where it exists (on
+					   Linux): no placeholder can stand
+					   in for it */
 };
 
-/* In a git directory made writable (spawn_project). */
-static const char *const gitdir_guards[] = {
-	"hooks", "info", "config", NULL,
+/* In every writable place (spawn_usage() lists them: keep in step). */
+static const struct guarded place_guards[] = {
+	{ ".git", false, false },	/* see dotgit() */
+	{ ".git/hooks", false, false }, { ".git/info", false, false },
+	{ ".git/config", true, false },
+	{ ".git/config.worktree", true, false },
+	/* in the work tree: directories, which `git add -A` ignores */
+	{ ".gitmodules", false, false }, { ".envrc", false, false },
+	{ ".vscode", false, false }, { ".idea", false, false },
+	{ NULL, false, false },
+};
+
+/*
+ * In a git directory made writable (spawn_project): a repository's, or
+ * a worktree's own. "commondir" names the directory whose config and
+ * hooks git uses; git dies on an empty one, so a missing one gets no
+ * placeholder (macOS: denied all the same).
+ */
+static const struct guarded gitdir_guards[] = {
+	{ "hooks", false, false }, { "info", false, false },
+	{ "config", true, false }, { "config.worktree", true, false },
+	{ "commondir", true, true },
+	{ NULL, false, false },
 };
 
 /* In $HOME, when it is writable. */
-static const char *const home_guards[] = {
-	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".gitconfig",
-	".config/git", NULL,
+static const struct guarded home_guards[] = {
+	{ ".bashrc", true, false }, { ".bash_profile", true, false },
+	{ ".bash_login", true, false }, { ".bash_logout", true, false },
+	{ ".profile", true, false }, { ".zshrc", true, false },
+	{ ".zshenv", true, false }, { ".zprofile", true, false },
+	{ ".zlogin", true, false }, { ".gitconfig", true, false },
+	{ ".config/git", false, false },
+	{ NULL, false, false },
 };
 
 static bool
@@ -82,32 +114,53 @@ host_writable(const struct spawn_mlist *l, const char *path)
 }
 
 /*
+ * An existing .git in a writable place. A directory stays writable (git
+ * writes objects, refs and the index there; its hooks, config and info
+ * have guards of their own) but becomes a mount point, which cannot be
+ * renamed or removed. A file, a worktree's "gitdir: PATH", names the git
+ * directory the host's git uses: read-only. macOS: a deny rule for the
+ * file only.
+ */
+static int
+dotgit(struct spawn_mlist *l, const char *path, const struct stat *st,
+    bool macos)
+{
+	if (S_ISREG(st->st_mode))
+		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
+	if (S_ISDIR(st->st_mode) && !macos)
+		return spawn_ml_add(l, SPAWN_MNT_RW, strdup(path), true);
+	return 0;
+}
+
+/*
  * Guard place/rel: read-only where it exists; where it is missing, an
  * empty read-only placeholder at the first missing component (the
  * sandbox could create everything below it). macOS: a deny rule for
  * the path, existing or not.
  */
 static int
-guard(struct spawn_mlist *l, const char *place, const char *rel, bool macos)
+guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
+    bool macos)
 {
 	char path[PATH_MAX], *slash;
 	struct stat st;
+	bool file = g->file;
 	int r;
 
-	if (snprintf(path, sizeof(path), "%s/%s", place, rel) >=
+	if (snprintf(path, sizeof(path), "%s/%s", place, g->rel) >=
 	    (int)sizeof(path) || has_path(l, path))
 		return 0;
+	if (lstat(path, &st) == 0 && strcmp(g->rel, ".git") == 0)
+		return dotgit(l, path, &st, macos);
 	if (macos)
 		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
 	if (lstat(path, &st) == 0) {
-		if (strcmp(rel, ".git") == 0)
-			return 0;	/* a repository: its parts below */
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) &&
 		    !S_ISLNK(st.st_mode))
 			return 0;
 		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
 	}
-	if (errno != ENOENT)
+	if (errno != ENOENT || g->existing)
 		return 0;
 	/* the first missing component below place */
 	for (;;) {
@@ -119,13 +172,12 @@ guard(struct spawn_mlist *l, const char *place, const char *rel, bool macos)
 			*slash = '/';
 			break;
 		}
+		file = false;	/* a missing directory above it */
 	}
 	if (has_path(l, path) || !host_writable(l, path))
 		return 0;
-	/* an empty directory, also for a file's name: git ignores empty
-	 * directories (`git add -A` must not pick up placeholders), and no
-	 * file can be created where one stands */
-	r = spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path), true);
+	r = spawn_ml_add(l, file ? SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR,
+	    strdup(path), true);
 	if (r == 0)
 		l->m[l->n - 1].placeholder = true;
 	return r;
@@ -161,17 +213,17 @@ spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			places[n++] = l->m[i].path;
 	}
 	for (k = 0; r == 0 && k < n; k++) {
-		for (i = 0; r == 0 && place_guards[i] != NULL; i++)
-			r = guard(l, places[k], place_guards[i], macos);
+		for (i = 0; r == 0 && place_guards[i].rel != NULL; i++)
+			r = guard(l, places[k], &place_guards[i], macos);
 	}
 	for (k = 0; r == 0 && k < ng; k++) {
-		for (i = 0; r == 0 && gitdir_guards[i] != NULL; i++)
-			r = guard(l, gitdirs[k], gitdir_guards[i], macos);
+		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
+			r = guard(l, gitdirs[k], &gitdir_guards[i], macos);
 	}
 	free(gitdirs);
 	if (r == 0 && home != NULL && (macos || host_writable(l, home)))
-		for (i = 0; r == 0 && home_guards[i] != NULL; i++)
-			r = guard(l, home, home_guards[i], macos);
+		for (i = 0; r == 0 && home_guards[i].rel != NULL; i++)
+			r = guard(l, home, &home_guards[i], macos);
 	free(places);
 	return r;
 }

@@ -6,12 +6,12 @@
  * manager writes at the workspace's root (node_modules, the lock file,
  * target/); run from a git worktree or a subdirectory of a repository,
  * `git commit` writes the repository's git directory (objects, refs, the
- * worktree's index). These become writable too (the git directory's
- * hooks, config and info stay read-only: spawn_guard), and a workspace
- * root counts as a writable place of its own for the guards. The search
- * goes up from the working directory and stops below $HOME and /
- * (neither is ever made writable this way) and after PROJECT_DEPTH_MAX
- * levels.
+ * worktree's index). These become writable too (the git directories'
+ * hooks, config, info and commondir stay read-only: spawn_guard), and a
+ * workspace root counts as a writable place of its own for the guards.
+ * The search goes up from the working directory and stops below $HOME
+ * and / (neither is ever made writable this way) and after
+ * PROJECT_DEPTH_MAX levels.
  */
 #include <sys/stat.h>
 
@@ -80,7 +80,8 @@ may_open(const char *dir, const char *home)
 }
 
 /* A writable place for the project (a directory, canonical); gitdir:
- * a git directory (its hooks, config and info are guarded). */
+ * a git directory (its hooks, config, info, config.worktree and commondir
+ * are guarded). */
 static int
 add_rw(struct spawn_mlist *l, const char *path, const char *home,
     bool gitdir)
@@ -111,7 +112,8 @@ add_rw(struct spawn_mlist *l, const char *path, const char *home,
 
 /*
  * A worktree's .git file: "gitdir: PATH". Its git directory and the
- * repository's common one (the "commondir" file in it, relative to it).
+ * repository's common one (the "commondir" file in it, relative to it),
+ * both git directories for the guards.
  */
 static int
 worktree_dirs(struct spawn_mlist *l, const char *top, const char *home)
@@ -160,7 +162,7 @@ worktree_dirs(struct spawn_mlist *l, const char *top, const char *home)
 		close(fd);
 	}
 	if ((r = add_rw(l, common, home, true)) == 0)
-		r = add_rw(l, gitdir, home, false);
+		r = add_rw(l, gitdir, home, true);
 	return r;
 }
 

@@ -1,0 +1,239 @@
+/*
+ * gk-run's guards on the git files that make the host run code, planned
+ * against real directories made here (a temp dir in the current
+ * directory, which is also HOME, so the search for a project stops
+ * there): a repository, a worktree whose repository is elsewhere, a
+ * plain directory; Linux and macOS.
+ */
+#include <sys/stat.h>
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "spawner/spawn_int.h"
+
+struct fixture {
+	char	 root[256];
+};
+
+struct plan {
+	struct spawn_mount	*m;
+	size_t			 n;
+};
+
+/* root/rel: a directory (dir), else a file holding text. */
+static void
+make(const struct fixture *fx, const char *rel, bool dir, const char *text)
+{
+	char p[512];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/%s", fx->root, rel);
+	if (dir) {
+		assert_int_equal(spawn_mkdirs(p, 0755), 0);
+		return;
+	}
+	assert_non_null(f = fopen(p, "w"));
+	fputs(text, f);
+	fclose(f);
+}
+
+static int
+setup(void **state)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+	char tmpl[] = "gk-guard-test.XXXXXX", text[600], *real;
+
+	assert_non_null(fx);
+	assert_non_null(mkdtemp(tmpl));
+	assert_non_null(real = realpath(tmpl, NULL));
+	snprintf(fx->root, sizeof(fx->root), "%s", real);
+	free(real);
+	/* a repository (no info/, no config.worktree) */
+	make(fx, "repo/.git/hooks", true, NULL);
+	make(fx, "repo/.git/objects", true, NULL);
+	make(fx, "repo/.git/config", false, "[core]\n");
+	/* a worktree of it, elsewhere */
+	make(fx, "repo/.git/worktrees/wt", true, NULL);
+	make(fx, "repo/.git/worktrees/wt/commondir", false, "../..\n");
+	make(fx, "wt", true, NULL);
+	snprintf(text, sizeof(text), "gitdir: %s/repo/.git/worktrees/wt\n",
+	    fx->root);
+	make(fx, "wt/.git", false, text);
+	make(fx, "plain", true, NULL);
+	setenv("HOME", fx->root, 1);
+	unsetenv("GK_RUN_CACHE");
+	unsetenv("XDG_RUNTIME_DIR");
+	*state = fx;
+	return 0;
+}
+
+static int
+teardown(void **state)
+{
+	struct fixture *fx = *state;
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
+	assert_int_equal(system(cmd), 0);
+	free(fx);
+	return 0;
+}
+
+static void
+plan_for(const struct fixture *fx, const char *cwd, enum spawn_platform pf,
+    struct plan *pl)
+{
+	struct spawn_opts o;
+	char err[SPAWN_ERRLEN], p[512];
+
+	memset(&o, 0, sizeof(o));
+	o.fs = SPAWN_FS_SANDBOX;
+	o.platform = pf;
+	o.dry_run = true;
+	o.control = "/nonexistent/gk-test/control.sock";
+	snprintf(p, sizeof(p), "%s/%s", fx->root, cwd);
+	err[0] = '\0';
+	assert_int_equal(spawn_resolve_mounts(&o, p, &pl->m, &pl->n, err,
+	    sizeof(err)), 0);
+}
+
+/* The mount at root/rel, or NULL. */
+static const struct spawn_mount *
+at(const struct fixture *fx, const struct plan *pl, const char *rel)
+{
+	char p[512];
+	size_t i;
+
+	snprintf(p, sizeof(p), "%s/%s", fx->root, rel);
+	for (i = 0; i < pl->n; i++)
+		if (strcmp(pl->m[i].path, p) == 0)
+			return &pl->m[i];
+	return NULL;
+}
+
+static void
+test_repository(void **state)
+{
+	struct fixture *fx = *state;
+	const struct spawn_mount *m;
+	struct plan pl;
+
+	plan_for(fx, "repo", SPAWN_PLATFORM_LINUX, &pl);
+	/* .git: writable, but a mount point (it cannot be moved away) */
+	assert_non_null(m = at(fx, &pl, "repo/.git"));
+	assert_int_equal(m->kind, SPAWN_MNT_RW);
+	assert_false(m->placeholder);
+	assert_int_equal(at(fx, &pl, "repo/.git/hooks")->kind, SPAWN_MNT_RO);
+	assert_int_equal(at(fx, &pl, "repo/.git/config")->kind,
+	    SPAWN_MNT_RO);
+	/* missing: placeholders */
+	assert_non_null(m = at(fx, &pl, "repo/.git/info"));
+	assert_int_equal(m->kind, SPAWN_MNT_HIDE_DIR);
+	assert_true(m->placeholder);
+	assert_non_null(m = at(fx, &pl, "repo/.git/config.worktree"));
+	assert_int_equal(m->kind, SPAWN_MNT_HIDE_FILE);
+	assert_true(m->placeholder);
+	/* in the work tree: a directory, which git add -A ignores */
+	assert_int_equal(at(fx, &pl, "repo/.envrc")->kind,
+	    SPAWN_MNT_HIDE_DIR);
+	spawn_mounts_free(pl.m, pl.n);
+}
+
+static void
+test_worktree(void **state)
+{
+	struct fixture *fx = *state;
+	const struct spawn_mount *m;
+	struct plan pl;
+
+	plan_for(fx, "wt", SPAWN_PLATFORM_LINUX, &pl);
+	/* the .git file names the git directory: read-only */
+	assert_non_null(m = at(fx, &pl, "wt/.git"));
+	assert_int_equal(m->kind, SPAWN_MNT_RO);
+	/* both git directories writable, guarded */
+	assert_non_null(m = at(fx, &pl, "repo/.git"));
+	assert_int_equal(m->kind, SPAWN_MNT_RW);
+	assert_true(m->gitdir);
+	assert_non_null(m = at(fx, &pl, "repo/.git/worktrees/wt"));
+	assert_int_equal(m->kind, SPAWN_MNT_RW);
+	assert_true(m->gitdir);
+	assert_false(m->place);
+	assert_int_equal(at(fx, &pl, "repo/.git/hooks")->kind, SPAWN_MNT_RO);
+	assert_int_equal(at(fx, &pl, "repo/.git/config")->kind,
+	    SPAWN_MNT_RO);
+	/* the worktree's commondir names the common directory: read-only;
+	 * its config.worktree: a placeholder */
+	assert_int_equal(at(fx, &pl, "repo/.git/worktrees/wt/commondir")->kind,
+	    SPAWN_MNT_RO);
+	assert_non_null(m = at(fx, &pl,
+	    "repo/.git/worktrees/wt/config.worktree"));
+	assert_int_equal(m->kind, SPAWN_MNT_HIDE_FILE);
+	assert_true(m->placeholder);
+	/* a repository lacking commondir gets none (git dies on an empty
+	 * one); a git directory is no place for .envrc */
+	assert_null(at(fx, &pl, "repo/.git/commondir"));
+	assert_null(at(fx, &pl, "repo/.git/worktrees/wt/.envrc"));
+	spawn_mounts_free(pl.m, pl.n);
+}
+
+static void
+test_plain(void **state)
+{
+	struct fixture *fx = *state;
+	const struct spawn_mount *m;
+	struct plan pl;
+
+	plan_for(fx, "plain", SPAWN_PLATFORM_LINUX, &pl);
+	assert_non_null(m = at(fx, &pl, "plain/.git"));
+	assert_int_equal(m->kind, SPAWN_MNT_HIDE_DIR);
+	assert_true(m->placeholder);
+	assert_null(at(fx, &pl, "plain/.git/hooks"));
+	spawn_mounts_free(pl.m, pl.n);
+}
+
+static void
+test_macos(void **state)
+{
+	struct fixture *fx = *state;
+	struct plan pl;
+
+	/* git must still write an existing .git: only its parts are
+	 * denied, existing or not */
+	plan_for(fx, "repo", SPAWN_PLATFORM_MACOS, &pl);
+	assert_null(at(fx, &pl, "repo/.git"));
+	assert_int_equal(at(fx, &pl, "repo/.git/hooks")->kind, SPAWN_MNT_RO);
+	assert_int_equal(at(fx, &pl, "repo/.git/config.worktree")->kind,
+	    SPAWN_MNT_RO);
+	spawn_mounts_free(pl.m, pl.n);
+	/* a missing .git is denied (no git init), a .git file too */
+	plan_for(fx, "plain", SPAWN_PLATFORM_MACOS, &pl);
+	assert_int_equal(at(fx, &pl, "plain/.git")->kind, SPAWN_MNT_RO);
+	spawn_mounts_free(pl.m, pl.n);
+	plan_for(fx, "wt", SPAWN_PLATFORM_MACOS, &pl);
+	assert_int_equal(at(fx, &pl, "wt/.git")->kind, SPAWN_MNT_RO);
+	spawn_mounts_free(pl.m, pl.n);
+}
+
+int
+main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_repository, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_worktree, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_plain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_macos, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
