@@ -57,36 +57,6 @@ static const char *const merged_paths[] = {
 
 #define SYNTH_ENTRIES_MAX	4096	/* per directory */
 
-static bool
-has_path(const struct spawn_mlist *l, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->m[i].path, path) == 0)
-			return true;
-	return false;
-}
-
-/* The kind of the last (deepest, then latest) mount covering path. */
-static const struct spawn_mount *
-covering(const struct spawn_mlist *l, const char *path)
-{
-	const struct spawn_mount *best = NULL;
-	size_t i, d, bd = 0;
-
-	for (i = 0; i < l->n; i++) {
-		if (!spawn_path_under(path, l->m[i].path))
-			continue;
-		d = strlen(l->m[i].path);
-		if (best == NULL || d >= bd) {
-			best = &l->m[i];
-			bd = d;
-		}
-	}
-	return best;
-}
-
 int
 spawn_mkdirs(const char *path, mode_t mode)
 {
@@ -236,7 +206,7 @@ add_entries(struct spawn_mlist *l, const char *dir)
 		    strcmp(de->d_name, "..") == 0)
 			continue;
 		if (snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
-		    (int)sizeof(path) || has_path(l, path) ||
+		    (int)sizeof(path) || spawn_ml_has(l, path) ||
 		    lstat(path, &st) == -1)
 			continue;
 		n++;
@@ -295,7 +265,7 @@ add_synth(struct spawn_mlist *l, const char *home, const char *path)
 
 	if ((mp = missing_parent(home, path, &bad)) == NULL)
 		return 0;
-	c = covering(l, mp);
+	c = spawn_ml_covering(l, mp);
 	/* writable already (bwrap makes the directory), or a mount of its
 	 * own there; under a SYNTH above it is a read-only entry */
 	if (c != NULL && (c->kind == SPAWN_MNT_RW || c->kind == SPAWN_MNT_BIND ||
@@ -323,7 +293,7 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 		return 0;
 	if ((root = private_root(home, &top)) == NULL)
 		return -1;
-	if (o->cache == SPAWN_CACHE_PRIVATE && !has_path(l, top))
+	if (o->cache == SPAWN_CACHE_PRIVATE && !spawn_ml_has(l, top))
 		r = spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(top), true);
 	for (li = 0; r == 0 && li < 2; li++) {
 		for (i = 0; r == 0 && lists[li][i] != NULL; i++) {
@@ -331,11 +301,11 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			    lists[li][i]);
 			snprintf(backing, sizeof(backing), "%s/%s", root,
 			    lists[li][i]);
-			c = covering(l, path);
+			c = spawn_ml_covering(l, path);
 			/* the user's own --ro/--rw/--hide, a hidden or fresh
 			 * place above, a path that cannot be a directory:
 			 * leave it as it is */
-			if (has_path(l, path) || (c != NULL &&
+			if (spawn_ml_has(l, path) || (c != NULL &&
 			    (!c->implicit || c->kind == SPAWN_MNT_HIDE_DIR ||
 			    c->kind == SPAWN_MNT_TMPFS)))
 				continue;

@@ -75,40 +75,11 @@ static const struct guarded home_guards[] = {
 	{ NULL, false, false },
 };
 
-static bool
-has_path(const struct spawn_mlist *l, const char *path)
-{
-	size_t i;
-
-	for (i = 0; i < l->n; i++)
-		if (strcmp(l->m[i].path, path) == 0)
-			return true;
-	return false;
-}
-
-static const struct spawn_mount *
-covering(const struct spawn_mlist *l, const char *path)
-{
-	const struct spawn_mount *best = NULL;
-	size_t i, d, bd = 0;
-
-	for (i = 0; i < l->n; i++) {
-		if (!spawn_path_under(path, l->m[i].path))
-			continue;
-		d = strlen(l->m[i].path);
-		if (best == NULL || d >= bd) {
-			best = &l->m[i];
-			bd = d;
-		}
-	}
-	return best;
-}
-
 /* Writable inside, and backed by the host (not a tmpfs or a cache). */
 static bool
 host_writable(const struct spawn_mlist *l, const char *path)
 {
-	const struct spawn_mount *c = covering(l, path);
+	const struct spawn_mount *c = spawn_ml_covering(l, path);
 
 	return c != NULL && c->kind == SPAWN_MNT_RW;
 }
@@ -148,7 +119,7 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 	int r;
 
 	if (snprintf(path, sizeof(path), "%s/%s", place, g->rel) >=
-	    (int)sizeof(path) || has_path(l, path))
+	    (int)sizeof(path) || spawn_ml_has(l, path))
 		return 0;
 	if (lstat(path, &st) == 0 && strcmp(g->rel, ".git") == 0)
 		return dotgit(l, path, &st, macos);
@@ -174,7 +145,7 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 		}
 		file = false;	/* a missing directory above it */
 	}
-	if (has_path(l, path) || !host_writable(l, path))
+	if (spawn_ml_has(l, path) || !host_writable(l, path))
 		return 0;
 	r = spawn_ml_add(l, file ? SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR,
 	    strdup(path), true);

@@ -28,6 +28,12 @@ int		 spawn_ml_add(struct spawn_mlist *l, enum spawn_mnt kind,
 		    char *path, bool implicit);
 int		 spawn_ml_add_src(struct spawn_mlist *l, enum spawn_mnt kind,
 		    char *path, char *src, bool implicit);
+/* Is there a mount for exactly `path`? */
+bool		 spawn_ml_has(const struct spawn_mlist *l, const char *path);
+/* The mount that decides what `path` is inside: the deepest one over
+ * it, the latest of equals (NULL: none). */
+const struct spawn_mount *spawn_ml_covering(const struct spawn_mlist *l,
+		    const char *path);
 /* $HOME (or the passwd entry's), canonical; malloc'd; NULL if none. */
 char		*spawn_home(void);
 

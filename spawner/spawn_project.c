@@ -88,7 +88,6 @@ add_rw(struct spawn_mlist *l, const char *path, const char *home,
 {
 	char *real;
 	struct stat st;
-	size_t i;
 
 	if ((real = realpath(path, NULL)) == NULL)
 		return 0;
@@ -97,11 +96,9 @@ add_rw(struct spawn_mlist *l, const char *path, const char *home,
 		free(real);
 		return 0;
 	}
-	for (i = 0; i < l->n; i++) {
-		if (strcmp(l->m[i].path, real) == 0) {
-			free(real);	/* said already (--ro, --rw, cwd) */
-			return 0;
-		}
+	if (spawn_ml_has(l, real)) {
+		free(real);	/* said already (--ro, --rw, cwd) */
+		return 0;
 	}
 	if (spawn_ml_add(l, SPAWN_MNT_RW, real, true) == -1)
 		return -1;

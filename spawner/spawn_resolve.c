@@ -87,6 +87,35 @@ spawn_ml_add(struct spawn_mlist *l, enum spawn_mnt kind, char *path,
 	return spawn_ml_add_src(l, kind, path, NULL, implicit);
 }
 
+bool
+spawn_ml_has(const struct spawn_mlist *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->m[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+const struct spawn_mount *
+spawn_ml_covering(const struct spawn_mlist *l, const char *path)
+{
+	const struct spawn_mount *best = NULL;
+	size_t i, d, bd = 0;
+
+	for (i = 0; i < l->n; i++) {
+		if (!spawn_path_under(path, l->m[i].path))
+			continue;
+		d = strlen(l->m[i].path);
+		if (best == NULL || d >= bd) {
+			best = &l->m[i];
+			bd = d;
+		}
+	}
+	return best;
+}
+
 char *
 spawn_resolve_cwd(const char *opt_cwd, char *err, size_t errlen)
 {
