@@ -20,6 +20,7 @@
  */
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -71,9 +72,16 @@ static const struct guarded home_guards[] = {
 	{ ".profile", true, false }, { ".zshrc", true, false },
 	{ ".zshenv", true, false }, { ".zprofile", true, false },
 	{ ".zlogin", true, false }, { ".gitconfig", true, false },
-	{ ".config/git", false, false },
+	{ ".bash_aliases", true, false }, { ".xprofile", true, false },
+	{ ".xsessionrc", true, false }, { ".pam_environment", true, false },
+	{ ".config/git", false, false }, { ".config/fish", false, false },
+	{ ".config/autostart", false, false },
+	{ ".config/systemd", false, false },
+	{ ".config/environment.d", false, false },
 	{ NULL, false, false },
 };
+
+#define MODULES_DEPTH_MAX	4	/* submodules of submodules of ... */
 
 /* Writable inside, and backed by the host (not a tmpfs or a cache). */
 static bool
@@ -154,6 +162,42 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 	return r;
 }
 
+/*
+ * The git directories of submodules, gitdir/modules/NAME (and theirs):
+ * git runs their hooks and config too. Those that exist are guarded; a
+ * new one is used only if .gitmodules or the config (guarded) says so.
+ */
+static int
+guard_modules(struct spawn_mlist *l, const char *gitdir, int depth,
+    bool macos)
+{
+	char dir[PATH_MAX], sub[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	size_t i;
+	DIR *d;
+	int r = 0;
+
+	if (depth >= MODULES_DEPTH_MAX ||
+	    snprintf(dir, sizeof(dir), "%s/modules", gitdir) >=
+	    (int)sizeof(dir) || (d = opendir(dir)) == NULL)
+		return 0;
+	while (r == 0 && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' ||
+		    snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >=
+		    (int)sizeof(sub) || lstat(sub, &st) == -1 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
+			if (!gitdir_guards[i].existing)
+				r = guard(l, sub, &gitdir_guards[i], macos);
+		if (r == 0)
+			r = guard_modules(l, sub, depth + 1, macos);
+	}
+	closedir(d);
+	return r;
+}
+
 int
 spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
     const char *cwd, const char *home)
@@ -190,6 +234,15 @@ spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 	for (k = 0; r == 0 && k < ng; k++) {
 		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
 			r = guard(l, gitdirs[k], &gitdir_guards[i], macos);
+		if (r == 0)
+			r = guard_modules(l, gitdirs[k], 0, macos);
+	}
+	for (k = 0; r == 0 && k < n; k++) {
+		char g[PATH_MAX];
+
+		if (snprintf(g, sizeof(g), "%s/.git", places[k]) <
+		    (int)sizeof(g))
+			r = guard_modules(l, g, 0, macos);
 	}
 	free(gitdirs);
 	if (r == 0 && home != NULL && (macos || host_writable(l, home)))
