@@ -294,6 +294,13 @@ prepare() {
 	chown -R "$who" "$d/repo" "$d/proj" "$d/control"
 	host "$who" "$d/repo" sh -c 'git init -q && echo t >tracked &&
 		git add tracked && git commit -q -m init'
+	# a repository with a submodule (its git directory: .git/modules/sm)
+	mkdir -p "$d/smrepo"
+	chown "$who" "$d/smrepo"
+	host "$who" "$d/smrepo" sh -c 'git init -q &&
+		git init -q ../smsrc && git -C ../smsrc commit -q --allow-empty -m s &&
+		git -c protocol.file.allow=always submodule -q add ../smsrc sm &&
+		git commit -q -m sm'
 	host "$who" "$d/proj/main" sh -c 'git init -q && echo s >sub/f &&
 		git add sub/f && git commit -q -m init &&
 		git worktree add -q ../wt'
@@ -518,6 +525,18 @@ checks_repo() {
 	GK_DETAIL="$(detail) | log: $(oneline "$(cat "$T/host.out")")"
 	gk_check "$who: repo: git add and git commit inside still work (the commit is on the host)" \
 		eval 'said commit wrote && grep -qx in-cage "$T/host.out"'
+
+	# a submodule's git directory (.git/modules/sm): its hooks and config
+	run "$who" "$d/smrepo" -- sh -c '. "$1/try.sh"
+		try smhook sh -c "printf \"#!/bin/sh\ntouch %s/smhook\n\" \"\$1\" >.git/modules/sm/hooks/post-commit && chmod +x .git/modules/sm/hooks/post-commit" sh "$2"
+		try smconfig git -C sm config core.fsmonitor "touch $2/smconfig; false"' \
+		sh "$SCR" "$m"
+	host "$who" "$d/smrepo/sm" git status --porcelain
+	host "$who" "$d/smrepo/sm" git commit -q --allow-empty -m "host side $TOK"
+	GK_DETAIL="$(detail) | marks: $(marks "$who")"
+	gk_check "$who: repo: a submodule's hooks and config cannot be planted; the host's git in it runs nothing" \
+		eval 'said smhook refused && said smconfig refused &&
+		    [ ! -e "$m/smhook" ] && [ ! -e "$m/smconfig" ]'
 
 	run "$who" "$r" -- sh "$SCR/rename.sh" "$m"
 	host_git "$who" "$r"
