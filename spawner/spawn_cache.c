@@ -160,12 +160,12 @@ missing_parent(const char *home, const char *path, bool *bad)
 /* One cache place for the mode; 0, or -1 with err. */
 static int
 add_cache(struct spawn_mlist *l, const struct spawn_opts *o,
-    const char *path, const char *backing, bool merged, char *err,
-    size_t errlen)
+    enum spawn_cache mode, const char *path, const char *backing,
+    bool merged, char *err, size_t errlen)
 {
 	char show[256];
 
-	switch (o->cache) {
+	switch (mode) {
 	case SPAWN_CACHE_PRIVATE:
 		if (!o->dry_run && spawn_mkdirs(backing, 0700) == -1)
 			return gk_seterr(err, errlen, "--cache private: "
@@ -285,6 +285,7 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 	const struct spawn_mount *c;
 	size_t i, k, ndirs = 0, first = l->n;
 	struct stat st;
+	enum spawn_cache mode;
 	bool bad;
 	int r = 0, li;
 
@@ -293,7 +294,17 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 		return 0;
 	if ((root = private_root(home, &top)) == NULL)
 		return -1;
-	if (o->cache == SPAWN_CACHE_PRIVATE && !spawn_ml_has(l, top))
+	/*
+	 * A home the user cannot write (HOME of another user, a read-only
+	 * one): no private directory can be made there, so this run gets
+	 * fresh ones (tmp); a --dry-run shows what a run would do.
+	 */
+	mode = o->cache;
+	if (mode == SPAWN_CACHE_PRIVATE && !o->dry_run &&
+	    spawn_mkdirs(root, 0700) == -1)
+		mode = SPAWN_CACHE_TMP;
+	if (mode == SPAWN_CACHE_PRIVATE && !spawn_ml_has(l, top) &&
+	    (o->dry_run || access(top, F_OK) == 0))
 		r = spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(top), true);
 	for (li = 0; r == 0 && li < 2; li++) {
 		for (i = 0; r == 0 && lists[li][i] != NULL; i++) {
@@ -311,8 +322,8 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 				continue;
 			free(missing_parent(home, path, &bad));
 			if (!bad)
-				r = add_cache(l, o, path, backing, li == 1, err,
-				    errlen);
+				r = add_cache(l, o, mode, path, backing,
+				    li == 1, err, errlen);
 		}
 	}
 	/* mount points the host lacks (--cache host made its own) */
