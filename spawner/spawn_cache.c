@@ -266,9 +266,11 @@ add_synth(struct spawn_mlist *l, const char *home, const char *path)
 	if ((mp = missing_parent(home, path, &bad)) == NULL)
 		return 0;
 	c = spawn_ml_covering(l, mp);
-	/* writable already (bwrap makes the directory), or a mount of its
-	 * own there; under a SYNTH above it is a read-only entry */
-	if (c != NULL && (c->kind == SPAWN_MNT_RW || c->kind == SPAWN_MNT_BIND ||
+	/* writable already, by this user too (bwrap makes the directory
+	 * as the user), or a mount of its own there; under a SYNTH above
+	 * it is a read-only entry */
+	if (c != NULL && (((c->kind == SPAWN_MNT_RW ||
+	    c->kind == SPAWN_MNT_BIND) && access(mp, W_OK) == 0) ||
 	    c->kind == SPAWN_MNT_TMPFS || strcmp(c->path, mp) == 0)) {
 		free(mp);
 		return 0;

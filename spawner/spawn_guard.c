@@ -155,6 +155,15 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 	}
 	if (spawn_ml_has(l, path) || !host_writable(l, path))
 		return 0;
+	/* where this user cannot create it on the host, neither can the
+	 * sandbox (nor could bwrap make a placeholder) */
+	if ((slash = strrchr(path, '/')) != NULL) {
+		*slash = '\0';
+		r = access(path, W_OK);
+		*slash = '/';
+		if (r == -1)
+			return 0;
+	}
 	r = spawn_ml_add(l, file ? SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR,
 	    strdup(path), true);
 	if (r == 0)
