@@ -108,6 +108,9 @@ bwrap_envp(bool fs_sandbox)
 	return env;
 }
 
+/* The placeholders' registry, locked shared (spawn_guard_lock). */
+static int	guard_fd = -1;
+
 static void
 build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 {
@@ -323,6 +326,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	if (o->verbose > 0)
 		fprintf(stderr, "gk-run: %s is %s\n", o->cmd[0], resolved);
 	data_fds(p, &f);
+	spawn_guard_register(guard_fd, p);
 	if (pipe2(pipefd, O_CLOEXEC) == -1)
 		die("pipe: %s", strerror(errno));
 	p->status_fd = add_fd(&f, pipefd[1], NULL, 0, true);
@@ -350,7 +354,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	r.verbose = o->verbose;
 	r.cmdname = cmdshow;
 	rc = spawn_run(&r);
-	spawn_guard_cleanup(p);
+	spawn_guard_cleanup(guard_fd, p);
 	exit(rc);
 }
 
@@ -392,6 +396,9 @@ main(int argc, char **argv)
 		    "the host's own tool caches (~/.npm, ~/.cache, ~/.cargo, "
 		    "~/.local/lib, ~/.local/bin, ...); what it plants there "
 		    "runs when the host's tools use them\n", cmdshow);
+	/* before the plan: placeholders seen now stay until the end */
+	if (!o.dry_run)
+		guard_fd = spawn_guard_lock();
 	build_plan(&o, &p, &cwd);
 	if (o.dry_run)
 		dry_run(&o, &p);

@@ -20,8 +20,11 @@
  */
 #include <sys/stat.h>
 
+#include <sys/file.h>
+
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +95,22 @@ host_writable(const struct spawn_mlist *l, const char *path)
 	return c != NULL && c->kind == SPAWN_MNT_RW;
 }
 
+static bool
+dir_empty(const char *path)
+{
+	struct dirent *de;
+	bool empty = true;
+	DIR *d;
+
+	if ((d = opendir(path)) == NULL)
+		return false;
+	while (empty && (de = readdir(d)) != NULL)
+		empty = strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
 /*
  * An existing .git in a writable place. A directory stays writable (git
  * writes objects, refs and the index there; its hooks, config and info
@@ -137,6 +156,18 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 		if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode) &&
 		    !S_ISLNK(st.st_mode))
 			return 0;
+		/*
+		 * Empty: maybe the placeholder of another gk-run in the same
+		 * directory, which removes it when its command ends. A fresh
+		 * empty one over it, not a bind of it (a bind's source must
+		 * still be there when bwrap mounts it); this run leaves it.
+		 */
+		if (S_ISDIR(st.st_mode) && dir_empty(path))
+			return spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path),
+			    true);
+		if (S_ISREG(st.st_mode) && st.st_size == 0)
+			return spawn_ml_add(l, SPAWN_MNT_HIDE_FILE,
+			    strdup(path), true);
 		return spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
 	}
 	if (errno != ENOENT || g->existing)
@@ -261,20 +292,93 @@ spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 	return r;
 }
 
-void
-spawn_guard_cleanup(const struct spawn_plan *p)
+/* Remove path if it is still an empty directory or an empty file. */
+static void
+remove_empty(const char *path)
 {
 	struct stat st;
-	size_t i;
 
-	/* deepest first: the plan is in mount order */
-	for (i = p->nmounts; i-- > 0; ) {
-		if (!p->mounts[i].placeholder ||
-		    lstat(p->mounts[i].path, &st) == -1)
-			continue;
-		if (S_ISREG(st.st_mode) && st.st_size == 0)
-			(void)unlink(p->mounts[i].path);
-		else if (S_ISDIR(st.st_mode))
-			(void)rmdir(p->mounts[i].path);	/* if empty */
+	if (lstat(path, &st) == -1)
+		return;
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		(void)unlink(path);
+	else if (S_ISDIR(st.st_mode))
+		(void)rmdir(path);	/* if empty */
+}
+
+int
+spawn_guard_lock(void)
+{
+	char *home, path[PATH_MAX];
+	int fd = -1;
+
+	if ((home = spawn_home()) == NULL)
+		return -1;
+	if (snprintf(path, sizeof(path), "%s/.gk-run", home) <
+	    (int)sizeof(path) && (mkdir(path, 0700) == 0 || errno == EEXIST) &&
+	    snprintf(path, sizeof(path), "%s/.gk-run/placeholders", home) <
+	    (int)sizeof(path))
+		fd = open(path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC |
+		    O_NOFOLLOW, 0600);
+	free(home);
+	if (fd != -1 && flock(fd, LOCK_SH) == -1) {
+		close(fd);
+		fd = -1;
 	}
+	return fd;
+}
+
+void
+spawn_guard_register(int lockfd, const struct spawn_plan *p)
+{
+	char line[PATH_MAX + 1];
+	size_t i;
+	int n;
+
+	for (i = 0; lockfd != -1 && i < p->nmounts; i++) {
+		if (!p->mounts[i].placeholder)
+			continue;
+		/* one write per line: O_APPEND keeps concurrent runs' whole */
+		n = snprintf(line, sizeof(line), "%s\n", p->mounts[i].path);
+		if (n > 0 && n < (int)sizeof(line) &&
+		    strchr(p->mounts[i].path, '\n') == NULL &&
+		    write(lockfd, line, (size_t)n) != n)
+			break;	/* a full disk: the rest stay, empty */
+	}
+}
+
+void
+spawn_guard_cleanup(int lockfd, const struct spawn_plan *p)
+{
+	uint8_t *buf;
+	char *s, *e;
+	size_t i, len;
+
+	if (lockfd == -1) {
+		/* no registry: this run's own, deepest first */
+		for (i = p->nmounts; i-- > 0; )
+			if (p->mounts[i].placeholder)
+				remove_empty(p->mounts[i].path);
+		return;
+	}
+	/* the last run in flight removes every run's placeholders (also
+	 * those of a gk-run that was killed); while others run, they stay */
+	if (flock(lockfd, LOCK_EX | LOCK_NB) == -1)
+		return;
+	if ((buf = spawn_fd_slurp(lockfd, 1 << 20, &len)) != NULL) {
+		buf[len] = '\0';
+		/* last line first: deeper placeholders were made later */
+		for (s = (char *)buf + len; s > (char *)buf; s = e) {
+			*s = '\0';
+			for (e = s; e > (char *)buf && e[-1] != '\n'; e--)
+				;
+			if (e[0] == '/')
+				remove_empty(e);
+			if (e > (char *)buf)
+				e--;
+		}
+		free(buf);
+	}
+	if (ftruncate(lockfd, 0) == -1)
+		return;		/* removed already; a later run retries */
 }

@@ -57,8 +57,18 @@ int		 spawn_project_mounts(struct spawn_mlist *l,
 int		 spawn_guard_mounts(struct spawn_mlist *l,
 		    const struct spawn_opts *o, const char *cwd,
 		    const char *home);
-/* After the sandbox: remove the placeholders bwrap made (still empty). */
-void		 spawn_guard_cleanup(const struct spawn_plan *p);
+/*
+ * Runs in the same directories share placeholders; each removes them
+ * only when no other is in flight. The registry ~/.gk-run/placeholders,
+ * held with a shared flock from before the plan is made until the end:
+ * its fd, or -1 (no registry: this run removes its own).
+ */
+int		 spawn_guard_lock(void);
+/* Note the placeholders bwrap will make for this plan. */
+void		 spawn_guard_register(int lockfd, const struct spawn_plan *p);
+/* After the sandbox: with the lock alone, remove every registered
+ * placeholder that is still empty (all runs', killed ones' too). */
+void		 spawn_guard_cleanup(int lockfd, const struct spawn_plan *p);
 
 /* spawn_cache.c */
 /* mkdir -p (relative to the current directory when not absolute), what

@@ -809,6 +809,30 @@ checks_project() {
 		eval '[ "$RC" != 0 ] && [ ! -e "$d/ws/.envrc" ]'
 }
 
+# checks_concurrent WHO: runs in flight together in one repository share
+# its placeholders; each starts, and the last one out removes them all.
+checks_concurrent() {
+	local who=$1 d=$FS/$1 r=$FS/$1/repo i before after fails=0 pids=()
+	before=$(listing "$r")
+	as_prefix "$who"
+	for i in $(seq 16); do
+		( cd "$r" && timeout -s KILL 60 "${AS[@]}" "$GKRUN" -- \
+			sleep 0.3 >"$T/conc.$i.out" 2>&1 </dev/null
+		  echo $? >"$T/conc.$i.rc" ) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"	# these only (gatekeeperd runs in the background)
+	for i in $(seq 16); do
+		[ "$(cat "$T/conc.$i.rc" 2>/dev/null)" = 0 ] || fails=$((fails + 1))
+	done
+	after=$(listing "$r")
+	GK_DETAIL="failed: $fails | $(head -c 300 "$T/conc.1.out") | before: $(oneline "$before") | after: $(oneline "$after")"
+	gk_check "$who: 16 runs at once in one repository all start and exit 0" \
+		test "$fails" = 0
+	gk_check "$who: ... and leave no placeholder behind" \
+		test "$before" = "$after"
+}
+
 checks_rw_missing() {
 	local who=$1 d=$FS/$1
 	run "$who" "$d/work" --rw "$d/made/deep" -- sh -c "echo m >$d/made/deep/f"
@@ -856,6 +880,7 @@ for who in "${WHOS[@]}"; do
 	checks_apt "$who"
 	checks_project "$who"
 	checks_rw_missing "$who"
+	checks_concurrent "$who"
 	checks_gated "$who"
 done
 
