@@ -48,7 +48,10 @@ gk_enter_netns 1 "$GK_SELF" "$GKD" "$GKRUN"
 gk_setup
 
 T=$GK_TMP
-SOCK=$T/control.sock
+# the control socket in a directory of its own (gk-run hides that
+# directory from every sandbox, so it must not hold the working one)
+SOCK=$T/run/control.sock
+mkdir -p "$T/run"
 AUDIT=$T/audit.log
 METRICS=127.0.0.1:9477
 LOGLEVEL=${GK_DEMO_LOGLEVEL:-info}
