@@ -305,6 +305,8 @@ int		 spawn_mounts_sort(struct spawn_mount *m, size_t *n, char *err,
 		    size_t errlen);
 /* Free the paths of n mounts and the array. */
 void		 spawn_mounts_free(struct spawn_mount *m, size_t n);
+/* How many components an absolute, canonical path has ("/" has 0). */
+size_t		 spawn_path_depth(const char *p);
 /* Is `path` equal to `dir` or below it? Both absolute and canonical. */
 bool		 spawn_path_under(const char *path, const char *dir);
 /*

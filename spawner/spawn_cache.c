@@ -236,20 +236,11 @@ is_merged(const char *home, const char *path)
 	return false;
 }
 
-static size_t
-depth(const char *p)
-{
-	size_t d = 0;
-
-	for (; *p != '\0'; p++)
-		d += *p == '/';
-	return d;
-}
-
 static int
 by_depth(const void *a, const void *b)
 {
-	size_t da = depth(*(char *const *)a), db = depth(*(char *const *)b);
+	size_t da = spawn_path_depth(*(char *const *)a);
+	size_t db = spawn_path_depth(*(char *const *)b);
 
 	return da < db ? -1 : da > db;
 }

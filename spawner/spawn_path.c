@@ -9,8 +9,8 @@
 
 #include "spawner/spawn.h"
 
-static size_t
-path_depth(const char *p)
+size_t
+spawn_path_depth(const char *p)
 {
 	size_t d = 0;
 
@@ -159,8 +159,8 @@ spawn_mounts_sort(struct spawn_mount *m, size_t *n, char *err, size_t errlen)
 	/* stable insertion sort by depth */
 	for (i = 1; i < kept; i++) {
 		t = m[i];
-		for (j = i; j > 0 && path_depth(m[j - 1].path) >
-		    path_depth(t.path); j--)
+		for (j = i; j > 0 && spawn_path_depth(m[j - 1].path) >
+		    spawn_path_depth(t.path); j--)
 			m[j] = m[j - 1];
 		m[j] = t;
 	}
