@@ -25,7 +25,8 @@
 #define DNS_UDP_OUTMAX		1500	/* >= DNS_EDNS_SIZE */
 #define DNS_PENDING_MAX		10000	/* distinct upstream queries */
 #define DNS_WAITERS_MAX		256	/* clients waiting on one query */
-#define DNS_TCP_MAX		256	/* concurrent TCP clients */
+#define DNS_TCP_MAX		4096	/* TCP clients (each cage: its own
+					   cap, gk_limit) */
 #define DNS_TCP_IDLE_SEC	10
 #define DNS_TCP_OUT_HIGH	(256 * 1024)
 #define DNS_PENDING_BUCKETS	4096

@@ -18,6 +18,7 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
 
 struct dns_waiter {
@@ -171,6 +172,15 @@ lookup_answer(struct dns_waiter *w, const struct dns_answer *a)
 }
 
 /* Answer one waiter from an upstream message (or SERVFAIL if a==NULL). */
+/* The cage a client waiter asked for, if it still lives. */
+static struct gk_cage *
+waiter_cage(struct dns_server *s, const struct dns_waiter *w)
+{
+	struct gk_cage *c = gk_cage_by_source(s->cages, &w->client.addr);
+
+	return c != NULL && strcmp(c->id, w->cage_id) == 0 ? c : NULL;
+}
+
 static void
 answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
     const struct dns_answer *a, time_t now)
@@ -184,8 +194,10 @@ answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
 			lookup_answer(w, a);
 		return;
 	}
-	c = gk_cage_by_source(s->cages, &w->client.addr);
-	if (c == NULL || strcmp(c->id, w->cage_id) != 0)
+	c = waiter_cage(s, w);
+	if (c != NULL)
+		gk_limit_upstream_done(c);
+	if (c == NULL)
 		len = dns_reply_empty(&w->q, DNS_RC_REFUSED, out, sizeof(out));
 	else if (!name_allowed(c, &w->q))
 		len = dns_reply_empty(&w->q, DNS_RC_NXDOMAIN, out, sizeof(out));
@@ -209,11 +221,14 @@ pending_finish(struct dns_pending *p, const uint8_t *msg,
 	struct dns_server *s = p->srv;
 	struct dns_waiter *w, *next;
 	time_t now = gk_now();
+	struct gk_cage *c;
 
 	for (w = p->waiters; w != NULL; w = next) {
 		next = w->next;
 		if (!s->stopping)
 			answer_waiter(s, w, msg, a, now);
+		else if (w->cb == NULL && (c = waiter_cage(s, w)) != NULL)
+			gk_limit_upstream_done(c);
 		waiter_free(w);
 	}
 	p->waiters = NULL;
@@ -363,17 +378,25 @@ forward_send(struct dns_server *s, struct dns_pending *p)
 		upstream_cb(p, false, NULL, 0);
 }
 
-/* Returns 0 if the client will be answered later, -1 to SERVFAIL now. */
+/*
+ * Returns 0 if the client will be answered later, -1 to SERVFAIL now
+ * (out of resources, or over the cage's upstream budget).
+ */
 static int
 forward(struct dns_server *s, const struct dns_client *cl,
-    const struct gk_cage *c, const struct dns_query *q)
+    struct gk_cage *c, const struct dns_query *q)
 {
 	struct dns_pending *p;
 	int rc;
 
-	if ((p = forward_start(s, q)) == NULL)
+	if (!gk_limit_upstream(c, gk_now_ms(), q->name))
 		return -1;
-	rc = pending_add_waiter(p, cl, c, q);
+	if ((p = forward_start(s, q)) == NULL) {
+		gk_limit_upstream_done(c);
+		return -1;
+	}
+	if ((rc = pending_add_waiter(p, cl, c, q)) == -1)
+		gk_limit_upstream_done(c);
 	forward_send(s, p);
 	return rc;
 }
@@ -440,9 +463,18 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	struct gk_cage *c;
 	enum dns_status st;
 
-	if ((st = dns_query_parse(buf, len, &q)) != DNS_OK)
+	st = dns_query_parse(buf, len, &q);
+	if ((c = gk_cage_by_source(s->cages, &cl->addr)) != NULL &&
+	    !gk_limit_dns_query(c, gk_now_ms(), st == DNS_OK ? q.name :
+	    NULL)) {
+		/* over the cage's rate: UDP is dropped (answering a flood
+		 * costs as much as the flood), TCP refused */
+		return cl->tcp == NULL || st != DNS_OK ? 0 :
+		    dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
+	}
+	if (st != DNS_OK)
 		return answer_bad(st, &q, out, outlen);
-	if ((c = gk_cage_by_source(s->cages, &cl->addr)) == NULL) {
+	if (c == NULL) {
 		gk_stats.dns_queries[GK_DNSV_REFUSED]++;
 		gk_stats.denied[GK_KIND_DNS][GK_REASON_UNKNOWN_SOURCE]++;
 		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);

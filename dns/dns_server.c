@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,11 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_limit.h"
 
 struct dns_tcp {
 	TAILQ_ENTRY(dns_tcp)	 entry;
+	struct gk_hold		 hold;		/* in its cage's budget */
 	struct dns_server	*srv;
 	struct bufferevent	*bev;		/* NULL once closed */
 	struct gk_addr		 peer;
@@ -193,6 +196,7 @@ tcp_close(struct dns_tcp *t)
 		return;
 	bufferevent_free(t->bev);
 	t->bev = NULL;
+	gk_hold_drop(&t->hold);
 	TAILQ_REMOVE(&s->tcp_conns, t, entry);
 	gk_listen_session_done(s->tcp_listen);
 	dns_tcp_unref(t);
@@ -262,6 +266,14 @@ tcp_event_cb(struct bufferevent *bev, short what, void *arg)
 	tcp_close(t);
 }
 
+/* Its cage ended. */
+static void
+tcp_hold_end(struct gk_hold *h)
+{
+	tcp_close((struct dns_tcp *)((char *)h - offsetof(struct dns_tcp,
+	    hold)));
+}
+
 static void
 tcp_accept_cb(int fd, struct sockaddr *sa, void *arg)
 {
@@ -269,10 +281,19 @@ tcp_accept_cb(int fd, struct sockaddr *sa, void *arg)
 	struct timeval idle = { DNS_TCP_IDLE_SEC, 0 };
 	struct dns_tcp *t;
 
+	/* over its cage's budget (or the daemon's): closed at once */
 	if ((t = calloc(1, sizeof(*t))) == NULL ||
 	    gk_addr_from_sockaddr(&t->peer, sa) == -1 ||
-	    (t->bev = bufferevent_socket_new(s->base, fd,
+	    gk_hold_take(&t->hold, gk_cage_by_source(s->cages, &t->peer),
+	    GK_HOLD_DNS_TCP, 1, tcp_hold_end) != GK_LIM__MAX) {
+		free(t);
+		close(fd);
+		gk_listen_session_done(s->tcp_listen);
+		return;
+	}
+	if ((t->bev = bufferevent_socket_new(s->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE)) == NULL) {
+		gk_hold_drop(&t->hold);
 		free(t);
 		close(fd);
 		gk_listen_session_done(s->tcp_listen);

@@ -22,6 +22,7 @@
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_conf.h"
 #include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_metrics.h"
 #include "socks/proxy.h"
 
@@ -141,8 +142,9 @@ proxy_conf(struct gk_daemon *d)
 	d->proxy.audit = d->audit;
 	d->proxy.host = &d->host;
 	d->proxy.connect_timeout_ms = d->conf.connect_timeout_ms;
-	d->proxy.handshake_timeout_ms = PROXY_HANDSHAKE_TIMEOUT_MS;
+	d->proxy.handshake_timeout_ms = d->conf.handshake_timeout_ms;
 	d->proxy.idle_sec = d->conf.idle_timeout_s;
+	gk_limit_configure(&d->conf.limits, d->audit);
 }
 
 static int
@@ -171,6 +173,13 @@ start(struct gk_daemon *d)
 {
 	struct dns_server_conf sc;
 	char err[1024] = "";
+	uint64_t was, now;
+
+	now = gk_limit_fds_init(&was);
+	log_info("descriptors: %llu%s (%llu kept for the control socket and "
+	    "new cages)", (unsigned long long)now, was < now ?
+	    " (soft limit raised to the hard one)" : "",
+	    (unsigned long long)gk_fds.reserve);
 
 	if (d->conf.audit_log[0] != '\0' &&
 	    (d->audit = gk_audit_open(d->base, d->conf.audit_log, err,

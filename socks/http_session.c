@@ -157,6 +157,7 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 {
 	struct proxy_session *s = &hs->base;
 	struct proxy_outcome o;
+	int rc;
 
 	hs->connect = r->method == HTTP_METHOD_CONNECT;
 	hs->consumed = r->head_len;
@@ -193,7 +194,11 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 			return;
 		}
 	}
-	if (proxy_session_dial(s, dial_cb) == -1)
+	if ((rc = proxy_session_dial(s, dial_cb)) == -2)
+		respond(s, 503, "Service Unavailable", NULL, "gatekeeper: cage "
+		    "%s has %u tunnels open, as many as it may (cage-tunnels); "
+		    "close some", s->who.id, gk_limits.tunnels);
+	else if (rc == -1)
 		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: out of "
 		    "resources");
 }

@@ -6,6 +6,7 @@
 
 #include <sys/queue.h>
 
+#include "gatekeeper/state/gk_limit.h"
 #include "socks/proxy.h"
 #include "socks/relay.h"
 
@@ -43,6 +44,7 @@ struct proxy_session {
 	struct bufferevent	*bev;		/* no CLOSE_ON_FREE */
 	struct event		*timer;		/* handshake deadline */
 	struct proxy_who	 who;
+	struct gk_hold		 hold;		/* in its cage's budget */
 	bool			 have_cage;
 	struct gk_host	 t;
 	struct proxy_dial	*dial;		/* DIALING */
@@ -74,7 +76,8 @@ struct proxy_listener *proxy_listener_new(const struct proxy_ctx *ctx,
 /* Move s to st (a debug line with the connection id). */
 void		 proxy_enter_state(struct proxy_session *s,
 		    enum proxy_state st);
-/* Dial the target (DIALING); cb gets the outcome. -1: out of memory. */
+/* Dial the target (DIALING); cb gets the outcome. -1: out of memory, -2:
+ * the cage has as many tunnels as it may (a limit event). */
 int		 proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb);
 /* Close the session now (no flush). */
 void		 proxy_session_close(struct proxy_session *s,
@@ -106,9 +109,10 @@ bool		 proxy_outcome_deny(struct proxy_outcome *o,
 		    enum gk_deny_reason r, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
 
+/* The tunnel takes over the session's holding (`from`). */
 int		 proxy_tunnel_start(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who, const struct gk_host *t,
 		    int client_fd, int server_fd, struct relay_opts *o,
-		    bool peek);
+		    bool peek, struct gk_hold *from);
 
 #endif /* PROXY_INT_H */

@@ -8,6 +8,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,9 +63,18 @@ session_free(struct proxy_session *s)
 		bufferevent_free(s->bev);
 	if (s->fd != -1)
 		close(s->fd);
+	gk_hold_drop(&s->hold);
 	TAILQ_REMOVE(&l->sessions, s, entry);
 	gk_listen_session_done(l->listen);
 	free(s);
+}
+
+/* Its cage ended. */
+static void
+session_hold_end(struct gk_hold *h)
+{
+	proxy_session_close((struct proxy_session *)((char *)h -
+	    offsetof(struct proxy_session, hold)), "its cage ended");
 }
 
 void
@@ -135,7 +145,19 @@ proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
 int
 proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb)
 {
+	uint64_t ms = (uint64_t)s->ctx->connect_timeout_ms +
+	    s->ctx->handshake_timeout_ms;
+	struct timeval tv = { (time_t)(ms / 1000),
+	    (suseconds_t)(ms % 1000) * 1000 };
+	struct gk_cage *c;
+
+	if (s->have_cage && (c = proxy_cage(s->ctx, &s->who)) != NULL &&
+	    !gk_limit_hold_room(c, GK_HOLD_TUNNEL))
+		return -2;
 	proxy_enter_state(s, PROXY_ST_DIALING);
+	/* the client is done; the dial keeps its own time (the lookup,
+	 * then connect-timeout) */
+	evtimer_add(s->timer, &tv);
 	s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, cb, s);
 	return s->dial == NULL ? -1 : 0;
 }
@@ -188,7 +210,7 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	o.conn = s->who.conn;
 	s->fd = -1;		/* the tunnel's now (even if it fails) */
 	proxy_tunnel_start(s->ctx, &s->who, &s->t, client_fd, server_fd, &o,
-	    peek);
+	    peek, &s->hold);
 	session_free(s);
 }
 
@@ -202,6 +224,9 @@ proxy_session_cage_by_token(struct proxy_session *s, const char *token)
 	s->who.source = c->source;
 	snprintf(s->who.id, sizeof(s->who.id), "%s", c->id);
 	s->have_cage = true;
+	/* from the budget of sources without a cage to its own (if it has
+	 * no room, the connection stays in the former's) */
+	(void)gk_hold_move(&s->hold, c, GK_HOLD_HANDSHAKE, s->hold.fds);
 	return c;
 }
 
@@ -239,7 +264,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	struct timeval tv = { ctx->handshake_timeout_ms / 1000,
 	    (suseconds_t)(ctx->handshake_timeout_ms % 1000) * 1000 };
 	struct proxy_session *s;
-	struct gk_cage *c;
+	struct gk_cage *c = NULL;
 
 	if ((s = calloc(1, l->proto->size)) == NULL) {
 		close(fd);
@@ -259,6 +284,13 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	    (c = gk_cage_by_source(ctx->cages, &s->who.source)) != NULL) {
 		snprintf(s->who.id, sizeof(s->who.id), "%s", c->id);
 		s->have_cage = true;
+	}
+	/* the client and the socket it will be dialled to; over the cage's
+	 * budget (or the daemon's) the connection is closed at once */
+	if (gk_hold_take(&s->hold, c, GK_HOLD_HANDSHAKE, 2,
+	    session_hold_end) != GK_LIM__MAX) {
+		proxy_session_close(s, "over its cage's limits");
+		return;
 	}
 	s->bev = bufferevent_socket_new(ctx->base, fd, 0);
 	s->timer = evtimer_new(ctx->base, session_timeout_cb, s);

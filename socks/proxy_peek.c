@@ -26,6 +26,7 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_limit.h"
 #include "sni/sni.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy.h"
@@ -242,6 +243,8 @@ ech_seen(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	json_object *d;
 
 	gk_stats.tls_ech++;
+	if (!gk_limit_audit_ok(proxy_cage(ctx, who), "proxy.ech", t->name))
+		return;
 	log_info("conn=%llu cage=%s host=%s sni=%s ech=1",
 	    (unsigned long long)who->conn, c->id, t->name, r->name);
 	if (ctx->audit == NULL)

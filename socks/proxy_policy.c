@@ -14,6 +14,7 @@
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_limit.h"
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
 
@@ -135,6 +136,9 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	gk_stats.denied[who->kind][o->reason]++;
 	if (c != NULL)
 		c->denied[who->kind]++;
+	/* a flood of denials: its lines within the cage's audit budget */
+	if (!gk_limit_audit_ok(c, "proxy.deny", t->name))
+		return;
 	gk_addr_ntop(&who->source, src, sizeof(src));
 	log_info("conn=%llu cage=%s proto=%s client=%s host=%s port=%u "
 	    "action=deny reason=%s", (unsigned long long)who->conn,

@@ -7,6 +7,7 @@
  */
 #include <sys/queue.h>
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,7 @@
 
 struct proxy_tunnel {
 	TAILQ_ENTRY(proxy_tunnel) entry;
+	struct gk_hold		 hold;		/* in its cage's budget */
 	const struct proxy_ctx	*ctx;
 	struct proxy_who	 who;
 	struct gk_host	 t;
@@ -78,18 +80,43 @@ tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
 	    (unsigned long long)up, (unsigned long long)down,
 	    (unsigned long long)(gk_clock_ms() - tn->who.start_ms));
 	gk_stats.active_tunnels--;
+	gk_hold_drop(&tn->hold);
 	TAILQ_REMOVE(&tunnels, tn, entry);
 	free(tn);		/* the relay frees itself after we return */
+}
+
+/* Its cage ended: both sockets closed now, whatever the relay's state. */
+static void
+tunnel_hold_end(struct gk_hold *h)
+{
+	struct proxy_tunnel *tn = (struct proxy_tunnel *)((char *)h -
+	    offsetof(struct proxy_tunnel, hold));
+
+	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=close "
+	    "reason=cage_ended ms=%llu", (unsigned long long)tn->who.conn,
+	    tn->who.id, gk_proto_name(tn->who.proto), tn->t.name, tn->t.port,
+	    (unsigned long long)(gk_clock_ms() - tn->who.start_ms));
+	relay_free(tn->relay);
+	gk_stats.active_tunnels--;
+	gk_hold_drop(&tn->hold);
+	TAILQ_REMOVE(&tunnels, tn, entry);
+	free(tn);
 }
 
 int
 proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
     const struct gk_host *t, int client_fd, int server_fd,
-    struct relay_opts *o, bool peek)
+    struct relay_opts *o, bool peek, struct gk_hold *from)
 {
 	struct proxy_tunnel *tn;
 
-	if ((tn = calloc(1, sizeof(*tn))) == NULL) {
+	if ((tn = calloc(1, sizeof(*tn))) == NULL ||
+	    gk_hold_transfer(from, &tn->hold, GK_HOLD_TUNNEL, 2,
+	    tunnel_hold_end) != GK_LIM__MAX) {
+		log_info("conn=%llu cage=%s action=close reason=%s",
+		    (unsigned long long)who->conn, who->id, tn == NULL ?
+		    "nomem" : "limit");
+		free(tn);
 		close(client_fd);
 		close(server_fd);
 		return -1;
@@ -100,6 +127,7 @@ proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	proxy_peek_init(&tn->ps);
 	o->idle_sec = ctx->idle_sec;
 	o->peek = peek ? tunnel_peek_cb : NULL;
+	o->peek_ms = ctx->handshake_timeout_ms;
 	if (!peek)
 		tunnel_allowed(tn);
 	tn->relay = relay_new(ctx->base, client_fd, server_fd, o,
@@ -108,6 +136,7 @@ proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 		log_warn("conn=%llu relay", (unsigned long long)who->conn);
 		close(client_fd);
 		close(server_fd);
+		gk_hold_drop(&tn->hold);
 		free(tn);
 		return -1;
 	}
@@ -125,6 +154,7 @@ proxy_tunnels_free_all(void)
 		TAILQ_REMOVE(&tunnels, tn, entry);
 		relay_free(tn->relay);
 		gk_stats.active_tunnels--;
+		gk_hold_drop(&tn->hold);
 		free(tn);
 	}
 }

@@ -26,6 +26,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
 #include "socks/relay_int.h"
 
@@ -54,6 +55,8 @@ relay_enter_state(struct relay *r, enum relay_state st)
 	log_debug("conn=%llu relay %s -> %s", (unsigned long long)r->conn,
 	    relay_strstate(r->state), relay_strstate(st));
 	r->state = st;
+	if (st != RELAY_ST_HELD)
+		r->peek_deadline = 0;	/* a verdict came */
 }
 
 /* ---- per-direction buffers ------------------------------------------- */
@@ -103,6 +106,7 @@ dir_close_pipe(struct relay_dir *d)
 	if (d->pipe[0] != -1) {
 		close(d->pipe[0]);
 		close(d->pipe[1]);
+		gk_limit_fds_give(2);
 	}
 	d->pipe[0] = d->pipe[1] = -1;
 	d->piped = d->pipe_cap = 0;
@@ -157,8 +161,14 @@ pipe_open(struct relay *r, struct relay_dir *d)
 {
 	int	 sz = -1;
 
-	if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) == -1)
+	/* the daemon's descriptor budget first: without room, buffered */
+	if (!gk_limit_fds_take(2)) {
 		d->pipe[0] = d->pipe[1] = -1;
+		errno = EMFILE;
+	} else if (pipe2(d->pipe, O_NONBLOCK | O_CLOEXEC) == -1) {
+		d->pipe[0] = d->pipe[1] = -1;
+		gk_limit_fds_give(2);
+	}
 	else if ((sz = fcntl(d->pipe[1], F_GETPIPE_SZ)) >= RELAY_PIPE_MIN) {
 		d->pipe_cap = (uint32_t)sz;
 		return;
@@ -434,6 +444,9 @@ relay_schedule(struct relay *r, uint64_t now)
 	if (r->idle_ms > 0)
 		ms = r->last_act + r->idle_ms > now ?
 		    r->last_act + r->idle_ms - now : 0;
+	if (r->peek_deadline > 0 && (r->peek_deadline <= now ||
+	    r->peek_deadline - now < ms))
+		ms = r->peek_deadline > now ? r->peek_deadline - now : 0;
 	r->releasing = dir_holds(&r->dir[0]) || dir_holds(&r->dir[1]);
 	if (r->releasing && ms > RELAY_RELEASE_MS)
 		ms = RELAY_RELEASE_MS;
@@ -519,6 +532,8 @@ relay_drive(struct relay *r)
 	if (r->active)
 		r->last_act = gk_clock_ms();
 	r->active = false;
+	if (r->dir[RELAY_DOWN].bytes > r->down_pre)
+		r->peek_deadline = 0;	/* the server spoke first */
 	if (r->dir[RELAY_UP].shut && r->dir[RELAY_DOWN].shut) {
 		relay_close(r, "closed");
 		return;
@@ -549,6 +564,10 @@ relay_tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (r->idle_ms > 0 && now - r->last_act >= r->idle_ms) {
 		relay_close(r, "idle");
+		return;
+	}
+	if (r->peek_deadline > 0 && now >= r->peek_deadline) {
+		relay_close(r, "peek_timeout");
 		return;
 	}
 	for (i = 0; i < 2; i++) {
@@ -703,6 +722,9 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	r->idle_ms = o->idle_sec > UINT32_MAX / 1000 ? UINT32_MAX :
 	    o->idle_sec * 1000;
 	r->last_act = gk_clock_ms();
+	if (o->peek != NULL && o->peek_ms > 0)
+		r->peek_deadline = r->last_act + o->peek_ms;
+	r->down_pre = o->to_client_len;
 	if (relay_init(r, o) == -1) {
 		saved = errno;
 		r->fd[0] = r->fd[1] = -1;	/* still the caller's */
@@ -711,7 +733,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 		errno = saved;
 		return NULL;
 	}
-	if (r->idle_ms > 0)
+	if (r->idle_ms > 0 || r->peek_deadline > 0)
 		relay_schedule(r, r->last_act);
 	/* First drive on the next loop turn: no callback inside this call. */
 	event_active(r->wr[RELAY_CLIENT], EV_WRITE, 0);

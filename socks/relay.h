@@ -51,7 +51,8 @@ typedef enum relay_peek (*relay_peek_cb)(void *arg, const uint8_t *buf,
 /*
  * Called exactly once when the relay ends by itself (never after
  * relay_free()). reason: "closed" (both directions finished), "idle",
- * "denied", "peek_too_long", "client_error", "server_error" or "nomem".
+ * "denied", "peek_too_long", "peek_timeout", "client_error", "server_error"
+ * or "nomem".
  * up/down: bytes written to the server/client, the to_server/to_client
  * prefixes included. Both fds are closed already; the relay is freed
  * after the callback returns, which must not call relay_free().
@@ -63,6 +64,12 @@ struct relay_opts {
 	uint64_t	 conn;		/* the connection's id, for logs */
 	unsigned	 idle_sec;	/* 0: no idle timeout */
 	relay_peek_cb	 peek;		/* NULL: no peek, relay at once */
+	/*
+	 * With peek: the first verdict is due this long after the start,
+	 * unless the server sends a byte first (a server-speaks-first
+	 * protocol); else the relay ends, reason "peek_timeout". 0: none.
+	 */
+	unsigned	 peek_ms;
 	bool		 no_splice;	/* force the buffered path */
 	/* Sent to the server first, even while the peek holds. */
 	const uint8_t	*to_server;

@@ -65,6 +65,10 @@ struct relay {
 	const char		*why;		/* set by a failing step */
 	uint32_t		 idle_ms;
 	uint64_t		 last_act;	/* gk_clock_ms() */
+	/* the first verdict is due by then, unless the server spoke
+	 * first (0: none, or decided) */
+	uint64_t		 peek_deadline;
+	uint64_t		 down_pre;	/* to_client bytes */
 	relay_peek_cb		 peek_cb;
 	relay_done_cb		 done_cb;
 	void			*arg;

@@ -197,7 +197,7 @@ on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 		deny_reply(s, &o);
 		return 0;
 	}
-	if (proxy_session_dial(s, dial_cb) == -1) {
+	if (proxy_session_dial(s, dial_cb) != 0) {
 		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
 		return 0;
 	}

@@ -91,6 +91,7 @@ tp_start(struct proxy_session *s)
 {
 	struct proxy_outcome o;
 	struct gk_cage *c;
+	int rc;
 
 	/* what arrives while dialling is peeked; no more than the peek */
 	bufferevent_setwatermark(s->bev, EV_READ, 0, RELAY_PEEK_MAX);
@@ -118,8 +119,9 @@ tp_start(struct proxy_session *s)
 		reset_close(s, "denied");
 		return;
 	}
-	if (proxy_session_dial(s, tp_dial_cb) == -1)
-		reset_close(s, "out of memory");
+	if ((rc = proxy_session_dial(s, tp_dial_cb)) != 0)
+		reset_close(s, rc == -2 ? "over the cage's tunnel limit" :
+		    "out of memory");
 }
 
 /* Bytes before the tunnel wait in the bufferevent for the peek. */

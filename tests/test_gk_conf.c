@@ -77,6 +77,19 @@ static const struct set_case set_cases[] = {
 	{ "audit-log", "-", true, NULL },
 	{ "audit-log", "", false, "empty value" },
 	{ "control", "/run/gk.sock", true, NULL },
+	{ "handshake-timeout", "1", true, NULL },
+	{ "handshake-timeout", "0", false, "1 to 120" },
+	{ "handshake-timeout", "121", false, "1 to 120" },
+	{ "cage-dns-rate", "0", true, NULL },
+	{ "cage-dns-rate", "10000000", true, NULL },
+	{ "cage-dns-rate", "10000001", false, "from 0 (no limit) to 10000000" },
+	{ "cage-dns-rate", "-1", false, "from 0 (no limit)" },
+	{ "cage-dns-upstream", "100001", false, "to 100000" },
+	{ "cage-dns-upstream-rate", "5x", false, "from 0 (no limit)" },
+	{ "cage-dns-tcp", "", false, "from 0 (no limit)" },
+	{ "cage-handshakes", "1000000", true, NULL },
+	{ "cage-tunnels", "1000001", false, "to 1000000" },
+	{ "cage-audit-rate", "0", true, NULL },
 	{ "nonsense", "1", false, "unknown key 'nonsense'" },
 	{ "foreground", "1", false, "command-line option" },
 };
@@ -123,6 +136,14 @@ test_defaults(void **state)
 	assert_int_equal(c.cage_prefix, 16);
 	assert_int_equal(c.metrics_port, 9477);
 	assert_int_equal(c.nupstreams, 0);
+	assert_int_equal(c.handshake_timeout_ms, 5000);
+	assert_int_equal(c.limits.dns_rate, 1000);
+	assert_int_equal(c.limits.dns_upstream, 64);
+	assert_int_equal(c.limits.dns_upstream_rate, 200);
+	assert_int_equal(c.limits.dns_tcp, 16);
+	assert_int_equal(c.limits.handshakes, 128);
+	assert_int_equal(c.limits.tunnels, 1024);
+	assert_int_equal(c.limits.audit_rate, 50);
 	assert_string_equal(c.control, "/run/gatekeeper/control.sock");
 	assert_false(c.metrics_off);
 }
@@ -391,6 +412,14 @@ static const struct keep_case keep_cases[] = {
 	{ "connect-timeout", "3", NULL, false },
 	{ "idle-timeout", "0", NULL, false },
 	{ "log-level", "debug", NULL, false },
+	{ "handshake-timeout", "9", NULL, false },
+	{ "cage-dns-rate", "0", NULL, false },
+	{ "cage-dns-upstream", "7", NULL, false },
+	{ "cage-dns-upstream-rate", "7", NULL, false },
+	{ "cage-dns-tcp", "7", NULL, false },
+	{ "cage-handshakes", "7", NULL, false },
+	{ "cage-tunnels", "7", NULL, false },
+	{ "cage-audit-rate", "7", NULL, false },
 };
 
 static void
@@ -581,7 +610,10 @@ test_usage_reload_keys(void **state)
 	fclose(f);
 	assert_non_null(sig = strstr(buf, "\nSignals:"));
 	assert_non_null(strstr(sig, "upstream, ttl-cap, upstream-timeout, "
-	    "cache-size, connect-timeout,\n  idle-timeout, log-level;\n"));
+	    "cache-size, connect-timeout,\n  idle-timeout, log-level, "
+	    "handshake-timeout, cage-dns-rate,\n"));
+	assert_non_null(strstr(sig, "cage-handshakes, cage-tunnels, "
+	    "cage-audit-rate;\n"));
 	assert_null(strstr(sig, "metrics"));
 	free(buf);
 }

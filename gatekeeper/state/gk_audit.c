@@ -21,12 +21,16 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_limit.h"
 
 #define AUDIT_FLUSH_MS		100
 #define AUDIT_HIGH_WATER	(256 * 1024)	/* flush at once above */
 #define AUDIT_MAX_BUFFERED	(16 * 1024 * 1024) /* drop (and count) above */
 #define FOLD_SLOTS		512		/* recent (cage, name, type) */
 #define FOLD_WINDOW_MS		1000
+#define LIMIT_SLOTS		256		/* recent (cage, limit) */
+#define LIMIT_EXAMPLES		3
+#define LIMIT_EXAMPLE_MAX	96
 
 struct fold {
 	uint32_t		 hash;
@@ -40,6 +44,20 @@ struct fold {
 	char			 name[GK_NAME_MAX * 4 + 1];
 };
 
+/* A cage's refusals by one limit within a window (see gk_audit_limit). */
+struct limit_fold {
+	uint32_t		 hash;
+	bool			 used;
+	uint64_t		 opened_ms;
+	uint64_t		 refused;	/* since the window's first */
+	uint64_t		 value;
+	const char		*limit;		/* a static name */
+	char			 cage[GK_CAGE_ID_LEN + 1];
+	char			 label[GK_CAGE_LABEL_MAX + 1];
+	size_t			 nex;
+	char			 ex[LIMIT_EXAMPLES][LIMIT_EXAMPLE_MAX];
+};
+
 struct gk_audit {
 	struct event_base	*base;
 	char			*path;		/* NULL: stdout */
@@ -49,9 +67,11 @@ struct gk_audit {
 	struct event		*fold_ev;
 	uint64_t		 dropped;
 	struct fold		 folds[FOLD_SLOTS];
+	struct limit_fold	 limits[LIMIT_SLOTS];
 };
 
 static void	fold_flush(struct gk_audit *a, bool all);
+static void	limit_flush(struct gk_audit *a, bool all);
 
 static int
 audit_open_fd(const char *path)
@@ -75,6 +95,7 @@ fold_cb(evutil_socket_t fd, short ev, void *arg)
 	(void)fd;
 	(void)ev;
 	fold_flush(arg, false);
+	limit_flush(arg, false);
 }
 
 struct gk_audit *
@@ -119,6 +140,7 @@ gk_audit_close(struct gk_audit *a)
 		return;
 	if (a->buf != NULL) {
 		fold_flush(a, true);
+		limit_flush(a, true);
 		gk_audit_flush(a);
 	}
 	if (a->fold_ev != NULL)
@@ -344,14 +366,14 @@ gk_audit_dns_deny_fold(struct gk_audit *a, const struct gk_cage *c,
 }
 
 void
-gk_audit_dns_deny(struct gk_audit *a, const struct gk_cage *c,
+gk_audit_dns_deny(struct gk_audit *a, struct gk_cage *c,
     const struct gk_addr *client, const char *name, uint16_t qtype,
     const char *why)
 {
 	uint32_t h;
 	struct fold *f;
 
-	if (a == NULL)
+	if (a == NULL || !gk_limit_audit_ok(c, "dns.deny", name))
 		return;
 	h = fold_hash(c->id, name, qtype);
 	f = &a->folds[h % FOLD_SLOTS];
@@ -373,4 +395,101 @@ gk_audit_dns_deny(struct gk_audit *a, const struct gk_cage *c,
 	memcpy(f->label, c->label, sizeof(f->label));
 	f->client = *client;
 	memcpy(f->name, name, strlen(name) + 1);
+}
+
+/* ---- limits ----------------------------------------------------------- */
+
+/* one cage.limit line: the first refusal of a window, or the rest */
+static void
+limit_line(struct gk_audit *a, const char *cage, const char *label,
+    const char *limit, uint64_t value, uint64_t refused,
+    char ex[][LIMIT_EXAMPLE_MAX], size_t nex)
+{
+	size_t i;
+
+	if (!audit_head(a, "cage.limit", NULL))
+		return;
+	evbuffer_add(a->buf, ",\"cage\":", 8);
+	json_str(a->buf, cage);
+	evbuffer_add(a->buf, ",\"label\":", 9);
+	json_str(a->buf, label);
+	evbuffer_add(a->buf, ",\"limit\":", 9);
+	json_str(a->buf, limit);
+	evbuffer_add_printf(a->buf, ",\"value\":%llu,\"refused\":%llu",
+	    (unsigned long long)value, (unsigned long long)refused);
+	if (nex > 0) {
+		evbuffer_add(a->buf, ",\"examples\":[", 13);
+		for (i = 0; i < nex; i++) {
+			if (i > 0)
+				evbuffer_add(a->buf, ",", 1);
+			json_str(a->buf, ex[i]);
+		}
+		evbuffer_add(a->buf, "]", 1);
+	}
+	evbuffer_add(a->buf, "}\n", 2);
+	audit_schedule(a);
+}
+
+static void
+limit_fold_out(struct gk_audit *a, struct limit_fold *f)
+{
+	if (f->used && f->refused > 0)
+		limit_line(a, f->cage, f->label, f->limit, f->value,
+		    f->refused, f->ex, f->nex);
+	f->used = false;
+}
+
+static void
+limit_flush(struct gk_audit *a, bool all)
+{
+	uint64_t now = gk_now_ms();
+	size_t i;
+
+	for (i = 0; i < LIMIT_SLOTS; i++)
+		if (a->limits[i].used &&
+		    (all || now - a->limits[i].opened_ms >= FOLD_WINDOW_MS))
+			limit_fold_out(a, &a->limits[i]);
+}
+
+static void
+limit_example(struct limit_fold *f, const char *example)
+{
+	if (example == NULL || f->nex >= LIMIT_EXAMPLES)
+		return;
+	snprintf(f->ex[f->nex++], LIMIT_EXAMPLE_MAX, "%s", example);
+}
+
+void
+gk_audit_limit(struct gk_audit *a, const struct gk_cage *c,
+    const char *limit, uint64_t value, const char *example)
+{
+	char ex[1][LIMIT_EXAMPLE_MAX];
+	struct limit_fold *f;
+	uint32_t h;
+
+	if (a == NULL)
+		return;
+	h = gk_hash_str(gk_hash_str(GK_HASH_INIT, c->id), limit);
+	f = &a->limits[h % LIMIT_SLOTS];
+	if (f->used && f->hash == h && f->limit == limit &&
+	    strcmp(f->cage, c->id) == 0 &&
+	    gk_now_ms() - f->opened_ms < FOLD_WINDOW_MS) {
+		f->refused++;
+		f->value = value;
+		limit_example(f, example);
+		return;
+	}
+	limit_fold_out(a, f);
+	if (example != NULL)
+		snprintf(ex[0], sizeof(ex[0]), "%s", example);
+	limit_line(a, c->id, c->label, limit, value, 1, ex,
+	    example != NULL ? 1 : 0);
+	memset(f, 0, sizeof(*f));
+	f->used = true;
+	f->hash = h;
+	f->opened_ms = gk_now_ms();
+	f->limit = limit;
+	f->value = value;
+	memcpy(f->cage, c->id, sizeof(f->cage));
+	memcpy(f->label, c->label, sizeof(f->label));
 }

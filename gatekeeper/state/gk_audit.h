@@ -34,6 +34,16 @@ void		 gk_audit_event(struct gk_audit *a, const char *event,
 		    const struct gk_cage *c, struct json_object *details);
 
 /*
+ * A per-cage limit refused something: "cage.limit" lines with the limit's
+ * name and value. The first refusal of a (cage, limit) writes a line at
+ * once ("refused": 1, its example); the rest within the next second are
+ * counted and written as one line when the second is over ("refused": N,
+ * up to three examples). So a flood costs two lines a second per limit.
+ */
+void		 gk_audit_limit(struct gk_audit *a, const struct gk_cage *c,
+		    const char *limit, uint64_t value, const char *example);
+
+/*
  * The hot path: a denied DNS query. The first denial of a (cage, name,
  * type) writes a line at once; identical ones within the next second are
  * folded into one follow-up line carrying "repeated": N (written when the
@@ -45,7 +55,7 @@ void		 gk_audit_event(struct gk_audit *a, const char *event,
  */
 bool		 gk_audit_dns_deny_fold(struct gk_audit *a,
 		    const struct gk_cage *c, const char *name, uint16_t qtype);
-void		 gk_audit_dns_deny(struct gk_audit *a, const struct gk_cage *c,
+void		 gk_audit_dns_deny(struct gk_audit *a, struct gk_cage *c,
 		    const struct gk_addr *client, const char *name,
 		    uint16_t qtype, const char *why);
 

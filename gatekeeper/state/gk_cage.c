@@ -84,6 +84,7 @@ static void pins_free(struct gk_pinset *ps);
 static void
 cage_free(struct gk_cage *c)
 {
+	gk_cage_lim_end(c);
 	gk_allowlist_free(c->allow);
 	pins_free(c->pins);
 	explicit_bzero(c->token, sizeof(c->token));
@@ -228,6 +229,7 @@ gk_cage_create(struct gk_cage_table *t, const struct gk_addr *source,
 	if (e != GK_CAGE_E_OK)
 		return NULL;
 	memcpy(c->label, label, strlen(label) + 1);
+	gk_cage_lim_init(&c->lim);
 	c->uid = uid;
 	c->source = *source;
 	c->allow = allow;

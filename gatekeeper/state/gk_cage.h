@@ -18,6 +18,7 @@
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_proto.h"
+#include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
 
 #define GK_CAGE_MAX		65536	/* cages in one table */
@@ -43,6 +44,7 @@ struct gk_cage {
 
 	void		*owner;			/* control connection */
 	bool		 plumbed;		/* veth + nft made for it */
+	struct gk_cage_lim lim;			/* budgets, holdings */
 
 	/* private to gk_cage.c */
 	struct gk_pinset *pins;
@@ -72,6 +74,7 @@ size_t		 gk_cage_count(const struct gk_cage_table *t);
 struct gk_cage	*gk_cage_create(struct gk_cage_table *t,
 		    const struct gk_addr *source, const char *label, uid_t uid,
 		    struct gk_allowlist *allow, enum gk_cage_err *err);
+/* Ends everything the cage holds (gk_cage_lim_end), then frees it. */
 void		 gk_cage_destroy(struct gk_cage_table *t, struct gk_cage *c);
 const char	*gk_cage_strerror(enum gk_cage_err e);
 

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #define SRC_CLI		1
 #define CONF_MAX_FILE	(1024 * 1024)
 #define CONF_MAX_LINE	4096
+#define LONG_ONLY	256	/* getopt value of a key with no short option */
 
 /*
  * When a new value takes effect. SIGHUP reloads the config file and
@@ -96,6 +98,31 @@ static const struct key keys[K__MAX] = {
 	    "none", "audit log, JSON lines (- for stdout)" },
 	[K_LOG_LEVEL] = { "log-level", 'L', true, true, KEY_RELOAD,
 	    "error|warn|info|debug", "info", "log verbosity (stderr)" },
+	[K_HANDSHAKE_TIMEOUT] = { "handshake-timeout", 0, true, true,
+	    KEY_RELOAD, "SECONDS", "5", "proxies: close a connection whose "
+	    "request (SOCKS5, HTTP) or first bytes (TLS ClientHello, HTTP "
+	    "request) are not complete by then (1-120)" },
+	[K_CAGE_DNS_RATE] = { "cage-dns-rate", 0, true, true, KEY_RELOAD,
+	    "QUERIES", "1000", "per cage: DNS queries a second; more are "
+	    "dropped (0: no limit)" },
+	[K_CAGE_DNS_UPSTREAM] = { "cage-dns-upstream", 0, true, true,
+	    KEY_RELOAD, "QUERIES", "64", "per cage: DNS queries waiting on "
+	    "the upstream at once; more are answered SERVFAIL (0: no limit)" },
+	[K_CAGE_DNS_UPSTREAM_RATE] = { "cage-dns-upstream-rate", 0, true,
+	    true, KEY_RELOAD, "NAMES", "200", "per cage: uncached names asked "
+	    "upstream a second; more are answered SERVFAIL (0: no limit)" },
+	[K_CAGE_DNS_TCP] = { "cage-dns-tcp", 0, true, true, KEY_RELOAD,
+	    "CONNECTIONS", "16", "per cage: DNS-over-TCP connections open at "
+	    "once; more are closed (0: no limit)" },
+	[K_CAGE_HANDSHAKES] = { "cage-handshakes", 0, true, true, KEY_RELOAD,
+	    "CONNECTIONS", "128", "per cage: proxy connections before their "
+	    "tunnel (handshake, dial); more are closed (0: no limit)" },
+	[K_CAGE_TUNNELS] = { "cage-tunnels", 0, true, true, KEY_RELOAD,
+	    "TUNNELS", "1024", "per cage: open tunnels; more are refused (0: "
+	    "no limit)" },
+	[K_CAGE_AUDIT_RATE] = { "cage-audit-rate", 0, true, true, KEY_RELOAD,
+	    "LINES", "50", "per cage: audit lines a second about its traffic; "
+	    "the rest are counted in cage.limit lines (0: no limit)" },
 	[K_FOREGROUND] = { "foreground", 'f', false, false, KEY_RESTART, NULL,
 	    NULL, "stay in the foreground (the daemon never forks; for "
 	    "compatibility with init scripts)" },
@@ -266,6 +293,49 @@ set_string(const char *key, char *dst, size_t dstlen, const char *v,
 	return 0;
 }
 
+/* The per-cage limits: a count from 0 (none) up to max. */
+static int
+set_limit_key(struct gk_conf *c, int k, const char *v, char *err,
+    size_t errlen)
+{
+	static const struct {
+		int		 key;
+		size_t		 off;
+		unsigned long	 max;
+	} lims[] = {
+		{ K_CAGE_DNS_RATE, offsetof(struct gk_limits, dns_rate),
+		    10000000 },
+		{ K_CAGE_DNS_UPSTREAM, offsetof(struct gk_limits,
+		    dns_upstream), 100000 },
+		{ K_CAGE_DNS_UPSTREAM_RATE, offsetof(struct gk_limits,
+		    dns_upstream_rate), 10000000 },
+		{ K_CAGE_DNS_TCP, offsetof(struct gk_limits, dns_tcp),
+		    1000000 },
+		{ K_CAGE_HANDSHAKES, offsetof(struct gk_limits, handshakes),
+		    1000000 },
+		{ K_CAGE_TUNNELS, offsetof(struct gk_limits, tunnels),
+		    1000000 },
+		{ K_CAGE_AUDIT_RATE, offsetof(struct gk_limits, audit_rate),
+		    1000000 },
+	};
+	unsigned long n;
+	uint32_t v32;
+	size_t i;
+
+	for (i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
+		if (lims[i].key != k)
+			continue;
+		if (parse_uint(v, 0, lims[i].max, &n) == -1)
+			return gk_seterr(err, errlen, "%s: '%s' is not a "
+			    "number from 0 (no limit) to %lu", keys[k].name, v,
+			    lims[i].max);
+		v32 = (uint32_t)n;
+		memcpy((char *)&c->limits + lims[i].off, &v32, sizeof(v32));
+		return 0;
+	}
+	return gk_seterr(err, errlen, "%s: not a limit", keys[k].name);
+}
+
 static int
 find_key(const char *name)
 {
@@ -288,6 +358,13 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 			return gk_seterr(err, errlen, "connect-timeout: '%s' "
 			    "is not a number of seconds from 1 to 120", v);
 		c->connect_timeout_ms = (uint32_t)n * 1000;
+		return 0;
+	}
+	if (k == K_HANDSHAKE_TIMEOUT) {
+		if (parse_uint(v, 1, 120, &n) == -1)
+			return gk_seterr(err, errlen, "handshake-timeout: '%s' "
+			    "is not a number of seconds from 1 to 120", v);
+		c->handshake_timeout_ms = (uint32_t)n * 1000;
 		return 0;
 	}
 	if (k == K_IDLE_TIMEOUT) {
@@ -361,7 +438,16 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_CACHE_SIZE:
 	case K_CONNECT_TIMEOUT:
 	case K_IDLE_TIMEOUT:
+	case K_HANDSHAKE_TIMEOUT:
 		return set_number_key(c, k, value, err, errlen);
+	case K_CAGE_DNS_RATE:
+	case K_CAGE_DNS_UPSTREAM:
+	case K_CAGE_DNS_UPSTREAM_RATE:
+	case K_CAGE_DNS_TCP:
+	case K_CAGE_HANDSHAKES:
+	case K_CAGE_TUNNELS:
+	case K_CAGE_AUDIT_RATE:
+		return set_limit_key(c, k, value, err, errlen);
 	case K_UPSTREAM_TIMEOUT:
 		return set_timeout(c, value, err, errlen);
 	case K_METRICS:
@@ -542,9 +628,15 @@ gk_conf_usage(FILE *f)
 	    "-v, --help and --version is also a config file key\n"
 	    "(key = value).\n\n");
 	for (i = 0; i < K__MAX; i++) {
-		snprintf(opt, sizeof(opt), "-%c, --%s%s%s", keys[i].shortopt,
-		    keys[i].name, keys[i].arg ? " " : "",
-		    keys[i].arg ? keys[i].metavar : "");
+		if (keys[i].shortopt != 0)
+			snprintf(opt, sizeof(opt), "-%c, --%s%s%s",
+			    keys[i].shortopt, keys[i].name,
+			    keys[i].arg ? " " : "",
+			    keys[i].arg ? keys[i].metavar : "");
+		else
+			snprintf(opt, sizeof(opt), "    --%s%s%s",
+			    keys[i].name, keys[i].arg ? " " : "",
+			    keys[i].arg ? keys[i].metavar : "");
 		fprintf(f, "  %-36s %s", opt, keys[i].help);
 		if (keys[i].deflt != NULL)
 			fprintf(f, "\n  %-36s (default: %s)", "",
@@ -566,8 +658,10 @@ build_longopts(struct option *lo, char *shortopts, size_t slen)
 		lo[i].name = keys[i].name;
 		lo[i].has_arg = keys[i].arg ? required_argument : no_argument;
 		lo[i].flag = NULL;
-		lo[i].val = keys[i].shortopt;
-		if (sp + 3 < slen) {
+		/* a key without a short option: 256 + its index */
+		lo[i].val = keys[i].shortopt != 0 ? keys[i].shortopt :
+		    LONG_ONLY + i;
+		if (keys[i].shortopt != 0 && sp + 3 < slen) {
 			shortopts[sp++] = (char)keys[i].shortopt;
 			if (keys[i].arg)
 				shortopts[sp++] = ':';
@@ -582,8 +676,10 @@ key_of_short(int ch)
 {
 	int i;
 
+	if (ch >= LONG_ONLY && ch < LONG_ONLY + K__MAX)
+		return ch - LONG_ONLY;
 	for (i = 0; i < K__MAX; i++)
-		if (keys[i].shortopt == ch)
+		if (keys[i].shortopt != 0 && keys[i].shortopt == ch)
 			return i;
 	return -1;
 }

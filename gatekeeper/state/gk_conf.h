@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/state/gk_limit.h"
 
 #define GK_CONF_DEFAULT_PATH	"/etc/gatekeeper/gatekeeperd.conf"
 #define GK_CONF_MAX_UPSTREAMS	8
@@ -49,6 +50,9 @@ struct gk_conf {
 	size_t		 cache_size;		/* entries */
 	uint32_t	 connect_timeout_ms;	/* proxies: dial */
 	uint32_t	 idle_timeout_s;	/* proxies: tunnel idle; 0 none */
+	uint32_t	 handshake_timeout_ms;	/* proxies: to the request, and
+						   to the first bytes' verdict */
+	struct gk_limits limits;		/* per cage */
 	bool		 metrics_off;
 	struct gk_addr	 metrics_addr;
 	uint16_t	 metrics_port;

@@ -117,6 +117,22 @@ gk_conf_keep_key(enum gk_conf_key k, struct gk_conf *nc,
 		return KEEP_STR(audit_log);
 	case K_LOG_LEVEL:
 		return KEEP(log_level);
+	case K_HANDSHAKE_TIMEOUT:
+		return KEEP(handshake_timeout_ms);
+	case K_CAGE_DNS_RATE:
+		return KEEP(limits.dns_rate);
+	case K_CAGE_DNS_UPSTREAM:
+		return KEEP(limits.dns_upstream);
+	case K_CAGE_DNS_UPSTREAM_RATE:
+		return KEEP(limits.dns_upstream_rate);
+	case K_CAGE_DNS_TCP:
+		return KEEP(limits.dns_tcp);
+	case K_CAGE_HANDSHAKES:
+		return KEEP(limits.handshakes);
+	case K_CAGE_TUNNELS:
+		return KEEP(limits.tunnels);
+	case K_CAGE_AUDIT_RATE:
+		return KEEP(limits.audit_rate);
 	case K_FOREGROUND:
 		return KEEP(foreground);
 	case K_CHECK:

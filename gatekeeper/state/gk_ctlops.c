@@ -98,6 +98,20 @@ disown_cage(struct ctlconn *cc, struct gk_cage *c)
 	c->owner = NULL;
 }
 
+/* What its limits refused over its life: {"dns_rate": N, ...}. */
+static struct json_object *
+limits_json(const struct gk_cage *c)
+{
+	struct json_object *o = json_object_new_object();
+	int l;
+
+	for (l = 0; l < GK_LIM__MAX; l++)
+		if (c->lim.hits[l] > 0)
+			json_object_object_add(o, gk_limit_kind_name(l),
+			    json_object_new_int64((int64_t)c->lim.hits[l]));
+	return o;
+}
+
 void
 ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
 {
@@ -105,6 +119,7 @@ ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
 	char addr[GK_ADDR_STRLEN];
 
 	json_object_object_add(d, "reason", json_object_new_string(reason));
+	json_object_object_add(d, "limits", limits_json(c));
 	gk_audit_event(ctl->audit, "cage.destroy", c, d);
 	log_info("cage=%s label=\"%s\" source=%s action=destroy reason=\"%s\"",
 	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_metrics.h"
 #include "gatekeeper/state/gk_stats.h"
 
@@ -98,6 +99,30 @@ render_conns(struct evbuffer *b)
 	    "Tunnels open now.");
 	evbuffer_add_printf(b, "gatekeeper_active_tunnels %llu\n",
 	    (unsigned long long)gk_stats.active_tunnels);
+}
+
+static void
+render_limits(struct evbuffer *b)
+{
+	int l;
+
+	head(b, "gatekeeper_cage_limit_events_total", "counter",
+	    "Things a per-cage limit refused (a query, a connection, an "
+	    "audit line), by limit.");
+	for (l = 0; l < GK_LIM__MAX; l++)
+		evbuffer_add_printf(b, "gatekeeper_cage_limit_events_total"
+		    "{limit=\"%s\"} %llu\n", gk_limit_kind_name(l),
+		    (unsigned long long)gk_stats.limit_events[l]);
+	head(b, "gatekeeper_descriptors", "gauge",
+	    "The daemon's descriptor budget: its limit, the reserve kept "
+	    "for the control socket and new cages, and what cages' "
+	    "connections hold now.");
+	evbuffer_add_printf(b, "gatekeeper_descriptors{state=\"limit\"} %llu\n"
+	    "gatekeeper_descriptors{state=\"reserve\"} %llu\n"
+	    "gatekeeper_descriptors{state=\"held\"} %llu\n",
+	    (unsigned long long)gk_fds.limit,
+	    (unsigned long long)gk_fds.reserve,
+	    (unsigned long long)gk_fds.held);
 }
 
 static void
@@ -214,6 +239,7 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 	evbuffer_add_printf(b, "gatekeeper_cages %zu\n", gk_cage_count(cages));
 	render_dns(b);
 	render_conns(b);
+	render_limits(b);
 	head(b, "gatekeeper_cage_denied_total", "counter",
 	    "Denials per live cage by kind.");
 	gk_cage_foreach(cages, cage_series, b);

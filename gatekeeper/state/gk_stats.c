@@ -64,3 +64,13 @@ gk_direction_name(enum gk_direction d)
 	static const char *names[GK_DIR__MAX] = { "upstream", "downstream" };
 	return NAME_OF(names, d);
 }
+
+const char *
+gk_limit_kind_name(enum gk_limit_kind l)
+{
+	static const char *names[GK_LIM__MAX] = {
+		"dns_rate", "dns_upstream", "dns_upstream_rate", "dns_tcp",
+		"handshakes", "tunnels", "descriptors", "audit",
+	};
+	return NAME_OF(names, l);
+}

@@ -60,6 +60,19 @@ enum gk_direction {
 	GK_DIR__MAX
 };
 
+/* A per-cage budget that refused something: the "limit" label. */
+enum gk_limit_kind {
+	GK_LIM_DNS_RATE,	/* DNS queries per second */
+	GK_LIM_DNS_UPSTREAM,	/* queries waiting on the upstream */
+	GK_LIM_DNS_UPSTREAM_RATE, /* uncached names asked upstream per second */
+	GK_LIM_DNS_TCP,		/* DNS-over-TCP connections */
+	GK_LIM_HANDSHAKES,	/* proxy connections before their tunnel */
+	GK_LIM_TUNNELS,		/* open tunnels */
+	GK_LIM_DESCRIPTORS,	/* its share of the daemon's descriptors */
+	GK_LIM_AUDIT,		/* audit lines per second */
+	GK_LIM__MAX
+};
+
 struct gk_stats {
 	uint64_t	dns_queries[GK_DNSV__MAX];
 	uint64_t	dns_cache_hits;
@@ -71,6 +84,7 @@ struct gk_stats {
 	uint64_t	active_tunnels;
 	uint64_t	tls_ech;		/* ClientHellos with ECH */
 	uint64_t	cages_created;
+	uint64_t	limit_events[GK_LIM__MAX];
 };
 
 extern struct gk_stats gk_stats;
@@ -81,5 +95,6 @@ const char	*gk_conn_verdict_name(enum gk_conn_verdict v);
 const char	*gk_deny_kind_name(enum gk_deny_kind k);
 const char	*gk_deny_reason_name(enum gk_deny_reason r);
 const char	*gk_direction_name(enum gk_direction d);
+const char	*gk_limit_kind_name(enum gk_limit_kind l);
 
 #endif /* GK_STATS_H */

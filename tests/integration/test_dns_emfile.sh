@@ -1,20 +1,25 @@
 #!/usr/bin/env bash
 #
-# test_dns_emfile.sh: gatekeeperd's TCP listeners come back after the
-# daemon ran out of file descriptors (EMFILE), against the real daemon
-# started under `prlimit --nofile`.
+# test_dns_emfile.sh: gatekeeperd's TCP listeners and its descriptor
+# budget when clients try to take every descriptor, against the real
+# daemon started under `prlimit --nofile` (64: a budget of 48 and a
+# reserve of 16), with the per-cage connection caps off so that only the
+# descriptor budget stands in the way.
 #
 #   bash tests/integration/test_dns_emfile.sh build/gatekeeperd
 #   meson test -C build dns_emfile_integration   (suite "integration")
 #
-# 1. Idle TCP clients of the DNS server take every descriptor; once they
-#    leave, `dig +tcp` is answered again (the listener resumes when a
-#    session ends).
-# 2. Idle SOCKS5 clients take every descriptor and a `dig +tcp` meets
-#    EMFILE; once they leave, `dig +tcp` is answered again (the DNS
-#    listener resumes from its own one-second timer: no DNS session ended).
+# 1. Idle TCP clients of the DNS server: the daemon holds no more than its
+#    budget (the rest are closed at once, counted as "descriptors" limit
+#    events), never meets EMFILE, and the control socket still creates a
+#    cage meanwhile (the reserve); once they leave, `dig +tcp` is answered
+#    again.
+# 2. Idle SOCKS5 clients: the same; a `dig +tcp` meanwhile is closed at
+#    once (no room), not left hanging; once they leave, it is answered.
 # Before gk_listen, the DNS TCP listener disabled itself on EMFILE and only
-# a session closing at the 256-client cap re-enabled it: both parts failed.
+# a session closing at the 256-client cap re-enabled it; before the
+# descriptor budget, the clients took every descriptor (EMFILE) and the
+# control socket could not accept.
 #
 # Runs as root in namespaces it creates itself (lib.sh): lo only, nothing
 # leaves it; no upstream is needed (a source without a cage is REFUSED).
@@ -28,7 +33,7 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$GK_SELF")/lib.sh"
 
 gk_daemon_arg test_dns_emfile.sh "$@"
-gk_require dig prlimit unshare ip "$PYTHON"
+gk_require dig prlimit unshare ip "$PYTHON" curl
 
 gk_enter_netns 77 "$GK_SELF" "$GKD"
 gk_setup
@@ -36,6 +41,7 @@ gk_setup
 T=$GK_TMP
 SOCK=$T/control.sock
 NOFILE=64		# gatekeeperd's descriptor limit (soft and hard)
+BUDGET=48		# what connections may hold: 64 less the reserve (16)
 NHOLD=$((NOFILE + 40))	# clients to hold: more than it can accept
 X_SRC=127.0.0.9		# no cage: REFUSED, answered without an upstream
 
@@ -68,11 +74,6 @@ unhold() {
 	gk_untrack_pid "$HOLD_PID"
 }
 
-# emfile_count NAME: how many "NAME accept: Too many open files" lines.
-emfile_count() {
-	grep -c "$1 accept: Too many open files" "$LOG"
-}
-emfile_more() { [ "$(emfile_count "$1")" -gt "$2" ]; }
 
 # tcp_answered SECS: dig +tcp (1 s each) until answered REFUSED, at most
 # SECS seconds; sets WAITED_MS.
@@ -114,7 +115,8 @@ start_gkd() {
 	GK_SUMMARY_LOG=$LOG
 	gk_start_daemon "$1" prlimit --nofile=$NOFILE "$GKD" -f \
 		-c "$T/empty.conf" --listen 127.0.0.1 --dns-port 53 \
-		--control "$SOCK" --upstream 127.0.0.1:5300 --metrics off
+		--control "$SOCK" --upstream 127.0.0.1:5300 \
+		--metrics 127.0.0.1:9477 --cage-dns-tcp 0 --cage-handshakes 0
 	if ! gk_wait_ready "${!1}" "$SOCK" 53; then
 		gk_abort "gatekeeperd starts under prlimit --nofile=$NOFILE" "$LOG"
 	fi
@@ -141,52 +143,78 @@ gk_check "gatekeeperd runs with $NOFILE descriptors at most" \
 	eval 'grep -Eq "open files +$NOFILE +$NOFILE " "/proc/$GKD1/limits"'
 gk_info "descriptors open when ready: $(fds_of "$GKD1")"
 
-# ---- 1. DNS TCP clients take every descriptor ------------------------------
-n0=$(emfile_count "dns tcp")
+# budget_held: the daemon's descriptors held by connections (metrics).
+budget_held() {
+	curl -s --max-time 2 http://127.0.0.1:9477/metrics |
+		awk '$1 == "gatekeeper_descriptors{state=\"held\"}" { print $2 }'
+}
+limit_events() {
+	curl -s --max-time 2 http://127.0.0.1:9477/metrics |
+		awk '$1 == "gatekeeper_cage_limit_events_total{limit=\"descriptors\"}" { print $2 }'
+}
+# ctl_answers: cage.create over the control socket works (and the cage
+# goes with the connection).
+ctl_answers() {
+	CTL_REPLY=$("$PYTHON" "$GKCTL" "$SOCK" --timeout 2 \
+		'{"op":"cage.create","source":"127.0.0.77","allow":["example.org"]}' 2>&1)
+	[ "$(gk_json_get ok "$CTL_REPLY")" = true ]
+}
+
+# ---- 1. DNS TCP clients try to take every descriptor -----------------------
 hold 53 $NHOLD "$T/held1"
 gk_wait_for 100 test -s "$T/held1"
-gk_wait_for 50 emfile_more "dns tcp" "$n0"
-r=$?
-GK_DETAIL="held $(cat "$T/held1" 2>/dev/null) connections; log: $(tail -n 3 "$LOG" | paste -sd'|' -)"
-gk_check "$NHOLD idle DNS TCP clients: gatekeeperd runs out (dns tcp accept: EMFILE logged)" \
-	test "$r" = 0
+gk_wait_for 30 eval '[ "$(limit_events)" -gt 0 ] 2>/dev/null'
+GK_DETAIL="held by connections: $(budget_held); limit events: $(limit_events); open: $(fds_of "$GKD1")"
+gk_check "$NHOLD idle DNS TCP clients: the daemon holds at most its budget ($BUDGET) and refuses the rest" \
+	eval '[ "$(budget_held)" -le $BUDGET ] && [ "$(limit_events)" -gt 0 ]'
 gk_info "descriptors open: $(fds_of "$GKD1") of $NOFILE"
+GK_DETAIL="log: $(grep -c 'Too many open files' "$LOG") EMFILE lines"
+gk_check "... and never runs out of descriptors (no EMFILE)" \
+	eval '! grep -q "Too many open files" "$LOG"'
+ctl_answers
+GK_DETAIL="reply: $CTL_REPLY"
+gk_check "... while the control socket creates a cage (the reserve)" \
+	test "$(gk_json_get ok "$CTL_REPLY")" = true
 gk_dig $X_SRC udp.probe A
 GK_DETAIL=$(dig_summary)
-gk_check "out of descriptors, UDP queries are still answered (REFUSED)" \
+gk_check "... and UDP queries are still answered (REFUSED)" \
 	test "$DIG_STATUS" = REFUSED
 unhold
 tcp_answered 5
 GK_DETAIL="$(dig_summary) after $WAITED_MS ms"
 gk_check "the clients left: dig +tcp is answered again ($WAITED_MS ms)" \
 	test "$DIG_STATUS" = REFUSED
+GK_DETAIL="held: $(budget_held)"
+gk_check "... and the budget is all given back" \
+	gk_wait_for 20 eval '[ "$(budget_held)" = 0 ]'
 
 stop_gkd GKD1
 
-# ---- 2. SOCKS5 clients take every descriptor -------------------------------
-# A fresh daemon, whose DNS TCP listener never reached its cap: no DNS
-# session ends here, only the DNS listener's own timer can bring it back.
-# (The SOCKS5 handshake timeout is 10 s: the holders are gone long before.)
+# ---- 2. SOCKS5 clients try to take every descriptor ------------------------
 start_gkd GKD2
-s0=$(emfile_count socks5)
 hold 1080 $NHOLD "$T/held2"
 gk_wait_for 100 test -s "$T/held2"
-gk_wait_for 50 emfile_more socks5 "$s0"
-r=$?
-GK_DETAIL="held $(cat "$T/held2" 2>/dev/null) connections; log: $(tail -n 3 "$LOG" | paste -sd'|' -)"
-gk_check "$NHOLD idle SOCKS5 clients: gatekeeperd runs out (socks5 accept: EMFILE logged)" \
-	test "$r" = 0
-n0=$(emfile_count "dns tcp")
+gk_wait_for 30 eval '[ "$(limit_events)" -gt 0 ] 2>/dev/null'
+GK_DETAIL="held by connections: $(budget_held); limit events: $(limit_events)"
+gk_check "$NHOLD idle SOCKS5 clients: the daemon holds at most its budget ($BUDGET)" \
+	eval '[ "$(budget_held)" -le $BUDGET ] && [ "$(limit_events)" -gt 0 ]'
+ctl_answers
+GK_DETAIL="reply: $CTL_REPLY"
+gk_check "... while the control socket creates a cage (the reserve)" \
+	test "$(gk_json_get ok "$CTL_REPLY")" = true
+t0=$(date +%s%N)
 gk_dig $X_SRC tcp.probe A +tcp
-gk_wait_for 30 emfile_more "dns tcp" "$n0"
-r=$?
-GK_DETAIL="$(dig_summary); log: $(tail -n 3 "$LOG" | paste -sd'|' -)"
-gk_check "out of descriptors, a TCP query is not answered and the DNS listener meets EMFILE" \
-	test "$DIG_STATUS" != REFUSED -a "$r" = 0
+ms=$((($(date +%s%N) - t0) / 1000000))
+GK_DETAIL="$(dig_summary) in $ms ms"
+gk_check "... a TCP query meanwhile finds no room: closed at once, not left hanging" \
+	eval '[ "$DIG_STATUS" != REFUSED ] && [ $ms -lt 1500 ]'
+GK_DETAIL="log: $(grep -c 'Too many open files' "$LOG") EMFILE lines"
+gk_check "... and the daemon never runs out of descriptors (no EMFILE)" \
+	eval '! grep -q "Too many open files" "$LOG"'
 unhold
 tcp_answered 5
 GK_DETAIL="$(dig_summary) after $WAITED_MS ms"
-gk_check "the SOCKS5 clients left: dig +tcp is answered again ($WAITED_MS ms)" \
+gk_check "the SOCKS5 clients left: dig +tcp is answered again" \
 	test "$DIG_STATUS" = REFUSED
 GK_DETAIL="no SOCKS5 reply"
 gk_check "... and the SOCKS5 listener answers again" gk_wait_for 30 socks_answers
