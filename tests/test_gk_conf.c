@@ -137,11 +137,11 @@ test_defaults(void **state)
 	assert_int_equal(c.metrics_port, 9477);
 	assert_int_equal(c.nupstreams, 0);
 	assert_int_equal(c.handshake_timeout_ms, 5000);
-	assert_int_equal(c.limits.dns_rate, 1000);
+	assert_int_equal(c.limits.dns_rate, 5000);
 	assert_int_equal(c.limits.dns_upstream, 64);
 	assert_int_equal(c.limits.dns_upstream_rate, 200);
 	assert_int_equal(c.limits.dns_tcp, 16);
-	assert_int_equal(c.limits.handshakes, 128);
+	assert_int_equal(c.limits.handshakes, 256);
 	assert_int_equal(c.limits.tunnels, 1024);
 	assert_int_equal(c.limits.audit_rate, 50);
 	assert_string_equal(c.control, "/run/gatekeeper/control.sock");

@@ -103,7 +103,7 @@ static const struct key keys[K__MAX] = {
 	    "request (SOCKS5, HTTP) or first bytes (TLS ClientHello, HTTP "
 	    "request) are not complete by then (1-120)" },
 	[K_CAGE_DNS_RATE] = { "cage-dns-rate", 0, true, true, KEY_RELOAD,
-	    "QUERIES", "1000", "per cage: DNS queries a second; more are "
+	    "QUERIES", "5000", "per cage: DNS queries a second; more are "
 	    "dropped (0: no limit)" },
 	[K_CAGE_DNS_UPSTREAM] = { "cage-dns-upstream", 0, true, true,
 	    KEY_RELOAD, "QUERIES", "64", "per cage: DNS queries waiting on "
@@ -115,7 +115,7 @@ static const struct key keys[K__MAX] = {
 	    "CONNECTIONS", "16", "per cage: DNS-over-TCP connections open at "
 	    "once; more are closed (0: no limit)" },
 	[K_CAGE_HANDSHAKES] = { "cage-handshakes", 0, true, true, KEY_RELOAD,
-	    "CONNECTIONS", "128", "per cage: proxy connections before their "
+	    "CONNECTIONS", "256", "per cage: proxy connections before their "
 	    "tunnel (handshake, dial); more are closed (0: no limit)" },
 	[K_CAGE_TUNNELS] = { "cage-tunnels", 0, true, true, KEY_RELOAD,
 	    "TUNNELS", "1024", "per cage: open tunnels; more are refused (0: "

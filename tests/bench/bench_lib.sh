@@ -62,6 +62,14 @@ bench_nofile() {
 	NOFILE=$(ulimit -n)
 }
 
+# bench_gk_conf FILE: a gatekeeperd config for one cage at benchmark load,
+# which is far beyond every per-cage default (a tool's few dozen queries
+# and connections at once): the per-cage caps out of the way (0: none).
+bench_gk_conf() {
+	printf '%s = 0\n' cage-dns-rate cage-dns-upstream cage-dns-upstream-rate \
+		cage-dns-tcp cage-handshakes cage-tunnels >"$1"
+}
+
 # bench_nginx_conf LISTEN: $T/www/small (100 bytes), $T/www/big
 # (BULK_MB MiB, written by $LOAD) and $T/nginx.conf, an nginx that serves
 # them on LISTEN (access log off, no keep-alive, NOFILE files).

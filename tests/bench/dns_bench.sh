@@ -71,7 +71,7 @@ GK_UPSTREAM_QUIET=1 gk_start_upstream 5300 "$T/upstream.log" ||
 
 AUDIT_ARGS=()
 [ "$AUDIT" = 1 ] && AUDIT_ARGS=(--audit-log "$T/audit.log")
-: >"$T/empty.conf"
+bench_gk_conf "$T/empty.conf"
 gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --listen 127.0.0.1 \
 	--dns-port 53 --control "$T/control.sock" --upstream 127.0.0.1:5300 \
 	--ttl-cap 60 --upstream-timeout 2 --metrics 127.0.0.1:9477 \

@@ -158,7 +158,7 @@ wait_port 80 || die "nginx did not start"
 
 AUDIT_ARGS=()
 [ "$AUDIT" = 1 ] && AUDIT_ARGS=(--audit-log "$T/audit.log")
-: >"$T/empty.conf"
+bench_gk_conf "$T/empty.conf"
 gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --listen 127.0.0.1 \
 	--dns-port 53 --socks-port 1080 --http-port 3128 \
 	--control "$T/control.sock" --upstream 127.0.0.1:5300 \

@@ -247,7 +247,7 @@ GK_UPSTREAM_QUIET=1
 gk_start_upstream 5300 "$T/upstream.log" || die "dnsmasq (upstream) would not start"
 AUDIT_ARGS=()
 [ "$AUDIT" = 1 ] && AUDIT_ARGS=(--audit-log "$T/audit.log")
-: >"$T/empty.conf"
+bench_gk_conf "$T/empty.conf"
 gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
 	--upstream 127.0.0.1:5300 --metrics "$METRICS" "${AUDIT_ARGS[@]}" \
 	--log-level warn
