@@ -463,16 +463,16 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	struct gk_cage *c;
 	enum dns_status st;
 
-	st = dns_query_parse(buf, len, &q);
+	/* over the cage's rate: UDP is dropped before anything else (a
+	 * flood costs a lookup and a drop), TCP refused */
 	if ((c = gk_cage_by_source(s->cages, &cl->addr)) != NULL &&
-	    !gk_limit_dns_query(c, gk_now_ms(), st == DNS_OK ? q.name :
-	    NULL)) {
-		/* over the cage's rate: UDP is dropped (answering a flood
-		 * costs as much as the flood), TCP refused */
-		return cl->tcp == NULL || st != DNS_OK ? 0 :
-		    dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
+	    !gk_limit_dns_query(c, gk_now_ms())) {
+		if (cl->tcp == NULL ||
+		    dns_query_parse(buf, len, &q) != DNS_OK)
+			return 0;
+		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
 	}
-	if (st != DNS_OK)
+	if ((st = dns_query_parse(buf, len, &q)) != DNS_OK)
 		return answer_bad(st, &q, out, outlen);
 	if (c == NULL) {
 		gk_stats.dns_queries[GK_DNSV_REFUSED]++;

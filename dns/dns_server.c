@@ -325,7 +325,12 @@ bind_socket(const struct gk_addr *a, uint16_t port, int type, char *err,
 		    "port; stop it or choose --dns-port)" : "");
 		return -1;
 	}
-	if (type == SOCK_DGRAM)
+	/* Room for a few milliseconds of a flood the daemon is dropping
+	 * (a cage over its rate), so that another cage's query is not lost
+	 * while the daemon waits for the CPU: FORCE passes net.core.rmem_max
+	 * (212992 by default) with CAP_NET_ADMIN. */
+	if (type == SOCK_DGRAM &&
+	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcv, sizeof(rcv)) == -1)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcv, sizeof(rcv));
 	return fd;
 }

@@ -136,11 +136,11 @@ bucket_take(struct gk_bucket *b, uint32_t rate, uint64_t now_ms)
 }
 
 bool
-gk_limit_dns_query(struct gk_cage *c, uint64_t now_ms, const char *name)
+gk_limit_dns_query(struct gk_cage *c, uint64_t now_ms)
 {
 	if (bucket_take(&c->lim.dns, gk_limits.dns_rate, now_ms))
 		return true;
-	gk_limit_hit(c, GK_LIM_DNS_RATE, name);
+	gk_limit_hit(c, GK_LIM_DNS_RATE, NULL);
 	return false;
 }
 

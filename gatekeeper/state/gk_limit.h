@@ -118,10 +118,8 @@ void		 gk_cage_lim_init(struct gk_cage_lim *l);
 /* The cage ends: every holding's end callback runs; then it holds none. */
 void		 gk_cage_lim_end(struct gk_cage *c);
 
-/* One DNS query from c for name: false (a limit event) when over its
- * rate. */
-bool		 gk_limit_dns_query(struct gk_cage *c, uint64_t now_ms,
-		    const char *name);
+/* One DNS query from c: false (a limit event) when over its rate. */
+bool		 gk_limit_dns_query(struct gk_cage *c, uint64_t now_ms);
 /* c wants to wait on the upstream for an uncached name: false when over
  * its count or rate; else counted until gk_limit_upstream_done(). */
 bool		 gk_limit_upstream(struct gk_cage *c, uint64_t now_ms,
