@@ -1,8 +1,8 @@
 /*
  * gk-run's tool caches (--cache) and the mount points they need, planned
- * against a real home directory made here (a temp dir in the current
- * directory, not under /tmp, which is fresh inside; HOME points at
- * it): spawn_resolve_mounts() with --dry-run (nothing is created), and
+ * against a real home directory made here (a temp dir under /var/tmp:
+ * not under /tmp, which is fresh inside, wherever the tree is; HOME
+ * points at it): spawn_resolve_mounts() with --dry-run (nothing is created), and
  * once for real (the private directories are).
  */
 #include <sys/stat.h>
@@ -45,7 +45,7 @@ static int
 setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	char tmpl[] = "gk-cache-test.XXXXXX", *real;
+	char tmpl[] = "/var/tmp/gk-cache-test.XXXXXX", *real;
 	char p[512];
 
 	assert_non_null(fx);

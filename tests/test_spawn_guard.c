@@ -1,7 +1,7 @@
 /*
  * gk-run's guards on the git files that make the host run code, planned
- * against real directories made here (a temp dir in the current
- * directory, which is also HOME, so the search for a project stops
+ * against real directories made here (a temp dir under /var/tmp, not
+ * under /tmp wherever the tree is, which is also HOME, so the search for a project stops
  * there): a repository, a worktree whose repository is elsewhere, a
  * plain directory; Linux and macOS.
  */
@@ -50,7 +50,7 @@ static int
 setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	char tmpl[] = "gk-guard-test.XXXXXX", text[600], *real;
+	char tmpl[] = "/var/tmp/gk-guard-test.XXXXXX", text[600], *real;
 
 	assert_non_null(fx);
 	assert_non_null(mkdtemp(tmpl));
