@@ -18,6 +18,7 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_events.h"
 #include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
 
@@ -87,6 +88,9 @@ deny_query(struct dns_server *s, struct gk_cage *c,
 	gk_stats.dns_queries[GK_DNSV_DENIED]++;
 	gk_stats.denied[GK_KIND_DNS][GK_REASON_NOT_ALLOWLISTED]++;
 	c->denied[GK_KIND_DNS]++;
+	if (c->events && q->name_host)
+		gk_events_deny(c, GK_KIND_DNS, q->name, 0,
+		    GK_REASON_NOT_ALLOWLISTED, NULL);
 	if (!gk_audit_dns_deny_fold(s->audit, c, q->name, q->qtype)) {
 		if (q->name_host)
 			gk_allow_explain(c->allow, q->name, q->name_len, 0, why,

@@ -58,9 +58,14 @@ static void
 deny_403(struct proxy_session *s, const struct proxy_outcome *o)
 {
 	const char *r = gk_deny_reason_name(o->reason);
+	char phrase[GK_NAME_MAX + 96];
 
 	proxy_session_deny(s, o);
-	respond(s, 403, "Forbidden", r, "gatekeeper: %s:%u denied for cage "
+	/* clients print the status line, not the body: it names the host
+	 * and the rule (the name is a checked host name: no CR, LF) */
+	snprintf(phrase, sizeof(phrase), "Forbidden by gatekeeper: %s:%u "
+	    "%s", s->t.name, s->t.port, proxy_reason_phrase(o->reason));
+	respond(s, 403, phrase, r, "gatekeeper: %s:%u denied for cage "
 	    "%s: %s (%s)", s->t.name, s->t.port,
 	    s->have_cage ? s->who.id : "-", r, o->why);
 }

@@ -124,6 +124,8 @@ void		 proxy_deny_count(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who, const struct gk_host *t,
 		    const struct proxy_outcome *o);
 const char	*proxy_strresult(enum proxy_result r);
+/* A deny reason for people ("is not on the allowlist"), after HOST:PORT. */
+const char	*proxy_reason_phrase(enum gk_deny_reason r);
 
 /* The listeners (on the gateway address, IP_FREEBIND). */
 struct proxy_listener;

@@ -14,6 +14,7 @@
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_events.h"
 #include "gatekeeper/state/gk_limit.h"
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
@@ -136,6 +137,7 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	gk_stats.denied[who->kind][o->reason]++;
 	if (c != NULL)
 		c->denied[who->kind]++;
+	gk_events_deny(c, who->kind, t->name, t->port, o->reason, o->why);
 	/* a flood of denials: its lines within the cage's audit budget */
 	if (!gk_limit_audit_ok(c, "proxy.deny", t->name))
 		return;
@@ -164,6 +166,34 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 		json_object_object_add(d, "seen",
 		    json_object_new_string(o->seen));
 	gk_audit_event(ctx->audit, "proxy.deny", c, d);
+}
+
+const char *
+proxy_reason_phrase(enum gk_deny_reason r)
+{
+	switch (r) {
+	case GK_REASON_NOT_ALLOWLISTED:
+		return "is not on the allowlist";
+	case GK_REASON_UNKNOWN_SOURCE:
+		return "(no cage has this source address)";
+	case GK_REASON_IP_NOT_PINNED:
+		return "is an address no allowed name resolved to";
+	case GK_REASON_SPECIAL_RANGE:
+		return "is in a special range, never allowed";
+	case GK_REASON_SNI_MISMATCH:
+		return "(the TLS server name differs)";
+	case GK_REASON_NO_SNI:
+		return "(TLS without a server name)";
+	case GK_REASON_HOST_MISMATCH:
+		return "(the Host header differs)";
+	case GK_REASON_UNSUPPORTED_COMMAND:
+		return "(unsupported request)";
+	case GK_REASON_MALFORMED:
+		return "(first bytes that cannot be checked)";
+	case GK_REASON__MAX:
+		break;
+	}
+	return "denied";
 }
 
 const char *

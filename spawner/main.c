@@ -247,8 +247,9 @@ make_cage(const struct spawn_opts *o, int sock, int chan,
 	int nsfd;
 
 	spawn_cage_label(o->cmd, o->ncmd, label);
-	if ((req = spawn_cage_request(label, o->transparent == 1, &o->allow,
-	    err, sizeof(err))) == NULL)
+	if ((req = spawn_cage_request(label, o->transparent == 1,
+	    !o->quiet || o->events_fd != -1, &o->allow, err,
+	    sizeof(err))) == NULL)
 		die("%s", err);
 	if ((nsfd = spawn_start_netns(chan, err, sizeof(err))) == -1 ||
 	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,
@@ -352,10 +353,33 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	r.ctl_fd = sock;
 	r.timeout = o->timeout;
 	r.verbose = o->verbose;
+	r.quiet = o->quiet;
+	r.events_fd = o->events_fd;
 	r.cmdname = cmdshow;
 	rc = spawn_run(&r);
 	spawn_guard_cleanup(guard_fd, p);
 	exit(rc);
+}
+
+/* --events-fd: open for writing; never inherited by the sandbox (a
+ * program inside must not write the supervisor's events). */
+static void
+events_fd_check(const struct spawn_opts *o)
+{
+	int fl;
+
+	if (o->events_fd == -1 || o->dry_run)
+		return;
+	if ((fl = fcntl(o->events_fd, F_GETFL)) == -1 ||
+	    (fl & O_ACCMODE) == O_RDONLY)
+		die("--events-fd %d: not a descriptor open for writing (open "
+		    "it in the shell: gk-run --events-fd 3 ... 3>events.json)",
+		    o->events_fd);
+	if (o->events_fd <= 2)
+		die("--events-fd %d: 0, 1 and 2 are the command's; use 3 or "
+		    "above", o->events_fd);
+	if (fcntl(o->events_fd, F_SETFD, FD_CLOEXEC) == -1)
+		die("--events-fd %d: %s", o->events_fd, strerror(errno));
 }
 
 int
@@ -383,6 +407,7 @@ main(int argc, char **argv)
 		break;
 	}
 	spawn_printable(o.cmd[0], cmdshow, sizeof(cmdshow));
+	events_fd_check(&o);
 	load_allow_files(&o);
 	if (o.platform == SPAWN_PLATFORM_MACOS && !o.dry_run)
 		die("--platform macos: this gk-run runs on Linux and can only "

@@ -103,6 +103,42 @@ void		 spawn_buf_puts(struct spawn_buf *b, const char *s);
  */
 const char	*spawn_printable(const char *s, char *buf, size_t len);
 
+/*
+ * The cage's denials, one JSON line each from gatekeeperd (gk_events.h).
+ * spawn_event_parse() reads one line (without its newline): DENY fills
+ * ev (strings printable and bounded), MORE is the "deny.more" line (later
+ * distinct denials are not told), NONE anything else (ignored).
+ */
+#define SPAWN_EVENT_LINE_MAX	4096
+#define SPAWN_EVENT_HOST_MAX	256
+
+enum spawn_event_type {
+	SPAWN_EVENT_NONE,
+	SPAWN_EVENT_DENY,
+	SPAWN_EVENT_MORE,
+};
+
+struct spawn_event {
+	char		 kind[16];	/* dns, socks5, http, transparent */
+	char		 host[SPAWN_EVENT_HOST_MAX];
+	uint16_t	 port;		/* 0: a DNS lookup */
+	char		 reason[32];	/* not_allowlisted, ... */
+	char		 why[256];
+	char		 time[40];
+};
+
+enum spawn_event_type spawn_event_parse(const char *line, size_t len,
+		    struct spawn_event *ev);
+/* "gk-run: denied HOST:PORT (why); to allow it: --allow HOST" */
+void		 spawn_event_text(const struct spawn_event *ev, char *buf,
+		    size_t len);
+/* "HOST:PORT" ("[V6]:PORT"; the host alone for a lookup). */
+void		 spawn_event_target(const struct spawn_event *ev, char *buf,
+		    size_t len);
+/* {"host","port","reason","kind","time"[,"why"]} and a newline; malloc'd
+ * (NULL: out of memory). */
+char		*spawn_event_json(const struct spawn_event *ev);
+
 /* ---- options ---------------------------------------------------------- */
 
 struct spawn_optpath {
@@ -129,6 +165,8 @@ struct spawn_opts {
 	unsigned int		 timeout;	/* seconds; 0: none */
 	bool			 dry_run;
 	int			 verbose;
+	bool			 quiet;		/* no denial lines on stderr */
+	int			 events_fd;	/* denials as JSON lines; -1 */
 	char *const		*cmd;		/* into argv, NULL-terminated */
 	int			 ncmd;
 };
@@ -212,9 +250,11 @@ void		 spawn_cage_placeholder(struct spawn_cage *c,
  */
 void		 spawn_cage_label(char *const cmd[], int ncmd,
 		    char out[SPAWN_LABEL_MAX + 1]);
-/* The request line, with its "\n"; NULL on error (err says why). */
+/* The request line, with its "\n"; NULL on error (err says why). With
+ * `events`, gatekeeperd tells this connection the cage's denials. */
 char		*spawn_cage_request(const char *label, bool transparent,
-		    const struct spawn_strv *allow, char *err, size_t errlen);
+		    bool events, const struct spawn_strv *allow, char *err,
+		    size_t errlen);
 /*
  * Parse gatekeeperd's reply line. 0: ok, `c` filled. -1: refused or
  * not understood; err holds the whole message for the user.

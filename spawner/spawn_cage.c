@@ -89,7 +89,7 @@ spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 }
 
 char *
-spawn_cage_request(const char *label, bool transparent,
+spawn_cage_request(const char *label, bool transparent, bool events,
     const struct spawn_strv *allow, char *err, size_t errlen)
 {
 	struct json_object *o, *a;
@@ -112,6 +112,9 @@ spawn_cage_request(const char *label, bool transparent,
 	json_object_object_add(o, "label", json_object_new_string(label));
 	json_object_object_add(o, "transparent",
 	    json_object_new_boolean(transparent));
+	if (events)
+		json_object_object_add(o, "events",
+		    json_object_new_boolean(1));
 	json_object_object_add(o, "allow", a);
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);

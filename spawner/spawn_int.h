@@ -193,6 +193,8 @@ struct spawn_run {
 	int		 ctl_fd;	/* -1: no cage */
 	unsigned int	 timeout;
 	int		 verbose;
+	bool		 quiet;		/* no denial lines on stderr */
+	int		 events_fd;	/* -1: none */
 	const char	*cmdname;	/* for messages */
 };
 

@@ -32,6 +32,8 @@
 	X("dry-run",	 no_argument,	    267,  true,  opt_dry_run)	\
 	X("platform",	 required_argument, 268,  false, opt_platform)	\
 	X("transparent", required_argument, 269,  false, opt_transparent) \
+	X("quiet",	 no_argument,	    'q',  true,  opt_quiet)	\
+	X("events-fd",	 required_argument, 272,  false, opt_events_fd) \
 	X("verbose",	 no_argument,	    'v',  true,  opt_verbose)	\
 	X("help",	 no_argument,	    'h',  true,  opt_help)	\
 	X("version",	 no_argument,	    'V',  true,  opt_version)
@@ -161,6 +163,11 @@ static const char usage_text[] =
 "                         mode shows gatekeeperd's default endpoints) or,\n"
 "                         with --platform macos, the SBPL profile; exit 0\n"
 "      --platform OS      linux (default) or macos\n"
+"  -q, --quiet            no lines about denials on stderr (below)\n"
+"      --events-fd N      the cage's denials as JSON lines on descriptor N\n"
+"                         ({\"host\",\"port\",\"reason\",\"kind\",\"time\",\"why\"},\n"
+"                         one per distinct host, port and reason), for a\n"
+"                         supervisor; also with --quiet\n"
 "  -v, --verbose          say what gk-run does, on stderr\n"
 "  -h, --help             this text\n"
 "  -V, --version          the version\n"
@@ -209,6 +216,16 @@ static const char usage_text[] =
 "and, with --fs sandbox, TMPDIR. Gated mode sets http_proxy,\n"
 "https_proxy, HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, all_proxy, NO_PROXY\n"
 "and no_proxy.\n"
+"\n"
+"Denials: while the command runs, each distinct denial of its cage (same\n"
+"host, port and reason once, however often retried) is one line on\n"
+"stderr, with the --allow that lets it through:\n"
+"  gk-run: denied registry.yarnpkg.com:443 (not on the allowlist); to allow\n"
+"  it: --allow registry.yarnpkg.com\n"
+"and at exit, if anything was denied, one line with the count and the\n"
+"hosts. DNS lookups, SOCKS5, HTTP and transparent connections alike;\n"
+"special ranges (loopback, cloud metadata, private) say so and are never\n"
+"allowed. -q silences both; --events-fd keeps them for a program.\n"
 "\n"
 "Exit status: the command's; 124 timed out; 125 gk-run failed (one line\n"
 "says what to do); 126 not executable; 127 not found; 128+N killed by\n"
@@ -494,6 +511,38 @@ opt_dry_run(struct spawn_opts *o, const char *name, const char *arg,
 }
 
 static enum opt_rc
+opt_quiet(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	(void)name;
+	(void)arg;
+	(void)err;
+	(void)errlen;
+	o->quiet = true;
+	return RC_OK;
+}
+
+static enum opt_rc
+opt_events_fd(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	unsigned long v = 0;
+	const char *p;
+	char show[68];
+
+	for (p = arg; *p >= '0' && *p <= '9' && v <= 1048576; p++)
+		v = v * 10 + (unsigned long)(*p - '0');
+	if (p == arg || *p != '\0' || v > 1048576) {
+		gk_seterr(err, errlen, "--%s: '%s' is not a descriptor number "
+		    "(such as 3, open for writing)", name,
+		    spawn_printable(arg, show, sizeof(show)));
+		return RC_USAGE;
+	}
+	o->events_fd = (int)v;
+	return RC_OK;
+}
+
+static enum opt_rc
 opt_verbose(struct spawn_opts *o, const char *name, const char *arg,
     char *err, size_t errlen)
 {
@@ -608,11 +657,12 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 
 	memset(o, 0, sizeof(*o));
 	o->transparent = -1;
+	o->events_fd = -1;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	optind = 0;	/* glibc: full reinitialization */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:a:vhV", longopts,
+	while ((c = getopt_long(argc, argv, "+:a:qvhV", longopts,
 	    NULL)) != -1) {
 		if ((rc = one_opt(o, c, argv, &seen, err, errlen)) == RC_OK)
 			continue;

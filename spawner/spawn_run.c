@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +38,10 @@ static const int forwarded[] = {
 	SIGALRM, SIGTSTP, SIGTTIN, SIGTTOU, SIGPWR, SIGURG, SIGVTALRM,
 	SIGPROF, SIGXCPU, SIGXFSZ,
 };
+
+#define SUMMARY_MAX	512	/* the exit line's list of targets */
+#define SYNC_MS		500	/* at exit, for the last denials */
+#define SUMMARY_HOSTS	8
 
 struct run_state {
 	const struct spawn_run *r;
@@ -52,6 +57,16 @@ struct run_state {
 	bool		 exited;
 	int		 timed_out;	/* 0, 1 TERM sent, 2 KILL sent */
 	uint64_t	 deadline;	/* gk_clock_ms() */
+	/* the control connection's lines (denials), and what they said */
+	char		 cbuf[SPAWN_EVENT_LINE_MAX + 1];
+	size_t		 clen;
+	bool		 cskip;		/* in an overlong line: drop to \n */
+	size_t		 ndenied;
+	bool		 more;		/* gatekeeperd stopped telling */
+	char		 summary[SUMMARY_MAX];	/* "a:443, b (DNS), ..." */
+	size_t		 nlisted;
+	bool		 syncing;	/* a request's reply ends the events */
+	bool		 synced;
 };
 
 static void
@@ -175,20 +190,149 @@ read_signals(struct run_state *st)
 	}
 }
 
+/* One denial: its line on stderr, its JSON for --events-fd, the summary. */
+static void
+on_deny(struct run_state *st, const struct spawn_event *ev)
+{
+	char line[1024], target[SPAWN_EVENT_HOST_MAX + 16], *json;
+	size_t n;
+	ssize_t w;
+
+	st->ndenied++;
+	if (!st->r->quiet) {
+		spawn_event_text(ev, line, sizeof(line));
+		fprintf(stderr, "%s\n", line);
+	}
+	if (st->r->events_fd != -1 && (json = spawn_event_json(ev)) != NULL) {
+		n = strlen(json);
+		do
+			w = write(st->r->events_fd, json, n);
+		while (w == -1 && errno == EINTR);
+		free(json);
+	}
+	if (st->nlisted >= SUMMARY_HOSTS)
+		return;
+	spawn_event_target(ev, target, sizeof(target));
+	n = strlen(st->summary);
+	snprintf(st->summary + n, sizeof(st->summary) - n, "%s%s%s",
+	    n > 0 ? ", " : "", target, ev->port == 0 ? " (DNS)" : "");
+	st->nlisted++;
+}
+
+static void
+ctl_line(struct run_state *st, const char *line, size_t len)
+{
+	struct spawn_event ev;
+
+	switch (spawn_event_parse(line, len, &ev)) {
+	case SPAWN_EVENT_DENY:
+		on_deny(st, &ev);
+		break;
+	case SPAWN_EVENT_MORE:
+		st->more = true;
+		if (!st->r->quiet)
+			fprintf(stderr, "gk-run: more denials than gatekeeperd "
+			    "tells one cage; the rest are in its audit log\n");
+		break;
+	case SPAWN_EVENT_NONE:
+		if (st->syncing)
+			st->synced = true;
+		break;
+	}
+}
+
+/* Split what came into lines; a line too long to be an event is dropped. */
+static void
+ctl_bytes(struct run_state *st, const char *p, size_t n)
+{
+	const char *nl;
+	size_t take;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		take = nl != NULL ? (size_t)(nl - p) : n;
+		if (!st->cskip && st->clen + take <= SPAWN_EVENT_LINE_MAX) {
+			memcpy(st->cbuf + st->clen, p, take);
+			st->clen += take;
+		} else
+			st->cskip = true;
+		if (nl == NULL)
+			return;
+		if (!st->cskip)
+			ctl_line(st, st->cbuf, st->clen);
+		st->clen = 0;
+		st->cskip = false;
+		p = nl + 1;
+		n -= take + 1;
+	}
+}
+
+/* Read what gatekeeperd sent (drain: the socket is non-blocking). */
 static void
 read_ctl(struct run_state *st)
 {
-	char buf[512];
+	char buf[4096];
 	ssize_t n;
+	int i;
 
-	n = read(st->ctl_fd, buf, sizeof(buf));
-	if (n > 0 || (n == -1 && (errno == EINTR || errno == EAGAIN)))
-		return;		/* nothing is expected; ignore it */
+	for (i = 0; i < 64; i++) {
+		n = recv(st->ctl_fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n > 0) {
+			ctl_bytes(st, buf, (size_t)n);
+			continue;
+		}
+		if (n == -1 && (errno == EINTR || errno == EAGAIN))
+			return;
+		break;
+	}
+	if (i == 64)
+		return;
 	fprintf(stderr, "gk-run: gatekeeperd closed the control connection; "
 	    "the cage is gone and %s has no network any more\n",
 	    st->r->cmdname);
 	close(st->ctl_fd);
 	st->ctl_fd = -1;
+}
+
+/*
+ * The command ended: every denial it met was told before its refusal
+ * was sent, but may still be on its way. gatekeeperd answers requests in
+ * order after what it queued, so a request's reply ends the events.
+ * Bounded by SYNC_MS.
+ */
+static void
+ctl_sync(struct run_state *st)
+{
+	static const char req[] = "{\"op\":\"stats\"}\n";
+	struct pollfd pfd;
+	uint64_t deadline = gk_clock_ms() + SYNC_MS;
+	int ms;
+
+	if (send(st->ctl_fd, req, sizeof(req) - 1, MSG_NOSIGNAL) !=
+	    (ssize_t)sizeof(req) - 1)
+		return;
+	st->syncing = true;
+	while (!st->synced && st->ctl_fd != -1 &&
+	    (ms = gk_ms_left(deadline, SYNC_MS)) > 0) {
+		pfd = (struct pollfd){ .fd = st->ctl_fd, .events = POLLIN };
+		if (poll(&pfd, 1, ms) == -1 && errno != EINTR)
+			return;
+		if (pfd.revents != 0)
+			read_ctl(st);
+	}
+}
+
+/* At exit: what was denied, in one line. */
+static void
+denied_summary(struct run_state *st)
+{
+	if (st->ctl_fd != -1 && (!st->r->quiet || st->r->events_fd != -1))
+		ctl_sync(st);	/* denials told as the command ended */
+	if (st->ndenied == 0 || st->r->quiet)
+		return;
+	fprintf(stderr, "gk-run: %zu denied%s: %s%s\n", st->ndenied,
+	    st->more ? " (at least)" : "", st->summary,
+	    st->ndenied > st->nlisted ? ", ..." : "");
 }
 
 static void
@@ -279,5 +423,6 @@ spawn_run(const struct spawn_run *r)
 		now_plus(&st.deadline, r->timeout);
 	loop(&st);
 	close(st.sigfd);
+	denied_summary(&st);
 	return outcome(&st);
 }

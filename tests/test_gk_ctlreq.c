@@ -131,6 +131,17 @@ static const struct pcase cases[] = {
 	    "from a network namespace" },
 	{ CREATE "\"netns\":true}", 0, GK_CTL_MISSING_FIELD,
 	    "missing \"allow\"" },
+	/* events: this connection is told the cage's denials */
+	{ CREATE "\"netns\":true,\"events\":true,\"allow\":[]}", 0,
+	    GK_CTL_OK, "cage.create" },
+	{ CREATE "\"source\":\"10.0.0.1\",\"events\":false,\"allow\":[]}",
+	    0, GK_CTL_OK, "cage.create" },
+	{ CREATE "\"netns\":true,\"events\":\"yes\",\"allow\":[]}", 0,
+	    GK_CTL_BAD_TYPE, "\"events\" must be true or false, not a "
+	    "string" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"events\":true,"
+	    "\"allow\":[]}", 0, GK_CTL_UNKNOWN_FIELD, "\"events\" for "
+	    "cage.update" },
 	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"netns\":true,"
 	    "\"allow\":[]}", 0, GK_CTL_UNKNOWN_FIELD, "\"netns\" for "
 	    "cage.update" },
@@ -254,6 +265,7 @@ test_fields(void **state)
 	assert_string_equal(req.allow[0], "*.github.com");
 	assert_string_equal(req.allow[1], "github.com:443");
 	assert_string_equal(req.id, "");
+	assert_false(req.events);
 	gk_ctlreq_clear(&req);
 	assert_null(req.allow);
 	gk_ctlreq_clear(&req);		/* twice is fine */
@@ -264,6 +276,12 @@ test_fields(void **state)
 	assert_string_equal(req.id, "k3j9x0qa");
 	assert_int_equal(req.nallow, 0);
 	assert_non_null(req.allow);
+	gk_ctlreq_clear(&req);
+
+	assert_int_equal(parse_str(CREATE "\"netns\":true,\"events\":true,"
+	    "\"allow\":[]}", &req, err, sizeof(err)), GK_CTL_OK);
+	assert_true(req.events);
+	assert_true(req.netns);
 	gk_ctlreq_clear(&req);
 }
 

@@ -75,24 +75,26 @@ test_request(void **state)
 	spawn_strv_push(&allow, "*.github.com");
 	spawn_strv_push(&allow, "[2001:db8::/32]:443");
 	spawn_strv_push(&allow, "192.0.2.0/24");
-	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, &allow,
-	    err, sizeof(err));
+	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, true,
+	    &allow, err, sizeof(err));
 	assert_non_null(line);
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"transparent\":true,"
-	    "\"allow\":"
+	    "\"events\":true,\"allow\":"
 	    "[\"*.github.com\",\"[2001:db8::/32]:443\",\"192.0.2.0/24\"]}\n");
 	free(line);
 	spawn_strv_clear(&allow);
 	/* an empty allowlist is an empty array */
-	line = spawn_cage_request("l", false, &allow, err, sizeof(err));
+	line = spawn_cage_request("l", false, false, &allow, err,
+	    sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"allow\":[]}\n");
 	free(line);
 	/* over gatekeeperd's line limit */
 	for (i = 0; i < 300; i++)
 		spawn_strv_pushf(&allow, "%0250zu.example", i);
-	assert_null(spawn_cage_request("l", true, &allow, err, sizeof(err)));
+	assert_null(spawn_cage_request("l", true, true, &allow, err,
+	    sizeof(err)));
 	assert_non_null(strstr(err, "the allowlist is too long for one "
 	    "request"));
 	spawn_strv_clear(&allow);

@@ -24,6 +24,7 @@ enum field {
 	F_ID = 1 << 4,
 	F_NETNS = 1 << 5,
 	F_TRANSPARENT = 1 << 6,
+	F_EVENTS = 1 << 7,
 };
 
 struct op_spec {
@@ -35,13 +36,15 @@ struct op_spec {
 
 static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
-	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL,
+	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
+	    F_EVENTS,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
 	    "{\"op\":\"cage.create\",\"netns\":true,"
-	    "\"allow\":[\"*.example.com\"],\"transparent\":true} (label "
-	    "and transparent are optional)" },
+	    "\"allow\":[\"*.example.com\"],\"transparent\":true} (label, "
+	    "transparent and \"events\":true, this connection told of the "
+	    "cage's denials, are optional)" },
 	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID | F_ALLOW,
 	    F_OP | F_ID | F_ALLOW,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","
@@ -64,6 +67,7 @@ static const struct {
 	{ "id", F_ID },
 	{ "netns", F_NETNS },
 	{ "transparent", F_TRANSPARENT },
+	{ "events", F_EVENTS },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
@@ -596,6 +600,14 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_label(v, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "allow", &v))
 		st = parse_allow(v, out, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "events", &v)) {
+		if (!json_object_is_type(v, json_type_boolean)) {
+			gk_seterr(err, errlen, "\"events\" must be true or "
+			    "false, not %s", type_name(v));
+			return GK_CTL_BAD_TYPE;
+		}
+		out->events = json_object_get_boolean(v);
+	}
 	return st;
 }
 

@@ -66,6 +66,8 @@ struct gk_ctlreq {
 	char		 source[GK_CTL_SOURCE_MAX + 1];
 	struct gk_addr	 source_addr;
 	char		 label[GK_CAGE_LABEL_MAX + 1];
+	bool		 events;	/* create: tell this connection the
+					   cage's denials (gk_events.h) */
 	/* create, update: nallow strings (and a NULL after them) */
 	char		**allow;
 	size_t		 nallow;

@@ -13,6 +13,7 @@
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/state/gk_events.h"
 
 #define TABLE_MIN_BUCKETS	64
 #define PINS_MIN_BUCKETS	16
@@ -85,6 +86,7 @@ static void
 cage_free(struct gk_cage *c)
 {
 	gk_cage_lim_end(c);
+	gk_events_free(c);
 	gk_allowlist_free(c->allow);
 	pins_free(c->pins);
 	explicit_bzero(c->token, sizeof(c->token));

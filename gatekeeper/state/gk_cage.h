@@ -25,6 +25,7 @@
 #define GK_CAGE_PINS_MAX	4096	/* pinned (name, address) per cage */
 
 struct gk_pinset;
+struct gk_cage_events;
 
 struct gk_cage {
 	char		 id[GK_CAGE_ID_LEN + 1];
@@ -44,6 +45,8 @@ struct gk_cage {
 
 	void		*owner;			/* control connection */
 	bool		 plumbed;		/* veth + nft made for it */
+	bool		 events;		/* owner told its denials */
+	struct gk_cage_events *ev;		/* gk_events.c's */
 	struct gk_cage_lim lim;			/* budgets, holdings */
 
 	/* private to gk_cage.c */

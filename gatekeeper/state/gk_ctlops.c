@@ -280,6 +280,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		return;
 	}
 	c->plumbed = req->netns;
+	c->events = req->events;
 	gk_stats.cages_created++;
 	audit_change(cc, "cage.create", c);
 	reply_created(cc, c, req->transparent);

@@ -1,0 +1,36 @@
+/*
+ * gk_events: a cage's denials told to its owner, the control connection
+ * that created it with "events": true (gk-run prints them). One line per
+ * distinct (host, port, reason) in the cage's life, however often the
+ * program retries, so a flood of denials costs no more than its answers:
+ *
+ *   {"event":"deny","cage":"k3j9x0qa","time":"2026-11-25T10:00:00.123Z",
+ *    "kind":"http","host":"registry.yarnpkg.com","port":443,
+ *    "reason":"not_allowlisted","why":"..."}
+ *
+ * "kind" is dns (a lookup: "port" 0), socks5, http or transparent;
+ * "reason" a gatekeeper_denied_total reason. After GK_EVENTS_DISTINCT
+ * distinct denials one {"event":"deny.more","cage":...} line says that
+ * later ones are not told. Lines wait in the connection's output, at most
+ * GK_EVENTS_BUFFERED bytes of them; beyond that (an owner that does not
+ * read) they are dropped.
+ */
+#ifndef GK_EVENTS_H
+#define GK_EVENTS_H
+
+#include <stdint.h>
+
+#include "gatekeeper/state/gk_stats.h"
+
+#define GK_EVENTS_DISTINCT	1024
+#define GK_EVENTS_BUFFERED	(256 * 1024)
+
+struct gk_cage;
+
+void		 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind,
+		    const char *host, uint16_t port, enum gk_deny_reason reason,
+		    const char *why);
+/* With the cage (gk_cage.c). */
+void		 gk_events_free(struct gk_cage *c);
+
+#endif /* GK_EVENTS_H */

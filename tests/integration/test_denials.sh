@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+#
+# test_denials.sh: a denial is seen at once by the person who ran gk-run,
+# with the --allow that fixes it. Real clients in gk-run cages (curl over
+# the HTTP proxy, SOCKS5 and the transparent path, wget, git, python's
+# resolver) against e2e_net.sh's hermetic internet:
+#
+#   - each kind of denial is exactly one stderr line naming the host and
+#     the --allow to add, however often the client retries, and one
+#     summary line at exit; a special range says why, with no --allow;
+#   - the line comes while the command still runs (within a second);
+#   - the HTTP proxy's 403 status line names the host and the rule (what
+#     curl -v and wget print);
+#   - -q silences the lines; --events-fd N gets them as JSON lines, also
+#     with -q; a bad --events-fd is a usage error (125).
+#
+#   bash tests/integration/test_denials.sh build/gatekeeperd build/spawner/gk-run
+#   meson test -C build denials_integration      (suite "integration")
+#
+# Runs as root in namespaces it creates itself (lib.sh); gk-run cages run
+# as root. Prints "ok   ..." / "FAIL ..." per check and a summary; exits 1
+# if any check failed or anything needed is missing (never a silent skip).
+# GK_KEEP_TMP=1 keeps the temp directory (logs).
+
+# Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
+# shellcheck disable=SC2016,SC2317,SC2034
+GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$GK_SELF")/lib.sh"
+
+# shellcheck source=tests/integration/e2e_lib.sh
+. "$GK_LIB_DIR/e2e_lib.sh"
+E2E_NAME=test_denials.sh
+
+e2e_args 0 "$@"
+e2e_preamble dig dnsmasq curl wget unshare nsenter ip mount nginx fcgiwrap \
+    openssl git /usr/lib/git-core/git-http-backend nft bwrap timeout "$PYTHON"
+GK_SKIP_CODE=1
+gk_enter_netns 1 "$GK_SELF" "$@"
+gk_setup
+
+# shellcheck source=tests/integration/e2e_net.sh
+. "$GK_LIB_DIR/e2e_net.sh"
+
+e2e_vars
+EVIL=evil.example
+NOHTTP=(env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY)
+NP=("${NOHTTP[@]}" -u ALL_PROXY -u all_proxy)
+LINE_HTTP="gk-run: denied $EVIL:443 (not on the allowlist); to allow it: --allow $EVIL"
+
+# denials: gk-run's "denied" lines of the last run (the summary aside).
+denials() { grep -E '^gk-run: denied ' "$T/run.err"; }
+ndenials() { denials | grep -c .; }
+summary() { grep -E '^gk-run: [0-9]+ denied' "$T/run.err"; }
+detail() { GK_DETAIL=$(run_detail); }
+
+# ---- the internet, gatekeeperd -------------------------------------------------
+e2e_begin
+gk_ok "the test internet is up (nginx, dnsmasq)"
+mkdir -p "$T/home-root" "$T/work-root" "$SHARE" "$T/run"
+: >"$T/empty.conf"
+gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
+	--upstream "$EN_RESOLVER" --metrics "$METRICS" --audit-log "$AUDIT"
+daemon_ready "$GKD_PID" ||
+	gk_abort "gatekeeperd starts (control socket, metrics)" "$T/GKD_PID.log"
+gk_ok "gatekeeperd is ready with its defaults (pid $GKD_PID)"
+chmod 755 "$T/run"
+
+# ---- HTTP proxy (curl): one line, the summary, the 403 status line --------------
+cage root --allow api.github.com -- curl -sS -v --max-time 10 "https://$EVIL/"
+detail
+gk_check "curl (HTTP proxy) to $EVIL: refused" test "$RUN_RC" != 0
+gk_check "... exactly one line: '$LINE_HTTP'" \
+	eval '[ "$(ndenials)" = 1 ] && [ "$(denials)" = "$LINE_HTTP" ]'
+gk_check "... and at exit: 'gk-run: 1 denied: $EVIL:443'" \
+	eval '[ "$(summary)" = "gk-run: 1 denied: $EVIL:443" ]'
+gk_check "... curl -v shows the 403 status line naming the host and the rule" \
+	eval 'grep -q "HTTP/1.1 403 Forbidden by gatekeeper: $EVIL:443 is not on the allowlist" "$T/run.err"'
+
+# ---- retried: still one line ------------------------------------------------------
+cage root --allow api.github.com -- sh -c \
+	"for i in 1 2 3 4 5; do curl -s --max-time 5 https://$EVIL/; done; exit 7"
+detail
+gk_check "five tries of the same host: one line, the count of distinct denials 1" \
+	eval '[ "$RUN_RC" = 7 ] && [ "$(ndenials)" = 1 ] &&
+	    [ "$(summary)" = "gk-run: 1 denied: $EVIL:443" ]'
+
+# ---- wget: the status line it prints names the host --------------------------------
+cage root --allow api.github.com -- wget -O /dev/null --timeout=10 --tries=1 \
+	"https://$EVIL/"
+detail
+gk_check "wget to $EVIL: refused, one line" \
+	eval '[ "$RUN_RC" != 0 ] && [ "$(ndenials)" = 1 ] &&
+	    [ "$(denials)" = "$LINE_HTTP" ]'
+gk_check "... wget's own error names $EVIL and the rule" \
+	eval 'grep -q "Forbidden by gatekeeper: $EVIL:443 is not on the allowlist" "$T/run.err"'
+
+# ---- SOCKS5 (curl through ALL_PROXY) ----------------------------------------------
+cage root --allow api.github.com -- "${NOHTTP[@]}" curl -sS --max-time 10 \
+	"https://$EVIL/"
+detail
+gk_check "curl (SOCKS5) to $EVIL: refused, one line naming it and the --allow" \
+	eval '[ "$RUN_RC" != 0 ] && [ "$(ndenials)" = 1 ] &&
+	    [ "$(denials)" = "$LINE_HTTP" ]'
+
+# ---- a DNS lookup (python's resolver, no proxy) ---------------------------------------
+cage root --allow api.github.com -- "$PYTHON" -c "
+import socket, sys
+try:
+    socket.getaddrinfo('$EVIL', 443)
+except socket.gaierror as e:
+    sys.exit(3)
+"
+detail
+gk_check "python resolves $EVIL: fails; one line for the lookup with the --allow" \
+	eval '[ "$RUN_RC" = 3 ] && [ "$(ndenials)" = 1 ] &&
+	    [ "$(denials)" = "gk-run: denied $EVIL (a DNS lookup: not on the allowlist); to allow it: --allow $EVIL" ]'
+gk_check "... and the summary marks it as a lookup" \
+	eval '[ "$(summary)" = "gk-run: 1 denied: $EVIL (DNS)" ]'
+
+# ---- git: one line for the host it could not reach ---------------------------------
+cage root --allow github.com -- git clone -q "https://$EVIL/acme/hello.git" x
+detail
+gk_check "git clone from $EVIL: fails, one line naming it and the --allow" \
+	eval '[ "$RUN_RC" != 0 ] && [ "$(ndenials)" = 1 ] &&
+	    [ "$(denials)" = "$LINE_HTTP" ]'
+
+# ---- a special range: why, and no --allow ---------------------------------------------
+cage root --allow api.github.com -- "${NP[@]}" curl -sS --noproxy '*' \
+	--max-time 10 http://169.254.169.254/latest/meta-data/
+detail
+gk_check "curl to the cloud metadata address (transparent path): refused" \
+	test "$RUN_RC" != 0
+gk_check "... one line saying it is a metadata address, without a plain --allow" \
+	eval '[ "$(ndenials)" = 1 ] &&
+	    denials | grep -q "^gk-run: denied 169.254.169.254:80 (169.254.169.254 is a metadata address" &&
+	    ! denials | grep -q "to allow it"'
+
+# ---- while the command runs ----------------------------------------------------------
+rm -f "$T/work-root/tried"
+cage_bg BG root --allow api.github.com -- sh -c \
+	"curl -s --max-time 5 https://$EVIL/ >/dev/null; date +%s%N >tried; sleep 4"
+gk_wait_for 100 test -s "$T/work-root/tried"
+seen=
+for ((i = 0; i < 30; i++)); do
+	if grep -q "^gk-run: denied $EVIL:443" "$T/BG.err" 2>/dev/null; then
+		seen=$(date +%s%N)
+		break
+	fi
+	sleep 0.05
+done
+ms=
+[ -n "$seen" ] && ms=$(((seen - $(cat "$T/work-root/tried")) / 1000000))
+GK_DETAIL="err: $(oneline "$(cat "$T/BG.err")"); ${ms:-never} ms after curl's end"
+gk_check "the line is on stderr while the command still runs (${ms:-never} ms after the refusal)" \
+	eval '[ -n "$ms" ] && [ "$ms" -lt 1000 ] && kill -0 "$BG" 2>/dev/null'
+gk_wait_exit "$BG" 100
+gk_untrack_pid "$BG"
+
+# ---- -q and --events-fd ---------------------------------------------------------------
+cage root -q --allow api.github.com -- curl -s --max-time 10 "https://$EVIL/"
+detail
+gk_check "-q: refused, and no denial or summary line" \
+	eval '[ "$RUN_RC" != 0 ] && ! grep -q "denied" "$T/run.err"'
+exec 3>"$T/ev.json"
+cage root -q --events-fd 3 --allow api.github.com -- sh -c \
+	"curl -s --max-time 5 https://$EVIL/; curl -s --max-time 5 https://$EVIL/; \
+	 ${NP[*]} curl -s --noproxy '*' --max-time 5 http://169.254.169.254/"
+exec 3>&-
+GK_DETAIL="events: $(oneline "$(cat "$T/ev.json")") | $(run_detail)"
+gk_check "--events-fd 3 (with -q): one JSON object per distinct denial, nothing on stderr" \
+	"$PYTHON" - "$T/ev.json" "$T/run.err" <<'EOF'
+import json, sys
+evs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+err = open(sys.argv[2]).read()
+assert "denied" not in err, err
+assert len(evs) == 2, evs
+want = [("evil.example", 443, "not_allowlisted", "http"),
+        ("169.254.169.254", 80, "special_range", "transparent")]
+for e, (h, p, r, k) in zip(evs, want):
+    assert (e["host"], e["port"], e["reason"], e["kind"]) == (h, p, r, k), e
+    assert e["time"].endswith("Z"), e
+EOF
+cage root --events-fd 9 --allow api.github.com -- true
+detail
+gk_check "--events-fd 9 (not open): exit 125, saying so" \
+	eval '[ "$RUN_RC" = 125 ] && grep -q "events-fd 9: not a descriptor open for writing" "$T/run.err"'
+cage root --events-fd x -- true
+detail
+gk_check "--events-fd x: exit 125, a usage message" \
+	eval '[ "$RUN_RC" = 125 ] && grep -q "is not a descriptor number" "$T/run.err"'
+
+# ---- stop ---------------------------------------------------------------------------
+GK_DETAIL="$(gk_tail "$T/GKD_PID.log" 5)"
+gk_check "gatekeeperd is still running" kill -0 "$GKD_PID"
+gk_stop_daemon "$GKD_PID" TERM
+GK_DETAIL="exit status $GK_RC"
+gk_check "SIGTERM: gatekeeperd exits 0" test "$GK_RC" = 0
+GK_DETAIL=$(grep -Eh -m3 "AddressSanitizer|LeakSanitizer|runtime error:" \
+	"$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null)
+gk_check "no sanitizer reports in gatekeeperd's logs or on gk-run's stderr" \
+	eval '! cat "$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null |
+	      grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:"'
+
+# shellcheck disable=SC2119  # no note for the summary
+gk_finish
