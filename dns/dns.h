@@ -21,6 +21,7 @@ struct dns_server_conf {
 	const struct gk_upstream	*upstreams;	/* n == 0: resolv.conf */
 	size_t				 nupstreams;
 	uint32_t			 ttl_cap;
+	uint32_t			 pin_grace;
 	uint32_t			 timeout_ms;
 	size_t				 cache_size;
 };

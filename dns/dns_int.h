@@ -51,6 +51,7 @@ struct dns_server {
 	struct dns_upstream	*up;
 	struct dns_cache	*cache;
 	uint32_t		 ttl_cap;
+	uint32_t		 pin_grace;	/* seconds after the TTL */
 	uint32_t		 timeout_ms;
 	size_t			 cache_size;
 	bool			 stopping;

@@ -59,16 +59,23 @@ key_eq(const struct dns_query *a, const struct dns_query *b)
 	    memcmp(a->name, b->name, a->name_len) == 0;
 }
 
+/*
+ * The answer's addresses, pinned to the cage for their capped TTL and the
+ * grace after it (a client that keeps an answer longer than the TTL it
+ * was handed, a JVM or a connection pool, may still connect).
+ */
 static void
-pin_addrs(struct gk_cage *c, const char *name, const struct dns_addr *addrs,
-    size_t n, time_t base, uint32_t cap, time_t now)
+pin_addrs(const struct dns_server *s, struct gk_cage *c, const char *name,
+    const struct dns_addr *addrs, size_t n, time_t base, time_t now)
 {
+	uint32_t cap = s->ttl_cap;
 	struct gk_addr a;
 	time_t exp;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		exp = base + (time_t)(addrs[i].ttl < cap ? addrs[i].ttl : cap);
+		exp = base + (time_t)(addrs[i].ttl < cap ? addrs[i].ttl : cap) +
+		    (time_t)s->pin_grace;
 		if (exp <= now)
 			continue;
 		gk_addr_from_bytes(&a, addrs[i].family, addrs[i].addr);
@@ -211,8 +218,7 @@ answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
 		len = dns_reply_records(&w->q, a->rcode, msg + a->rrs_off,
 		    a->rrs_len, a->ancount, a->nscount, s->ttl_cap, 0, out,
 		    sizeof(out), client_limit(&w->client, &w->q));
-		pin_addrs(c, w->q.name, a->addrs, a->naddrs, now, s->ttl_cap,
-		    now);
+		pin_addrs(s, c, w->q.name, a->addrs, a->naddrs, now, now);
 	}
 	if (len > 0)
 		dns_send_reply(s, &w->client, out, len);
@@ -431,8 +437,7 @@ answer_allowed(struct dns_server *s, const struct dns_client *cl,
 	if (s->cache != NULL && (e = dns_cache_get(s->cache, q->name,
 	    q->name_len, q->qtype, q->qclass, s->ttl_cap, now)) != NULL) {
 		gk_stats.dns_cache_hits++;
-		pin_addrs(c, q->name, e->addrs, e->naddrs, e->stored,
-		    s->ttl_cap, now);
+		pin_addrs(s, c, q->name, e->addrs, e->naddrs, e->stored, now);
 		return dns_reply_records(q, e->rcode, e->rrs, e->rrs_len,
 		    e->ancount, e->nscount, s->ttl_cap,
 		    (uint32_t)(now - e->stored), out, outlen,

@@ -366,6 +366,7 @@ server_apply(struct dns_server *s, const struct dns_server_conf *sc,
 		dns_upstream_free(s->up);
 	s->up = up;
 	s->ttl_cap = sc->ttl_cap;
+	s->pin_grace = sc->pin_grace;
 	s->timeout_ms = sc->timeout_ms;
 	if (s->cache == NULL || sc->cache_size != s->cache_size) {
 		dns_cache_free(s->cache);

@@ -53,6 +53,7 @@ dns_conf(const struct gk_conf *c, struct dns_server_conf *sc)
 	sc->upstreams = c->upstreams;
 	sc->nupstreams = c->nupstreams;
 	sc->ttl_cap = c->ttl_cap;
+	sc->pin_grace = c->pin_grace;
 	sc->timeout_ms = c->upstream_timeout_ms;
 	sc->cache_size = c->cache_size;
 }

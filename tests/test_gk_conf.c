@@ -78,6 +78,8 @@ static const struct set_case set_cases[] = {
 	{ "audit-log", "", false, "empty value" },
 	{ "control", "/run/gk.sock", true, NULL },
 	{ "handshake-timeout", "1", true, NULL },
+	{ "pin-grace", "0", true, NULL },
+	{ "pin-grace", "86401", false, "0 to 86400" },
 	{ "handshake-timeout", "0", false, "1 to 120" },
 	{ "handshake-timeout", "121", false, "1 to 120" },
 	{ "cage-dns-rate", "0", true, NULL },
@@ -137,6 +139,7 @@ test_defaults(void **state)
 	assert_int_equal(c.metrics_port, 9477);
 	assert_int_equal(c.nupstreams, 0);
 	assert_int_equal(c.handshake_timeout_ms, 5000);
+	assert_int_equal(c.pin_grace, 600);
 	assert_int_equal(c.limits.dns_rate, 5000);
 	assert_int_equal(c.limits.dns_upstream, 64);
 	assert_int_equal(c.limits.dns_upstream_rate, 200);
@@ -413,6 +416,7 @@ static const struct keep_case keep_cases[] = {
 	{ "idle-timeout", "0", NULL, false },
 	{ "log-level", "debug", NULL, false },
 	{ "handshake-timeout", "9", NULL, false },
+	{ "pin-grace", "0", NULL, false },
 	{ "cage-dns-rate", "0", NULL, false },
 	{ "cage-dns-upstream", "7", NULL, false },
 	{ "cage-dns-upstream-rate", "7", NULL, false },
@@ -611,7 +615,7 @@ test_usage_reload_keys(void **state)
 	assert_non_null(sig = strstr(buf, "\nSignals:"));
 	assert_non_null(strstr(sig, "upstream, ttl-cap, upstream-timeout, "
 	    "cache-size, connect-timeout,\n  idle-timeout, log-level, "
-	    "handshake-timeout, cage-dns-rate,\n"));
+	    "handshake-timeout, pin-grace, cage-dns-rate,\n"));
 	assert_non_null(strstr(sig, "cage-handshakes, cage-tunnels, "
 	    "cage-audit-rate;\n"));
 	assert_null(strstr(sig, "metrics"));

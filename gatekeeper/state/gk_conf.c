@@ -102,6 +102,10 @@ static const struct key keys[K__MAX] = {
 	    KEY_RELOAD, "SECONDS", "5", "proxies: close a connection whose "
 	    "request (SOCKS5, HTTP) or first bytes (TLS ClientHello, HTTP "
 	    "request) are not complete by then (1-120)" },
+	[K_PIN_GRACE] = { "pin-grace", 0, true, true, KEY_RELOAD, "SECONDS",
+	    "600", "how long after its TTL ran out an address a cage's DNS "
+	    "answer gave stays pinned to the cage (clients that cache "
+	    "answers); 0-86400" },
 	[K_CAGE_DNS_RATE] = { "cage-dns-rate", 0, true, true, KEY_RELOAD,
 	    "QUERIES", "5000", "per cage: DNS queries a second; more are "
 	    "dropped (0: no limit)" },
@@ -367,6 +371,13 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 		c->handshake_timeout_ms = (uint32_t)n * 1000;
 		return 0;
 	}
+	if (k == K_PIN_GRACE) {
+		if (parse_uint(v, 0, 86400, &n) == -1)
+			return gk_seterr(err, errlen, "pin-grace: '%s' is not a "
+			    "number of seconds from 0 to 86400", v);
+		c->pin_grace = (uint32_t)n;
+		return 0;
+	}
 	if (k == K_IDLE_TIMEOUT) {
 		if (parse_uint(v, 0, 86400, &n) == -1)
 			return gk_seterr(err, errlen, "idle-timeout: '%s' is "
@@ -439,6 +450,7 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_CONNECT_TIMEOUT:
 	case K_IDLE_TIMEOUT:
 	case K_HANDSHAKE_TIMEOUT:
+	case K_PIN_GRACE:
 		return set_number_key(c, k, value, err, errlen);
 	case K_CAGE_DNS_RATE:
 	case K_CAGE_DNS_UPSTREAM:

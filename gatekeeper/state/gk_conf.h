@@ -46,6 +46,7 @@ struct gk_conf {
 	size_t		 nupstreams;		/* 0: the host's resolv.conf */
 	struct gk_upstream upstreams[GK_CONF_MAX_UPSTREAMS];
 	uint32_t	 ttl_cap;		/* seconds */
+	uint32_t	 pin_grace;		/* seconds */
 	uint32_t	 upstream_timeout_ms;
 	size_t		 cache_size;		/* entries */
 	uint32_t	 connect_timeout_ms;	/* proxies: dial */

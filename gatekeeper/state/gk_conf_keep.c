@@ -119,6 +119,8 @@ gk_conf_keep_key(enum gk_conf_key k, struct gk_conf *nc,
 		return KEEP(log_level);
 	case K_HANDSHAKE_TIMEOUT:
 		return KEEP(handshake_timeout_ms);
+	case K_PIN_GRACE:
+		return KEEP(pin_grace);
 	case K_CAGE_DNS_RATE:
 		return KEEP(limits.dns_rate);
 	case K_CAGE_DNS_UPSTREAM:

@@ -12,7 +12,10 @@
 #   - the HTTP proxy's 403 status line names the host and the rule (what
 #     curl -v and wget print);
 #   - -q silences the lines; --events-fd N gets them as JSON lines, also
-#     with -q; a bad --events-fd is a usage error (125).
+#     with -q; a bad --events-fd is a usage error (125);
+#   - a client that resolves once and connects again after the capped TTL
+#     (gatekeeperd runs with --ttl-cap 2) still connects, within
+#     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told.
 #
 #   bash tests/integration/test_denials.sh build/gatekeeperd build/spawner/gk-run
 #   meson test -C build denials_integration      (suite "integration")
@@ -58,9 +61,10 @@ detail() { GK_DETAIL=$(run_detail); }
 e2e_begin
 gk_ok "the test internet is up (nginx, dnsmasq)"
 mkdir -p "$T/home-root" "$T/work-root" "$SHARE" "$T/run"
-: >"$T/empty.conf"
-gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
-	--upstream "$EN_RESOLVER" --metrics "$METRICS" --audit-log "$AUDIT"
+: >"$T/gk.conf"
+gk_start_daemon GKD_PID "$GKD" -f -c "$T/gk.conf" --control "$SOCK" \
+	--upstream "$EN_RESOLVER" --metrics "$METRICS" --audit-log "$AUDIT" \
+	--ttl-cap 2
 daemon_ready "$GKD_PID" ||
 	gk_abort "gatekeeperd starts (control socket, metrics)" "$T/GKD_PID.log"
 gk_ok "gatekeeperd is ready with its defaults (pid $GKD_PID)"
@@ -189,6 +193,29 @@ cage root --events-fd x -- true
 detail
 gk_check "--events-fd x: exit 125, a usage message" \
 	eval '[ "$RUN_RC" = 125 ] && grep -q "is not a descriptor number" "$T/run.err"'
+
+# ---- an answer kept past its TTL (transparent path) ------------------------------
+# getent resolves through the gateway (TTL 2); curl connects 4 s later to
+# that address, named by --resolve (no lookup of its own), no proxy.
+late() {
+	cage root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" sh -c '
+ip=$(getent hosts api.github.com | cut -d" " -f1)
+[ -n "$ip" ] || exit 9
+sleep 4
+exec curl -sS --noproxy "*" --max-time 10 --resolve "api.github.com:443:$ip" \
+	https://api.github.com/index.html'
+	detail
+}
+late
+gk_check "resolved once, connected 4 s later (TTL 2, within --pin-grace): it works" \
+	eval '[ "$RUN_RC" = 0 ] && grep -q "hello from api.github.com" "$T/run.out"'
+echo 'pin-grace = 0' >"$T/gk.conf"
+kill -HUP "$GKD_PID"
+gk_wait_for 30 grep -q reloaded "$T/GKD_PID.log"
+late
+gk_check "with pin-grace 0 (SIGHUP): refused, and the line says the address was not pinned" \
+	eval '[ "$RUN_RC" != 0 ] && [ "$RUN_RC" != 9 ] && [ "$RUN_RC" != 77 ] &&
+	    denials | grep -q "(an address no allowed name resolved to)"'
 
 # ---- stop ---------------------------------------------------------------------------
 GK_DETAIL="$(gk_tail "$T/GKD_PID.log" 5)"
