@@ -27,6 +27,7 @@
 #define SPAWN_ALLOWFILE_MAX	(1024 * 1024)	/* bytes in one allow-file */
 #define SPAWN_ENDPOINT_MAX	64	/* "[v6]:port" text */
 #define SPAWN_TOKEN_MAX		GK_CAGE_TOKEN_LEN
+#define SPAWN_PRESET_NAME_MAX	32
 /* apt's configuration for root inside (APT_CONFIG), on the fresh /run */
 #define SPAWN_APT_CONF		"/run/gk-run/apt.conf"
 
@@ -150,6 +151,8 @@ struct spawn_opts {
 	struct spawn_strv	 allow;		/* --allow, then allow-files */
 	const char		**allow_files;	/* point into argv */
 	size_t			 nallow_files;
+	const char		**presets;	/* --preset names, into argv */
+	size_t			 npresets;
 	struct spawn_optpath	*paths;		/* --ro/--rw/--hide in order */
 	size_t			 npaths;
 	const char		**env;		/* --env KEY=VAL, into argv */
@@ -175,6 +178,7 @@ enum spawn_opt_status {
 	SPAWN_OPT_RUN,
 	SPAWN_OPT_HELP,
 	SPAWN_OPT_VERSION,
+	SPAWN_OPT_PRESETS,	/* --preset list */
 	SPAWN_OPT_USAGE,	/* err says what is wrong */
 	SPAWN_OPT_NOMEM,
 };

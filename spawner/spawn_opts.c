@@ -17,6 +17,7 @@
 #define GK_RUN_OPTIONS(X)						\
 	X("allow",	 required_argument, 'a',  true,  opt_allow)	\
 	X("allow-file",	 required_argument, 256,  true,  opt_allow_file) \
+	X("preset",	 required_argument, 273,  true,  opt_preset)	\
 	X("net",	 required_argument, 257,  false, opt_net)	\
 	X("fs",		 required_argument, 258,  false, opt_fs)	\
 	X("cache",	 required_argument, 270,  false, opt_cache)	\
@@ -44,6 +45,7 @@ enum opt_rc {
 	RC_USAGE,	/* err says what is wrong */
 	RC_NOMEM,
 	RC_HELP,
+	RC_PRESETS,	/* --preset list */
 	RC_VERSION,
 };
 
@@ -118,6 +120,10 @@ static const char usage_text[] =
 "                         *.example.com (the name and every name below\n"
 "                         it), example.com:443, 203.0.113.0/24,\n"
 "                         [2001:db8::/32]:443\n"
+"      --preset NAME      add a maintained allow-file installed with gk-run\n"
+"                         (repeatable): npm, pypi, crates, go, github, debian,\n"
+"                         rubygems, maven, docker-hub; --preset list shows\n"
+"                         each with its patterns\n"
 "      --allow-file FILE  patterns from FILE, one per line, '#' comments\n"
 "      --net MODE         gated: through gatekeeperd (default with --allow)\n"
 "                         none:  loopback only (default without --allow)\n"
@@ -390,6 +396,29 @@ opt_allow_file(struct spawn_opts *o, const char *name, const char *arg,
 	return push_ptr(&o->allow_files, &o->nallow_files, arg);
 }
 
+/* A preset's name: what its file is called, nothing that leaves the
+ * presets directory. "list": print them (with no command needed). */
+static enum opt_rc
+opt_preset(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	const char *p;
+	char show[68];
+
+	if (strcmp(arg, "list") == 0)
+		return RC_PRESETS;
+	for (p = arg; (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+	    *p == '-'; p++)
+		;
+	if (p == arg || *p != '\0' || p - arg > SPAWN_PRESET_NAME_MAX) {
+		gk_seterr(err, errlen, "--%s: '%s' is not a preset name "
+		    "(gk-run --preset list shows them)", name,
+		    spawn_printable(arg, show, sizeof(show)));
+		return RC_USAGE;
+	}
+	return push_ptr(&o->presets, &o->npresets, arg);
+}
+
 #define ENUM_HANDLER(fn, names, field, type)				\
 static enum opt_rc							\
 fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
@@ -650,6 +679,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 	static const enum spawn_opt_status status[] = {
 		[RC_USAGE] = SPAWN_OPT_USAGE, [RC_NOMEM] = SPAWN_OPT_NOMEM,
 		[RC_HELP] = SPAWN_OPT_HELP, [RC_VERSION] = SPAWN_OPT_VERSION,
+		[RC_PRESETS] = SPAWN_OPT_PRESETS,
 	};
 	uint64_t seen = 0;
 	enum opt_rc rc;
@@ -700,7 +730,7 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 		    "allowed", o->allow.n, GK_ALLOWLIST_MAX);
 		return -1;
 	}
-	gated = o->allow.n > 0 || o->nallow_files > 0;
+	gated = o->allow.n > 0 || o->nallow_files > 0 || o->npresets > 0;
 	if (o->net == SPAWN_NET_AUTO)
 		o->net = gated ? SPAWN_NET_GATED : SPAWN_NET_NONE;
 	else if (gated && o->net != SPAWN_NET_GATED) {
@@ -727,6 +757,7 @@ spawn_opts_clear(struct spawn_opts *o)
 		return;
 	spawn_strv_clear(&o->allow);
 	free(o->allow_files);
+	free(o->presets);
 	free(o->paths);
 	free(o->env);
 	memset(o, 0, sizeof(*o));

@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include <dirent.h>
+
 #include "spawner/spawn.h"
 
 #define MAXARGS	64
@@ -56,6 +58,12 @@ static const struct ecase errors[] = {
 	{ { "--timeout", NULL }, "--timeout needs a value" },
 	{ { "-a", NULL }, "-a/--allow needs a PATTERN" },
 	{ { "--allow", NULL }, "-a/--allow needs a PATTERN" },
+	{ { "--preset", "../x", "--", "true", NULL },
+	    "'../x' is not a preset name" },
+	{ { "--preset", "", "--", "true", NULL }, "is not a preset name" },
+	{ { "--preset", "Npm", "--", "true", NULL }, "is not a preset name" },
+	{ { "--events-fd", "3x", "--", "true", NULL },
+	    "is not a descriptor number" },
 	{ { "--dry-run=yes", "true", NULL },
 	    "--dry-run does not take a value" },
 	{ { "--help=1", NULL }, "--help does not take a value" },
@@ -368,6 +376,56 @@ static const struct afcase afcases[] = {
 	{ "\xff.example\n", 0, -1, "f.allow:1: invalid pattern '\\xff" },
 };
 
+/* --preset: names kept for main to load; "list" needs no command; a
+ * preset alone makes the run gated; every shipped preset parses. */
+static void
+test_presets(void **state)
+{
+	char err[SPAWN_ERRLEN], path[512], name[1024];
+	struct spawn_strv sv = { 0 };
+	const char *src = getenv("GK_SRCDIR");
+	struct spawn_opts o;
+	struct dirent *de;
+	size_t len, n = 0;
+	uint8_t buf[65536];
+	FILE *f;
+	DIR *d;
+
+	(void)state;
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--preset", "npm",
+	    "--preset", "docker-hub", "-q", "--", "npm", "ci", NULL),
+	    SPAWN_OPT_RUN);
+	assert_int_equal(o.npresets, 2);
+	assert_string_equal(o.presets[1], "docker-hub");
+	assert_true(o.quiet);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.net, SPAWN_NET_GATED);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--preset", "list",
+	    NULL), SPAWN_OPT_PRESETS);
+
+	assert_non_null(src);
+	snprintf(path, sizeof(path), "%s/spawner/presets", src);
+	assert_non_null(d = opendir(path));
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (len < 7 || strcmp(de->d_name + len - 6, ".allow") != 0)
+			continue;
+		snprintf(name, sizeof(name), "%s/%s", path, de->d_name);
+		assert_non_null(f = fopen(name, "r"));
+		len = fread(buf, 1, sizeof(buf), f);
+		fclose(f);
+		if (spawn_allowfile_parse(buf, len, name, &sv, err,
+		    sizeof(err)) != 0)
+			fail_msg("%s: %s", name, err);
+		assert_true(sv.n > 0);
+		spawn_strv_clear(&sv);
+		n++;
+	}
+	closedir(d);
+	assert_true(n >= 9);
+}
+
 static void
 test_allowfile(void **state)
 {
@@ -525,6 +583,7 @@ main(void)
 		cmocka_unit_test(test_every_option),
 		cmocka_unit_test(test_command_and_control),
 		cmocka_unit_test(test_finish_conflicts),
+		cmocka_unit_test(test_presets),
 		cmocka_unit_test(test_allowfile),
 		cmocka_unit_test(test_allowfile_limits),
 		cmocka_unit_test(test_env),

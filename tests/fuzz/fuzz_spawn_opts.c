@@ -100,6 +100,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case SPAWN_OPT_HELP:
 	case SPAWN_OPT_VERSION:
+	case SPAWN_OPT_PRESETS:
 		break;
 	default:
 		CHECK(!"unknown status");

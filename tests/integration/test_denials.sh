@@ -13,6 +13,8 @@
 #     curl -v and wget print);
 #   - -q silences the lines; --events-fd N gets them as JSON lines, also
 #     with -q; a bad --events-fd is a usage error (125);
+#   - --preset github lets git clone https://github.com/... through;
+#     --preset list shows every preset with its patterns;
 #   - a client that resolves once and connects again after the capped TTL
 #     (gatekeeperd runs with --ttl-cap 2) still connects, within
 #     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told.
@@ -193,6 +195,21 @@ cage root --events-fd x -- true
 detail
 gk_check "--events-fd x: exit 125, a usage message" \
 	eval '[ "$RUN_RC" = 125 ] && grep -q "is not a descriptor number" "$T/run.err"'
+
+# ---- presets ---------------------------------------------------------------------
+cage root --preset github --ro "$EN_DIR" -- git clone -q \
+	https://github.com/acme/hello.git hello
+detail
+gk_check "--preset github: git clone https://github.com/acme/hello.git works, nothing denied" \
+	eval '[ "$RUN_RC" = 0 ] && [ -f "$T/work-root/hello/README.md" -o -d "$T/work-root/hello/.git" ] &&
+	    [ "$(ndenials)" = 0 ]'
+out=$("$GKRUN" --preset list 2>&1)
+GK_DETAIL=$out
+gk_check "--preset list: each preset with its patterns (npm, pypi, github, ...)" \
+	eval 'grep -Eq "^  npm +registry.npmjs.org registry.yarnpkg.com$" <<<"$out" &&
+	    grep -Eq "^  github +github.com api.github.com" <<<"$out" &&
+	    [ "$(grep -c "^  [a-z]" <<<"$out")" -ge 9 ]'
+rm -rf "$T/work-root/hello"
 
 # ---- an answer kept past its TTL (transparent path) ------------------------------
 # getent resolves through the gateway (TTL 2); curl connects 4 s later to
