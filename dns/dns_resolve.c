@@ -120,7 +120,7 @@ static bool
 name_allowed(const struct gk_cage *c, const struct dns_query *q)
 {
 	return q->name_host &&
-	    gk_allow_name(c->allow, q->name, q->name_len, 0);
+	    gk_cage_allows_name(c, q->name, q->name_len, 0);
 }
 
 static size_t

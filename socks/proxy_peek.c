@@ -72,7 +72,7 @@ peek_tls(const struct gk_cage *c, const struct gk_host *t,
 	/* an address target: the SNI must be an allowed name this cage
 	 * resolved to exactly that address (or the address is a CIDR) */
 	if (gk_allow_addr_cidr(c->allow, &t->addr) ||
-	    (gk_allow_name(c->allow, r->name, r->name_len, t->port) &&
+	    (gk_cage_allows_name(c, r->name, r->name_len, t->port) &&
 	    gk_cage_pinned_name(c, &t->addr, r->name, gk_now())))
 		return RELAY_PEEK_ALLOW;
 	proxy_outcome_deny(o, GK_REASON_SNI_MISMATCH, "TLS server name %s is "
@@ -90,7 +90,7 @@ host_ok(const struct gk_cage *c, const struct gk_host *t,
 		return strcmp(h->name, t->name) == 0;
 	/* a name for an address target: allowed and pinned there */
 	return gk_allow_addr_cidr(c->allow, &t->addr) ||
-	    (gk_allow_name(c->allow, h->name, strlen(h->name), t->port) &&
+	    (gk_cage_allows_name(c, h->name, strlen(h->name), t->port) &&
 	    gk_cage_pinned_name(c, &t->addr, h->name, gk_now()));
 }
 

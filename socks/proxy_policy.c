@@ -58,7 +58,7 @@ pin_name(const struct gk_cage *c, const struct gk_addr *a, uint16_t port,
 	n = gk_cage_pin_names(c, a, gk_now(), names, 256);
 	*first = n > 0 ? names[0] : NULL;
 	for (i = 0; i < n; i++)
-		if (gk_allow_name(c->allow, names[i], strlen(names[i]), port))
+		if (gk_cage_allows_name(c, names[i], strlen(names[i]), port))
 			return names[i];
 	return NULL;
 }
@@ -89,7 +89,7 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
 	if (!t->is_addr) {
-		if (gk_allow_name(c->allow, t->name, strlen(t->name), t->port))
+		if (gk_cage_allows_name(c, t->name, strlen(t->name), t->port))
 			return true;
 		gk_allow_explain(c->allow, t->name, strlen(t->name), t->port,
 		    why, sizeof(why));

@@ -341,8 +341,8 @@ make_cage(const struct spawn_opts *o, int sock, int chan,
 
 	spawn_cage_label(o->cmd, o->ncmd, label);
 	if ((req = spawn_cage_request(label, o->transparent == 1,
-	    !o->quiet || o->events_fd != -1, &o->allow, err,
-	    sizeof(err))) == NULL)
+	    !o->quiet || o->events_fd != -1 || o->learn != NULL,
+	    o->learn != NULL, &o->allow, err, sizeof(err))) == NULL)
 		die("%s", err);
 	if ((nsfd = spawn_start_netns(chan, err, sizeof(err))) == -1 ||
 	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,
@@ -448,6 +448,9 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	r.verbose = o->verbose;
 	r.quiet = o->quiet;
 	r.events_fd = o->events_fd;
+	r.learn = o->learn;
+	r.cmd = o->cmd;
+	r.ncmd = o->ncmd;
 	r.cmdname = cmdshow;
 	rc = spawn_run(&r);
 	spawn_guard_cleanup(guard_fd, p);
@@ -507,6 +510,11 @@ main(int argc, char **argv)
 	if (o.platform == SPAWN_PLATFORM_MACOS && !o.dry_run)
 		die("--platform macos: this gk-run runs on Linux and can only "
 		    "print the macOS profile; add --dry-run");
+	if (o.learn != NULL && !o.dry_run)
+		fprintf(stderr, "gk-run: WARNING: --learn: %s may reach ANY "
+		    "public host (special address ranges stay refused); every "
+		    "name it uses outside the allowlist is written to %s at "
+		    "exit\n", cmdshow, o.learn);
 	if (o.net == SPAWN_NET_HOST)
 		fprintf(stderr, "gk-run: WARNING: --net host: %s gets the "
 		    "host's network with NO isolation and NO allowlist\n",

@@ -117,6 +117,8 @@ enum spawn_event_type {
 	SPAWN_EVENT_NONE,
 	SPAWN_EVENT_DENY,
 	SPAWN_EVENT_MORE,
+	SPAWN_EVENT_LEARN,	/* a learning cage used host (port 0: lookup) */
+	SPAWN_EVENT_LEARN_MORE,
 };
 
 struct spawn_event {
@@ -153,6 +155,7 @@ struct spawn_opts {
 	size_t			 nallow_files;
 	const char		**presets;	/* --preset names, into argv */
 	size_t			 npresets;
+	const char		*learn;		/* --learn FILE */
 	struct spawn_optpath	*paths;		/* --ro/--rw/--hide in order */
 	size_t			 npaths;
 	const char		**env;		/* --env KEY=VAL, into argv */
@@ -255,10 +258,11 @@ void		 spawn_cage_placeholder(struct spawn_cage *c,
 void		 spawn_cage_label(char *const cmd[], int ncmd,
 		    char out[SPAWN_LABEL_MAX + 1]);
 /* The request line, with its "\n"; NULL on error (err says why). With
- * `events`, gatekeeperd tells this connection the cage's denials. */
+ * `events`, gatekeeperd tells this connection the cage's denials; with
+ * `learn`, the cage reaches any public name and tells each one. */
 char		*spawn_cage_request(const char *label, bool transparent,
-		    bool events, const struct spawn_strv *allow, char *err,
-		    size_t errlen);
+		    bool events, bool learn, const struct spawn_strv *allow,
+		    char *err, size_t errlen);
 /*
  * Parse gatekeeperd's reply line. 0: ok, `c` filled. -1: refused or
  * not understood; err holds the whole message for the user.

@@ -90,7 +90,7 @@ spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
-    const struct spawn_strv *allow, char *err, size_t errlen)
+    bool learn, const struct spawn_strv *allow, char *err, size_t errlen)
 {
 	struct json_object *o, *a;
 	const char *s;
@@ -115,6 +115,8 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 	if (events)
 		json_object_object_add(o, "events",
 		    json_object_new_boolean(1));
+	if (learn)
+		json_object_object_add(o, "learn", json_object_new_boolean(1));
 	json_object_object_add(o, "allow", a);
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);

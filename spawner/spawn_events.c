@@ -50,9 +50,11 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 	}
 	member(o, "event", event, sizeof(event));
 	member(o, "time", ev->time, sizeof(ev->time));
-	if (strcmp(event, "deny.more") == 0) {
+	if (strcmp(event, "deny.more") == 0 ||
+	    strcmp(event, "learn.more") == 0) {
 		json_object_put(o);
-		return SPAWN_EVENT_MORE;
+		return event[0] == 'd' ? SPAWN_EVENT_MORE :
+		    SPAWN_EVENT_LEARN_MORE;
 	}
 	member(o, "kind", ev->kind, sizeof(ev->kind));
 	member(o, "host", ev->host, sizeof(ev->host));
@@ -63,6 +65,11 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 	    json_object_is_type(v, json_type_int))
 		port = json_object_get_int64(v);
 	json_object_put(o);
+	if (strcmp(event, "learn") == 0 && ev->host[0] != '\0' &&
+	    port >= 0 && port <= 65535) {
+		ev->port = (uint16_t)port;
+		return SPAWN_EVENT_LEARN;
+	}
 	if (strcmp(event, "deny") != 0 || ev->kind[0] == '\0' ||
 	    ev->host[0] == '\0' || ev->reason[0] == '\0' || port < 0 ||
 	    port > 65535)

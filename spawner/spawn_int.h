@@ -195,6 +195,9 @@ struct spawn_run {
 	int		 verbose;
 	bool		 quiet;		/* no denial lines on stderr */
 	int		 events_fd;	/* -1: none */
+	const char	*learn;		/* --learn FILE, or NULL */
+	char *const	*cmd;		/* for --learn's header */
+	int		 ncmd;
 	const char	*cmdname;	/* for messages */
 };
 

@@ -18,6 +18,7 @@
 	X("allow",	 required_argument, 'a',  true,  opt_allow)	\
 	X("allow-file",	 required_argument, 256,  true,  opt_allow_file) \
 	X("preset",	 required_argument, 273,  true,  opt_preset)	\
+	X("learn",	 required_argument, 274,  false, opt_learn)	\
 	X("net",	 required_argument, 257,  false, opt_net)	\
 	X("fs",		 required_argument, 258,  false, opt_fs)	\
 	X("cache",	 required_argument, 270,  false, opt_cache)	\
@@ -124,6 +125,10 @@ static const char usage_text[] =
 "                         (repeatable): npm, pypi, crates, go, github, debian,\n"
 "                         rubygems, maven, docker-hub; --preset list shows\n"
 "                         each with its patterns\n"
+"      --learn FILE       learn an allowlist: the command reaches ANY public\n"
+"                         host (special ranges stay refused); every name it\n"
+"                         resolves or connects to outside --allow is written\n"
+"                         to FILE at exit, an allow-file for --allow-file\n"
 "      --allow-file FILE  patterns from FILE, one per line, '#' comments\n"
 "      --net MODE         gated: through gatekeeperd (default with --allow)\n"
 "                         none:  loopback only (default without --allow)\n"
@@ -417,6 +422,16 @@ opt_preset(struct spawn_opts *o, const char *name, const char *arg,
 		return RC_USAGE;
 	}
 	return push_ptr(&o->presets, &o->npresets, arg);
+}
+
+static enum opt_rc
+opt_learn(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	if (nonempty(name, arg, "file", err, errlen) != RC_OK)
+		return RC_USAGE;
+	o->learn = arg;
+	return RC_OK;
 }
 
 #define ENUM_HANDLER(fn, names, field, type)				\
@@ -730,7 +745,8 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 		    "allowed", o->allow.n, GK_ALLOWLIST_MAX);
 		return -1;
 	}
-	gated = o->allow.n > 0 || o->nallow_files > 0 || o->npresets > 0;
+	gated = o->allow.n > 0 || o->nallow_files > 0 || o->npresets > 0 ||
+	    o->learn != NULL;
 	if (o->net == SPAWN_NET_AUTO)
 		o->net = gated ? SPAWN_NET_GATED : SPAWN_NET_NONE;
 	else if (gated && o->net != SPAWN_NET_GATED) {

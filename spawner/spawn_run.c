@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,6 +42,7 @@ static const int forwarded[] = {
 
 #define SUMMARY_MAX	512	/* the exit line's list of targets */
 #define SYNC_MS		500	/* at exit, for the last denials */
+#define LEARN_MAX	4096	/* names and ports --learn keeps */
 #define SUMMARY_HOSTS	8
 
 struct run_state {
@@ -67,6 +69,8 @@ struct run_state {
 	size_t		 nlisted;
 	bool		 syncing;	/* a request's reply ends the events */
 	bool		 synced;
+	struct spawn_strv learned;	/* "host\tport" (--learn) */
+	bool		 learn_more;
 };
 
 static void
@@ -234,6 +238,14 @@ ctl_line(struct run_state *st, const char *line, size_t len)
 			fprintf(stderr, "gk-run: more denials than gatekeeperd "
 			    "tells one cage; the rest are in its audit log\n");
 		break;
+	case SPAWN_EVENT_LEARN:
+		if (st->learned.n < LEARN_MAX)
+			spawn_strv_pushf(&st->learned, "%s\t%u", ev.host,
+			    ev.port);
+		break;
+	case SPAWN_EVENT_LEARN_MORE:
+		st->learn_more = true;
+		break;
 	case SPAWN_EVENT_NONE:
 		if (st->syncing)
 			st->synced = true;
@@ -326,7 +338,8 @@ ctl_sync(struct run_state *st)
 static void
 denied_summary(struct run_state *st)
 {
-	if (st->ctl_fd != -1 && (!st->r->quiet || st->r->events_fd != -1))
+	if (st->ctl_fd != -1 && (!st->r->quiet || st->r->events_fd != -1 ||
+	    st->r->learn != NULL))
 		ctl_sync(st);	/* denials told as the command ended */
 	if (st->ndenied == 0 || st->r->quiet)
 		return;
@@ -387,6 +400,76 @@ outcome(struct run_state *st)
 	return SPAWN_EXIT_FAIL;
 }
 
+static int
+str_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * --learn FILE: one pattern per name and port used (host:port), or the
+ * name alone when it was only looked up; sorted, under a header saying
+ * when and for what. Written whatever the command's end.
+ */
+static void
+write_learned(struct run_state *st)
+{
+	struct spawn_strv lines = { 0 };
+	char label[SPAWN_LABEL_MAX + 1], tmp[PATH_MAX], ts[32], *tab;
+	const char *path = st->r->learn;
+	size_t i, j, hl;
+	time_t now = time(NULL);
+	struct tm tm;
+	bool connected;
+	FILE *f;
+
+	for (i = 0; i < st->learned.n; i++) {
+		tab = strchr(st->learned.v[i], '\t');
+		hl = (size_t)(tab - st->learned.v[i]);
+		if (strcmp(tab + 1, "0") != 0) {
+			spawn_strv_pushf(&lines, "%.*s:%s", (int)hl,
+			    st->learned.v[i], tab + 1);
+			continue;
+		}
+		/* a lookup: the name alone, unless a connection names it */
+		connected = false;
+		for (j = 0; j < st->learned.n && !connected; j++)
+			connected = strncmp(st->learned.v[j], st->learned.v[i],
+			    hl + 1) == 0 && strcmp(st->learned.v[j] + hl + 1,
+			    "0") != 0;
+		if (!connected)
+			spawn_strv_pushf(&lines, "%.*s", (int)hl,
+			    st->learned.v[i]);
+	}
+	qsort(lines.v, lines.n, sizeof(lines.v[0]), str_cmp);
+	gmtime_r(&now, &tm);
+	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	spawn_cage_label(st->r->cmd, st->r->ncmd, label);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	if ((f = fopen(tmp, "w")) == NULL) {
+		fprintf(stderr, "gk-run: --learn %s: %s; nothing written\n",
+		    path, strerror(errno));
+		spawn_strv_clear(&lines);
+		return;
+	}
+	fprintf(f, "# learned by gk-run --learn on %s for: %s\n"
+	    "# %zu entries%s; use with: gk-run --allow-file %s -- ...\n",
+	    ts, label + (strncmp(label, "gk-run: ", 8) == 0 ? 8 : 0),
+	    lines.n, st->learn_more ? " (and more gatekeeperd did not tell)" :
+	    "", path);
+	for (i = 0; i < lines.n; i++)
+		if (i == 0 || strcmp(lines.v[i], lines.v[i - 1]) != 0)
+			fprintf(f, "%s\n", lines.v[i]);
+	if (fclose(f) != 0 || rename(tmp, path) == -1) {
+		fprintf(stderr, "gk-run: --learn %s: %s; nothing written\n",
+		    path, strerror(errno));
+		unlink(tmp);
+	} else
+		fprintf(stderr, "gk-run: --learn: %zu entries written to %s "
+		    "(run again with --allow-file %s)\n", lines.n, path, path);
+	spawn_strv_clear(&lines);
+}
+
 int
 spawn_signals_block(sigset_t *old)
 {
@@ -424,5 +507,8 @@ spawn_run(const struct spawn_run *r)
 	loop(&st);
 	close(st.sigfd);
 	denied_summary(&st);
+	if (r->learn != NULL)
+		write_learned(&st);
+	spawn_strv_clear(&st.learned);
 	return outcome(&st);
 }

@@ -282,7 +282,14 @@ test_fields(void **state)
 	    "\"allow\":[]}", &req, err, sizeof(err)), GK_CTL_OK);
 	assert_true(req.events);
 	assert_true(req.netns);
+	assert_false(req.learn);
 	gk_ctlreq_clear(&req);
+	assert_int_equal(parse_str(CREATE "\"netns\":true,\"learn\":true,"
+	    "\"allow\":[]}", &req, err, sizeof(err)), GK_CTL_OK);
+	assert_true(req.learn);
+	gk_ctlreq_clear(&req);
+	assert_int_equal(parse_str(CREATE "\"netns\":true,\"learn\":1,"
+	    "\"allow\":[]}", &req, err, sizeof(err)), GK_CTL_BAD_TYPE);
 }
 
 static void

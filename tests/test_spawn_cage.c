@@ -76,7 +76,7 @@ test_request(void **state)
 	spawn_strv_push(&allow, "[2001:db8::/32]:443");
 	spawn_strv_push(&allow, "192.0.2.0/24");
 	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, true,
-	    &allow, err, sizeof(err));
+	    false, &allow, err, sizeof(err));
 	assert_non_null(line);
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"transparent\":true,"
@@ -85,7 +85,7 @@ test_request(void **state)
 	free(line);
 	spawn_strv_clear(&allow);
 	/* an empty allowlist is an empty array */
-	line = spawn_cage_request("l", false, false, &allow, err,
+	line = spawn_cage_request("l", false, false, false, &allow, err,
 	    sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"allow\":[]}\n");
@@ -93,7 +93,7 @@ test_request(void **state)
 	/* over gatekeeperd's line limit */
 	for (i = 0; i < 300; i++)
 		spawn_strv_pushf(&allow, "%0250zu.example", i);
-	assert_null(spawn_cage_request("l", true, true, &allow, err,
+	assert_null(spawn_cage_request("l", true, true, true, &allow, err,
 	    sizeof(err)));
 	assert_non_null(strstr(err, "the allowlist is too long for one "
 	    "request"));

@@ -97,6 +97,16 @@ test_not_events(void **state)
 		assert_int_equal(parse(bad[i], &ev), SPAWN_EVENT_NONE);
 	assert_int_equal(parse("{\"event\":\"deny.more\",\"cage\":\"c\"}", &ev),
 	    SPAWN_EVENT_MORE);
+	assert_int_equal(parse("{\"event\":\"learn.more\"}", &ev),
+	    SPAWN_EVENT_LEARN_MORE);
+	assert_int_equal(parse("{\"event\":\"learn\",\"host\":\"x.example\","
+	    "\"port\":443}", &ev), SPAWN_EVENT_LEARN);
+	assert_string_equal(ev.host, "x.example");
+	assert_int_equal(ev.port, 443);
+	assert_int_equal(parse("{\"event\":\"learn\",\"host\":\"\","
+	    "\"port\":443}", &ev), SPAWN_EVENT_NONE);
+	assert_int_equal(parse("{\"event\":\"learn\",\"host\":\"a\","
+	    "\"port\":-1}", &ev), SPAWN_EVENT_NONE);
 }
 
 static void

@@ -25,6 +25,7 @@ enum field {
 	F_NETNS = 1 << 5,
 	F_TRANSPARENT = 1 << 6,
 	F_EVENTS = 1 << 7,
+	F_LEARN = 1 << 8,
 };
 
 struct op_spec {
@@ -37,7 +38,7 @@ struct op_spec {
 static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
 	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
-	    F_EVENTS,
+	    F_EVENTS | F_LEARN,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
@@ -68,6 +69,7 @@ static const struct {
 	{ "netns", F_NETNS },
 	{ "transparent", F_TRANSPARENT },
 	{ "events", F_EVENTS },
+	{ "learn", F_LEARN },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
@@ -583,6 +585,24 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	return GK_CTL_OK;
 }
 
+/* An optional boolean member. */
+static enum gk_ctl_status
+parse_flag(struct json_object *obj, const char *key, bool *out, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(obj, key, &v))
+		return GK_CTL_OK;
+	if (!json_object_is_type(v, json_type_boolean)) {
+		gk_seterr(err, errlen, "\"%s\" must be true or false, not %s",
+		    key, type_name(v));
+		return GK_CTL_BAD_TYPE;
+	}
+	*out = json_object_get_boolean(v);
+	return GK_CTL_OK;
+}
+
 static enum gk_ctl_status
 parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
     size_t errlen)
@@ -600,14 +620,10 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_label(v, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "allow", &v))
 		st = parse_allow(v, out, err, errlen);
-	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "events", &v)) {
-		if (!json_object_is_type(v, json_type_boolean)) {
-			gk_seterr(err, errlen, "\"events\" must be true or "
-			    "false, not %s", type_name(v));
-			return GK_CTL_BAD_TYPE;
-		}
-		out->events = json_object_get_boolean(v);
-	}
+	if (st == GK_CTL_OK)
+		st = parse_flag(obj, "events", &out->events, err, errlen);
+	if (st == GK_CTL_OK)
+		st = parse_flag(obj, "learn", &out->learn, err, errlen);
 	return st;
 }
 

@@ -68,6 +68,8 @@ struct gk_ctlreq {
 	char		 label[GK_CAGE_LABEL_MAX + 1];
 	bool		 events;	/* create: tell this connection the
 					   cage's denials (gk_events.h) */
+	bool		 learn;		/* create: any public name, each one
+					   used told (gk_events.h) */
 	/* create, update: nallow strings (and a NULL after them) */
 	char		**allow;
 	size_t		 nallow;

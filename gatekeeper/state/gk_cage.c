@@ -275,6 +275,18 @@ gk_cage_by_token(const struct gk_cage_table *t, const char *token)
 	return f.found;
 }
 
+bool
+gk_cage_allows_name(const struct gk_cage *c, const char *name, size_t len,
+    uint16_t port)
+{
+	if (gk_allow_name(c->allow, name, len, port))
+		return true;
+	if (!c->learn)
+		return false;
+	gk_events_learn(c, name, len, port);
+	return true;
+}
+
 void
 gk_cage_destroy(struct gk_cage_table *t, struct gk_cage *c)
 {

@@ -46,6 +46,7 @@ struct gk_cage {
 	void		*owner;			/* control connection */
 	bool		 plumbed;		/* veth + nft made for it */
 	bool		 events;		/* owner told its denials */
+	bool		 learn;			/* any name; owner told each */
 	struct gk_cage_events *ev;		/* gk_events.c's */
 	struct gk_cage_lim lim;			/* budgets, holdings */
 
@@ -93,6 +94,14 @@ struct gk_cage	*gk_cage_by_token(const struct gk_cage_table *t,
  * names no longer allowed (on any port) are dropped at once.
  */
 void		 gk_cage_set_allow(struct gk_cage *c, struct gk_allowlist *al);
+
+/*
+ * Does the cage allow `name` on `port` (0: a lookup)? Its allowlist, or
+ * any name while it learns (the owner is told each name the allowlist
+ * does not cover; special address ranges stay refused elsewhere).
+ */
+bool		 gk_cage_allows_name(const struct gk_cage *c, const char *name,
+		    size_t len, uint16_t port);
 
 /* Iterate; the callback may not destroy cages. Order is unspecified. */
 void		 gk_cage_foreach(const struct gk_cage_table *t,

@@ -21,6 +21,7 @@
 #include "gatekeeper/state/gk_control.h"
 #include "gatekeeper/state/gk_control_int.h"
 #include "gatekeeper/state/gk_ctljson.h"
+#include "gatekeeper/state/gk_events.h"
 #include "gatekeeper/state/gk_stats.h"
 
 /* ---- replies ---------------------------------------------------------- */
@@ -280,7 +281,15 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		return;
 	}
 	c->plumbed = req->netns;
-	c->events = req->events;
+	c->events = req->events || req->learn;
+	c->learn = req->learn;
+	if (c->events && gk_events_enable(c) == -1) {
+		c->events = c->learn = false;
+		log_warnx("cage=%s: no memory for its events", c->id);
+	}
+	if (c->learn)
+		log_info("cage=%s action=learn: any public name is allowed, "
+		    "each one told to its owner", c->id);
 	gk_stats.cages_created++;
 	audit_change(cc, "cage.create", c);
 	reply_created(cc, c, req->transparent);

@@ -22,17 +22,22 @@
 
 /* The distinct denials told so far: an open-addressing set of hashes
  * (0 is empty; twice the room, so probes stay short). */
-struct gk_cage_events {
+struct seen {
 	uint32_t	 n;
 	bool		 full;
 	uint32_t	 slot[2 * GK_EVENTS_DISTINCT];
+};
+
+struct gk_cage_events {
+	struct seen	 deny;
+	struct seen	 learn;
 };
 
 #define NSLOTS	(2 * GK_EVENTS_DISTINCT)
 
 /* Is h new? Then it is remembered (false when the set is full). */
 static bool
-seen_add(struct gk_cage_events *e, uint32_t h, bool *full)
+seen_add(struct seen *e, uint32_t h, bool *full)
 {
 	size_t i = h % NSLOTS, probes;
 
@@ -133,16 +138,14 @@ gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
 	uint32_t h;
 	bool full;
 
-	if (c == NULL || !c->events || c->owner == NULL)
-		return;
-	if (c->ev == NULL && (c->ev = calloc(1, sizeof(*c->ev))) == NULL)
+	if (c == NULL || !c->events || c->owner == NULL || c->ev == NULL)
 		return;
 	h = gk_hash_str(GK_HASH_INIT ^ port ^ ((uint32_t)reason << 16), host);
 	if (h == 0)
 		h = 1;
-	if (!seen_add(c->ev, h, &full)) {
-		if (full && !c->ev->full) {
-			c->ev->full = true;
+	if (!seen_add(&c->ev->deny, h, &full)) {
+		if (full && !c->ev->deny.full) {
+			c->ev->deny.full = true;
 			send_line(c->owner, event_new(c, "deny.more"));
 		}
 		return;
@@ -157,6 +160,43 @@ gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
 	if (why != NULL && why[0] != '\0')
 		json_object_object_add(o, "why", json_object_new_string(why));
 	send_line(c->owner, o);
+}
+
+void
+gk_events_learn(const struct gk_cage *c, const char *name, size_t len,
+    uint16_t port)
+{
+	char host[GK_NAME_MAX + 1];
+	struct json_object *o;
+	uint32_t h;
+	bool full;
+
+	if (c->owner == NULL || c->ev == NULL || len >= sizeof(host))
+		return;
+	memcpy(host, name, len);
+	host[len] = '\0';
+	h = gk_hash_str(GK_HASH_INIT ^ port ^ 0x5a5a0000u, host);
+	if (h == 0)
+		h = 1;
+	if (!seen_add(&c->ev->learn, h, &full)) {
+		if (full && !c->ev->learn.full) {
+			c->ev->learn.full = true;
+			send_line(c->owner, event_new(c, "learn.more"));
+		}
+		return;
+	}
+	o = event_new(c, "learn");
+	json_object_object_add(o, "host", json_object_new_string(host));
+	json_object_object_add(o, "port", json_object_new_int(port));
+	send_line(c->owner, o);
+}
+
+int
+gk_events_enable(struct gk_cage *c)
+{
+	if (c->ev == NULL && (c->ev = calloc(1, sizeof(*c->ev))) == NULL)
+		return -1;
+	return 0;
 }
 
 void

@@ -18,6 +18,7 @@
 #ifndef GK_EVENTS_H
 #define GK_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gatekeeper/state/gk_stats.h"
@@ -27,9 +28,18 @@
 
 struct gk_cage;
 
+/*
+ * A learning cage used a name its allowlist does not cover, on `port` (0:
+ * a lookup): once per name and port, {"event":"learn","cage":...,
+ * "time":...,"host":"x.example","port":443}.
+ */
+void		 gk_events_learn(const struct gk_cage *c, const char *name,
+		    size_t len, uint16_t port);
 void		 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind,
 		    const char *host, uint16_t port, enum gk_deny_reason reason,
 		    const char *why);
+/* Before any event of c's: its sets of what was told. -1: no memory. */
+int		 gk_events_enable(struct gk_cage *c);
 /* With the cage (gk_cage.c). */
 void		 gk_events_free(struct gk_cage *c);
 

@@ -15,6 +15,10 @@
 #     with -q; a bad --events-fd is a usage error (125);
 #   - --preset github lets git clone https://github.com/... through;
 #     --preset list shows every preset with its patterns;
+#   - --learn FILE: curl, git and a lookup reach hosts no --allow named;
+#     FILE lists them (host:port, or the name of a lookup); the same
+#     command with --allow-file FILE works with nothing denied; special
+#     ranges stay refused while learning;
 #   - a client that resolves once and connects again after the capped TTL
 #     (gatekeeperd runs with --ttl-cap 2) still connects, within
 #     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told.
@@ -210,6 +214,33 @@ gk_check "--preset list: each preset with its patterns (npm, pypi, github, ...)"
 	    grep -Eq "^  github +github.com api.github.com" <<<"$out" &&
 	    [ "$(grep -c "^  [a-z]" <<<"$out")" -ge 9 ]'
 rm -rf "$T/work-root/hello"
+
+# ---- learning an allowlist -------------------------------------------------------
+LEARN_CMD='curl -sS --max-time 10 https://api.github.com/index.html >/dev/null &&
+git clone -q https://github.com/acme/hello.git h && rm -rf h &&
+getent hosts pypi.org >/dev/null'
+rm -f "$T/work-root/learned.allow"
+cage root --learn learned.allow --ro "$EN_DIR" -- sh -c "$LEARN_CMD"
+detail
+gk_check "--learn: the command reaches hosts no --allow named, and says so loudly at start" \
+	eval '[ "$RUN_RC" = 0 ] && grep -q "WARNING: --learn: sh may reach ANY public host" "$T/run.err"'
+GK_DETAIL="file: $(oneline "$(cat "$T/work-root/learned.allow" 2>&1)") | $(run_detail)"
+gk_check "... the file lists them, sorted, under a header: api.github.com:443, github.com:443, pypi.org" \
+	eval '[ "$(grep -v "^#" "$T/work-root/learned.allow")" = "$(printf "api.github.com:443\ngithub.com:443\npypi.org")" ] &&
+	    head -n 1 "$T/work-root/learned.allow" | grep -q "^# learned by gk-run --learn on .* for: sh -c"'
+gk_check "... and gk-run says how many entries it wrote" \
+	grep -q "gk-run: --learn: 3 entries written to learned.allow" "$T/run.err"
+cage root --allow-file learned.allow --ro "$EN_DIR" -- sh -c "$LEARN_CMD"
+detail
+gk_check "the same command with --allow-file learned.allow: works, nothing denied" \
+	eval '[ "$RUN_RC" = 0 ] && [ "$(ndenials)" = 0 ]'
+cage root --learn learned2.allow --allow api.github.com --ro "$EN_DIR" -- \
+	sh -c "$LEARN_CMD; ${NP[*]} curl -s --noproxy '*' --max-time 5 http://169.254.169.254/; true"
+detail
+GK_DETAIL="file: $(oneline "$(cat "$T/work-root/learned2.allow" 2>&1)") | $(run_detail)"
+gk_check "--learn with --allow api.github.com: only the others are written; the metadata address stays refused" \
+	eval '[ "$(grep -v "^#" "$T/work-root/learned2.allow")" = "$(printf "github.com:443\npypi.org")" ] &&
+	    denials | grep -q "^gk-run: denied 169.254.169.254:80"'
 
 # ---- an answer kept past its TTL (transparent path) ------------------------------
 # getent resolves through the gateway (TTL 2); curl connects 4 s later to
