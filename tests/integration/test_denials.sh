@@ -42,7 +42,7 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 E2E_NAME=test_denials.sh
 
 e2e_args 0 "$@"
-e2e_preamble dig dnsmasq curl wget unshare nsenter ip mount nginx fcgiwrap \
+e2e_preamble dig dnsmasq curl wget npm ssh unshare nsenter ip mount nginx fcgiwrap \
     openssl git /usr/lib/git-core/git-http-backend nft bwrap timeout "$PYTHON"
 GK_SKIP_CODE=1
 gk_enter_netns 1 "$GK_SELF" "$@"
@@ -134,6 +134,22 @@ detail
 gk_check "git clone from $EVIL: fails, one line naming it and the --allow" \
 	eval '[ "$RUN_RC" != 0 ] && [ "$(ndenials)" = 1 ] &&
 	    [ "$(denials)" = "$LINE_HTTP" ]'
+
+# ---- npm (HTTP proxy) and ssh (a lookup): one line each ---------------------------
+cage root --allow registry.npmjs.org --ro "$EN_DIR" -- npm view left-pad \
+	--registry "https://$EVIL/" --fetch-retries 0
+detail
+gk_check "npm with a registry not allowed: fails, one line naming it and the --allow" \
+	eval '[ "$RUN_RC" != 0 ] && [ "$(ndenials)" = 1 ] &&
+	    [ "$(denials)" = "$LINE_HTTP" ]'
+gk_check "... npm's own error shows the 403 that names the host" \
+	eval 'grep -qi "403" "$T/run.err" && grep -q "$EVIL" "$T/run.err"'
+cage root --allow github.com -- ssh -o BatchMode=yes -o ConnectTimeout=5 \
+	-o StrictHostKeyChecking=no "git@$EVIL" true
+detail
+gk_check "ssh to a host not allowed: fails, one line for its lookup with the --allow" \
+	eval '[ "$RUN_RC" != 0 ] && [ "$(ndenials)" = 1 ] &&
+	    denials | grep -q "^gk-run: denied $EVIL (a DNS lookup: not on the allowlist); to allow it: --allow $EVIL$"'
 
 # ---- a special range: why, and no --allow ---------------------------------------------
 cage root --allow api.github.com -- "${NP[@]}" curl -sS --noproxy '*' \
