@@ -2,8 +2,8 @@
 #
 # test_denials.sh: a denial is seen at once by the person who ran gk-run,
 # with the --allow that fixes it. Real clients in gk-run cages (curl over
-# the HTTP proxy, SOCKS5 and the transparent path, wget, git, python's
-# resolver) against e2e_net.sh's hermetic internet:
+# the HTTP proxy, SOCKS5 and the transparent path, wget, git, npm, ssh,
+# python's resolver) against e2e_net.sh's hermetic internet:
 #
 #   - each kind of denial is exactly one stderr line naming the host and
 #     the --allow to add, however often the client retries, and one
