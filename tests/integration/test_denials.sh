@@ -58,9 +58,12 @@ NP=("${NOHTTP[@]}" -u ALL_PROXY -u all_proxy)
 LINE_HTTP="gk-run: denied $EVIL:443 (not on the allowlist); to allow it: --allow $EVIL"
 
 # denials: gk-run's "denied" lines of the last run (the summary aside).
-denials() { grep -E '^gk-run: denied ' "$T/run.err"; }
+# The command writes to the same stderr meanwhile, and a client's message
+# may start on the line before gk-run's (curl writes its first byte alone):
+# from "gk-run: " on.
+denials() { grep -oE 'gk-run: denied .*' "$T/run.err"; }
 ndenials() { denials | grep -c .; }
-summary() { grep -E '^gk-run: [0-9]+ denied' "$T/run.err"; }
+summary() { grep -oE 'gk-run: [0-9]+ denied.*' "$T/run.err"; }
 detail() { GK_DETAIL=$(run_detail); }
 
 # ---- the internet, gatekeeperd -------------------------------------------------
