@@ -89,8 +89,6 @@ struct gk_cage_lim {
 	uint64_t		 audit_sec;	/* window of audit_lines */
 	uint32_t		 audit_lines;
 	uint64_t		 hits[GK_LIM__MAX];	/* refused, in total */
-	uint64_t		 hit_ms[GK_LIM__MAX];	/* last cage.limit line */
-	uint64_t		 unreported[GK_LIM__MAX];
 };
 
 /* The daemon's descriptor budget. */
