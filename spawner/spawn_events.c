@@ -4,7 +4,7 @@
  * the --allow that would let it through, and kept as JSON for
  * --events-fd. Pure functions over a bounded buffer.
  */
-#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 
 #include <json-c/json.h>
 
+#include "gatekeeper/base/gk_addr.h"
 #include "spawner/spawn.h"
 
 /* Copy a string member (printable ASCII only, bounded); "" if absent. */
@@ -81,10 +82,12 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 static bool
 is_address(const char *host, bool *v6)
 {
-	unsigned char buf[16];
+	struct gk_addr a;
 
-	*v6 = inet_pton(AF_INET6, host, buf) == 1;
-	return *v6 || inet_pton(AF_INET, host, buf) == 1;
+	if (gk_addr_parse(host, &a) == -1)
+		return false;
+	*v6 = a.family == AF_INET6;
+	return true;
 }
 
 /* "host:port", "[v6]:port", or the host alone for a lookup. */

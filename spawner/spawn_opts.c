@@ -506,17 +506,26 @@ opt_env(struct spawn_opts *o, const char *name, const char *arg, char *err,
 	return push_ptr(&o->env, &o->nenv, arg);
 }
 
+/* arg is decimal digits only, their value at most max, in *v. */
+static bool
+whole_number(const char *arg, unsigned long max, unsigned long *v)
+{
+	const char *p;
+
+	*v = 0;
+	for (p = arg; *p >= '0' && *p <= '9' && *v <= max; p++)
+		*v = *v * 10 + (unsigned long)(*p - '0');
+	return p != arg && *p == '\0' && *v <= max;
+}
+
 static enum opt_rc
 opt_timeout(struct spawn_opts *o, const char *name, const char *arg,
     char *err, size_t errlen)
 {
-	unsigned long v = 0;
-	const char *p;
+	unsigned long v;
 	char show[68];
 
-	for (p = arg; *p >= '0' && *p <= '9' && v <= SPAWN_TIMEOUT_MAX; p++)
-		v = v * 10 + (unsigned long)(*p - '0');
-	if (p == arg || *p != '\0' || v < 1 || v > SPAWN_TIMEOUT_MAX) {
+	if (!whole_number(arg, SPAWN_TIMEOUT_MAX, &v) || v < 1) {
 		gk_seterr(err, errlen, "--%s: '%s' is not a whole number of "
 		    "seconds from 1 to %u", name, spawn_printable(arg, show,
 		    sizeof(show)), SPAWN_TIMEOUT_MAX);
@@ -570,13 +579,10 @@ static enum opt_rc
 opt_events_fd(struct spawn_opts *o, const char *name, const char *arg,
     char *err, size_t errlen)
 {
-	unsigned long v = 0;
-	const char *p;
+	unsigned long v;
 	char show[68];
 
-	for (p = arg; *p >= '0' && *p <= '9' && v <= 1048576; p++)
-		v = v * 10 + (unsigned long)(*p - '0');
-	if (p == arg || *p != '\0' || v > 1048576) {
+	if (!whole_number(arg, 1048576, &v)) {
 		gk_seterr(err, errlen, "--%s: '%s' is not a descriptor number "
 		    "(such as 3, open for writing)", name,
 		    spawn_printable(arg, show, sizeof(show)));
