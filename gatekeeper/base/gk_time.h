@@ -7,8 +7,14 @@
 #ifndef GK_TIME_H
 #define GK_TIME_H
 
+#include <sys/time.h>
+
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
+
+#define GK_UTC_STAMP_LEN	64
 
 /* Seconds (coarse: a few ms of resolution, no syscall). */
 static inline time_t
@@ -50,6 +56,21 @@ gk_ms_left(uint64_t deadline, int max)
 	if (now >= deadline)
 		return 0;
 	return deadline - now > (uint64_t)max ? max : (int)(deadline - now);
+}
+
+/* Wall-clock now in UTC to the millisecond, "2026-11-25T10:00:00.123Z"
+ * (audit lines, events). */
+static inline void
+gk_utc_stamp(char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
 }
 
 #endif /* GK_TIME_H */

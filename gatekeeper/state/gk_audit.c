@@ -233,19 +233,13 @@ json_str(struct evbuffer *b, const char *s)
 static bool
 audit_head(struct gk_audit *a, const char *event, const struct gk_cage *c)
 {
-	struct timeval tv;
-	struct tm tm;
-	char ts[64];
+	char ts[GK_UTC_STAMP_LEN];
 
 	if (evbuffer_get_length(a->buf) > AUDIT_MAX_BUFFERED) {
 		a->dropped++;
 		return false;
 	}
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(ts, sizeof(ts), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+	gk_utc_stamp(ts, sizeof(ts));
 	evbuffer_add_printf(a->buf, "{\"time\":\"%s\",\"event\":", ts);
 	json_str(a->buf, event);
 	if (c != NULL) {

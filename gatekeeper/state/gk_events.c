@@ -2,20 +2,19 @@
  * gk_events: deny events for a cage's owner, deduplicated per cage.
  */
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/uio.h>
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_hash.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_control_int.h"
 #include "gatekeeper/state/gk_events.h"
@@ -55,19 +54,6 @@ seen_add(struct seen *e, uint32_t h, bool *full)
 	e->slot[i] = h;
 	e->n++;
 	return true;
-}
-
-static void
-timestamp(char *buf, size_t len)
-{
-	struct timeval tv;
-	struct tm tm;
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
 }
 
 /*
@@ -121,13 +107,32 @@ static struct json_object *
 event_new(const struct gk_cage *c, const char *event)
 {
 	struct json_object *o = json_object_new_object();
-	char ts[64];
+	char ts[GK_UTC_STAMP_LEN];
 
-	timestamp(ts, sizeof(ts));
+	gk_utc_stamp(ts, sizeof(ts));
 	json_object_object_add(o, "event", json_object_new_string(event));
 	json_object_object_add(o, "cage", json_object_new_string(c->id));
 	json_object_object_add(o, "time", json_object_new_string(ts));
 	return o;
+}
+
+/*
+ * Is the event hashed to h new in set e? Then it is remembered. When e is
+ * full, `more` (the "... .more" line) is told once and false returned.
+ */
+static bool
+tell_once(const struct gk_cage *c, struct seen *e, uint32_t h,
+    const char *more)
+{
+	bool full;
+
+	if (seen_add(e, h != 0 ? h : 1, &full))
+		return true;
+	if (full && !e->full) {
+		e->full = true;
+		send_line(c->owner, event_new(c, more));
+	}
+	return false;
 }
 
 void
@@ -135,21 +140,11 @@ gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
     uint16_t port, enum gk_deny_reason reason, const char *why)
 {
 	struct json_object *o;
-	uint32_t h;
-	bool full;
 
-	if (c == NULL || !c->events || c->owner == NULL || c->ev == NULL)
+	if (c == NULL || !c->events || c->owner == NULL || c->ev == NULL ||
+	    !tell_once(c, &c->ev->deny, gk_hash_str(GK_HASH_INIT ^ port ^
+	    ((uint32_t)reason << 16), host), "deny.more"))
 		return;
-	h = gk_hash_str(GK_HASH_INIT ^ port ^ ((uint32_t)reason << 16), host);
-	if (h == 0)
-		h = 1;
-	if (!seen_add(&c->ev->deny, h, &full)) {
-		if (full && !c->ev->deny.full) {
-			c->ev->deny.full = true;
-			send_line(c->owner, event_new(c, "deny.more"));
-		}
-		return;
-	}
 	o = event_new(c, "deny");
 	json_object_object_add(o, "kind",
 	    json_object_new_string(gk_deny_kind_name(kind)));
@@ -168,23 +163,14 @@ gk_events_learn(const struct gk_cage *c, const char *name, size_t len,
 {
 	char host[GK_NAME_MAX + 1];
 	struct json_object *o;
-	uint32_t h;
-	bool full;
 
 	if (c->owner == NULL || c->ev == NULL || len >= sizeof(host))
 		return;
 	memcpy(host, name, len);
 	host[len] = '\0';
-	h = gk_hash_str(GK_HASH_INIT ^ port ^ 0x5a5a0000u, host);
-	if (h == 0)
-		h = 1;
-	if (!seen_add(&c->ev->learn, h, &full)) {
-		if (full && !c->ev->learn.full) {
-			c->ev->learn.full = true;
-			send_line(c->owner, event_new(c, "learn.more"));
-		}
+	if (!tell_once(c, &c->ev->learn, gk_hash_str(GK_HASH_INIT ^ port ^
+	    0x5a5a0000u, host), "learn.more"))
 		return;
-	}
 	o = event_new(c, "learn");
 	json_object_object_add(o, "host", json_object_new_string(host));
 	json_object_object_add(o, "port", json_object_new_int(port));
