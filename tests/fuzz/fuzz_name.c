@@ -31,18 +31,9 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "sni/sni.h"
 #include "socks/parse/socks.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_check.h"
 
 #define IN_MAX		1024	/* longer inputs: the rule alone */
-
-#define CHECK(x) do {							\
-	if (!(x)) {							\
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,	\
-		    __LINE__, #x);					\
-		abort();						\
-	}								\
-} while (0)
 
 static uint8_t	msg[IN_MAX + 128];
 

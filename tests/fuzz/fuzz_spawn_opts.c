@@ -12,18 +12,9 @@
 
 #include "gatekeeper/policy/gk_policy.h"
 #include "spawner/spawn.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_check.h"
 
 #define MAXARGS	64
-
-#define CHECK(x) do {							\
-	if (!(x)) {							\
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,	\
-		    __LINE__, #x);					\
-		abort();						\
-	}								\
-} while (0)
 
 static void
 check_message(const char *m)

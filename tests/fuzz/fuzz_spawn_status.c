@@ -11,16 +11,7 @@
 #include <string.h>
 
 #include "spawner/spawn.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(x) do {							\
-	if (!(x)) {							\
-		fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__,	\
-		    __LINE__, #x);					\
-		abort();						\
-	}								\
-} while (0)
+#include "tests/fuzz/fuzz_check.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
