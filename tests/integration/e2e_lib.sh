@@ -325,3 +325,25 @@ except OSError as e:
     sys.exit(1)
 EOF
 }
+
+# e2e_no_sanitizer_reports: a check that neither gatekeeperd's logs nor
+# gk-run's stderr of every run (all-runs.err) hold a sanitizer report.
+e2e_no_sanitizer_reports() {
+	GK_DETAIL=$(grep -Eh -m3 "AddressSanitizer|LeakSanitizer|runtime error:" \
+		"$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null)
+	gk_check "no sanitizer reports in gatekeeperd's logs or on gk-run's stderr" \
+		eval '! cat "$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null |
+		      grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:"'
+}
+
+# e2e_stop_daemon: the end of a script that ran gatekeeperd (GKD_PID):
+# checks that it still runs, exits 0 on SIGTERM, and reported nothing
+# (e2e_no_sanitizer_reports).
+e2e_stop_daemon() {
+	GK_DETAIL="$(gk_tail "$T/GKD_PID.log" 5)"
+	gk_check "gatekeeperd is still running" kill -0 "$GKD_PID"
+	gk_stop_daemon "$GKD_PID" TERM
+	GK_DETAIL="exit status $GK_RC"
+	gk_check "SIGTERM: gatekeeperd exits 0" test "$GK_RC" = 0
+	e2e_no_sanitizer_reports
+}

@@ -422,16 +422,7 @@ done
 
 # ---- stop --------------------------------------------------------------------------
 if [ "$PKG_HOST" != 1 ]; then
-	GK_DETAIL="$(gk_tail "$T/GKD_PID.log" 5)"
-	gk_check "gatekeeperd is still running" kill -0 "$GKD_PID"
-	gk_stop_daemon "$GKD_PID" TERM
-	GK_DETAIL="exit status $GK_RC"
-	gk_check "SIGTERM: gatekeeperd exits 0" test "$GK_RC" = 0
-	GK_DETAIL=$(grep -Eh -m3 "AddressSanitizer|LeakSanitizer|runtime error:" \
-		"$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null)
-	gk_check "no sanitizer reports in gatekeeperd's logs or on gk-run's stderr" \
-		eval '! cat "$T"/GKD_PID.log* "$T"/all-runs.err 2>/dev/null |
-		      grep -Eq "AddressSanitizer|LeakSanitizer|runtime error:"'
+	e2e_stop_daemon
 fi
 
 if [ "$PKG_HOST" = 1 ]; then
