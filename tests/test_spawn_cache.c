@@ -1,8 +1,6 @@
 /*
  * gk-run's tool caches (--cache) and the mount points they need, planned
- * against a real home directory made here (a temp dir under /var/tmp:
- * not under /tmp, which is fresh inside, wherever the tree is; HOME
- * points at it): spawn_resolve_mounts() with --dry-run (nothing is created), and
+ * against a real home directory made here (spawn_testutil.h): spawn_resolve_mounts() with --dry-run (nothing is created), and
  * once for real (the private directories are).
  */
 #include <sys/stat.h>
@@ -19,6 +17,7 @@
 #include <cmocka.h>
 
 #include "spawner/spawn_int.h"
+#include "tests/spawn_testutil.h"
 
 struct fixture {
 	char	 home[256];
@@ -45,14 +44,10 @@ static int
 setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	char tmpl[] = "/var/tmp/gk-cache-test.XXXXXX", *real;
 	char p[512];
 
 	assert_non_null(fx);
-	assert_non_null(mkdtemp(tmpl));
-	assert_non_null(real = realpath(tmpl, NULL));
-	snprintf(fx->home, sizeof(fx->home), "%s", real);
-	free(real);
+	spawn_test_home("gk-cache-test", fx->home, sizeof(fx->home));
 	/* a home like a developer's: some tools there, no npm cache */
 	touch(fx->home, ".bashrc", false);
 	touch(fx->home, ".cargo/bin", true);
@@ -64,9 +59,6 @@ setup(void **state)
 	snprintf(p, sizeof(p), "%s/.profile", fx->home);
 	assert_int_equal(symlink(".bashrc", p), 0);
 	snprintf(fx->proj, sizeof(fx->proj), "%s/proj", fx->home);
-	setenv("HOME", fx->home, 1);
-	unsetenv("GK_RUN_CACHE");
-	unsetenv("XDG_RUNTIME_DIR");
 	*state = fx;
 	return 0;
 }
@@ -75,10 +67,8 @@ static int
 teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[600];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->home);
-	assert_int_equal(system(cmd), 0);
+	spawn_test_home_remove(fx->home);
 	free(fx);
 	return 0;
 }

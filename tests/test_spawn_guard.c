@@ -1,9 +1,8 @@
 /*
  * gk-run's guards on the git files that make the host run code, planned
- * against real directories made here (a temp dir under /var/tmp, not
- * under /tmp wherever the tree is, which is also HOME, so the search for a project stops
- * there): a repository, a worktree whose repository is elsewhere, a
- * plain directory; Linux and macOS.
+ * against real directories made here (spawn_testutil.h; it is HOME too,
+ * so the search for a project stops there): a repository, a worktree
+ * whose repository is elsewhere, a plain directory; Linux and macOS.
  */
 #include <sys/stat.h>
 
@@ -19,6 +18,7 @@
 #include <cmocka.h>
 
 #include "spawner/spawn_int.h"
+#include "tests/spawn_testutil.h"
 
 struct fixture {
 	char	 root[256];
@@ -50,13 +50,10 @@ static int
 setup(void **state)
 {
 	struct fixture *fx = calloc(1, sizeof(*fx));
-	char tmpl[] = "/var/tmp/gk-guard-test.XXXXXX", text[600], *real;
+	char text[600];
 
 	assert_non_null(fx);
-	assert_non_null(mkdtemp(tmpl));
-	assert_non_null(real = realpath(tmpl, NULL));
-	snprintf(fx->root, sizeof(fx->root), "%s", real);
-	free(real);
+	spawn_test_home("gk-guard-test", fx->root, sizeof(fx->root));
 	/* a repository (no info/, no config.worktree) */
 	make(fx, "repo/.git/hooks", true, NULL);
 	make(fx, "repo/.git/objects", true, NULL);
@@ -69,9 +66,6 @@ setup(void **state)
 	    fx->root);
 	make(fx, "wt/.git", false, text);
 	make(fx, "plain", true, NULL);
-	setenv("HOME", fx->root, 1);
-	unsetenv("GK_RUN_CACHE");
-	unsetenv("XDG_RUNTIME_DIR");
 	*state = fx;
 	return 0;
 }
@@ -80,10 +74,8 @@ static int
 teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char cmd[600];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", fx->root);
-	assert_int_equal(system(cmd), 0);
+	spawn_test_home_remove(fx->root);
 	free(fx);
 	return 0;
 }
