@@ -346,6 +346,40 @@ gk_close_ctl_fds() {
 	done
 }
 
+# gk_ctl_once REQUEST...: one control connection to $SOCK (bounded), a
+# reply line per request.
+gk_ctl_once() {
+	timeout -s KILL 10 "$PYTHON" "$GKCTL" "$SOCK" --timeout 3 "$@"
+}
+
+# gk_ctl_answers: gatekeeperd (GKD_PID) runs and answers on $SOCK.
+gk_ctl_answers() {
+	kill -0 "$GKD_PID" 2>/dev/null && [ -S "$SOCK" ] &&
+		gk_ctl_once '{"op":"cage.list"}' 2>/dev/null | grep -q '"ok":true'
+}
+
+# gk_start_local_daemon: the group GK_GROUP, then gatekeeperd (GKD_PID)
+# with its defaults, its control socket at $SOCK, upstream 127.0.0.1:5353,
+# log level debug; ready once the control socket answers (gk_wait_ready
+# probes DNS on the listen address, which nothing routes to before the
+# first cage). 0, or a failed check and 1.
+gk_start_local_daemon() {
+	if ! getent group "$GK_GROUP" >/dev/null &&
+	    ! groupadd --system "$GK_GROUP"; then
+		gk_fail "create the group $GK_GROUP (groupadd --system)"
+		return 1
+	fi
+	: >"$GK_TMP/empty.conf"
+	gk_start_daemon GKD_PID "$GKD" -f -c "$GK_TMP/empty.conf" \
+		--control "$SOCK" --metrics off --upstream 127.0.0.1:5353 \
+		--log-level debug
+	if ! gk_wait_for 100 gk_ctl_answers; then
+		gk_fail "gatekeeperd starts and answers on its control socket" \
+			"$(gk_tail "$GK_TMP/GKD_PID.log")"
+		return 1
+	fi
+}
+
 # gk_ctl_open NAME SOCKET
 gk_ctl_open() {
 	local name=$1 sock=$2 fifo fd

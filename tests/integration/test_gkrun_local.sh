@@ -212,33 +212,9 @@ echo "host-only" >"$T/host-marker"
 GKD_PID=
 GKD_UP=0
 
-# ctl REQUEST...: one control connection, a reply line per request.
-ctl() {
-	timeout -s KILL 10 "$PYTHON" "$GKCTL" "$SOCK" --timeout 3 "$@"
-}
-
-daemon_ready() {
-	kill -0 "$GKD_PID" 2>/dev/null && [ -S "$SOCK" ] &&
-		ctl '{"op":"cage.list"}' 2>/dev/null | grep -q '"ok":true'
-}
-
-# gk_wait_ready (lib.sh) probes DNS on the listen address, which nothing
-# routes to in this namespace before the first cage: ready here means the
-# control socket answers.
+# gatekeeperd with its defaults (lib.sh's gk_start_local_daemon).
 start_gatekeeperd() {
-	if ! getent group "$GK_GROUP" >/dev/null &&
-	    ! groupadd --system "$GK_GROUP"; then
-		gk_fail "create the group $GK_GROUP (groupadd --system)"
-		return 1
-	fi
-	: >"$T/empty.conf"
-	gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
-		--metrics off --upstream 127.0.0.1:5353 --log-level debug
-	if ! gk_wait_for 100 daemon_ready; then
-		gk_fail "gatekeeperd starts and answers on its control socket" \
-			"$(gk_tail "$T/GKD_PID.log")"
-		return 1
-	fi
+	gk_start_local_daemon || return 1
 	GK_DETAIL=$(nft list table inet gatekeeper 2>&1 | head -8)
 	gk_check "gatekeeperd is up; its table inet gatekeeper (set cages) is in the test's network namespace" \
 		eval 'nft list set inet gatekeeper cages >/dev/null 2>&1'
@@ -478,7 +454,7 @@ cage_id() {
 # when gatekeeperd lists no such cage, 2 when cage.list itself failed.
 cage_of() {
 	local reply
-	reply=$(ctl '{"op":"cage.list"}' 2>/dev/null) || return 2
+	reply=$(gk_ctl_once '{"op":"cage.list"}' 2>/dev/null) || return 2
 	printf '%s\n' "$reply" | "$PYTHON" -c '
 import json, sys
 try:
@@ -544,7 +520,7 @@ gone_within() {
 # plumbing_state: what the namespace holds, for failure details.
 plumbing_state() {
 	printf 'cages: %s | links: %s | set: %s' \
-		"$(ctl '{"op":"cage.list"}' 2>&1 | cut -c1-300)" \
+		"$(gk_ctl_once '{"op":"cage.list"}' 2>&1 | cut -c1-300)" \
 		"$(ip -o link show | grep -o ': gk-[^:@]*' | tr -d ' :' | paste -sd, -)" \
 		"$(nft list set inet gatekeeper cages 2>&1 | grep -o '"gk-[^;]*' | paste -sd, -)"
 }
@@ -713,7 +689,7 @@ done
 if [ "$GKD_UP" = 1 ]; then
 	GK_DETAIL=$(plumbing_state)
 	gk_check "no cage, gk- link or set element is left" \
-		eval '[ "$(gk_json_get cages "$(ctl "{\"op\":\"cage.list\"}")")" = "[]" ] &&
+		eval '[ "$(gk_json_get cages "$(gk_ctl_once "{\"op\":\"cage.list\"}")")" = "[]" ] &&
 		    ! ip -o link show | grep -q ": gk-" &&
 		    nft list set inet gatekeeper cages >/dev/null &&
 		    ! nft list set inet gatekeeper cages | grep -q elements'

@@ -364,31 +364,12 @@ gk_wait_for 50 test -S "$RUNSOCK" ||
 SOCK=$T/run/control.sock
 GKD_PID=
 GKD_UP=0
-ctl() {
-	timeout -s KILL 10 "$PYTHON" "$GKCTL" "$SOCK" --timeout 3 "$@"
-}
-daemon_ready() {
-	kill -0 "$GKD_PID" 2>/dev/null && [ -S "$SOCK" ] &&
-		ctl '{"op":"cage.list"}' 2>/dev/null | grep -q '"ok":true'
-}
 start_gatekeeperd() {
-	if ! getent group "$GK_GROUP" >/dev/null &&
-	    ! groupadd --system "$GK_GROUP"; then
-		gk_fail "create the group $GK_GROUP (groupadd --system)"
-		return 1
-	fi
 	gk_start_upstream 5353 "$T/upstream.log" || {
 		gk_fail "the upstream (dnsmasq on 127.0.0.1:5353) starts"
 		return 1
 	}
-	: >"$T/empty.conf"
-	gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
-		--metrics off --upstream 127.0.0.1:5353 --log-level debug
-	if ! gk_wait_for 100 daemon_ready; then
-		gk_fail "gatekeeperd starts and answers on its control socket" \
-			"$(gk_tail "$T/GKD_PID.log")"
-		return 1
-	fi
+	gk_start_local_daemon || return 1
 	GKD_UP=1
 }
 start_gatekeeperd
