@@ -207,6 +207,10 @@ gk_info "descriptors open with both cages idle: $FD_BASE"
 flood f1 dns-flood --src $A_SRC --port 53 --suffix github.com --secs 8 ||
 	gk_abort "the name flood starts"
 probes 3
+gk_dig $B_SRC gitlab.com A
+GK_DETAIL=$(dig_summary)
+gk_check "unique-name flood: dig from B is answered meanwhile" \
+	test "$DIG_STATUS" = NOERROR
 flood_end
 F1=$(cat "$T/f1.out")
 gk_info "flood: $F1"
@@ -223,6 +227,10 @@ gk_check "... and the audit log says so (cage.limit dns_rate), about twice a sec
 flood f2 dns-flood --src $A_SRC --port 53 --suffix denied.example --secs 8 ||
 	gk_abort "the denied-name flood starts"
 probes 3
+gk_dig $B_SRC gitlab.com A +tcp
+GK_DETAIL=$(dig_summary)
+gk_check "denied-name flood: dig +tcp from B is answered meanwhile" \
+	test "$DIG_STATUS" = NOERROR
 flood_end
 gk_info "flood: $(cat "$T/f2.out")"
 victim_ok "denied-name flood"
