@@ -335,21 +335,29 @@ bind_socket(const struct gk_addr *a, uint16_t port, int type, char *err,
 	return fd;
 }
 
+struct expiry {
+	time_t		 now;
+	uint32_t	 grace;
+};
+
+/* A pin of an address still in use stays for the grace after now. */
 static void
 expire_one(struct gk_cage *c, void *arg)
 {
-	gk_cage_expire(c, *(const time_t *)arg);
+	const struct expiry *e = arg;
+
+	gk_cage_expire(c, e->now, e->now + (time_t)e->grace);
 }
 
 static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_server *s = arg;
-	time_t now = gk_now();
+	struct expiry e = { gk_now(), s->pin_grace };
 
 	(void)fd;
 	(void)what;
-	gk_cage_foreach(s->cages, expire_one, &now);
+	gk_cage_foreach(s->cages, expire_one, &e);
 }
 
 static int

@@ -266,12 +266,12 @@ test_pin_extend_expire(void **state)
 	assert_int_equal(gk_cage_pin_count(c), 3);
 	assert_true(gk_cage_pinned_name(c, &a, "api.example.com", 199));
 	/* expiry */
-	assert_int_equal(gk_cage_expire(c, 99), 0);
-	assert_int_equal(gk_cage_expire(c, 100), 2);
+	assert_int_equal(gk_cage_expire(c, 99, 0), 0);
+	assert_int_equal(gk_cage_expire(c, 100, 0), 2);
 	assert_int_equal(gk_cage_pin_count(c), 1);
 	assert_false(pinned(c, &b, 0));
 	assert_true(pinned(c, &a, 150));
-	assert_int_equal(gk_cage_expire(c, 1000), 1);
+	assert_int_equal(gk_cage_expire(c, 1000, 0), 1);
 	assert_int_equal(gk_cage_pin_count(c), 0);
 	assert_false(pinned(c, &a, 0));
 	/* bad names */
@@ -311,10 +311,119 @@ test_pin_cap(void **state)
 	a = addr_n(1);
 	assert_true(pinned(c, &a, 0));
 	/* expiry in deadline order */
-	assert_int_equal(gk_cage_expire(c, 1001), 1);	/* entry 1 */
+	assert_int_equal(gk_cage_expire(c, 1001, 0), 1);	/* entry 1 */
 	assert_int_equal(gk_cage_pin_count(c), GK_CAGE_PINS_MAX - 1);
-	assert_int_equal(gk_cage_expire(c, 8999), GK_CAGE_PINS_MAX - 3);
+	assert_int_equal(gk_cage_expire(c, 8999, 0), GK_CAGE_PINS_MAX - 3);
 	assert_int_equal(gk_cage_pin_count(c), 2);
+	gk_cage_table_free(t);
+}
+
+/* What the kernel was told: the last (address, until) and how often. */
+struct synced {
+	struct gk_addr	 a;
+	time_t		 until;
+	int		 calls;
+	int		 rc;
+};
+
+static int
+record_sync(void *arg, const struct gk_cage *c, const struct gk_addr *a,
+    time_t until)
+{
+	struct synced *s = arg;
+
+	assert_int_not_equal(c->link, 0);
+	s->a = *a;
+	s->until = until;
+	s->calls++;
+	return s->rc;
+}
+
+static void
+test_pin_sync(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *c = one_cage(t, "*.example.com", NULL);
+	struct gk_addr a = addr("192.0.2.1"), b = addr("192.0.2.2");
+	struct synced s = { .rc = 0 };
+
+	(void)state;
+	gk_cage_table_pin_sync(t, record_sync, &s);
+	/* no link: nothing to tell */
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, 100), 0);
+	assert_int_equal(s.calls, 0);
+	c->link = 7;
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 100), 0);
+	assert_int_equal(s.calls, 1);
+	assert_true(gk_addr_eq(&s.a, &a));
+	assert_int_equal(s.until, 100 + GK_PIN_SYNC_SLACK);
+	/* another name, or an extension well within what the kernel keeps:
+	 * not told again */
+	assert_int_equal(gk_cage_pin(c, "x.example.com", &a, 110), 0);
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 100 +
+	    GK_PIN_SYNC_SLACK - GK_PIN_SYNC_EARLY), 0);
+	assert_int_equal(s.calls, 1);
+	/* past it: told, with the latest pin of the address */
+	assert_int_equal(gk_cage_pin(c, "x.example.com", &a, 100 +
+	    GK_PIN_SYNC_SLACK - GK_PIN_SYNC_EARLY + 1), 0);
+	assert_int_equal(s.calls, 2);
+	assert_int_equal(s.until, 100 + 2 * GK_PIN_SYNC_SLACK -
+	    GK_PIN_SYNC_EARLY + 1);
+	/* a failed sync is retried at the next pin */
+	s.rc = -1;
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 50), 0);
+	assert_int_equal(s.calls, 3);
+	s.rc = 0;
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 50), 0);
+	assert_int_equal(s.calls, 3);		/* not an extension */
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 51), 0);
+	assert_int_equal(s.calls, 4);
+	assert_true(gk_addr_eq(&s.a, &b));
+	gk_cage_table_free(t);
+}
+
+static void
+hold_end(struct gk_hold *h)
+{
+	gk_hold_drop(h);
+}
+
+static void
+test_pin_inuse(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *c = one_cage(t, "*.example.com", NULL);
+	struct gk_addr a = addr("192.0.2.1"), b = addr("192.0.2.2");
+	struct gk_hold h;
+	struct synced s = { .rc = 0 };
+
+	(void)state;
+	gk_cage_table_pin_sync(t, record_sync, &s);
+	c->link = 3;
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, 100), 0);
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 95), 0);
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 100), 0);
+	memset(&h, 0, sizeof(h));
+	assert_int_equal(gk_hold_take(&h, c, GK_HOLD_TUNNEL, 0, hold_end),
+	    GK_LIM__MAX);
+	h.dst = a;
+	/* not yet due: nothing changes */
+	assert_int_equal(gk_cage_expire(c, 80, 700), 0);
+	assert_int_equal(gk_cage_pin_count(c), 3);
+	/* due within GK_PIN_INUSE_AHEAD: a's pins are kept (and the kernel
+	 * told), b's goes when it expires */
+	assert_int_equal(gk_cage_expire(c, 92, 692), 0);
+	assert_true(pinned(c, &a, 600));
+	assert_true(gk_cage_pinned_name(c, &a, "api.example.com", 600));
+	assert_true(pinned(c, &b, 99));
+	assert_int_equal(s.until, 692 + GK_PIN_SYNC_SLACK);
+	assert_true(gk_addr_eq(&s.a, &a));
+	assert_int_equal(gk_cage_expire(c, 100, 700), 1);
+	assert_false(pinned(c, &b, 0));
+	/* the connection closed: they expire as usual */
+	gk_hold_drop(&h);
+	assert_int_equal(gk_cage_expire(c, 692, 1292), 2);
+	assert_int_equal(gk_cage_pin_count(c), 0);
 	gk_cage_table_free(t);
 }
 
@@ -346,7 +455,7 @@ test_set_allow_drops_pins(void **state)
 	assert_true(gk_cage_pinned_name(c, &b, "example.com", 0));
 	assert_false(gk_cage_pinned_name(c, &b, "h5.example.com", 0));
 	/* heap still ordered after the rebuild */
-	assert_int_equal(gk_cage_expire(c, 100), 2);
+	assert_int_equal(gk_cage_expire(c, 100, 0), 2);
 	assert_int_equal(gk_cage_pin_count(c), 1);
 	gk_cage_set_allow(c, allow(NULL, NULL));
 	assert_int_equal(gk_cage_pin_count(c), 0);
@@ -365,6 +474,8 @@ main(void)
 		cmocka_unit_test(test_many),
 		cmocka_unit_test(test_foreach),
 		cmocka_unit_test(test_pin_extend_expire),
+		cmocka_unit_test(test_pin_sync),
+		cmocka_unit_test(test_pin_inuse),
 		cmocka_unit_test(test_pin_cap),
 		cmocka_unit_test(test_set_allow_drops_pins),
 	};

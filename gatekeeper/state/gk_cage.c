@@ -23,6 +23,8 @@ struct gk_cage_table {
 	struct gk_cage	**by_id;
 	size_t		  nbuckets;	/* power of two, both tables */
 	size_t		  count;
+	gk_pin_sync_fn	  sync;
+	void		 *sync_arg;
 };
 
 struct pin {
@@ -30,6 +32,8 @@ struct pin {
 	size_t		 heap_idx;
 	struct gk_addr	 addr;
 	time_t		 expires;
+	time_t		 synced;	/* the kernel keeps addr until then
+					 * (0: not told through this pin) */
 	char		 name[];	/* NUL-terminated */
 };
 
@@ -233,6 +237,7 @@ gk_cage_create(struct gk_cage_table *t, const struct gk_addr *source,
 	memcpy(c->label, label, strlen(label) + 1);
 	gk_cage_lim_init(&c->lim);
 	c->uid = uid;
+	c->table = t;
 	c->source = *source;
 	c->allow = allow;
 	c->created = time(NULL);
@@ -413,6 +418,18 @@ heap_down(struct gk_pinset *ps, size_t i)
 	heap_set(ps, i, p);
 }
 
+/* Take the top off the heap; it stays in its hash chain. */
+static void
+heap_remove_top(struct gk_pinset *ps)
+{
+	struct pin *last = ps->heap[--ps->count];
+
+	if (ps->count > 0) {
+		heap_set(ps, 0, last);
+		heap_down(ps, 0);
+	}
+}
+
 /* ---- pins: hash on the address ---------------------------------------- */
 
 static size_t
@@ -511,6 +528,43 @@ pin_remove(struct gk_pinset *ps, struct pin *p)
 	free(p);
 }
 
+void
+gk_cage_table_pin_sync(struct gk_cage_table *t, gk_pin_sync_fn fn, void *arg)
+{
+	t->sync = fn;
+	t->sync_arg = arg;
+}
+
+/*
+ * Tell the kernel about `p`'s address if its latest pin reaches past
+ * what the kernel keeps it for, less GK_PIN_SYNC_EARLY. Every pin of an
+ * address sits in one chain.
+ */
+static void
+pin_sync(struct gk_cage *c, struct pin *p)
+{
+	const struct gk_cage_table *t = c->table;
+	const struct pin *q;
+	time_t latest = 0, told = 0;
+
+	if (t == NULL || t->sync == NULL || c->link == 0)
+		return;
+	for (q = c->pins->buckets[pin_slot(c->pins, &p->addr)]; q != NULL;
+	    q = q->next) {
+		if (!gk_addr_eq(&q->addr, &p->addr))
+			continue;
+		if (q->expires > latest)
+			latest = q->expires;
+		if (q->synced > told)
+			told = q->synced;
+	}
+	if (told != 0 && latest <= told - GK_PIN_SYNC_EARLY)
+		return;
+	if (t->sync(t->sync_arg, c, &p->addr, latest + GK_PIN_SYNC_SLACK) ==
+	    0)
+		p->synced = latest + GK_PIN_SYNC_SLACK;
+}
+
 int
 gk_cage_pin(struct gk_cage *c, const char *name, const struct gk_addr *a,
     time_t expires)
@@ -528,6 +582,7 @@ gk_cage_pin(struct gk_cage *c, const char *name, const struct gk_addr *a,
 		if (expires > p->expires) {
 			p->expires = expires;
 			heap_down(c->pins, p->heap_idx);
+			pin_sync(c, p);
 		}
 		return 0;
 	}
@@ -550,6 +605,7 @@ gk_cage_pin(struct gk_cage *c, const char *name, const struct gk_addr *a,
 	ps->heap[ps->count] = p;
 	p->heap_idx = ps->count++;
 	heap_up(ps, p->heap_idx);
+	pin_sync(c, p);
 	return 0;
 }
 
@@ -587,16 +643,86 @@ gk_cage_pin_count(const struct gk_cage *c)
 	return c->pins == NULL ? 0 : c->pins->count;
 }
 
+static int
+addr_cmp(const void *x, const void *y)
+{
+	const struct gk_addr *a = x, *b = y;
+
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	return memcmp(a->bytes, b->bytes, sizeof(a->bytes));
+}
+
+/*
+ * Where the cage's holdings connect, sorted (for bsearch): NULL when
+ * none (or no memory: nothing is then kept for being in use).
+ */
+static struct gk_addr *
+inuse_dsts(struct gk_cage *c, size_t *n)
+{
+	struct gk_addr *v;
+	struct gk_hold *h;
+	size_t k = 0, max = 0;
+
+	TAILQ_FOREACH(h, &c->lim.holds, entry)
+		max += h->dst.family != 0;
+	*n = 0;
+	if (max == 0 || (v = calloc(max, sizeof(*v))) == NULL)
+		return NULL;
+	TAILQ_FOREACH(h, &c->lim.holds, entry)
+		if (h->dst.family != 0 && k < max)
+			v[k++] = h->dst;
+	qsort(v, k, sizeof(*v), addr_cmp);
+	*n = k;
+	return v;
+}
+
 size_t
-gk_cage_expire(struct gk_cage *c, time_t now)
+gk_cage_expire(struct gk_cage *c, time_t now, time_t keep_until)
 {
 	struct gk_pinset *ps = c->pins;
-	size_t n = 0;
+	struct gk_addr *used = NULL;
+	struct pin *p, **kept = NULL;
+	size_t n = 0, nused = 0, nkept = 0, i;
+	bool looked = false;
 
-	while (ps != NULL && ps->count > 0 && ps->heap[0]->expires <= now) {
-		pin_remove(ps, ps->heap[0]);
-		n++;
+	while (ps != NULL && ps->count > 0 &&
+	    ps->heap[0]->expires <= now + GK_PIN_INUSE_AHEAD) {
+		p = ps->heap[0];
+		if (!looked) {
+			used = inuse_dsts(c, &nused);
+			looked = true;
+		}
+		if (used == NULL && p->expires > now)
+			break;		/* nothing in use: only expiry */
+		if (used != NULL && keep_until > p->expires &&
+		    bsearch(&p->addr, used, nused, sizeof(*used),
+		    addr_cmp) != NULL) {
+			/* in use: kept, and the kernel told */
+			p->expires = keep_until;
+			heap_down(ps, 0);
+			pin_sync(c, p);
+			continue;
+		}
+		if (p->expires <= now) {
+			pin_remove(ps, p);
+			n++;
+			continue;
+		}
+		/* due soon, not in use: out of the way until the loop ends */
+		if (kept == NULL && (kept = calloc(ps->count,
+		    sizeof(*kept))) == NULL)
+			break;
+		kept[nkept++] = p;
+		heap_remove_top(ps);
 	}
+	for (i = 0; i < nkept; i++) {
+		ps->heap[ps->count] = kept[i];
+		kept[i]->heap_idx = ps->count++;
+		heap_up(ps, kept[i]->heap_idx);
+	}
+	free(kept);
+	free(used);
 	return n;
 }
 

@@ -23,6 +23,18 @@
 
 #define GK_CAGE_MAX		65536	/* cages in one table */
 #define GK_CAGE_PINS_MAX	4096	/* pinned (name, address) per cage */
+/*
+ * The kernel's copy of a cage's pins (its nftables set of addresses the
+ * cage may open TCP to) keeps an address until the latest pin of it plus
+ * GK_PIN_SYNC_SLACK seconds, and is told again once a pin reaches past
+ * that minus GK_PIN_SYNC_EARLY: at most one update per address every
+ * half minute, however often the name is looked up.
+ */
+#define GK_PIN_SYNC_SLACK	60
+#define GK_PIN_SYNC_EARLY	30
+/* Pins due within this many seconds, of addresses a connection of the
+ * cage still uses, are kept (gk_cage_expire). */
+#define GK_PIN_INUSE_AHEAD	10
 
 struct gk_pinset;
 struct gk_cage_events;
@@ -45,12 +57,16 @@ struct gk_cage {
 
 	void		*owner;			/* control connection */
 	bool		 plumbed;		/* veth + nft made for it */
+	uint32_t	 link;			/* its host link's ifindex:
+						 * pins are synced to the
+						 * kernel (0: none) */
 	bool		 events;		/* owner told its denials */
 	bool		 learn;			/* any name; owner told each */
 	struct gk_cage_events *ev;		/* gk_events.c's */
 	struct gk_cage_lim lim;			/* budgets, holdings */
 
 	/* private to gk_cage.c */
+	struct gk_cage_table *table;
 	struct gk_pinset *pins;
 	struct gk_cage	*src_next;
 	struct gk_cage	*id_next;
@@ -103,6 +119,16 @@ void		 gk_cage_set_allow(struct gk_cage *c, struct gk_allowlist *al);
 bool		 gk_cage_allows_name(const struct gk_cage *c, const char *name,
 		    size_t len, uint16_t port);
 
+/*
+ * Kernel pin sync (see GK_PIN_SYNC_SLACK): for a cage with a link, fn
+ * learns that address `a` must stay open to the cage until `until`
+ * (monotonic seconds); 0 from fn records that the kernel knows.
+ */
+typedef int	(*gk_pin_sync_fn)(void *arg, const struct gk_cage *c,
+		    const struct gk_addr *a, time_t until);
+void		 gk_cage_table_pin_sync(struct gk_cage_table *t,
+		    gk_pin_sync_fn fn, void *arg);
+
 /* Iterate; the callback may not destroy cages. Order is unspecified. */
 void		 gk_cage_foreach(const struct gk_cage_table *t,
 		    void (*cb)(struct gk_cage *, void *), void *arg);
@@ -125,7 +151,14 @@ size_t		 gk_cage_pin_names(const struct gk_cage *c,
 		    const struct gk_addr *a, time_t now, const char **names,
 		    size_t max);
 size_t		 gk_cage_pin_count(const struct gk_cage *c);
-/* Drop expired pins; returns how many went. */
-size_t		 gk_cage_expire(struct gk_cage *c, time_t now);
+/*
+ * Drop expired pins; returns how many went. A pin due by now +
+ * GK_PIN_INUSE_AHEAD whose address a connection of the cage still uses
+ * (a holding with that destination) is kept until `keep_until` instead:
+ * a client that reuses an address it resolved long ago keeps working
+ * while it has a connection there.
+ */
+size_t		 gk_cage_expire(struct gk_cage *c, time_t now,
+		    time_t keep_until);
 
 #endif /* GK_CAGE_H */

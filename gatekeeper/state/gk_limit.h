@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/state/gk_stats.h"
 
 struct gk_audit;
@@ -74,6 +75,9 @@ struct gk_hold {
 	bool			 held;		/* counted in a cage */
 	uint32_t		 fds;		/* charged descriptors */
 	gk_hold_end_cb		 end;
+	struct gk_addr		 dst;		/* where it connects (family
+						 * 0: nowhere yet); keeps the
+						 * cage's pins of it */
 };
 
 TAILQ_HEAD(gk_hold_list, gk_hold);
