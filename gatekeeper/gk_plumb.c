@@ -4,6 +4,11 @@
  * address from --cage-subnet, a veth pair named after that address
  * (gk-<8 hex digits>) and its element in the anti-spoofing set; closing
  * the control connection undoes it in the background.
+ *
+ * A transparent cage's pins are copied to the kernel (set pins, through
+ * the cage table's sync hook) so that its TCP to any other address is
+ * refused at the SYN; the refusals come back from the log group and are
+ * recorded as the transparent listener's denials.
  */
 #include <sys/stat.h>
 
@@ -15,10 +20,14 @@
 #include <string.h>
 
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/gk_plumb.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_conf.h"
 #include "gatekeeper/state/gk_control.h"
 #include "nft/nft.h"
+#include "socks/proxy.h"
 
 /* A plumbed cage's namespace, to know a control peer inside it. */
 struct cage_ns {
@@ -34,6 +43,11 @@ struct gk_plumb {
 	struct cage_ns		*ns;		/* one per live cage */
 	size_t			 ncages;
 	size_t			 nscap;
+	bool			 tp;		/* a transparent port */
+	struct gk_cage_table	*cages;		/* gk_plumb_attach's */
+	const struct proxy_ctx	*proxy;
+	struct nft_nflog	*log;
+	uint64_t		 pin_fail_ms;	/* last logged */
 };
 
 static int
@@ -81,12 +95,13 @@ link_name(struct in_addr a, char name[NFT_IFNAMSIZ])
 }
 
 static int
-plumb_up(void *arg, int nsfd, uid_t uid, bool transparent,
-    struct gk_addr *addr, char *err, size_t errlen)
+plumb_up(void *arg, int nsfd, uid_t uid, bool transparent, bool open,
+    struct gk_addr *addr, uint32_t *link, char *err, size_t errlen)
 {
 	struct gk_plumb *p = arg;
 	char name[NFT_IFNAMSIZ], net[GK_ADDR_STRLEN];
 	struct in_addr a;
+	uint32_t ifindex;
 
 	if (nft_netns_check(nsfd, uid, err, errlen) == -1)
 		return -1;
@@ -99,8 +114,8 @@ plumb_up(void *arg, int nsfd, uid_t uid, bool transparent,
 		return -1;
 	}
 	link_name(a, name);
-	if (nft_cage_up(p->np, nsfd, name, a, transparent, err, errlen) ==
-	    -1)
+	if (nft_cage_up(p->np, nsfd, name, a, transparent, open, &ifindex,
+	    err, errlen) == -1)
 		return -1;
 	if (ns_add(p, a, nsfd) == -1) {
 		snprintf(err, errlen, "cannot record the cage's namespace: %s",
@@ -111,7 +126,72 @@ plumb_up(void *arg, int nsfd, uid_t uid, bool transparent,
 	memset(addr, 0, sizeof(*addr));
 	addr->family = AF_INET;
 	memcpy(addr->bytes, &a.s_addr, 4);
+	*link = transparent && p->tp ? ifindex : 0;
 	return 0;
+}
+
+static void
+plumb_open(void *arg, const struct gk_addr *addr)
+{
+	struct gk_plumb *p = arg;
+	char name[NFT_IFNAMSIZ], err[256];
+	struct in_addr a;
+
+	memcpy(&a.s_addr, addr->bytes, 4);
+	link_name(a, name);
+	if (nft_cage_open(p->np, name, a, err, sizeof(err)) == -1)
+		log_warnx("cage %s: %s; its TCP to addresses its CIDR "
+		    "patterns allow is refused at the SYN", name, err);
+}
+
+/*
+ * The cage table's sync hook: the kernel lets the cage's TCP to `a`
+ * through to the transparent listener until `until`. Special addresses
+ * are never added: the listener would refuse them anyway, so they are
+ * refused (and reported) at the SYN.
+ */
+static int
+plumb_pin_sync(void *arg, const struct gk_cage *c, const struct gk_addr *a,
+    time_t until)
+{
+	struct gk_plumb *p = arg;
+	char err[256], txt[GK_ADDR_STRLEN];
+	struct in_addr dst;
+	time_t now = gk_now();
+	uint64_t ms;
+
+	if (a->family != AF_INET || until <= now ||
+	    gk_special_classify(a, p->proxy->host) != GK_SPECIAL_NONE)
+		return 0;
+	memcpy(&dst.s_addr, a->bytes, 4);
+	if (nft_cage_pin(p->np, c->link, dst, (uint32_t)(until - now), err,
+	    sizeof(err)) == 0)
+		return 0;
+	/* once a second at most: a failing kernel would flood the log */
+	if ((ms = gk_clock_ms()) - p->pin_fail_ms >= 1000) {
+		p->pin_fail_ms = ms;
+		log_warnx("cage=%s address=%s: %s; its connections there are "
+		    "refused until a later lookup succeeds", c->id,
+		    gk_addr_ntop(a, txt, sizeof(txt)), err);
+	}
+	return -1;
+}
+
+/* A refused SYN, from the log group: a denial of the cage it came from. */
+static void
+plumb_refused(void *arg, const struct nft_refusal *r)
+{
+	struct gk_plumb *p = arg;
+	struct gk_addr src, dst;
+	struct gk_cage *c;
+
+	gk_addr_from_bytes(&src, AF_INET, (const uint8_t *)&r->src.s_addr);
+	gk_addr_from_bytes(&dst, AF_INET, (const uint8_t *)&r->dst.s_addr);
+	/* the link tells a live cage from one that used the address before */
+	if ((c = gk_cage_by_source(p->cages, &src)) == NULL ||
+	    c->link == 0 || c->link != r->ifindex)
+		return;
+	proxy_transparent_refused(p->proxy, c, &dst, r->dport);
 }
 
 static void
@@ -178,6 +258,7 @@ gk_plumb_hooks(struct gk_plumb *p, const struct gk_conf *c,
 	h->arg = p;
 	h->up = plumb_up;
 	h->down = plumb_down;
+	h->open = plumb_open;
 	h->owns = plumb_owns;
 	h->peer_in_cage = plumb_peer_in_cage;
 	gk_addr_ntop(&c->listen, gw, sizeof(gw));
@@ -229,6 +310,7 @@ gk_plumb_start(struct gk_plumb **out, struct event_base *base,
 	}
 	p->net = c->cage_net;
 	p->prefix = c->cage_prefix;
+	p->tp = c->transparent_port != 0;
 	if ((p->np = nft_plumb_new(base, &nc, err, errlen)) == NULL) {
 		free(p);
 		return -1;
@@ -240,10 +322,30 @@ gk_plumb_start(struct gk_plumb **out, struct event_base *base,
 }
 
 void
+gk_plumb_attach(struct gk_plumb *p, struct gk_cage_table *cages,
+    const struct proxy_ctx *ctx)
+{
+	char err[256];
+
+	p->cages = cages;
+	p->proxy = ctx;
+	if (!p->tp)
+		return;
+	gk_cage_table_pin_sync(cages, plumb_pin_sync, p);
+	if ((p->log = nft_nflog_open(ctx->base, plumb_refused, p, err,
+	    sizeof(err))) == NULL)
+		log_warnx("%s: connections the kernel refuses are not "
+		    "reported to the cages' owners", err);
+}
+
+void
 gk_plumb_stop(struct gk_plumb *p)
 {
 	if (p == NULL)
 		return;
+	if (p->cages != NULL)
+		gk_cage_table_pin_sync(p->cages, NULL, NULL);
+	nft_nflog_close(p->log);
 	nft_plumb_free(p->np);
 	free(p->ns);
 	free(p);

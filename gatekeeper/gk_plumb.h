@@ -12,6 +12,8 @@ struct event_base;
 struct gk_conf;
 struct gk_ctl_plumb;
 struct gk_plumb;
+struct gk_cage_table;
+struct proxy_ctx;
 
 /*
  * Per --plumbing: off, or auto with --listen outside --cage-subnet: 0 and
@@ -20,6 +22,13 @@ struct gk_plumb;
  */
 int	gk_plumb_start(struct gk_plumb **out, struct event_base *base,
 	    const struct gk_conf *c, char *err, size_t errlen);
+/*
+ * Once the cage table and the proxies exist: copy transparent cages' pins
+ * to the kernel, and record the connections it refuses as denials (a
+ * log group; if it cannot be had, logged, and they are not reported).
+ */
+void	gk_plumb_attach(struct gk_plumb *p, struct gk_cage_table *cages,
+	    const struct proxy_ctx *ctx);
 /* The control socket's hooks for a started plumbing. */
 void	gk_plumb_hooks(struct gk_plumb *p, const struct gk_conf *c,
 	    struct gk_ctl_plumb *h);

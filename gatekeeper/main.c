@@ -215,6 +215,7 @@ start(struct gk_daemon *d)
 	if (d->plumb != NULL) {
 		struct gk_ctl_plumb h;
 
+		gk_plumb_attach(d->plumb, d->cages, &d->proxy);
 		gk_plumb_hooks(d->plumb, &d->conf, &h);
 		gk_control_set_plumb(d->control, &h);
 	}

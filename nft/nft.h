@@ -42,6 +42,7 @@ struct event_base;
 
 #define NFT_IFNAME_PREFIX	"gk-"	/* every cage link's name */
 #define NFT_IFNAMSIZ		16	/* IFNAMSIZ: at most 15 chars + NUL */
+#define NFT_LOG_GROUP		26475	/* nflog group of refused SYNs */
 
 struct nft_conf {
 	struct in_addr	gateway;	/* 10.143.0.1, on every host end */
@@ -95,9 +96,11 @@ int			 nft_addr_alloc(struct nft_plumb *p,
  * Plumb cage address `cage` (from nft_addr_alloc) into the network
  * namespace nsfd (already checked with nft_netns_check), with host link
  * `ifname` ("gk-" + 1..12 of [A-Za-z0-9_-]). With `transparent` and a
- * transparent_port, the cage's TCP to other addresses is redirected to
- * that port (its element goes into set transparent as well, in the same
- * transaction as the one in set cages); otherwise it is reset at once.
+ * transparent_port, the cage's TCP to addresses it was given (nft_cage_pin)
+ * or to any address with `open` is redirected to that port (its element
+ * goes into set transparent, and open, as well, in the same transaction
+ * as the one in set cages); otherwise it is refused at once. *ifindex:
+ * the host link's index, for nft_cage_pin.
  * Synchronous, about 1 ms (half of it the kernel creating the veth pair);
  * refuses our own netns. 0 on success: release with nft_cage_down. -1
  * with err on failure: what was done is undone, and the address goes back
@@ -106,7 +109,25 @@ int			 nft_addr_alloc(struct nft_plumb *p,
  */
 int			 nft_cage_up(struct nft_plumb *p, int nsfd,
 			    const char *ifname, struct in_addr cage,
-			    bool transparent, char *err, size_t errlen);
+			    bool transparent, bool open, uint32_t *ifindex,
+			    char *err, size_t errlen);
+/*
+ * A transparent cage's TCP to `addr` goes to the transparent listener
+ * for the next `seconds` (set pins; adding it again renews it). Else it
+ * is refused at the SYN, and the refusal logged to NFT_LOG_GROUP. A no-op
+ * where the kernel cannot renew timeouts (every transparent cage is then
+ * open). Synchronous, ~0.1 ms. 0, or -1 with err.
+ */
+int			 nft_cage_pin(struct nft_plumb *p, uint32_t ifindex,
+			    struct in_addr addr, uint32_t seconds, char *err,
+			    size_t errlen);
+/*
+ * A transparent cage's TCP goes to the listener whatever the address
+ * (its allowlist has CIDR patterns; set open), until it ends. Idempotent.
+ * 0, or -1 with err.
+ */
+int			 nft_cage_open(struct nft_plumb *p, const char *ifname,
+			    struct in_addr cage, char *err, size_t errlen);
 /*
  * Tear a plumbed cage down in the background: delete the link (its peer
  * goes with it), then its set elements (cages, and transparent if it was
@@ -117,5 +138,38 @@ void			 nft_cage_down(struct nft_plumb *p, const char *ifname,
 			    struct in_addr cage);
 /* Teardowns queued or running (their addresses are not free yet). */
 size_t			 nft_plumb_pending(const struct nft_plumb *p);
+
+/*
+ * Refused SYNs: a transparent cage's TCP to an address it was not given
+ * is refused in the kernel, and (at most 2000 a second, host-wide) logged
+ * to NFT_LOG_GROUP; nft_nflog reads them on the loop.
+ */
+struct nft_refusal {
+	uint32_t	 ifindex;	/* the cage's host link */
+	struct in_addr	 src;		/* the cage's address */
+	struct in_addr	 dst;
+	uint16_t	 sport;
+	uint16_t	 dport;
+};
+typedef void	(*nft_refusal_cb)(void *arg, const struct nft_refusal *r);
+struct nft_nflog;
+
+/*
+ * Bind NFT_LOG_GROUP in our network namespace and call cb for every
+ * refusal read. NULL with err (EBUSY: another program has the group).
+ */
+struct nft_nflog	*nft_nflog_open(struct event_base *base,
+			    nft_refusal_cb cb, void *arg, char *err,
+			    size_t errlen);
+void			 nft_nflog_close(struct nft_nflog *l);
+/* Reads that found the kernel had dropped some (the daemon was behind). */
+uint64_t		 nft_nflog_lost(const struct nft_nflog *l);
+/*
+ * Pure: the IPv4 TCP refusals in len bytes of netlink messages as read
+ * from the group's socket (anything else, or anything truncated, is
+ * skipped); cb for each. Returns how many.
+ */
+size_t			 nft_nflog_parse(const uint8_t *buf, size_t len,
+			    nft_refusal_cb cb, void *arg);
 
 #endif /* NFT_H */

@@ -7,7 +7,8 @@
  *   nft_mnl.c    sends batches over NETLINK_NETFILTER, checks every ACK
  *   nft_link.c   links, addresses, routes, sysctls (libnl-route-3)
  *   nft_netns.c  running code inside a netns; validating a passed netns
- *   nft_plumb.c  the public API: start/stop, cage up, teardown worker
+ *   nft_plumb.c  the public API: start/stop, cage up, pins, teardown worker
+ *   nft_nflog.c  refused SYNs from nfnetlink_log (socket and parser)
  */
 #ifndef NFT_INT_H
 #define NFT_INT_H
@@ -52,14 +53,17 @@ int			 nft_pool_drain(struct nft_pool *pl, struct in_addr a);
 int			 nft_pool_drained(struct nft_pool *pl,
 			    struct in_addr a);
 /*
- * One caller-defined bit per address (nft_plumb: "also in set
- * transparent"). Set only while USED (-1, EINVAL otherwise); read in any
- * state; every way back to FREE clears it.
+ * Caller-defined bits per address (nft_plumb: which sets besides cages
+ * hold the cage). Set only while USED (-1, EINVAL otherwise); read in any
+ * state; every way back to FREE clears them.
  */
+#define NFT_POOL_F_TP		0	/* in set transparent */
+#define NFT_POOL_F_OPEN		1	/* in set open */
+#define NFT_POOL_FLAGS		2
 int			 nft_pool_set_flag(struct nft_pool *pl,
-			    struct in_addr a, bool on);
+			    struct in_addr a, unsigned which, bool on);
 bool			 nft_pool_flag(const struct nft_pool *pl,
-			    struct in_addr a);
+			    struct in_addr a, unsigned which);
 enum nft_pool_state	 nft_pool_state(const struct nft_pool *pl,
 			    struct in_addr a);
 uint32_t		 nft_pool_nfree(const struct nft_pool *pl);
@@ -69,7 +73,13 @@ uint32_t		 nft_pool_nfree(const struct nft_pool *pl);
 #define NFT_TABLE	"gatekeeper"
 #define NFT_SET		"cages"		/* every cage: anti-spoofing */
 #define NFT_SET_TP	"transparent"	/* cages whose TCP is redirected */
+#define NFT_SET_PINS	"pins"		/* (cage link . address) a cage's
+					 * TCP may go to (with timeouts) */
+#define NFT_SET_OPEN	"open"		/* transparent cages whose TCP goes
+					 * to the listener wherever it is
+					 * for (CIDR allowlists) */
 #define NFT_KEYLEN	(NFT_IFNAMSIZ + 4)	/* ifname . ipv4_addr (both) */
+#define NFT_PIN_KEYLEN	8			/* ifindex . ipv4_addr */
 
 enum nft_chain_id {
 	NFT_CH_GUARD,		/* prerouting, raw: anti-spoofing */
@@ -85,6 +95,8 @@ struct nft_ruleset {
 	struct nftnl_set	*set;		/* cages */
 	struct nftnl_set	*tset;		/* transparent: always made,
 						 * used with transparent_port */
+	struct nftnl_set	*pset;		/* pins: the same */
+	struct nftnl_set	*oset;		/* open: the same */
 	struct nftnl_chain	*chain[NFT_CH_MAX];	/* own their rules */
 };
 
@@ -92,6 +104,13 @@ struct nft_elem {
 	char		ifname[NFT_IFNAMSIZ];
 	struct in_addr	addr;
 	bool		transparent;	/* also in set transparent */
+	bool		open;		/* also in set open */
+};
+
+struct nft_pin {
+	uint32_t	ifindex;	/* the cage's host link */
+	struct in_addr	addr;		/* where it may open TCP */
+	uint64_t	timeout_ms;	/* for add */
 };
 
 const char		*nft_chain_name(enum nft_chain_id id);
@@ -118,8 +137,9 @@ int			 nft_batch_deltable(struct nftnl_batch *b,
 			    uint32_t *seq);
 /*
  * NEWSETELEM (add, NLM_F_EXCL) or DELSETELEM of n cages: every element in
- * set cages, then those with .transparent in set transparent (at most 64
- * elements per message), all in the batch b, so one transaction.
+ * set cages, then those with .transparent in set transparent and those
+ * with .open in set open (at most 64 elements per message), all in the
+ * batch b, so one transaction.
  */
 int			 nft_batch_elems(struct nftnl_batch *b, bool add,
 			    const struct nft_elem *el, size_t n,
@@ -129,6 +149,17 @@ int			 nft_batch_set_elems(struct nftnl_batch *b,
 			    const char *set, bool add,
 			    const struct nft_elem *el, size_t n,
 			    uint32_t *seq);
+/* The pins key: the link's index (host order), then the address. */
+void			 nft_pin_key(uint8_t key[NFT_PIN_KEYLEN],
+			    uint32_t ifindex, struct in_addr a);
+/* NEWSETELEM without NLM_F_EXCL (creates, or renews the timeout), or
+ * DELSETELEM, of n elements of set pins. */
+int			 nft_batch_pins(struct nftnl_batch *b, bool add,
+			    const struct nft_pin *p, size_t n, uint32_t *seq);
+/* A GETSETELEM request for one pins element into buf (>= 512 bytes).
+ * 0, or -1 (ENOMEM). */
+int			 nft_msg_getpin(char *buf, uint32_t ifindex,
+			    struct in_addr a, uint32_t seq);
 /* A GETTABLE request for our table into buf (>= 256 bytes). */
 void			 nft_msg_gettable(char *buf, uint32_t seq);
 
@@ -148,6 +179,10 @@ void			 nft_mnl_close(struct nft_mnl *m);
  * -1 with errno and err naming the first message that failed.
  */
 int			 nft_mnl_batch(struct nft_mnl *m, struct nftnl_batch *b,
+			    char *err, size_t errlen);
+/* The time left (ms) of one element of set pins. 0, or -1 with err. */
+int			 nft_mnl_pin_expires(struct nft_mnl *m,
+			    uint32_t ifindex, struct in_addr a, uint64_t *ms,
 			    char *err, size_t errlen);
 /* 1 if our table exists, 0 if not, -1 with err. */
 int			 nft_mnl_table_exists(struct nft_mnl *m, char *err,

@@ -17,6 +17,7 @@
 #include <linux/netfilter/nfnetlink.h>
 #include <libmnl/libmnl.h>
 #include <libnftnl/batch.h>
+#include <libnftnl/set.h>
 
 #include "gatekeeper/base/gk_time.h"
 #include "nft/nft_int.h"
@@ -331,4 +332,84 @@ nft_mnl_table_exists(struct nft_mnl *m, char *err, size_t errlen)
 		return -1;
 	}
 	return g.exists ? 1 : 0;
+}
+
+struct getpin {
+	uint32_t	 seq;
+	bool		 done;
+	bool		 found;
+	uint64_t	 expires_ms;
+	int		 error;
+};
+
+static bool
+getpin_done(void *arg)
+{
+	return ((struct getpin *)arg)->done;
+}
+
+static void
+getpin_take(void *arg, const struct nlmsghdr *nlh)
+{
+	struct getpin *g = arg;
+	const struct nlmsgerr *e;
+	struct nftnl_set *s;
+	struct nftnl_set_elems_iter *it;
+	struct nftnl_set_elem *el;
+
+	if (nlh->nlmsg_seq != g->seq)
+		return;
+	if ((nlh->nlmsg_type & 0xff) == NFT_MSG_NEWSETELEM &&
+	    nlh->nlmsg_type >> 8 == NFNL_SUBSYS_NFTABLES) {
+		if ((s = nftnl_set_alloc()) == NULL)
+			return;
+		if (nftnl_set_elems_nlmsg_parse(nlh, s) == 0 &&
+		    (it = nftnl_set_elems_iter_create(s)) != NULL) {
+			if ((el = nftnl_set_elems_iter_next(it)) != NULL) {
+				g->found = true;
+				if (nftnl_set_elem_is_set(el,
+				    NFTNL_SET_ELEM_EXPIRATION))
+					g->expires_ms = nftnl_set_elem_get_u64(
+					    el, NFTNL_SET_ELEM_EXPIRATION);
+			}
+			nftnl_set_elems_iter_destroy(it);
+		}
+		nftnl_set_free(s);
+		return;
+	}
+	if (nlh->nlmsg_type != NLMSG_ERROR ||
+	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
+		return;
+	e = mnl_nlmsg_get_payload(nlh);
+	g->error = -e->error;
+	g->done = true;
+}
+
+int
+nft_mnl_pin_expires(struct nft_mnl *m, uint32_t ifindex, struct in_addr a,
+    uint64_t *ms, char *err, size_t errlen)
+{
+	char buf[NFT_MNL_SMALLBUF];
+	struct getpin g = { .seq = m->seq++ };
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+
+	if (nft_msg_getpin(buf, ifindex, a, g.seq) == -1) {
+		gk_seterr(err, errlen, "nftables: out of memory");
+		return -1;
+	}
+	if (mnl_socket_sendto(m->nl, nlh, nlh->nlmsg_len) == -1 ||
+	    recv_until(m, getpin_done, getpin_take, &g) == -1) {
+		gk_seterr(err, errlen, "nftables: reading an element of set "
+		    "%s: %s", NFT_SET_PINS, strerror(errno));
+		return -1;
+	}
+	if (g.error != 0 || !g.found) {
+		gk_seterr(err, errlen, "nftables: reading an element of set "
+		    "%s: %s", NFT_SET_PINS, strerror(g.error != 0 ? g.error :
+		    ENOENT));
+		errno = g.error != 0 ? g.error : ENOENT;
+		return -1;
+	}
+	*ms = g.expires_ms;
+	return 0;
 }

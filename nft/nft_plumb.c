@@ -11,9 +11,20 @@
  *
  * Every cage has an element in set cages; a transparent one (when the
  * table has a transparent port) also one in set transparent, added in the
- * same transaction. Deleting an element that is not there fails the whole
- * transaction (ENOENT), so the pool's per-address flag remembers which
- * cages are in set transparent, and teardown deletes just what was added.
+ * same transaction, and one in set open when its allowlist has CIDR
+ * patterns. Deleting an element that is not there fails the whole
+ * transaction (ENOENT), so the pool's per-address flags remember which
+ * sets hold the cage, and teardown deletes just what was added.
+ *
+ * Set pins holds (host link index . address) for the addresses a
+ * transparent cage's DNS answers gave it, each with a timeout that the
+ * daemon renews by adding it again (0.1 ms; nothing waits for RCU). Keyed
+ * by the link's index, which the kernel does not hand out again soon, a
+ * cage's pins never apply to a later cage with its address: they just
+ * time out. A kernel that cannot renew a timeout (checked at start) would
+ * drop pins still in use, so there every transparent cage goes in set
+ * open instead (its connections are accepted and checked by the listener,
+ * and refused ones reset).
  */
 #include <sys/eventfd.h>
 #include <sys/queue.h>
@@ -53,6 +64,7 @@ struct nft_plumb {
 	struct event		*done_ev;
 	int			 efd;		/* worker -> loop wakeup */
 	size_t			 pending;	/* jobs not yet back (loop) */
+	bool			 pins_ok;	/* the kernel renews timeouts */
 
 	pthread_mutex_t		 mtx;
 	pthread_cond_t		 cond;
@@ -112,14 +124,15 @@ past(const uint64_t *deadline)
 static void
 elems_one_by_one(struct nft_mnl *m, struct nft_job **jobs, size_t n)
 {
-	static const char *const sets[] = { NFT_SET, NFT_SET_TP };
+	static const char *const sets[] = { NFT_SET, NFT_SET_TP, NFT_SET_OPEN };
 	char err[256];
 	size_t i, k;
 
 	for (i = 0; i < n; i++) {
 		for (k = 0; k < sizeof(sets) / sizeof(sets[0]); k++) {
-			if (k > 0 && !jobs[i]->el.transparent)
-				break;
+			if ((k == 1 && !jobs[i]->el.transparent) ||
+			    (k == 2 && !jobs[i]->el.open))
+				continue;
 			if (elems_update(m, sets[k], false, &jobs[i]->el, 1,
 			    err, sizeof(err)) == 0)
 				continue;
@@ -239,34 +252,35 @@ done_cb(evutil_socket_t fd, short what, void *arg)
 
 /*
  * Hand a teardown to the worker; the address drains until it is done.
- * has_elem: delete the set elements too (in set transparent as well when
- * tp).
+ * has_elem: delete the set elements too (those of the sets the pool's
+ * flags name).
  */
 static void
 queue_job(struct nft_plumb *p, const char *ifname, struct in_addr cage,
-    bool has_elem, bool tp)
+    bool has_elem)
 {
-	struct nft_job *j;
+	struct nft_job *j, stack;
 
-	nft_pool_drain(p->pool, cage);
-	p->pending++;
 	if ((j = calloc(1, sizeof(*j))) == NULL) {
 		/* Rare: do it here, slowly, rather than leak the cage. */
 		log_warn("cage %s: queueing the teardown", ifname);
-		j = &(struct nft_job){ .has_elem = has_elem };
-		snprintf(j->el.ifname, sizeof(j->el.ifname), "%s", ifname);
-		j->el.addr = cage;
-		j->el.transparent = tp;
+		memset(&stack, 0, sizeof(stack));
+		j = &stack;
+	}
+	snprintf(j->el.ifname, sizeof(j->el.ifname), "%s", ifname);
+	j->el.addr = cage;
+	j->el.transparent = nft_pool_flag(p->pool, cage, NFT_POOL_F_TP);
+	j->el.open = nft_pool_flag(p->pool, cage, NFT_POOL_F_OPEN);
+	j->has_elem = has_elem;
+	nft_pool_drain(p->pool, cage);
+	p->pending++;
+	if (j == &stack) {
 		run_jobs(&p->mnl, p->sk, &j, 1, NULL);
 		p->pending--;
 		if (j->ok)
 			nft_pool_drained(p->pool, cage);
 		return;
 	}
-	snprintf(j->el.ifname, sizeof(j->el.ifname), "%s", ifname);
-	j->el.addr = cage;
-	j->el.transparent = tp;
-	j->has_elem = has_elem;
 	pthread_mutex_lock(&p->mtx);
 	TAILQ_INSERT_TAIL(&p->todo, j, entry);
 	pthread_cond_signal(&p->cond);
@@ -325,10 +339,12 @@ cage_side(struct nft_plumb *p, int nsfd, struct in_addr cage, char *err,
 
 int
 nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
-    struct in_addr cage, bool transparent, char *err, size_t errlen)
+    struct in_addr cage, bool transparent, bool open, uint32_t *ifindex,
+    char *err, size_t errlen)
 {
 	struct nft_elem el;
 	char a[INET_ADDRSTRLEN];
+	int idx;
 
 	if (nft_pool_state(p->pool, cage) != NFT_POOL_USED) {
 		gk_seterr(err, errlen, "cage address %s was not allocated",
@@ -351,30 +367,120 @@ nft_cage_up(struct nft_plumb *p, int nsfd, const char *ifname,
 	if (nft_link_veth_add(p->sk, ifname, nsfd, err, errlen) == -1)
 		goto fail_free;
 	if (nft_link_host_setup(p->sk, ifname, p->conf.gateway, cage, err,
-	    errlen) == -1 || cage_side(p, nsfd, cage, err, errlen) == -1)
+	    errlen) == -1 || nft_link_index(ifname, &idx, err, errlen) == -1 ||
+	    cage_side(p, nsfd, cage, err, errlen) == -1)
 		goto fail_undo;
 	memset(&el, 0, sizeof(el));
 	snprintf(el.ifname, sizeof(el.ifname), "%s", ifname);
 	el.addr = cage;
 	/* Without a transparent port there is no redirect to join. */
 	el.transparent = transparent && p->conf.transparent_port != 0;
+	el.open = el.transparent && (open || !p->pins_ok);
+	/* The flags first: a failed add is undone set by set. */
+	nft_pool_set_flag(p->pool, cage, NFT_POOL_F_TP, el.transparent);
+	nft_pool_set_flag(p->pool, cage, NFT_POOL_F_OPEN, el.open);
 	if (elems_update(&p->mnl, NULL, true, &el, 1, err, errlen) == -1) {
 		/* Not acknowledged is not proof of absence: delete them
 		 * too (missing elements are fine then). */
-		queue_job(p, ifname, cage, true, el.transparent);
+		queue_job(p, ifname, cage, true);
 		return -1;
 	}
-	nft_pool_set_flag(p->pool, cage, el.transparent);
-	log_debug("cage %s: %s plumbed%s", ifname, ntop(cage, a),
-	    el.transparent ? ", transparent" : "");
+	*ifindex = (uint32_t)idx;
+	log_debug("cage %s: %s plumbed%s%s", ifname, ntop(cage, a),
+	    el.transparent ? ", transparent" : "", el.open ? ", open" : "");
 	return 0;
 
 fail_free:
 	nft_pool_release(p->pool, cage);
 	return -1;
 fail_undo:
-	queue_job(p, ifname, cage, false, false);
+	queue_job(p, ifname, cage, false);
 	return -1;
+}
+
+int
+nft_cage_open(struct nft_plumb *p, const char *ifname, struct in_addr cage,
+    char *err, size_t errlen)
+{
+	struct nft_elem el;
+
+	if (nft_pool_state(p->pool, cage) != NFT_POOL_USED ||
+	    !nft_pool_flag(p->pool, cage, NFT_POOL_F_TP) ||
+	    nft_pool_flag(p->pool, cage, NFT_POOL_F_OPEN))
+		return 0;
+	memset(&el, 0, sizeof(el));
+	snprintf(el.ifname, sizeof(el.ifname), "%s", ifname);
+	el.addr = cage;
+	/* Flag first: if the add's answer is lost, teardown tries both. */
+	nft_pool_set_flag(p->pool, cage, NFT_POOL_F_OPEN, true);
+	if (elems_update(&p->mnl, NFT_SET_OPEN, true, &el, 1, err,
+	    errlen) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Add (or renew) one element of set pins. */
+static int
+pin_add(struct nft_plumb *p, uint32_t ifindex, struct in_addr addr,
+    uint32_t seconds, char *err, size_t errlen)
+{
+	struct nft_pin pin = { ifindex, addr, (uint64_t)seconds * 1000 };
+	struct nftnl_batch *b;
+	int rc;
+
+	if ((b = nft_batch_new(&p->mnl.seq)) == NULL ||
+	    nft_batch_pins(b, true, &pin, 1, &p->mnl.seq) == -1 ||
+	    nft_batch_end(b, &p->mnl.seq) == -1) {
+		gk_seterr(err, errlen, "nftables: building a batch: out of "
+		    "memory");
+		if (b != NULL)
+			nftnl_batch_free(b);
+		return -1;
+	}
+	rc = nft_mnl_batch(&p->mnl, b, err, errlen);
+	nftnl_batch_free(b);
+	return rc;
+}
+
+int
+nft_cage_pin(struct nft_plumb *p, uint32_t ifindex, struct in_addr addr,
+    uint32_t seconds, char *err, size_t errlen)
+{
+	if (!p->pins_ok)
+		return 0;		/* the cages are open instead */
+	return pin_add(p, ifindex, addr, seconds, err, errlen);
+}
+
+/*
+ * Can this kernel renew an element's timeout by adding it again (Linux
+ * 6.10 and later)? Try it on an element no packet can match (link index
+ * 0), then delete it.
+ */
+static bool
+pins_probe(struct nft_plumb *p)
+{
+	struct in_addr none = { htonl(INADDR_LOOPBACK) };
+	struct nft_pin pin = { 0, none, 0 };
+	struct nftnl_batch *b;
+	char err[256];
+	uint64_t left = 0;
+	bool ok = false;
+
+	if (pin_add(p, 0, none, 2, err, sizeof(err)) == -1 ||
+	    pin_add(p, 0, none, 3600, err, sizeof(err)) == -1 ||
+	    nft_mnl_pin_expires(&p->mnl, 0, none, &left, err,
+	    sizeof(err)) == -1) {
+		log_warnx("nft: checking set %s: %s", NFT_SET_PINS, err);
+		left = 0;
+	}
+	ok = left > 60 * 1000;
+	if ((b = nft_batch_new(&p->mnl.seq)) != NULL &&
+	    nft_batch_pins(b, false, &pin, 1, &p->mnl.seq) == 0 &&
+	    nft_batch_end(b, &p->mnl.seq) == 0)
+		(void)nft_mnl_batch(&p->mnl, b, err, sizeof(err));
+	if (b != NULL)
+		nftnl_batch_free(b);
+	return ok;
 }
 
 void
@@ -387,7 +493,7 @@ nft_cage_down(struct nft_plumb *p, const char *ifname, struct in_addr cage)
 		    ntop(cage, a));
 		return;
 	}
-	queue_job(p, ifname, cage, true, nft_pool_flag(p->pool, cage));
+	queue_job(p, ifname, cage, true);
 }
 
 static int
@@ -554,6 +660,11 @@ nft_plumb_new(struct event_base *base, const struct nft_conf *c, char *err,
 	}
 	if (table_install(p, err, errlen) == -1)
 		goto fail;
+	if (c->transparent_port != 0 && !(p->pins_ok = pins_probe(p)))
+		log_warnx("nft: this kernel cannot renew a set element's "
+		    "timeout (Linux 6.10 and later can): transparent cages' "
+		    "TCP to addresses their DNS did not give them is accepted "
+		    "and then reset, not refused at the SYN");
 	if (sweep(p, "leftover", err, errlen) == -1 ||
 	    worker_start(p, err, errlen) == -1)
 		goto fail_table;

@@ -2,8 +2,8 @@
  * nft_pool: the cage address pool. Pure: no I/O, no logging.
  *
  * One bit per address of the subnet in `busy` (allocated, draining or
- * reserved), one in `drain` (teardown running) and one in `flag` (the
- * caller's, kept while the address is out). Allocation is next-fit:
+ * reserved), one in `drain` (teardown running) and one in each
+ * `flag[]` (the caller's, kept while the address is out). Allocation is next-fit:
  * the search starts after the last address handed out, so an address that
  * was just released is reused only after the cursor has gone round.
  */
@@ -24,7 +24,7 @@ struct nft_pool {
 	uint32_t	 nfree;
 	uint64_t	*busy;
 	uint64_t	*drain;
-	uint64_t	*flag;
+	uint64_t	*flag[NFT_POOL_FLAGS];
 };
 
 static bool
@@ -48,6 +48,7 @@ nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
 {
 	struct nft_pool *pl;
 	uint32_t net, gw, words;
+	unsigned f;
 	char buf[INET_ADDRSTRLEN];
 
 	inet_ntop(AF_INET, &subnet, buf, sizeof(buf));
@@ -72,8 +73,10 @@ nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
 	words = (pl->size + 63) / 64;
 	pl->busy = calloc(words, sizeof(uint64_t));
 	pl->drain = calloc(words, sizeof(uint64_t));
-	pl->flag = calloc(words, sizeof(uint64_t));
-	if (pl->busy == NULL || pl->drain == NULL || pl->flag == NULL)
+	for (f = 0; f < NFT_POOL_FLAGS; f++)
+		if ((pl->flag[f] = calloc(words, sizeof(uint64_t))) == NULL)
+			goto nomem;
+	if (pl->busy == NULL || pl->drain == NULL)
 		goto nomem;
 	pl->gw = UINT32_MAX;
 	gw = ntohl(gateway.s_addr);
@@ -105,11 +108,14 @@ nomem:
 void
 nft_pool_free(struct nft_pool *pl)
 {
+	unsigned f;
+
 	if (pl == NULL)
 		return;
 	free(pl->busy);
 	free(pl->drain);
-	free(pl->flag);
+	for (f = 0; f < NFT_POOL_FLAGS; f++)
+		free(pl->flag[f]);
 	free(pl);
 }
 
@@ -175,6 +181,7 @@ move(struct nft_pool *pl, struct in_addr a, enum nft_pool_state from,
     enum nft_pool_state to)
 {
 	uint32_t i = ntohl(a.s_addr) - pl->base;
+	unsigned f;
 
 	if (nft_pool_state(pl, a) != from) {
 		errno = EINVAL;
@@ -183,7 +190,8 @@ move(struct nft_pool *pl, struct in_addr a, enum nft_pool_state from,
 	bit_set(pl->busy, i, to != NFT_POOL_FREE);
 	bit_set(pl->drain, i, to == NFT_POOL_DRAINING);
 	if (to == NFT_POOL_FREE) {
-		bit_set(pl->flag, i, false);
+		for (f = 0; f < NFT_POOL_FLAGS; f++)
+			bit_set(pl->flag[f], i, false);
 		pl->nfree++;
 	}
 	return 0;
@@ -208,22 +216,25 @@ nft_pool_drained(struct nft_pool *pl, struct in_addr a)
 }
 
 int
-nft_pool_set_flag(struct nft_pool *pl, struct in_addr a, bool on)
+nft_pool_set_flag(struct nft_pool *pl, struct in_addr a, unsigned which,
+    bool on)
 {
-	if (nft_pool_state(pl, a) != NFT_POOL_USED) {
+	if (which >= NFT_POOL_FLAGS || nft_pool_state(pl, a) !=
+	    NFT_POOL_USED) {
 		errno = EINVAL;
 		return -1;
 	}
-	bit_set(pl->flag, ntohl(a.s_addr) - pl->base, on);
+	bit_set(pl->flag[which], ntohl(a.s_addr) - pl->base, on);
 	return 0;
 }
 
 bool
-nft_pool_flag(const struct nft_pool *pl, struct in_addr a)
+nft_pool_flag(const struct nft_pool *pl, struct in_addr a, unsigned which)
 {
 	uint32_t i = ntohl(a.s_addr) - pl->base;
 
-	return i < pl->size && bit_get(pl->flag, i);
+	return which < NFT_POOL_FLAGS && i < pl->size &&
+	    bit_get(pl->flag[which], i);
 }
 
 uint32_t

@@ -36,9 +36,18 @@
  * a concatenation is (type1 << 6) | type2. The kernel ignores it. */
 #define NFT_DT_IFNAME		41
 #define NFT_DT_IPADDR		7
+#define NFT_DT_IFINDEX		20
 #define NFT_DT_BITS		6
 #define NFT_SET_ID		1	/* cages, within the ruleset batch */
 #define NFT_SET_TP_ID		2	/* transparent */
+#define NFT_SET_PINS_ID		3	/* pins */
+#define NFT_SET_OPEN_ID		4	/* open */
+
+/* Refusals told to gatekeeperd: at most this many a second (the kernel's
+ * log queue and the daemon's time are shared by every cage). */
+#define NFT_LOG_RATE		2000
+#define NFT_LOG_BURST		500
+#define NFT_LOG_SNAPLEN		64	/* IPv4 header with options, ports */
 
 #define BATCH_PAGE		(256 * 1024)
 #define ELEMS_PER_MSG		64
@@ -73,6 +82,9 @@ static const struct {
 #define M_CT_OK		0x100	/* ct state established,related */
 #define M_TP		0x200	/* iifname . ip saddr @transparent */
 #define M_CT_DNAT	0x400	/* ct status dnat (redirected) */
+#define M_PIN		0x800	/* meta iif . ip daddr @pins */
+#define M_OPEN		0x1000	/* iifname . ip saddr @open */
+#define M_SYN		0x2000	/* tcp flags & (syn|ack) == syn */
 
 enum rule_action {
 	A_ACCEPT,
@@ -82,6 +94,7 @@ enum rule_action {
 	A_REJECT_RST,		/* tcp reset: ECONNREFUSED */
 	A_DNAT_DNS,		/* dnat to gateway:dns_port */
 	A_REDIRECT,		/* redirect to :transparent_port */
+	A_LOG,			/* limit, then log to NFT_LOG_GROUP (goes on) */
 };
 
 struct rule_spec {
@@ -227,6 +240,41 @@ m_lookup(struct rb *b, const char *set, uint32_t id, bool inv)
 	    NFT_LOOKUP_F_INV : 0);
 }
 
+/* meta iif . ip daddr @pins: the host link's index, the destination. */
+static void
+m_pin(struct rb *b)
+{
+	struct nftnl_expr *e;
+
+	ex_meta(b, NFT_META_IIF, NFT_REG32_00);
+	ex_payload(b, NFT_PAYLOAD_NETWORK_HEADER, 16, 4, NFT_REG32_01);
+	if ((e = ex(b, "lookup")) == NULL)
+		return;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SREG, NFT_REG32_00);
+	if (nftnl_expr_set_str(e, NFTNL_EXPR_LOOKUP_SET, NFT_SET_PINS) != 0)
+		b->fail = true;
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_SET_ID, NFT_SET_PINS_ID);
+	nftnl_expr_set_u32(e, NFTNL_EXPR_LOOKUP_FLAGS, 0);
+}
+
+/* A connection's first segment: SYN without ACK. */
+static void
+m_syn(struct rb *b)
+{
+	struct nftnl_expr *e;
+	uint8_t mask = 0x12, zero = 0, syn = 0x02;
+
+	ex_payload(b, NFT_PAYLOAD_TRANSPORT_HEADER, 13, 1, NFT_REG_1);
+	if ((e = ex(b, "bitwise")) != NULL) {
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_SREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_DREG, NFT_REG_1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_BITWISE_LEN, 1);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_MASK, &mask, 1);
+		nftnl_expr_set(e, NFTNL_EXPR_BITWISE_XOR, &zero, 1);
+	}
+	ex_cmp(b, NFT_CMP_EQ, &syn, 1);
+}
+
 static void
 m_daddr(struct rb *b, uint32_t op)
 {
@@ -294,6 +342,8 @@ add_matches(struct rb *b, const struct rule_spec *s)
 		m_l4proto(b, IPPROTO_UDP);
 	if (s->match & M_TCP)
 		m_l4proto(b, IPPROTO_TCP);
+	if (s->match & M_SYN)
+		m_syn(b);
 	if (s->dport != 0)
 		m_dport(b, s->dport);
 	if (s->match & M_CT_OK)
@@ -303,6 +353,29 @@ add_matches(struct rb *b, const struct rule_spec *s)
 		m_ct_bits(b, NFT_CT_STATUS, IPS_DST_NAT);
 	if (s->match & M_TP)
 		m_lookup(b, NFT_SET_TP, NFT_SET_TP_ID, false);
+	if (s->match & M_PIN)
+		m_pin(b);
+	if (s->match & M_OPEN)
+		m_lookup(b, NFT_SET_OPEN, NFT_SET_OPEN_ID, false);
+}
+
+static void
+act_log(struct rb *b)
+{
+	struct nftnl_expr *e;
+
+	if ((e = ex(b, "limit")) != NULL) {
+		nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_RATE, NFT_LOG_RATE);
+		nftnl_expr_set_u64(e, NFTNL_EXPR_LIMIT_UNIT, 1);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_BURST, NFT_LOG_BURST);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_TYPE, NFT_LIMIT_PKTS);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LIMIT_FLAGS, 0);
+	}
+	if ((e = ex(b, "log")) != NULL) {
+		nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_GROUP, NFT_LOG_GROUP);
+		nftnl_expr_set_u32(e, NFTNL_EXPR_LOG_SNAPLEN, NFT_LOG_SNAPLEN);
+		nftnl_expr_set_u16(e, NFTNL_EXPR_LOG_QTHRESHOLD, 1);
+	}
 }
 
 static void
@@ -356,6 +429,9 @@ add_action(struct rb *b, enum rule_action a)
 	case A_DNAT_DNS:
 	case A_REDIRECT:
 		act_nat(b, a);
+		break;
+	case A_LOG:
+		act_log(b);
 		break;
 	}
 }
@@ -424,14 +500,24 @@ rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
 	    "cage: DNS to the resolver");
 	R(NFT_CH_NAT_PRE, dnsm | M_TCP, 53, A_DNAT_DNS,
 	    "cage: DNS to the resolver");
-	/* Transparent TCP, for the cages in set transparent only (the rest
-	 * get filter_pre's reset): redirected traffic has daddr == gateway
-	 * after dstnat, so filter_pre's TCP reset never sees it. */
-	if (c->transparent_port != 0)
-		R(NFT_CH_NAT_PRE, M_IPV4 | M_NOT_GW | M_TCP | M_TP, 0,
-		    A_REDIRECT, "cage: transparent TCP");
+	/* Transparent TCP, for the cages in set transparent only, to an
+	 * address the cage's DNS answers pinned to it (set pins), or to any
+	 * address for a cage whose allowlist has CIDR patterns (set open):
+	 * the listener checks the rest. Redirected traffic has daddr ==
+	 * gateway after dstnat, so filter_pre's TCP reset never sees it;
+	 * the rest is refused there at the SYN (ECONNREFUSED), and told to
+	 * gatekeeperd through the log group first. */
+	if (c->transparent_port != 0) {
+		R(NFT_CH_NAT_PRE, M_IPV4 | M_NOT_GW | M_TCP | M_TP | M_PIN,
+		    0, A_REDIRECT, "cage: transparent TCP, pinned address");
+		R(NFT_CH_NAT_PRE, M_IPV4 | M_NOT_GW | M_TCP | M_TP | M_OPEN,
+		    0, A_REDIRECT, "cage: transparent TCP, CIDR allowlist");
+	}
 	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW | M_UDP, 0, A_REJECT_PORT,
 	    "cage: only the gateway");
+	if (c->transparent_port != 0)
+		R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW | M_TCP | M_SYN | M_TP,
+		    0, A_LOG, "cage: refused, told to gatekeeperd");
 	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW | M_TCP, 0, A_REJECT_RST,
 	    "cage: only the gateway");
 	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW, 0, A_REJECT_ADMIN,
@@ -482,19 +568,22 @@ chain_new(enum nft_chain_id id)
 	return ch;
 }
 
+/* ifname . ipv4_addr; or (pins) ifindex . ipv4_addr with timeouts. */
 static struct nftnl_set *
 set_new(const char *name, uint32_t id)
 {
+	bool pins = id == NFT_SET_PINS_ID;
 	struct nftnl_set *s;
 
 	if ((s = nftnl_set_alloc()) == NULL)
 		return NULL;
 	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
-	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, NFT_KEYLEN);
-	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE,
-	    NFT_DT_IFNAME << NFT_DT_BITS | NFT_DT_IPADDR);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_LEN, pins ? NFT_PIN_KEYLEN :
+	    NFT_KEYLEN);
+	nftnl_set_set_u32(s, NFTNL_SET_KEY_TYPE, (pins ? NFT_DT_IFINDEX :
+	    NFT_DT_IFNAME) << NFT_DT_BITS | NFT_DT_IPADDR);
 	nftnl_set_set_u32(s, NFTNL_SET_ID, id);
-	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, 0);
+	nftnl_set_set_u32(s, NFTNL_SET_FLAGS, pins ? NFT_SET_TIMEOUT : 0);
 	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE) != 0 ||
 	    nftnl_set_set_str(s, NFTNL_SET_NAME, name) != 0) {
 		nftnl_set_free(s);
@@ -516,7 +605,9 @@ nft_ruleset_build(struct nft_ruleset *rs, const struct nft_conf *c)
 	if (nftnl_table_set_str(rs->table, NFTNL_TABLE_NAME, NFT_TABLE) != 0)
 		goto fail;
 	if ((rs->set = set_new(NFT_SET, NFT_SET_ID)) == NULL ||
-	    (rs->tset = set_new(NFT_SET_TP, NFT_SET_TP_ID)) == NULL)
+	    (rs->tset = set_new(NFT_SET_TP, NFT_SET_TP_ID)) == NULL ||
+	    (rs->pset = set_new(NFT_SET_PINS, NFT_SET_PINS_ID)) == NULL ||
+	    (rs->oset = set_new(NFT_SET_OPEN, NFT_SET_OPEN_ID)) == NULL)
 		goto fail;
 	for (i = 0; i < NFT_CH_MAX; i++)
 		if ((rs->chain[i] = chain_new(i)) == NULL)
@@ -549,6 +640,10 @@ nft_ruleset_clear(struct nft_ruleset *rs)
 		nftnl_set_free(rs->set);
 	if (rs->tset != NULL)
 		nftnl_set_free(rs->tset);
+	if (rs->pset != NULL)
+		nftnl_set_free(rs->pset);
+	if (rs->oset != NULL)
+		nftnl_set_free(rs->oset);
 	for (i = 0; i < NFT_CH_MAX; i++)
 		if (rs->chain[i] != NULL)
 			nftnl_chain_free(rs->chain[i]);	/* and its rules */
@@ -636,14 +731,13 @@ nft_batch_ruleset(struct nftnl_batch *b, const struct nft_ruleset *rs,
 	    batch_table(b, rs->table, NFT_MSG_NEWTABLE,
 	    NLM_F_CREATE | NLM_F_EXCL, seq) != 0)
 		return -1;
-	nftnl_set_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWSET,
-	    NLM_F_CREATE | NLM_F_EXCL, seq), rs->set);
-	if (nftnl_batch_update(b) != 0)
-		return -1;
-	nftnl_set_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWSET,
-	    NLM_F_CREATE | NLM_F_EXCL, seq), rs->tset);
-	if (nftnl_batch_update(b) != 0)
-		return -1;
+	for (i = 0; i < 4; i++) {
+		nftnl_set_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWSET,
+		    NLM_F_CREATE | NLM_F_EXCL, seq), i == 0 ? rs->set :
+		    i == 1 ? rs->tset : i == 2 ? rs->pset : rs->oset);
+		if (nftnl_batch_update(b) != 0)
+			return -1;
+	}
 	for (i = 0; i < NFT_CH_MAX; i++) {
 		nftnl_chain_nlmsg_build_payload(msg_hdr(b, NFT_MSG_NEWCHAIN,
 		    NLM_F_CREATE | NLM_F_EXCL, seq), rs->chain[i]);
@@ -709,11 +803,13 @@ fail:
 	return rc;
 }
 
-/* The elements of el (only those with .transparent if only_tp) into set:
- * as many messages as needed, none if there is no such element. */
+enum pick { PICK_ALL, PICK_TP, PICK_OPEN };
+
+/* The elements of el (all, or only those in set transparent or open) into
+ * set: as many messages as needed, none if there is no such element. */
 static int
 batch_set(struct nftnl_batch *b, const char *set, bool add,
-    const struct nft_elem *el, size_t n, bool only_tp, uint32_t *seq)
+    const struct nft_elem *el, size_t n, enum pick which, uint32_t *seq)
 {
 	const struct nft_elem *pick[ELEMS_PER_MSG];
 	size_t i, k = 0;
@@ -721,7 +817,8 @@ batch_set(struct nftnl_batch *b, const char *set, bool add,
 	/* A message must fit the batch's overrun space (8 KiB): ~48 bytes
 	 * per element, so at most ELEMS_PER_MSG in each. */
 	for (i = 0; i < n; i++) {
-		if (only_tp && !el[i].transparent)
+		if ((which == PICK_TP && !el[i].transparent) ||
+		    (which == PICK_OPEN && !el[i].open))
 			continue;
 		pick[k++] = &el[i];
 		if (k < ELEMS_PER_MSG)
@@ -739,8 +836,9 @@ int
 nft_batch_elems(struct nftnl_batch *b, bool add, const struct nft_elem *el,
     size_t n, uint32_t *seq)
 {
-	if (batch_set(b, NFT_SET, add, el, n, false, seq) != 0 ||
-	    batch_set(b, NFT_SET_TP, add, el, n, true, seq) != 0)
+	if (batch_set(b, NFT_SET, add, el, n, PICK_ALL, seq) != 0 ||
+	    batch_set(b, NFT_SET_TP, add, el, n, PICK_TP, seq) != 0 ||
+	    batch_set(b, NFT_SET_OPEN, add, el, n, PICK_OPEN, seq) != 0)
 		return -1;
 	return 0;
 }
@@ -749,7 +847,86 @@ int
 nft_batch_set_elems(struct nftnl_batch *b, const char *set, bool add,
     const struct nft_elem *el, size_t n, uint32_t *seq)
 {
-	return batch_set(b, set, add, el, n, false, seq);
+	return batch_set(b, set, add, el, n, PICK_ALL, seq);
+}
+
+void
+nft_pin_key(uint8_t key[NFT_PIN_KEYLEN], uint32_t ifindex, struct in_addr a)
+{
+	memcpy(key, &ifindex, 4);		/* meta iif: host order */
+	memcpy(key + 4, &a.s_addr, 4);
+}
+
+/* Set pins with the elements of p (their timeouts, with add). */
+static struct nftnl_set *
+pins_set(const struct nft_pin *p, size_t n, bool add)
+{
+	struct nftnl_set_elem *e;
+	struct nftnl_set *s;
+	uint8_t key[NFT_PIN_KEYLEN];
+	size_t i;
+
+	if ((s = nftnl_set_alloc()) == NULL)
+		return NULL;
+	nftnl_set_set_u32(s, NFTNL_SET_FAMILY, NFPROTO_INET);
+	if (nftnl_set_set_str(s, NFTNL_SET_TABLE, NFT_TABLE) != 0 ||
+	    nftnl_set_set_str(s, NFTNL_SET_NAME, NFT_SET_PINS) != 0)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		if ((e = nftnl_set_elem_alloc()) == NULL)
+			goto fail;
+		nft_pin_key(key, p[i].ifindex, p[i].addr);
+		if (nftnl_set_elem_set(e, NFTNL_SET_ELEM_KEY, key,
+		    sizeof(key)) != 0) {
+			nftnl_set_elem_free(e);
+			goto fail;
+		}
+		if (add)
+			nftnl_set_elem_set_u64(e, NFTNL_SET_ELEM_TIMEOUT,
+			    p[i].timeout_ms);
+		nftnl_set_elem_add(s, e);
+	}
+	return s;
+fail:
+	nftnl_set_free(s);
+	return NULL;
+}
+
+int
+nft_batch_pins(struct nftnl_batch *b, bool add, const struct nft_pin *p,
+    size_t n, uint32_t *seq)
+{
+	struct nftnl_set *s;
+	size_t i, k;
+
+	for (i = 0; i < n; i += k) {
+		k = n - i < ELEMS_PER_MSG ? n - i : ELEMS_PER_MSG;
+		if ((s = pins_set(p + i, k, add)) == NULL)
+			return -1;
+		/* No NLM_F_EXCL: adding one that is there renews its
+		 * timeout (on kernels that can; nft_plumb checks). */
+		nftnl_set_elems_nlmsg_build_payload(msg_hdr(b, add ?
+		    NFT_MSG_NEWSETELEM : NFT_MSG_DELSETELEM, add ?
+		    NLM_F_CREATE : 0, seq), s);
+		nftnl_set_free(s);
+		if (nftnl_batch_update(b) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+int
+nft_msg_getpin(char *buf, uint32_t ifindex, struct in_addr a, uint32_t seq)
+{
+	struct nft_pin p = { .ifindex = ifindex, .addr = a };
+	struct nftnl_set *s;
+
+	if ((s = pins_set(&p, 1, false)) == NULL)
+		return -1;
+	nftnl_set_elems_nlmsg_build_payload(nftnl_nlmsg_build_hdr(buf,
+	    NFT_MSG_GETSETELEM, NFPROTO_INET, NLM_F_ACK, seq), s);
+	nftnl_set_free(s);
+	return 0;
 }
 
 void

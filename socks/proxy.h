@@ -135,6 +135,15 @@ struct proxy_listener *socks_listener_new(const struct proxy_ctx *ctx,
 struct proxy_listener *http_listener_new(const struct proxy_ctx *ctx,
 		    const struct gk_addr *addr, uint16_t port, char *err,
 		    size_t errlen);
+/*
+ * A transparent cage's SYN to dst:port that the kernel refused (its
+ * address was never pinned to the cage, or is a special one): counted,
+ * logged, audited and told to the owner as the transparent listener's
+ * own denial would be ("conn" 0).
+ */
+void		 proxy_transparent_refused(const struct proxy_ctx *ctx,
+		    struct gk_cage *c, const struct gk_addr *dst,
+		    uint16_t port);
 /* Connections redirected by nftables (SO_ORIGINAL_DST is the target). */
 struct proxy_listener *transparent_listener_new(const struct proxy_ctx *ctx,
 		    const struct gk_addr *addr, uint16_t port, char *err,

@@ -13,8 +13,12 @@
  * are peeked before any reaches it: a TLS server name, or an HTTP Host,
  * must be an allowed name pinned to that same address.
  *
- * A refusal resets the client's connection (it was already accepted by
- * the time the target is known), so clients fail at once.
+ * A refusal here resets the client's connection (it was already accepted
+ * by the time the target is known), so clients fail at once. Most never
+ * get here: nftables redirects only a cage's TCP to addresses its DNS
+ * answers gave it (or any, with a CIDR allowlist) and refuses the rest
+ * at the SYN; gatekeeperd reads those refusals from the log group and
+ * records them through proxy_transparent_refused().
  */
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -28,6 +32,7 @@
 #include <event2/event.h>
 
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_stats.h"
 #include "socks/proxy_int.h"
@@ -148,4 +153,31 @@ transparent_listener_new(const struct proxy_ctx *ctx,
 {
 	return proxy_listener_new(ctx, &transparent_proto, addr, port, err,
 	    errlen);
+}
+
+void
+proxy_transparent_refused(const struct proxy_ctx *ctx, struct gk_cage *c,
+    const struct gk_addr *dst, uint16_t port)
+{
+	struct proxy_who who;
+	struct proxy_outcome o;
+	struct gk_host t;
+
+	memset(&who, 0, sizeof(who));
+	who.start_ms = gk_clock_ms();
+	who.source = c->source;
+	who.kind = GK_KIND_TRANSPARENT;
+	who.proto = GK_PROTO_TRANSPARENT;
+	snprintf(who.id, sizeof(who.id), "%s", c->id);
+	memset(&t, 0, sizeof(t));
+	t.is_addr = true;
+	t.addr = *dst;
+	t.port = port;
+	proxy_target_label(c, &t);
+	if (proxy_allowed(ctx, c, &t, &o))
+		/* the kernel's copy of the pins lagged this cage's own */
+		proxy_outcome_deny(&o, GK_REASON_IP_NOT_PINNED, "%s was "
+		    "refused before this cage's DNS answer for it reached "
+		    "the kernel; connecting again works", t.name);
+	proxy_deny_record(ctx, &who, &t, &o);
 }

@@ -214,14 +214,15 @@ audit_text(struct fixture *f)
 /* ---- the plumbing stand-in ------------------------------------------ */
 
 static int
-rec_up(void *arg, int nsfd, uid_t uid, bool transparent,
-    struct gk_addr *addr, char *err, size_t errlen)
+rec_up(void *arg, int nsfd, uid_t uid, bool transparent, bool open,
+    struct gk_addr *addr, uint32_t *link, char *err, size_t errlen)
 {
 	struct stat st;
 
 	(void)arg;
 	(void)uid;
 	prec.transparent = transparent;
+	prec.open = open;
 	if (prec.refuse) {
 		snprintf(err, errlen, "namespace refused for the test");
 		return -1;
@@ -230,7 +231,16 @@ rec_up(void *arg, int nsfd, uid_t uid, bool transparent,
 	prec.ino = st.st_ino;
 	prec.ups++;
 	assert_int_equal(gk_addr_parse("10.143.0.9", addr), 0);
+	*link = 42;
 	return 0;
+}
+
+static void
+rec_open(void *arg, const struct gk_addr *addr)
+{
+	(void)arg;
+	prec.opens++;
+	prec.last_open = *addr;
 }
 
 static void
@@ -262,7 +272,7 @@ void
 set_plumb(struct fixture *f)
 {
 	struct gk_ctl_plumb p = { .up = rec_up, .down = rec_down,
-	    .owns = rec_owns, .peer_in_cage = rec_in_cage };
+	    .open = rec_open, .owns = rec_owns, .peer_in_cage = rec_in_cage };
 
 	memset(&prec, 0, sizeof(prec));
 	snprintf(p.gateway, sizeof(p.gateway), "10.143.0.1");

@@ -66,6 +66,9 @@ struct plumb_rec {
 	bool		 refuse;
 	struct gk_ns_id	 caged;		/* peer_in_cage() says yes for it */
 	bool		 transparent;	/* what the last up() was asked */
+	bool		 open;
+	int		 opens;		/* open() calls, and the last one's */
+	struct gk_addr	 last_open;
 };
 
 extern struct plumb_rec prec;

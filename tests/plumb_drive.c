@@ -10,17 +10,23 @@
  *	    [-S SOCKSPORT] [-H HTTPPORT] [-t TRANSPARENTPORT] [-v]
  *	nft_plumb_new, print "ready" (or "err MESSAGE", exit 1), then read
  *	commands on stdin, one per line, each answered by one line:
- *	  up NSPATH IFNAME [transparent]
+ *	  up NSPATH IFNAME [transparent|open]
  *			    allocate an address, nft_cage_up (with
- *			    transparent = true if the word is given):
- *			    "ok ADDR USEC" (USEC: time of nft_cage_up)
+ *			    transparent = true if a word is given, and open
+ *			    with "open"): "ok ADDR USEC IFINDEX" (USEC: time
+ *			    of nft_cage_up; IFINDEX the host link's)
+ *	  pin IFINDEX ADDR SECONDS
+ *			    nft_cage_pin: "ok USEC"
+ *	  open IFNAME ADDR  nft_cage_open: "ok"
  *	  down IFNAME ADDR  nft_cage_down: "ok"
  *	  wait              until no teardown is pending (at most 5 s):
  *			    "ok USEC" (since the last down) or "err timeout"
  *	  alloc             the pool alone: "ok ADDR"
  *	  check NSPATH UID  nft_netns_check: "ok" or "err MESSAGE"
  *	  quit (or EOF)     nft_plumb_free, "ok USEC", exit 0
- *	Failures answer "err MESSAGE".
+ *	Failures answer "err MESSAGE". With -t, the refused SYNs read from
+ *	the log group are logged (stderr): "refused ifindex=N SRC ->
+ *	DST:PORT".
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -50,6 +56,7 @@ struct drive {
 	long long		 last_down;	/* us */
 	long long		 wait_start;
 	bool			 waiting;
+	struct nft_nflog	*log;
 };
 
 static long long
@@ -78,10 +85,11 @@ check_path(const char *path, const char *uidstr, char *err, size_t errlen)
 
 static void
 cmd_up(struct drive *d, const char *path, const char *ifname,
-    bool transparent)
+    bool transparent, bool open_all)
 {
 	char err[512], a[INET_ADDRSTRLEN];
 	struct in_addr addr;
+	uint32_t ifindex = 0;
 	long long t0, t1;
 	int fd, rc;
 
@@ -95,15 +103,46 @@ cmd_up(struct drive *d, const char *path, const char *ifname,
 		return;
 	}
 	t0 = now_us();
-	rc = nft_cage_up(d->p, fd, ifname, addr, transparent, err,
-	    sizeof(err));
+	rc = nft_cage_up(d->p, fd, ifname, addr, transparent, open_all, &ifindex,
+	    err, sizeof(err));
 	t1 = now_us();
 	close(fd);
 	if (rc == -1)
 		printf("err %s\n", err);
 	else
-		printf("ok %s %lld\n", inet_ntop(AF_INET, &addr, a, sizeof(a)),
-		    t1 - t0);
+		printf("ok %s %lld %u\n", inet_ntop(AF_INET, &addr, a,
+		    sizeof(a)), t1 - t0, ifindex);
+}
+
+static void
+cmd_pin(struct drive *d, const char *idx, const char *addr,
+    const char *secs)
+{
+	char err[512];
+	struct in_addr a;
+	long long t0;
+
+	if (inet_pton(AF_INET, addr, &a) != 1) {
+		printf("err bad address\n");
+		return;
+	}
+	t0 = now_us();
+	if (nft_cage_pin(d->p, (uint32_t)strtoul(idx, NULL, 10), a,
+	    (uint32_t)strtoul(secs, NULL, 10), err, sizeof(err)) == -1)
+		printf("err %s\n", err);
+	else
+		printf("ok %lld\n", now_us() - t0);
+}
+
+static void
+refused_cb(void *arg, const struct nft_refusal *r)
+{
+	char s[INET_ADDRSTRLEN], t[INET_ADDRSTRLEN];
+
+	(void)arg;
+	log_info("refused ifindex=%u %s -> %s:%u", r->ifindex,
+	    inet_ntop(AF_INET, &r->src, s, sizeof(s)),
+	    inet_ntop(AF_INET, &r->dst, t, sizeof(t)), r->dport);
 }
 
 static void
@@ -159,10 +198,19 @@ command(struct drive *d, char *line)
 	int n = words(line, w);
 
 	if (n == 3 && strcmp(w[0], "up") == 0)
-		cmd_up(d, w[1], w[2], false);
+		cmd_up(d, w[1], w[2], false, false);
 	else if (n == 4 && strcmp(w[0], "up") == 0 &&
-	    strcmp(w[3], "transparent") == 0)
-		cmd_up(d, w[1], w[2], true);
+	    (strcmp(w[3], "transparent") == 0 || strcmp(w[3], "open") == 0))
+		cmd_up(d, w[1], w[2], true, strcmp(w[3], "open") == 0);
+	else if (n == 4 && strcmp(w[0], "pin") == 0)
+		cmd_pin(d, w[1], w[2], w[3]);
+	else if (n == 3 && strcmp(w[0], "open") == 0 &&
+	    inet_pton(AF_INET, w[2], &addr) == 1) {
+		if (nft_cage_open(d->p, w[1], addr, err, sizeof(err)) == 0)
+			printf("ok\n");
+		else
+			printf("err %s\n", err);
+	}
 	else if (n == 3 && strcmp(w[0], "down") == 0 &&
 	    inet_pton(AF_INET, w[2], &addr) == 1) {
 		d->last_down = now_us();
@@ -282,12 +330,16 @@ serve(int argc, char **argv)
 		event_base_free(d.base);
 		return 1;
 	}
+	if (c.transparent_port != 0 && (d.log = nft_nflog_open(d.base,
+	    refused_cb, &d, err, sizeof(err))) == NULL)
+		log_warnx("%s", err);
 	d.in_ev = event_new(d.base, STDIN_FILENO, EV_READ | EV_PERSIST,
 	    stdin_cb, &d);
 	d.wait_ev = event_new(d.base, -1, EV_PERSIST, wait_cb, &d);
 	event_add(d.in_ev, NULL);
 	printf("ready\n");
 	event_base_dispatch(d.base);
+	nft_nflog_close(d.log);
 	t0 = now_us();
 	nft_plumb_free(d.p);
 	printf("ok %lld\n", now_us() - t0);

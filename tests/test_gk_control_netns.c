@@ -102,6 +102,7 @@ test_netns_cage(void **state)
 	struct fixture *f = *state;
 	struct json_object *o;
 	struct stat st;
+	char id[GK_CAGE_ID_LEN + 1], line[256];
 	int fd, pfd, before;
 
 	set_plumb(f);
@@ -147,7 +148,19 @@ test_netns_cage(void **state)
 	assert_true(prec.transparent);	/* the default */
 	assert_true(json_object_get_boolean(get(o, "cage.transparent")));
 	assert_int_equal(strlen(gets_(o, "cage.token")), GK_CAGE_TOKEN_LEN);
+	assert_false(prec.open);	/* no CIDR pattern */
+	snprintf(id, sizeof(id), "%s", gets_(o, "cage.id"));
+	assert_int_equal(gk_cage_by_id(f->cages, id)->link, 42);
 	json_object_put(o);
+	/* a CIDR pattern later: every address goes to the listener */
+	snprintf(line, sizeof(line), "{\"op\":\"cage.update\",\"id\":"
+	    "\"%s\",\"allow\":[\"203.0.113.0/24:443\"]}", id);
+	o = rpc(f, fd, line);
+	assert_true(ok(o));
+	json_object_put(o);
+	assert_int_equal(prec.opens, 1);
+	assert_true(gk_addr_eq(&prec.last_open,
+	    &gk_cage_by_id(f->cages, id)->source));
 	assert_int_equal(count_fds(), before);
 	assert_int_equal(gk_cage_count(f->cages), 1);
 	/* the connection closes: the plumbing is undone for that address */

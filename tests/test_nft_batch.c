@@ -92,7 +92,7 @@ batch_types(struct nftnl_batch *b, uint16_t *types, size_t max)
 
 #define T(x)	((uint16_t)(NFNL_SUBSYS_NFTABLES << 8 | (x)))
 
-/* The ruleset batch: both sets before the chains, then the rules. */
+/* The ruleset batch: the four sets before the chains, then the rules. */
 static void
 check_ruleset_batch(uint16_t tport, size_t nrules)
 {
@@ -108,16 +108,16 @@ check_ruleset_batch(uint16_t tport, size_t nrules)
 	assert_int_equal(nft_batch_ruleset(b, &rs, &seq), 0);
 	assert_int_equal(nft_batch_end(b, &seq), 0);
 	n = batch_types(b, types, 64);
-	/* begin, table (add, delete, add), 2 sets, 5 chains, rules, end */
-	assert_int_equal(n, 1 + 3 + 2 + 5 + nrules + 1);
+	/* begin, table (add, delete, add), 4 sets, 5 chains, rules, end */
+	assert_int_equal(n, 1 + 3 + 4 + 5 + nrules + 1);
 	assert_int_equal(seq, 100 + n);
 	assert_int_equal(types[0], NFNL_MSG_BATCH_BEGIN);
 	assert_int_equal(types[1], T(NFT_MSG_NEWTABLE));
 	assert_int_equal(types[2], T(NFT_MSG_DELTABLE));
 	assert_int_equal(types[3], T(NFT_MSG_NEWTABLE));
-	assert_int_equal(types[4], T(NFT_MSG_NEWSET));
-	assert_int_equal(types[5], T(NFT_MSG_NEWSET));
-	for (i = 6; i < 11; i++)
+	for (i = 4; i < 8; i++)
+		assert_int_equal(types[i], T(NFT_MSG_NEWSET));
+	for (; i < 13; i++)
 		assert_int_equal(types[i], T(NFT_MSG_NEWCHAIN));
 	for (; i < n - 1; i++)
 		assert_int_equal(types[i], T(NFT_MSG_NEWRULE));
@@ -135,7 +135,9 @@ test_ruleset_batch(void **state)
 
 	(void)state;
 	check_ruleset_batch(0, 17);
-	check_ruleset_batch(15001, 19);	/* + redirect, + its accept */
+	/* + 2 redirects (pinned, open), + the refusals' log, + the
+	 * redirected port's accept */
+	check_ruleset_batch(15001, 21);
 
 	assert_non_null(b = nft_batch_new(&seq));
 	assert_int_equal(nft_batch_deltable(b, &seq), 0);
@@ -364,6 +366,114 @@ test_set_elems(void **state)
 	nftnl_batch_free(b);
 }
 
+/* The set names of a batch's element messages, in order, and their
+ * flags and element counts. */
+struct elem_msg {
+	char		 set[32];
+	uint16_t	 type, flags;
+	size_t		 n;
+};
+
+static size_t
+elem_msgs(struct nftnl_batch *b, struct elem_msg *m, size_t max)
+{
+	struct iovec iov[8];
+	const struct nlmsghdr *nlh;
+	const struct nlattr *a, *e;
+	size_t k = 0;
+	int len;
+
+	assert_int_equal(nftnl_batch_iovec_len(b), 1);
+	nftnl_batch_iovec(b, iov, 1);
+	nlh = iov[0].iov_base;
+	len = (int)iov[0].iov_len;
+	for (; mnl_nlmsg_ok(nlh, len); nlh = mnl_nlmsg_next(nlh, &len)) {
+		if (nlh->nlmsg_type == NFNL_MSG_BATCH_BEGIN ||
+		    nlh->nlmsg_type == NFNL_MSG_BATCH_END)
+			continue;
+		assert_true(k < max);
+		memset(&m[k], 0, sizeof(m[k]));
+		m[k].type = nlh->nlmsg_type;
+		m[k].flags = nlh->nlmsg_flags;
+		mnl_attr_for_each(a, nlh, sizeof(struct nfgenmsg)) {
+			if (mnl_attr_get_type(a) == NFTA_SET_ELEM_LIST_SET)
+				snprintf(m[k].set, sizeof(m[k].set), "%s",
+				    mnl_attr_get_str(a));
+			if (mnl_attr_get_type(a) ==
+			    NFTA_SET_ELEM_LIST_ELEMENTS)
+				mnl_attr_for_each_nested(e, a)
+					m[k].n++;
+		}
+		k++;
+	}
+	return k;
+}
+
+/* A cage in set open too: a third set in the same transaction. */
+static void
+test_elem_open(void **state)
+{
+	struct elem_msg m[8];
+	struct nft_elem el;
+	struct nftnl_batch *b;
+	uint32_t seq = 1;
+
+	(void)state;
+	make_elems(&el, 1, 1);
+	el.open = true;
+	assert_non_null(b = nft_batch_new(&seq));
+	assert_int_equal(nft_batch_elems(b, false, &el, 1, &seq), 0);
+	assert_int_equal(nft_batch_end(b, &seq), 0);
+	assert_int_equal(elem_msgs(b, m, 8), 3);
+	assert_string_equal(m[0].set, "cages");
+	assert_string_equal(m[1].set, "transparent");
+	assert_string_equal(m[2].set, "open");
+	assert_int_equal(m[2].type, T(NFT_MSG_DELSETELEM));
+	nftnl_batch_free(b);
+}
+
+/* The pins: key ifindex (host order) . address; adds carry a timeout and
+ * no NLM_F_EXCL (adding one again renews it); 64 to a message. */
+static void
+test_pins_batch(void **state)
+{
+	struct nft_pin p[70];
+	struct elem_msg m[8];
+	struct nftnl_batch *b;
+	uint8_t key[NFT_PIN_KEYLEN];
+	uint32_t seq = 1, idx = 0x01020304;
+	size_t i;
+
+	(void)state;
+	nft_pin_key(key, idx, (struct in_addr){ htonl(0xc0000201) });
+	assert_memory_equal(key, &idx, 4);
+	assert_memory_equal(key + 4, "\xc0\x00\x02\x01", 4);
+	for (i = 0; i < 70; i++) {
+		p[i].ifindex = 7;
+		p[i].addr.s_addr = htonl(0xc0000200 + (uint32_t)i);
+		p[i].timeout_ms = 90000;
+	}
+	assert_non_null(b = nft_batch_new(&seq));
+	assert_int_equal(nft_batch_pins(b, true, p, 70, &seq), 0);
+	assert_int_equal(nft_batch_end(b, &seq), 0);
+	assert_int_equal(elem_msgs(b, m, 8), 2);
+	for (i = 0; i < 2; i++) {
+		assert_string_equal(m[i].set, "pins");
+		assert_int_equal(m[i].type, T(NFT_MSG_NEWSETELEM));
+		assert_int_equal(m[i].flags & NLM_F_EXCL, 0);
+		assert_true(m[i].flags & NLM_F_CREATE);
+	}
+	assert_int_equal(m[0].n, 64);
+	assert_int_equal(m[1].n, 6);
+	nftnl_batch_free(b);
+	assert_non_null(b = nft_batch_new(&seq));
+	assert_int_equal(nft_batch_pins(b, false, p, 1, &seq), 0);
+	assert_int_equal(nft_batch_end(b, &seq), 0);
+	assert_int_equal(elem_msgs(b, m, 8), 1);
+	assert_int_equal(m[0].type, T(NFT_MSG_DELSETELEM));
+	nftnl_batch_free(b);
+}
+
 static void
 test_gettable(void **state)
 {
@@ -388,6 +498,8 @@ main(void)
 		cmocka_unit_test(test_elem_batches),
 		cmocka_unit_test(test_elem_one_cage),
 		cmocka_unit_test(test_set_elems),
+		cmocka_unit_test(test_elem_open),
+		cmocka_unit_test(test_pins_batch),
 		cmocka_unit_test(test_gettable),
 	};
 

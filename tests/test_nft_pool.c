@@ -177,39 +177,48 @@ test_flag(void **state)
 	(void)state;
 	assert_int_equal(nft_pool_alloc(pl, &a), 0);
 	assert_int_equal(nft_pool_alloc(pl, &b), 0);
-	assert_false(nft_pool_flag(pl, a));
-	assert_int_equal(nft_pool_set_flag(pl, a, true), 0);
-	assert_true(nft_pool_flag(pl, a));
-	assert_false(nft_pool_flag(pl, b));	/* per address */
-	assert_int_equal(nft_pool_set_flag(pl, a, false), 0);
-	assert_false(nft_pool_flag(pl, a));
-	assert_int_equal(nft_pool_set_flag(pl, a, true), 0);
+	assert_false(nft_pool_flag(pl, a, NFT_POOL_F_TP));
+	assert_int_equal(nft_pool_set_flag(pl, a, NFT_POOL_F_TP, true), 0);
+	assert_true(nft_pool_flag(pl, a, NFT_POOL_F_TP));
+	assert_false(nft_pool_flag(pl, b, NFT_POOL_F_TP));	/* per address */
+	assert_false(nft_pool_flag(pl, a, NFT_POOL_F_OPEN));	/* per flag */
+	assert_int_equal(nft_pool_set_flag(pl, a, NFT_POOL_FLAGS, true), -1);
+	assert_int_equal(nft_pool_set_flag(pl, a, NFT_POOL_F_OPEN, true), 0);
+	assert_true(nft_pool_flag(pl, a, NFT_POOL_F_OPEN));
+	assert_int_equal(nft_pool_set_flag(pl, a, NFT_POOL_F_TP, false), 0);
+	assert_false(nft_pool_flag(pl, a, NFT_POOL_F_TP));
+	assert_int_equal(nft_pool_set_flag(pl, a, NFT_POOL_F_TP, true), 0);
 	/* Draining keeps it (teardown reads it), and it cannot change. */
 	assert_int_equal(nft_pool_drain(pl, a), 0);
-	assert_true(nft_pool_flag(pl, a));
-	assert_int_equal(nft_pool_set_flag(pl, a, false), -1);
+	assert_true(nft_pool_flag(pl, a, NFT_POOL_F_TP));
+	assert_int_equal(nft_pool_set_flag(pl, a, NFT_POOL_F_TP, false),
+	    -1);
 	assert_int_equal(errno, EINVAL);
-	assert_true(nft_pool_flag(pl, a));
+	assert_true(nft_pool_flag(pl, a, NFT_POOL_F_TP));
 	/* Back to FREE: cleared, and not settable. */
 	assert_int_equal(nft_pool_drained(pl, a), 0);
-	assert_false(nft_pool_flag(pl, a));
-	assert_int_equal(nft_pool_set_flag(pl, a, true), -1);
-	assert_false(nft_pool_flag(pl, a));
+	assert_false(nft_pool_flag(pl, a, NFT_POOL_F_TP));
+	assert_false(nft_pool_flag(pl, a, NFT_POOL_F_OPEN));
+	assert_int_equal(nft_pool_set_flag(pl, a, NFT_POOL_F_TP, true), -1);
+	assert_false(nft_pool_flag(pl, a, NFT_POOL_F_TP));
 	/* Release clears it too. */
-	assert_int_equal(nft_pool_set_flag(pl, b, true), 0);
+	assert_int_equal(nft_pool_set_flag(pl, b, NFT_POOL_F_TP, true), 0);
 	assert_int_equal(nft_pool_release(pl, b), 0);
-	assert_false(nft_pool_flag(pl, b));
+	assert_false(nft_pool_flag(pl, b, NFT_POOL_F_TP));
 	/* Reserved and outside addresses: never flagged. */
-	assert_int_equal(nft_pool_set_flag(pl, A("10.143.0.1"), true), -1);
-	assert_int_equal(nft_pool_set_flag(pl, A("10.143.0.0"), true), -1);
-	assert_int_equal(nft_pool_set_flag(pl, A("192.0.2.1"), true), -1);
-	assert_false(nft_pool_flag(pl, A("10.143.0.1")));
-	assert_false(nft_pool_flag(pl, A("192.0.2.1")));
+	assert_int_equal(nft_pool_set_flag(pl, A("10.143.0.1"), NFT_POOL_F_TP,
+	    true), -1);
+	assert_int_equal(nft_pool_set_flag(pl, A("10.143.0.0"), NFT_POOL_F_TP,
+	    true), -1);
+	assert_int_equal(nft_pool_set_flag(pl, A("192.0.2.1"), NFT_POOL_F_TP,
+	    true), -1);
+	assert_false(nft_pool_flag(pl, A("10.143.0.1"), NFT_POOL_F_TP));
+	assert_false(nft_pool_flag(pl, A("192.0.2.1"), NFT_POOL_F_TP));
 	/* A reused address starts unflagged. */
 	while (nft_pool_alloc(pl, &b) == 0 && b.s_addr != a.s_addr)
 		;
 	assert_int_equal(b.s_addr, a.s_addr);
-	assert_false(nft_pool_flag(pl, a));
+	assert_false(nft_pool_flag(pl, a, NFT_POOL_F_TP));
 	nft_pool_free(pl);
 }
 

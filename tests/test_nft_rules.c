@@ -44,6 +44,8 @@ reg(uint32_t r)
 		return "r2";
 	case NFT_REG32_00:
 		return "r32_0";
+	case NFT_REG32_01:
+		return "r32_1";
 	case NFT_REG32_04:
 		return "r32_4";
 	default:
@@ -57,6 +59,8 @@ meta_key(uint32_t k)
 	switch (k) {
 	case NFT_META_IIFNAME:
 		return "iifname";
+	case NFT_META_IIF:
+		return "iif";
 	case NFT_META_OIFNAME:
 		return "oifname";
 	case NFT_META_NFPROTO:
@@ -153,7 +157,19 @@ render(const struct nftnl_expr *e, char *out, size_t len)
 		snprintf(out, len, "bitwise %s>%s mask %s",
 		    reg(U(NFTNL_EXPR_BITWISE_SREG)),
 		    reg(U(NFTNL_EXPR_BITWISE_DREG)), h);
-	} else
+	} else if (strcmp(n, "limit") == 0)
+		snprintf(out, len, "limit %llu/%llus burst %u %s",
+		    (unsigned long long)nftnl_expr_get_u64(e,
+		    NFTNL_EXPR_LIMIT_RATE), (unsigned long long)
+		    nftnl_expr_get_u64(e, NFTNL_EXPR_LIMIT_UNIT),
+		    U(NFTNL_EXPR_LIMIT_BURST), U(NFTNL_EXPR_LIMIT_TYPE) ==
+		    NFT_LIMIT_PKTS ? "pkts" : "?");
+	else if (strcmp(n, "log") == 0)
+		snprintf(out, len, "log group %u snaplen %u qthreshold %u",
+		    nftnl_expr_get_u16(e, NFTNL_EXPR_LOG_GROUP),
+		    U(NFTNL_EXPR_LOG_SNAPLEN),
+		    nftnl_expr_get_u16(e, NFTNL_EXPR_LOG_QTHRESHOLD));
+	else
 		snprintf(out, len, "%s ?", n);
 #undef U
 }
@@ -215,6 +231,13 @@ chain_rules(struct nftnl_chain *ch, char rules[][1024], size_t max)
 /* iifname . ip saddr @transparent */
 #define INTP	"meta iifname>r32_0; payload nh 12 4>r32_4; " \
 		"lookup r32_0 transparent id2"
+/* meta iif . ip daddr @pins */
+#define PINNED	"meta iif>r32_0; payload nh 16 4>r32_1; lookup r32_0 pins id3"
+/* iifname . ip saddr @open */
+#define INOPEN	"meta iifname>r32_0; payload nh 12 4>r32_4; " \
+		"lookup r32_0 open id4"
+/* tcp flags & (syn | ack) == syn */
+#define SYN	"payload th 13 1>r1; bitwise r1>r1 mask 12; cmp eq r1 02"
 /* ct status dnat: IPS_DST_NAT (0x20), host order */
 #define DNATED	"ct status>r1; bitwise r1>r1 mask 20000000; " \
 		"cmp neq r1 00000000"
@@ -302,14 +325,21 @@ static const char *const want_tp[NFT_CH_MAX][10] = {
 		GK "; " V4 "; " NOTGW "; " UDP "; " DPORT("0035") "; " DNAT53,
 		GK "; " V4 "; " NOTGW "; " TCP "; " DPORT("0035") "; " DNAT53,
 		/* After the DNS rules, so DNS to any address still goes to
-		 * the resolver; only cages in set transparent. */
-		GK "; " V4 "; " NOTGW "; " TCP "; " INTP
+		 * the resolver; only cages in set transparent, and only to
+		 * an address pinned to the cage (or any, in set open). */
+		GK "; " V4 "; " NOTGW "; " TCP "; " INTP "; " PINNED
+		    "; imm r1 3a99; redir port=r1 flags=2",
+		GK "; " V4 "; " NOTGW "; " TCP "; " INTP "; " INOPEN
 		    "; imm r1 3a99; redir port=r1 flags=2",
 	},
 	[NFT_CH_FILTER_PRE] = {
-		/* Unchanged: UDP (QUIC too) gets port-unreachable, the
-		 * TCP of cages not in set transparent a reset. */
+		/* UDP (QUIC too) gets port-unreachable; the TCP of cages
+		 * not redirected a reset, a transparent cage's SYN logged
+		 * for gatekeeperd first. */
 		GK "; " V4 "; " NOTGW "; " UDP "; reject icmp 3",
+		GK "; " V4 "; " NOTGW "; " TCP "; " SYN "; " INTP
+		    "; limit 2000/1s burst 500 pkts; "
+		    "log group 26475 snaplen 64 qthreshold 1",
 		GK "; " V4 "; " NOTGW "; " TCP "; reject tcp-rst 0",
 		GK "; " V4 "; " NOTGW "; reject icmp 13",
 	},
@@ -361,15 +391,18 @@ check_rules(const struct nft_ruleset *rs,
 	}
 }
 
-/* Both sets: ifname . ipv4_addr, ids 1 and 2 (the lookups use them). */
+/* The sets: ifname . ipv4_addr (pins: ifindex . ipv4_addr, with
+ * timeouts), ids 1 to 4 (the lookups use them). */
 static void
 check_sets(const struct nft_ruleset *rs)
 {
-	const struct nftnl_set *s[2] = { rs->set, rs->tset };
-	static const char *const name[2] = { "cages", "transparent" };
+	const struct nftnl_set *s[4] = { rs->set, rs->tset, rs->pset,
+	    rs->oset };
+	static const char *const name[4] = { "cages", "transparent", "pins",
+	    "open" };
 	size_t i;
 
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 4; i++) {
 		assert_non_null(s[i]);
 		assert_string_equal(nftnl_set_get_str(s[i], NFTNL_SET_NAME),
 		    name[i]);
@@ -378,11 +411,12 @@ check_sets(const struct nft_ruleset *rs)
 		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_FAMILY),
 		    NFPROTO_INET);
 		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_KEY_LEN),
-		    20);
+		    i == 2 ? 8 : 20);
 		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_KEY_TYPE),
-		    41 << 6 | 7);
+		    (i == 2 ? 20 : 41) << 6 | 7);
 		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_ID), i + 1);
-		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_FLAGS), 0);
+		assert_int_equal(nftnl_set_get_u32(s[i], NFTNL_SET_FLAGS),
+		    i == 2 ? NFT_SET_TIMEOUT : 0);
 	}
 }
 

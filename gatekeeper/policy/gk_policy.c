@@ -680,6 +680,17 @@ gk_allow_addr(const struct gk_allowlist *al, const struct gk_addr *a,
 }
 
 bool
+gk_allow_has_cidr(const struct gk_allowlist *al)
+{
+	size_t i;
+
+	for (i = 0; i < gk_allowlist_len(al); i++)
+		if (gk_allowlist_at(al, i)->kind == GK_PAT_CIDR)
+			return true;
+	return false;
+}
+
+bool
 gk_allow_addr_cidr(const struct gk_allowlist *al, const struct gk_addr *a)
 {
 	return gk_allow_addr(al, a, 0);

@@ -111,6 +111,8 @@ bool		 gk_allow_name(const struct gk_allowlist *al, const char *name,
 /* Address matching against CIDR entries only. port 0: any port. */
 bool		 gk_allow_addr(const struct gk_allowlist *al,
 		    const struct gk_addr *a, uint16_t port);
+/* True if any entry is a CIDR pattern. */
+bool		 gk_allow_has_cidr(const struct gk_allowlist *al);
 /* True if a CIDR entry explicitly covers a (any port). */
 bool		 gk_allow_addr_cidr(const struct gk_allowlist *al,
 		    const struct gk_addr *a);

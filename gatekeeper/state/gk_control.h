@@ -53,11 +53,17 @@ size_t		 gk_control_nconns(const struct gk_control *c);
 struct gk_ctl_plumb {
 	void	*arg;
 	/* Validate `nsfd` for a peer with `uid`, take a cage address and
-	 * plumb the namespace (with `transparent`, its TCP to other
-	 * addresses goes to the transparent proxy): 0 with *addr set, or -1
-	 * with a message. The fd stays the caller's. */
+	 * plumb the namespace (with `transparent`, its TCP to the addresses
+	 * its DNS answers give it goes to the transparent proxy, and with
+	 * `open` too, for CIDR allowlists, its TCP to any address): 0 with
+	 * *addr and *link (the host link's index, for the kernel's copy
+	 * of its pins; 0: none) set, or -1 with a message. The fd stays
+	 * the caller's. */
 	int	(*up)(void *arg, int nsfd, uid_t uid, bool transparent,
-		    struct gk_addr *addr, char *err, size_t errlen);
+		    bool open, struct gk_addr *addr, uint32_t *link,
+		    char *err, size_t errlen);
+	/* The cage's allowlist gained a CIDR pattern: up() with `open`. */
+	void	(*open)(void *arg, const struct gk_addr *addr);
 	/* Undo up() (asynchronously; the address is reused only after). */
 	void	(*down)(void *arg, const struct gk_addr *addr);
 	/* Whether `addr` is in the pool up() hands out ("source" cages may

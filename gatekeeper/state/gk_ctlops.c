@@ -221,7 +221,7 @@ source_usable(struct ctlconn *cc, const struct gk_ctlreq *req)
 /* Plumb the namespace passed with a netns create; 0 with *addr set. */
 static int
 plumb_netns(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd,
-    struct gk_addr *addr)
+    const struct gk_allowlist *al, struct gk_addr *addr, uint32_t *link)
 {
 	struct gk_control *ctl = cc->ctl;
 	char err[CTL_ERRLEN];
@@ -239,7 +239,7 @@ plumb_netns(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd,
 		return -1;
 	}
 	if (ctl->plumb.up(ctl->plumb.arg, nsfd, cc->uid, req->transparent,
-	    addr, err, sizeof(err)) == -1) {
+	    gk_allow_has_cidr(al), addr, link, err, sizeof(err)) == -1) {
 		log_warnx("ctl=%llu uid=%u pid=%d namespace refused: %s",
 		    (unsigned long long)cc->id, (unsigned)cc->uid,
 		    (int)cc->pid, err);
@@ -256,6 +256,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 	struct gk_allowlist *al;
 	struct gk_addr addr;
 	struct gk_cage *c;
+	uint32_t link = 0;
 	enum gk_cage_err e;
 
 	if (!req->netns && !source_usable(cc, req))
@@ -264,7 +265,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		return;
 	if (!req->netns)
 		addr = req->source_addr;
-	else if (plumb_netns(cc, req, nsfd, &addr) == -1) {
+	else if (plumb_netns(cc, req, nsfd, al, &addr, &link) == -1) {
 		gk_allowlist_free(al);
 		return;
 	}
@@ -281,6 +282,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		return;
 	}
 	c->plumbed = req->netns;
+	c->link = link;
 	c->events = req->events || req->learn;
 	c->learn = req->learn;
 	if (c->events && gk_events_enable(c) == -1) {
@@ -326,6 +328,9 @@ op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
 	    (al = make_allow(cc, req)) == NULL)
 		return;
 	gk_cage_set_allow(c, al);
+	if (c->plumbed && cc->ctl->plumb.open != NULL &&
+	    gk_allow_has_cidr(al))
+		cc->ctl->plumb.open(cc->ctl->plumb.arg, &c->source);
 	audit_change(cc, "cage.update", c);
 	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
 }

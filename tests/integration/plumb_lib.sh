@@ -138,7 +138,7 @@ up() {
 	local r ok addr
 	r=$(drv_send "$1" "up /proc/$2/ns/net $3${5:+ $5}")
 	UP_REPLY=$r
-	read -r ok addr UP_US <<<"$r"
+	read -r ok addr UP_US UP_IFINDEX <<<"$r"
 	[ "$ok" = ok ] || return 1
 	printf -v "$4" '%s' "$addr"
 }

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 #
 # test_plumb_transparent.sh: the nft module's transparent mode
-# (transparent_port 15001) on a real kernel: per cage, TCP to any other
-# address is redirected to the transparent port with the original
-# destination intact, or (transparent off, in the same table) reset at
-# once as without the port; the teardowns of both kinds.
+# (transparent_port 15001) on a real kernel: per cage, TCP to an address
+# pinned to its link (set pins, with timeouts that adding again renews),
+# or to any address for a cage in set open, is redirected to the
+# transparent port with the original destination intact; any other SYN
+# is refused at once and comes back through the log group; without
+# transparent (in the same table) everything is reset at once as without
+# the port; the teardowns of every kind.
 #
 #   bash tests/integration/test_plumb_transparent.sh build/tests/plumb_drive
 #   meson test -C build nft_transparent_integration
@@ -44,6 +47,7 @@ gk_check "start with -t 15001" drv_start tp -t 15001 -v
 new_cage TC user
 new_cage TN user
 up tp "$TC" gk-cagetp TC_IP transparent
+TC_IDX=$UP_IFINDEX
 GK_DETAIL=$UP_REPLY
 gk_check "cage TC plumbed with transparent on" test -n "${TC_IP:-}"
 up tp "$TN" gk-cagetn TN_IP
@@ -51,8 +55,15 @@ GK_DETAIL=$UP_REPLY
 gk_check "cage TN plumbed with transparent off" test -n "${TN_IP:-}"
 nft list table inet gatekeeper >"$T/table-tp.txt" 2>&1
 GK_DETAIL=$(grep -E 'redirect|15001' "$T/table-tp.txt")
-gk_check "nat_pre redirects only set transparent" grep -qF \
-	'iifname "gk-*" ip daddr != 10.143.0.1 meta l4proto tcp iifname . ip saddr @transparent redirect to :15001' \
+gk_check "nat_pre redirects set transparent's TCP to its pins" grep -qF \
+	'iifname "gk-*" ip daddr != 10.143.0.1 meta l4proto tcp iifname . ip saddr @transparent iif . ip daddr @pins redirect to :15001' \
+	"$T/table-tp.txt"
+gk_check "... and set open's TCP anywhere" grep -qF \
+	'iifname "gk-*" ip daddr != 10.143.0.1 meta l4proto tcp iifname . ip saddr @transparent iifname . ip saddr @open redirect to :15001' \
+	"$T/table-tp.txt"
+GK_DETAIL=$(grep -E 'log group' "$T/table-tp.txt")
+gk_check "filter_pre logs the refused SYNs of set transparent (rate-limited)" \
+	grep -qF 'iifname "gk-*" ip daddr != 10.143.0.1 tcp flags syn / syn,ack iifname . ip saddr @transparent limit rate 2000/second burst 500 packets log group 26475 snaplen 64 queue-threshold 1' \
 	"$T/table-tp.txt"
 gk_check "input accepts port 15001 only redirected, from set transparent" \
 	grep -qF \
@@ -63,7 +74,27 @@ gk_check "set cages holds TC and TN, set transparent TC only" eval \
 	'table_has "\"gk-cagetp\" . $TC_IP" && table_has "\"gk-cagetn\" . $TN_IP" &&
 	 tp_has "\"gk-cagetp\" . $TC_IP" && ! tp_has gk-cagetn'
 
-# Transparent on: redirected, the original destination intact.
+# Transparent on: an address never pinned is refused at the SYN (and the
+# refusal comes back from the log group) ...
+n0=$(lines "tcp 15001 $TC_IP:")
+refused "TC: TCP to 203.0.113.50:443, not pinned: ECONNREFUSED at once" \
+	"refused" in_cage "$TC" nc -v -w 2 203.0.113.50 443
+GK_DETAIL="listener lines before $n0, after $(lines "tcp 15001 $TC_IP:")"
+gk_check "... and the listener saw nothing of it" \
+	test "$(lines "tcp 15001 $TC_IP:")" = "$n0"
+gk_wait_for 50 grep -q "refused ifindex=$TC_IDX $TC_IP -> 203.0.113.50:443" \
+	"$T/drv-tp.log"
+GK_DETAIL=$(grep "refused ifindex" "$T/drv-tp.log" | head -3)
+gk_check "... the log group told the driver: link, cage, destination" \
+	grep -q "refused ifindex=$TC_IDX $TC_IP -> 203.0.113.50:443" \
+	"$T/drv-tp.log"
+# ... once pinned (for the cage's link), redirected with the original
+# destination intact.
+for a in 203.0.113.50 10.200.0.1; do
+	r=$(drv_send tp "pin $TC_IDX $a 60")
+	GK_DETAIL=$r
+	gk_check "pin $a to TC for 60 s" test "${r%% *}" = ok
+done
 nc_hello "TC: TCP to 203.0.113.50:443 arrives at gateway:15001 with SO_ORIGINAL_DST 203.0.113.50:443" \
 	"$TC" 203.0.113.50 443 "hello 15001 $TC_IP orig=203.0.113.50:443"
 timed in_cage "$TC" curl -sS --http0.9 --max-time 2 http://203.0.113.50:80/
@@ -72,6 +103,38 @@ gk_check "TC: curl to 203.0.113.50:80 reaches the transparent port" \
 	grep -q "hello 15001 $TC_IP orig=203.0.113.50:80" "$T/out"
 nc_hello "TC: TCP to another host address is redirected too" "$TC" \
 	10.200.0.1 2222 "hello 15001 $TC_IP orig=10.200.0.1:2222"
+# A pin times out; adding it again renews its timeout (the daemon keeps
+# a pin while a connection uses it, and renews it by adding it again).
+r=$(drv_send tp "pin $TC_IDX 203.0.113.61 1")
+r2=$(drv_send tp "pin $TC_IDX 203.0.113.62 1")
+r3=$(drv_send tp "pin $TC_IDX 203.0.113.62 60")
+GK_DETAIL="$r; $r2; $r3"
+gk_check "pins with 1 s timeouts, one renewed to 60 s" eval \
+	'[ "${r%% *}" = ok ] && [ "${r2%% *}" = ok ] && [ "${r3%% *}" = ok ]'
+sleep 2
+refused "TC: after its timeout, 203.0.113.61 is refused again" "refused" \
+	in_cage "$TC" nc -v -w 2 203.0.113.61 443
+nc_hello "TC: the renewed 203.0.113.62 is still redirected" "$TC" \
+	203.0.113.62 443 "hello 15001 $TC_IP orig=203.0.113.62:443"
+# Pins are per link: another transparent cage's SYN there is refused.
+new_cage TO user
+up tp "$TO" gk-cageto TO_IP transparent
+TO_IDX=$UP_IFINDEX
+refused "TO: TCP to TC's pinned 203.0.113.50:443 is refused" "refused" \
+	in_cage "$TO" nc -v -w 2 203.0.113.50 443
+# Set open (a CIDR allowlist): every address redirected.
+r=$(drv_send tp "open gk-cageto $TO_IP")
+GK_DETAIL="$r; $(nft list set inet gatekeeper open 2>&1 | tr -s ' \n' ' ')"
+gk_check "TO into set open" eval '[ "$r" = ok ] && nft list set inet gatekeeper open | grep -q "gk-cageto"'
+nc_hello "TO (open): TCP to 203.0.113.77:443 is redirected" "$TO" \
+	203.0.113.77 443 "hello 15001 $TO_IP orig=203.0.113.77:443"
+drv_send tp "down gk-cageto $TO_IP" >/dev/null
+r=$(drv_send tp wait)
+GK_DETAIL="$r; $(nft list set inet gatekeeper open 2>&1 | tr -s ' \n' ' ')"
+gk_check "TO down: its element in set open goes too" eval \
+	'[[ "$r" == "ok "* ]] && ! nft list set inet gatekeeper open | grep -q gk-cageto'
+GK_DETAIL="TC $TC_IDX, TO $TO_IDX"
+gk_check "(the two links have their own indexes)" test "$TC_IDX" != "$TO_IDX"
 # A direct connection would carry SO_ORIGINAL_DST = the listener itself:
 # input accepts only redirected ones (ct status dnat).
 n0=$(lines "tcp 15001 $TC_IP:")
@@ -127,12 +190,16 @@ gk_check "TC down: link and elements in cages and transparent gone" eval \
 new_cage TC2 user
 new_cage TN2 user
 up tp "$TC2" gk-cagetp2 TC2_IP transparent
+TC2_IDX=$UP_IFINDEX
 up tp "$TN2" gk-cagetn2 TN2_IP
 GK_DETAIL="$TC2_IP $TN2_IP; $(sets)"
 gk_check "a second pair plumbed (one transparent)" eval \
 	'[ -n "$TC2_IP" ] && [ -n "$TN2_IP" ] &&
 	 tp_has "\"gk-cagetp2\" . $TC2_IP" && ! tp_has gk-cagetn2'
-nc_hello "TC2: redirected" "$TC2" 203.0.113.50 443 \
+refused "TC2 (a new link): TC's pins do not apply" "refused" \
+	in_cage "$TC2" nc -v -w 2 203.0.113.50 443
+r=$(drv_send tp "pin $TC2_IDX 203.0.113.50 60")
+nc_hello "TC2: pinned, redirected" "$TC2" 203.0.113.50 443 \
 	"hello 15001 $TC2_IP orig=203.0.113.50:443"
 refused "TN2: reset at once" "refused" \
 	in_cage "$TN2" nc -v -w 2 203.0.113.50 443
@@ -147,7 +214,7 @@ GK_DETAIL=$(grep -E "one by one|teardown incomplete" "$T/drv-tp.log")
 gk_check "... each teardown one transaction, every address back in the pool" \
 	test -z "$GK_DETAIL"
 GK_DETAIL=$(grep -c "plumbed, transparent" "$T/drv-tp.log")
-gk_check "(the driver logged 2 transparent cages)" test "$GK_DETAIL" = 2
+gk_check "(the driver logged 3 transparent cages)" test "$GK_DETAIL" = 3
 drv_quit tp
 GK_DETAIL="rc $GK_RC"
 gk_check "stop (transparent)" test "$GK_RC" = 0
