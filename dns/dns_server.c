@@ -335,29 +335,21 @@ bind_socket(const struct gk_addr *a, uint16_t port, int type, char *err,
 	return fd;
 }
 
-struct expiry {
-	time_t		 now;
-	uint32_t	 grace;
-};
-
-/* A pin of an address still in use stays for the grace after now. */
 static void
 expire_one(struct gk_cage *c, void *arg)
 {
-	const struct expiry *e = arg;
-
-	gk_cage_expire(c, e->now, e->now + (time_t)e->grace);
+	gk_cage_expire(c, *(const time_t *)arg);
 }
 
 static void
 expire_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct dns_server *s = arg;
-	struct expiry e = { gk_now(), s->pin_grace };
+	time_t now = gk_now();
 
 	(void)fd;
 	(void)what;
-	gk_cage_foreach(s->cages, expire_one, &e);
+	gk_cage_foreach(s->cages, expire_one, &now);
 }
 
 static int

@@ -124,8 +124,12 @@ proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	tn->ctx = ctx;
 	tn->who = *who;
 	tn->t = *t;
-	if (t->is_addr)		/* keeps the cage's pins of it */
+	if (t->is_addr) {	/* keeps the cage's pins of it */
 		tn->hold.dst = t->addr;
+		if (tn->hold.cage != NULL)
+			gk_cage_pin_keep(tn->hold.cage, &t->addr, gk_now() +
+			    GK_PIN_INUSE_KEEP);
+	}
 	proxy_peek_init(&tn->ps);
 	o->idle_sec = ctx->idle_sec;
 	o->peek = peek ? tunnel_peek_cb : NULL;

@@ -266,12 +266,12 @@ test_pin_extend_expire(void **state)
 	assert_int_equal(gk_cage_pin_count(c), 3);
 	assert_true(gk_cage_pinned_name(c, &a, "api.example.com", 199));
 	/* expiry */
-	assert_int_equal(gk_cage_expire(c, 99, 0), 0);
-	assert_int_equal(gk_cage_expire(c, 100, 0), 2);
+	assert_int_equal(gk_cage_expire(c, 99), 0);
+	assert_int_equal(gk_cage_expire(c, 100), 2);
 	assert_int_equal(gk_cage_pin_count(c), 1);
 	assert_false(pinned(c, &b, 0));
 	assert_true(pinned(c, &a, 150));
-	assert_int_equal(gk_cage_expire(c, 1000, 0), 1);
+	assert_int_equal(gk_cage_expire(c, 1000), 1);
 	assert_int_equal(gk_cage_pin_count(c), 0);
 	assert_false(pinned(c, &a, 0));
 	/* bad names */
@@ -311,9 +311,9 @@ test_pin_cap(void **state)
 	a = addr_n(1);
 	assert_true(pinned(c, &a, 0));
 	/* expiry in deadline order */
-	assert_int_equal(gk_cage_expire(c, 1001, 0), 1);	/* entry 1 */
+	assert_int_equal(gk_cage_expire(c, 1001), 1);	/* entry 1 */
 	assert_int_equal(gk_cage_pin_count(c), GK_CAGE_PINS_MAX - 1);
-	assert_int_equal(gk_cage_expire(c, 8999, 0), GK_CAGE_PINS_MAX - 3);
+	assert_int_equal(gk_cage_expire(c, 8999), GK_CAGE_PINS_MAX - 3);
 	assert_int_equal(gk_cage_pin_count(c), 2);
 	gk_cage_table_free(t);
 }
@@ -408,22 +408,36 @@ test_pin_inuse(void **state)
 	    GK_LIM__MAX);
 	h.dst = a;
 	/* not yet due: nothing changes */
-	assert_int_equal(gk_cage_expire(c, 80, 700), 0);
+	assert_int_equal(gk_cage_expire(c, 80), 0);
 	assert_int_equal(gk_cage_pin_count(c), 3);
 	/* due within GK_PIN_INUSE_AHEAD: a's pins are kept (and the kernel
 	 * told), b's goes when it expires */
-	assert_int_equal(gk_cage_expire(c, 92, 692), 0);
-	assert_true(pinned(c, &a, 600));
-	assert_true(gk_cage_pinned_name(c, &a, "api.example.com", 600));
+	assert_int_equal(gk_cage_expire(c, 92), 0);
+	assert_true(pinned(c, &a, 92 + GK_PIN_INUSE_KEEP - 1));
+	assert_true(gk_cage_pinned_name(c, &a, "api.example.com",
+	    92 + GK_PIN_INUSE_KEEP - 1));
 	assert_true(pinned(c, &b, 99));
-	assert_int_equal(s.until, 692 + GK_PIN_SYNC_SLACK);
-	assert_true(gk_addr_eq(&s.a, &a));
-	assert_int_equal(gk_cage_expire(c, 100, 700), 1);
+	assert_int_equal(s.until, 100 + GK_PIN_SYNC_SLACK);	/* not yet */
+	assert_int_equal(gk_cage_expire(c, 100), 1);
 	assert_false(pinned(c, &b, 0));
+	/* kept again and again while in use, the kernel told when it must */
+	assert_int_equal(gk_cage_expire(c, 500), 0);
+	assert_true(pinned(c, &a, 500 + GK_PIN_INUSE_KEEP - 1));
+	assert_int_equal(s.until, 500 + GK_PIN_INUSE_KEEP + GK_PIN_SYNC_SLACK);
+	assert_true(gk_addr_eq(&s.a, &a));
 	/* the connection closed: they expire as usual */
 	gk_hold_drop(&h);
-	assert_int_equal(gk_cage_expire(c, 692, 1292), 2);
+	assert_int_equal(gk_cage_expire(c, 500 + GK_PIN_INUSE_KEEP), 2);
 	assert_int_equal(gk_cage_pin_count(c), 0);
+	/* a connection opening keeps every pin of its address */
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, 1000), 0);
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 990), 0);
+	gk_cage_pin_keep(c, &a, 1010);
+	assert_true(gk_cage_pinned_name(c, &a, "api.example.com", 1009));
+	assert_true(gk_cage_pinned_name(c, &a, "www.example.com", 1009));
+	assert_false(pinned(c, &a, 1010));
+	gk_cage_pin_keep(c, &b, 2000);		/* not pinned: nothing */
+	assert_false(pinned(c, &b, 0));
 	gk_cage_table_free(t);
 }
 
@@ -455,7 +469,7 @@ test_set_allow_drops_pins(void **state)
 	assert_true(gk_cage_pinned_name(c, &b, "example.com", 0));
 	assert_false(gk_cage_pinned_name(c, &b, "h5.example.com", 0));
 	/* heap still ordered after the rebuild */
-	assert_int_equal(gk_cage_expire(c, 100, 0), 2);
+	assert_int_equal(gk_cage_expire(c, 100), 2);
 	assert_int_equal(gk_cage_pin_count(c), 1);
 	gk_cage_set_allow(c, allow(NULL, NULL));
 	assert_int_equal(gk_cage_pin_count(c), 0);

@@ -677,9 +677,29 @@ inuse_dsts(struct gk_cage *c, size_t *n)
 	return v;
 }
 
-size_t
-gk_cage_expire(struct gk_cage *c, time_t now, time_t keep_until)
+void
+gk_cage_pin_keep(struct gk_cage *c, const struct gk_addr *a, time_t until)
 {
+	struct gk_pinset *ps = c->pins;
+	struct pin *p, *last = NULL;
+
+	if (ps == NULL || ps->count == 0)
+		return;
+	for (p = ps->buckets[pin_slot(ps, a)]; p != NULL; p = p->next) {
+		if (!gk_addr_eq(&p->addr, a) || p->expires >= until)
+			continue;
+		p->expires = until;
+		heap_down(ps, p->heap_idx);
+		last = p;
+	}
+	if (last != NULL)
+		pin_sync(c, last);
+}
+
+size_t
+gk_cage_expire(struct gk_cage *c, time_t now)
+{
+	time_t keep_until = now + GK_PIN_INUSE_KEEP;
 	struct gk_pinset *ps = c->pins;
 	struct gk_addr *used = NULL;
 	struct pin *p, **kept = NULL;

@@ -27,14 +27,19 @@
  * The kernel's copy of a cage's pins (its nftables set of addresses the
  * cage may open TCP to) keeps an address until the latest pin of it plus
  * GK_PIN_SYNC_SLACK seconds, and is told again once a pin reaches past
- * that minus GK_PIN_SYNC_EARLY: at most one update per address every
- * half minute, however often the name is looked up.
+ * that less GK_PIN_SYNC_EARLY: it outlives the pin by 2 to 32 s, and is
+ * updated at most once every 30 s per address, however often the name is
+ * looked up. (Within those seconds after a pin lapses, a connection there
+ * is accepted and then reset by the listener, not refused at the SYN.)
  */
-#define GK_PIN_SYNC_SLACK	60
-#define GK_PIN_SYNC_EARLY	30
-/* Pins due within this many seconds, of addresses a connection of the
- * cage still uses, are kept (gk_cage_expire). */
+#define GK_PIN_SYNC_SLACK	32
+#define GK_PIN_SYNC_EARLY	2
+/* Pins due within GK_PIN_INUSE_AHEAD seconds, of addresses a connection
+ * of the cage still uses, are kept GK_PIN_INUSE_KEEP seconds more
+ * (gk_cage_expire, every few seconds; gk_cage_pin_keep, when the
+ * connection opens): while it is open, and up to that long after. */
 #define GK_PIN_INUSE_AHEAD	10
+#define GK_PIN_INUSE_KEEP	20
 
 struct gk_pinset;
 struct gk_cage_events;
@@ -154,11 +159,13 @@ size_t		 gk_cage_pin_count(const struct gk_cage *c);
 /*
  * Drop expired pins; returns how many went. A pin due by now +
  * GK_PIN_INUSE_AHEAD whose address a connection of the cage still uses
- * (a holding with that destination) is kept until `keep_until` instead:
- * a client that reuses an address it resolved long ago keeps working
- * while it has a connection there.
+ * (a holding with that destination) is kept until now +
+ * GK_PIN_INUSE_KEEP instead: a client that reuses an address it resolved
+ * long ago keeps working while it has a connection there.
  */
-size_t		 gk_cage_expire(struct gk_cage *c, time_t now,
-		    time_t keep_until);
+size_t		 gk_cage_expire(struct gk_cage *c, time_t now);
+/* A connection to `a` opened: its pins last at least until `until`. */
+void		 gk_cage_pin_keep(struct gk_cage *c, const struct gk_addr *a,
+		    time_t until);
 
 #endif /* GK_CAGE_H */

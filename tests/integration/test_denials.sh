@@ -19,9 +19,13 @@
 #     FILE lists them (host:port, or the name of a lookup); the same
 #     command with --allow-file FILE works with nothing denied; special
 #     ranges stay refused while learning;
+#   - TCP to an address the cage never resolved fails at the SYN with
+#     ECONNREFUSED in under 100 ms (python connect(), ssh, node fetch),
+#     with one line naming the address;
 #   - a client that resolves once and connects again after the capped TTL
 #     (gatekeeperd runs with --ttl-cap 2) still connects, within
-#     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told.
+#     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told,
+#     unless another connection to that address is still open.
 #
 #   bash tests/integration/test_denials.sh build/gatekeeperd build/spawner/gk-run
 #   meson test -C build denials_integration      (suite "integration")
@@ -165,6 +169,57 @@ gk_check "... one line saying it is a metadata address, without a plain --allow"
 	    denials | grep -q "^gk-run: denied 169.254.169.254:80 (169.254.169.254 is a metadata address" &&
 	    ! denials | grep -q "to allow it"'
 
+# ---- refused at the SYN (transparent path) ------------------------------------------
+# An address no DNS answer gave the cage: connect() fails with ECONNREFUSED
+# at once (the kernel refuses the SYN; nothing was accepted), and gk-run
+# says so. EVIL_IP is evil.example's address; the cage never resolved it.
+EVIL_IP=203.0.113.66
+cage root --allow api.github.com -- "${NP[@]}" "$PYTHON" -c "
+import errno, socket, time
+s = socket.socket()
+t = time.monotonic()
+try:
+    s.connect(('$EVIL_IP', 443))
+    print('connected', int((time.monotonic() - t) * 1000))
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno), int((time.monotonic() - t) * 1000))
+"
+detail
+read -r what ms <"$T/run.out"
+gk_check "connect() to $EVIL_IP:443, never resolved: ${what:-?} in ${ms:-?} ms (ECONNREFUSED, under 100 ms)" \
+	eval '[ "$what" = ECONNREFUSED ] && [ "${ms:-1000}" -lt 100 ]'
+gk_check "... one line naming the address, why, and the --allow" \
+	eval '[ "$(ndenials)" = 1 ] &&
+	    [ "$(denials)" = "gk-run: denied $EVIL_IP:443 (an address no allowed name resolved to); to allow it: --allow $EVIL_IP/32, or allow the name it belongs to" ]'
+cage root --allow api.github.com -- ssh -o BatchMode=yes -o ConnectTimeout=5 \
+	-o StrictHostKeyChecking=no "git@$EVIL_IP" true
+detail
+gk_check "ssh to $EVIL_IP: 'Connection refused' (not a server that hangs up), one line" \
+	eval '[ "$RUN_RC" != 0 ] && grep -q "port 22: Connection refused" "$T/run.err" &&
+	    [ "$(ndenials)" = 1 ] && denials | grep -q "^gk-run: denied $EVIL_IP:22 (an address no allowed name resolved to)"'
+# node's fetch ignores the proxy variables: the transparent path.
+if node -e 'process.exit(typeof fetch === "function" ? 0 : 1)' 2>/dev/null; then
+	cage root --allow api.github.com -- node -e "
+fetch('http://$EVIL_IP/').then(() => process.exit(0),
+    e => { console.log(e.cause && e.cause.code); process.exit(3); });"
+	detail
+	gk_check "node fetch('http://$EVIL_IP/'): ECONNREFUSED, one line" \
+		eval '[ "$RUN_RC" = 3 ] && grep -qx ECONNREFUSED "$T/run.out" &&
+		    [ "$(ndenials)" = 1 ] && denials | grep -q "^gk-run: denied $EVIL_IP:80 (an address no allowed name resolved to)"'
+	cage root --allow api.github.com --ro "$EN_DIR" -- env \
+		NODE_EXTRA_CA_CERTS="$EN_DIR/ca.crt" node -e "
+fetch('https://api.github.com/index.html').then(r => r.text()).then(
+    t => { process.stdout.write(t); return fetch('https://$EVIL/'); }).then(
+    () => process.exit(0), e => { console.log(e.cause && e.cause.code); process.exit(3); });"
+	detail
+	gk_check "node fetch: an allowed name works; a denied one says ENOTFOUND and gk-run names it" \
+		eval '[ "$RUN_RC" = 3 ] && grep -q "hello from api.github.com" "$T/run.out" &&
+		    grep -qx ENOTFOUND "$T/run.out" && [ "$(ndenials)" = 1 ] &&
+		    denials | grep -q "^gk-run: denied $EVIL (a DNS lookup: not on the allowlist); to allow it: --allow $EVIL$"'
+else
+	gk_ok "node has no fetch here ($(node --version 2>&1)): its checks are not run"
+fi
+
 # ---- while the command runs ----------------------------------------------------------
 rm -f "$T/work-root/tried"
 cage_bg BG root --allow api.github.com -- sh -c \
@@ -283,6 +338,28 @@ late
 gk_check "with pin-grace 0 (SIGHUP): refused, and the line says the address was not pinned" \
 	eval '[ "$RUN_RC" != 0 ] && [ "$RUN_RC" != 9 ] && [ "$RUN_RC" != 77 ] &&
 	    denials | grep -q "(an address no allowed name resolved to)"'
+
+# A pin lasts while a connection of the cage uses its address: with
+# pin-grace 0 and TTL 2, a second connection 7 s after the lookup works
+# while the first is still open.
+cage root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" "$PYTHON" -c "
+import os, socket, ssl, time
+ip = socket.gethostbyname('api.github.com')
+ctx = ssl.create_default_context(cafile=os.environ.get('SSL_CERT_FILE'))
+def get():
+    s = ctx.wrap_socket(socket.create_connection((ip, 443), timeout=10),
+        server_hostname='api.github.com')
+    s.sendall(b'GET /index.html HTTP/1.1\\r\\nHost: api.github.com\\r\\n\\r\\n')
+    return s, s.recv(4096).split(b'\\r\\n')[0].decode()
+a, r1 = get()
+time.sleep(7)
+b, r2 = get()
+print(r1, '|', r2)
+"
+detail
+gk_check "with pin-grace 0: a connection 7 s after the lookup works while another to that address is open" \
+	eval '[ "$RUN_RC" = 0 ] && grep -q "^HTTP/1.1 200 OK | HTTP/1.1 200 OK$" "$T/run.out" &&
+	    [ "$(ndenials)" = 0 ]'
 
 # ---- stop ---------------------------------------------------------------------------
 e2e_stop_daemon

@@ -54,9 +54,9 @@ GK_DETAIL=$(grep -E 'hook|policy' "$T/table.txt")
 gk_check "five base chains, all policy accept" eval \
 	'[ "$(grep -c "policy accept;" "$T/table.txt")" = 5 ] &&
 	 ! grep -q "policy drop" "$T/table.txt"'
-GK_DETAIL=$(grep -vE '^\s*(table|set|chain|type|elements|\}|$)' "$T/table.txt" | grep -v 'gk-\*')
+GK_DETAIL=$(grep -vE '^\s*(table|set|chain|type|flags|elements|\}|$)' "$T/table.txt" | grep -v 'gk-\*')
 gk_check "every rule matches the cage links (gk-*) itself" eval \
-	'[ -z "$(grep -vE "^\s*(table|set|chain|type|elements|\}|$)" "$T/table.txt" |
+	'[ -z "$(grep -vE "^\s*(table|set|chain|type|flags|elements|\}|$)" "$T/table.txt" |
 	    grep -v "gk-\*")" ]'
 GK_DETAIL=$(grep redirect "$T/table.txt")
 gk_check "no transparent redirect without transparent_port" \
