@@ -15,6 +15,7 @@
 #include "config.h"
 #include "dns/dns.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/gk_contain.h"
 #include "gatekeeper/gk_plumb.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_special.h"
@@ -37,6 +38,7 @@ struct gk_daemon {
 	struct gk_control	*control;
 	struct gk_metrics	*metrics;
 	struct gk_plumb		*plumb;		/* NULL: plumbing off */
+	struct gk_contain	*contain;	/* NULL: not contained */
 	struct gk_hostaddrs	 host;
 	struct proxy_ctx	 proxy;
 	struct proxy_listener	*socks, *http, *transparent;
@@ -218,6 +220,17 @@ start(struct gk_daemon *d)
 		gk_plumb_attach(d->plumb, d->cages, &d->proxy);
 		gk_plumb_hooks(d->plumb, &d->conf, &h);
 		gk_control_set_plumb(d->control, &h);
+		if (gk_contain_start(&d->contain, d->base, &d->conf,
+		    d->cages) == -1) {
+			snprintf(err, sizeof(err), "cgroups: out of memory");
+			goto fail;
+		}
+	}
+	if (d->contain != NULL) {
+		struct gk_ctl_contain h;
+
+		gk_contain_hooks(d->contain, &h);
+		gk_control_set_contain(d->control, &h);
 	}
 	return 0;
 fail:
@@ -234,7 +247,9 @@ stop(struct gk_daemon *d)
 	proxy_tunnels_free_all();
 	/* relays free their memory on the next loop turn */
 	event_base_loop(d->base, EVLOOP_NONBLOCK);
+	gk_contain_leave(d->contain);	/* their processes stay */
 	gk_control_free(d->control);	/* destroys the cages */
+	gk_contain_stop(d->contain);
 	gk_plumb_stop(d->plumb);	/* their links, then the table */
 	gk_metrics_free(d->metrics);
 	if (d->ev_hostaddrs != NULL)

@@ -327,13 +327,39 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 	exit(0);
 }
 
+/* What a limit asked for became, said when it is less than asked. */
+static void
+limits_said(const struct spawn_opts *o, const struct spawn_cage *cage)
+{
+	const struct gk_rlimits *want = &o->limits, *got = &cage->limits;
+
+	if (!gk_rlimits_any(want)) {
+		if (o->verbose > 0)
+			fprintf(stderr, "gk-run: %s\n", cage->contained ?
+			    "the command's processes are in the cage's cgroup" :
+			    "gatekeeperd does not contain cages' processes "
+			    "(no cgroup; see its log)");
+		return;
+	}
+	if ((want->memory != 0 && got->memory == 0) ||
+	    (want->pids != 0 && got->pids == 0) ||
+	    (want->cpus != 0 && got->cpus == 0))
+		fprintf(stderr, "gk-run: warning: --limits best-effort: "
+		    "gatekeeperd cannot enforce%s%s%s here; the command runs "
+		    "without %s\n", want->memory != 0 && got->memory == 0 ?
+		    " --memory" : "", want->pids != 0 && got->pids == 0 ?
+		    " --pids" : "", want->cpus != 0 && got->cpus == 0 ?
+		    " --cpus" : "", cage->contained ? "them" :
+		    "any cgroup");
+}
+
 /*
  * Gated: the child's namespace, then the cage from gatekeeperd over
  * `sock`; the child gets the cage. Any failure ends gk-run (and so the
  * child, through its parent-death signal).
  */
 static void
-make_cage(const struct spawn_opts *o, int sock, int chan,
+make_cage(const struct spawn_opts *o, int sock, int chan, pid_t child,
     struct spawn_cage *cage)
 {
 	char err[SPAWN_ERRLEN], label[SPAWN_LABEL_MAX + 1], *req;
@@ -342,7 +368,8 @@ make_cage(const struct spawn_opts *o, int sock, int chan,
 	spawn_cage_label(o->cmd, o->ncmd, label);
 	if ((req = spawn_cage_request(label, o->transparent == 1,
 	    !o->quiet || o->events_fd != -1 || o->learn != NULL,
-	    o->learn != NULL, &o->allow, err, sizeof(err))) == NULL)
+	    o->learn != NULL, &o->limits, o->limits_best_effort == 1,
+	    &o->allow, err, sizeof(err))) == NULL)
 		die("%s", err);
 	if ((nsfd = spawn_start_netns(chan, err, sizeof(err))) == -1 ||
 	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,
@@ -359,6 +386,11 @@ make_cage(const struct spawn_opts *o, int sock, int chan,
 		fprintf(stderr, "gk-run: note: gatekeeperd runs with "
 		    "--transparent-port off: programs that ignore the proxy "
 		    "variables fail at once in this cage\n");
+	/* into the cage's cgroup before anything of the command runs */
+	if (cage->contained && spawn_ctl_attach(sock, cage->id, child,
+	    o->control, err, sizeof(err)) == -1)
+		die("%s", err);
+	limits_said(o, cage);
 	if (spawn_start_go(chan, cage, err, sizeof(err)) == -1)
 		die("%s", err);
 }
@@ -438,7 +470,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	for (i = 0; i < f.n; i++)
 		close(f.fd[i]);
 	if (p->net == SPAWN_NET_GATED)
-		make_cage(o, sock, chan, &cage);
+		make_cage(o, sock, chan, r.pid, &cage);
 	if (spawn_start_exec(chan, err, sizeof(err)) == -1)
 		die("%s", err);
 	close(chan);
@@ -452,6 +484,10 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	r.cmd = o->cmd;
 	r.ncmd = o->ncmd;
 	r.cmdname = cmdshow;
+	if (p->net == SPAWN_NET_GATED) {
+		r.cg_kill = cage.kill;
+		r.limits = gk_rlimits_any(&cage.limits);
+	}
 	rc = spawn_run(&r);
 	spawn_guard_cleanup(guard_fd, p);
 	exit(rc);

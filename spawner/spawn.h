@@ -17,6 +17,7 @@
 
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_proto.h"
+#include "gatekeeper/policy/gk_rlimits.h"
 
 #define SPAWN_CONTROL_DEFAULT	GK_CONTROL_PATH_DEFAULT
 #define SPAWN_ERRLEN		1024	/* any message fits */
@@ -119,6 +120,7 @@ enum spawn_event_type {
 	SPAWN_EVENT_MORE,
 	SPAWN_EVENT_LEARN,	/* a learning cage used host (port 0: lookup) */
 	SPAWN_EVENT_LEARN_MORE,
+	SPAWN_EVENT_LIMIT,	/* its limit `kind` acted `count` times */
 };
 
 struct spawn_event {
@@ -128,6 +130,8 @@ struct spawn_event {
 	char		 reason[32];	/* not_allowlisted, ... */
 	char		 why[256];
 	char		 time[40];
+	uint64_t	 value;		/* limit: its value */
+	uint64_t	 count;		/* limit: how many more times */
 };
 
 enum spawn_event_type spawn_event_parse(const char *line, size_t len,
@@ -168,6 +172,8 @@ struct spawn_opts {
 	enum spawn_seccomp	 seccomp;
 	enum spawn_platform	 platform;
 	int			 transparent;	/* -1 unset; 0 off; 1 on */
+	struct gk_rlimits	 limits;	/* --memory, --pids, --cpus */
+	int			 limits_best_effort; /* -1 unset; 0; 1 */
 	unsigned int		 timeout;	/* seconds; 0: none */
 	bool			 dry_run;
 	int			 verbose;
@@ -245,8 +251,16 @@ struct spawn_cage {
 	char		 socks[SPAWN_ENDPOINT_MAX];	/* "ip:port" */
 	char		 http[SPAWN_ENDPOINT_MAX];	/* "ip:port" */
 	int		 transparent;	/* -1 not said; 0 refused; 1 carried */
+	bool		 contained;	/* it has a cgroup: cage.attach */
+	char		 kill[1024];	/* its cgroup.kill, "" if
+						   not ours to write */
+	struct gk_rlimits limits;	/* enforced */
 };
 
+/* A reply that is only {"ok":true,...} or a refusal: 0, or -1 with err
+ * ("gatekeeperd refused the cage: ..."). */
+int		 spawn_cage_ack(const char *line, size_t len, char *err,
+		    size_t errlen);
 /* gatekeeperd's defaults, used by --dry-run instead of a real cage. */
 void		 spawn_cage_placeholder(struct spawn_cage *c,
 		    enum spawn_platform pf);
@@ -261,7 +275,8 @@ void		 spawn_cage_label(char *const cmd[], int ncmd,
  * `events`, gatekeeperd tells this connection the cage's denials; with
  * `learn`, the cage reaches any public name and tells each one. */
 char		*spawn_cage_request(const char *label, bool transparent,
-		    bool events, bool learn, const struct spawn_strv *allow,
+		    bool events, bool learn, const struct gk_rlimits *limits,
+		    bool best_effort, const struct spawn_strv *allow,
 		    char *err, size_t errlen);
 /*
  * Parse gatekeeperd's reply line. 0: ok, `c` filled. -1: refused or

@@ -90,9 +90,11 @@ spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
-    bool learn, const struct spawn_strv *allow, char *err, size_t errlen)
+    bool learn, const struct gk_rlimits *limits, bool best_effort,
+    const struct spawn_strv *allow, char *err, size_t errlen)
 {
-	struct json_object *o, *a;
+	struct json_object *o, *a, *l;
+	char cpus[GK_RLIM_TEXT];
 	const char *s;
 	char *line = NULL;
 	size_t i, n;
@@ -117,6 +119,25 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 		    json_object_new_boolean(1));
 	if (learn)
 		json_object_object_add(o, "learn", json_object_new_boolean(1));
+	if (gk_rlimits_any(limits) || best_effort) {
+		l = json_object_new_object();
+		if (limits->memory != 0)
+			json_object_object_add(l, "memory",
+			    json_object_new_int64((int64_t)limits->memory));
+		if (limits->pids != 0)
+			json_object_object_add(l, "pids",
+			    json_object_new_int64(limits->pids));
+		if (limits->cpus != 0) {
+			gk_cpus_format(limits->cpus, cpus, sizeof(cpus));
+			json_object_object_add(l, "cpus",
+			    json_object_new_double_s(limits->cpus / 1000.0,
+			    cpus));
+		}
+		if (best_effort)
+			json_object_object_add(l, "best_effort",
+			    json_object_new_boolean(1));
+		json_object_object_add(o, "limits", l);
+	}
 	json_object_object_add(o, "allow", a);
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -304,6 +325,80 @@ not_understood(char *err, size_t errlen, const char *what)
 }
 
 int
+spawn_cage_ack(const char *line, size_t len, char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *o, *ok;
+	int r = -1;
+
+	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		len--;
+	if (len == 0 || len > REPLY_MAX || memchr(line, '\0', len) != NULL)
+		return not_understood(err, errlen, "not a line of text");
+	if ((tok = json_tokener_new()) == NULL)
+		return not_understood(err, errlen, "out of memory");
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	o = json_tokener_parse_ex(tok, line, (int)len);
+	if (o == NULL || json_tokener_get_parse_end(tok) != len)
+		not_understood(err, errlen, "not JSON");
+	else if (!json_object_is_type(o, json_type_object) ||
+	    !json_object_object_get_ex(o, "ok", &ok) ||
+	    !json_object_is_type(ok, json_type_boolean))
+		not_understood(err, errlen, "no \"ok\"");
+	else if (!json_object_get_boolean(ok))
+		refused(o, err, errlen);
+	else
+		r = 0;
+	json_object_put(o);
+	json_tokener_free(tok);
+	return r;
+}
+
+/* "cgroup": {"kill": PATH, "limits": {"memory": N, "pids": N,
+ * "cpus": X}} */
+static int
+cgroup_fields(struct json_object *cg, struct spawn_cage *c, char *why,
+    size_t whylen)
+{
+	struct json_object *k, *l, *v;
+	const char *s;
+	double d;
+
+	if (!json_object_is_type(cg, json_type_object) ||
+	    !json_object_object_get_ex(cg, "kill", &k) ||
+	    !json_object_is_type(k, json_type_string) ||
+	    (size_t)json_object_get_string_len(k) >= sizeof(c->kill)) {
+		gk_seterr(why, whylen, "a bad \"cgroup\"");
+		return -1;
+	}
+	s = json_object_get_string(k);
+	if (s[0] != '\0' && s[0] != '/') {
+		gk_seterr(why, whylen, "a bad \"cgroup\".\"kill\"");
+		return -1;
+	}
+	snprintf(c->kill, sizeof(c->kill), "%s", s);
+	c->contained = true;
+	if (!json_object_object_get_ex(cg, "limits", &l) ||
+	    !json_object_is_type(l, json_type_object))
+		return 0;
+	if (json_object_object_get_ex(l, "memory", &v) &&
+	    json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) > 0)
+		c->limits.memory = (uint64_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(l, "pids", &v) &&
+	    json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) > 0 &&
+	    json_object_get_int64(v) <= GK_RLIM_PIDS_MAX)
+		c->limits.pids = (uint32_t)json_object_get_int64(v);
+	if (json_object_object_get_ex(l, "cpus", &v) &&
+	    (json_object_is_type(v, json_type_double) ||
+	    json_object_is_type(v, json_type_int)) &&
+	    (d = json_object_get_double(v)) > 0 && d <= 1024)
+		c->limits.cpus = (uint32_t)(d * 1000 + 0.5);
+	return 0;
+}
+
+int
 spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
     char *err, size_t errlen)
 {
@@ -341,6 +436,9 @@ spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
 	if (r == 0 && json_object_object_get_ex(cage, "transparent", &ok) &&
 	    json_object_is_type(ok, json_type_boolean))
 		c->transparent = json_object_get_boolean(ok);
+	if (r == 0 && json_object_object_get_ex(cage, "cgroup", &ok) &&
+	    cgroup_fields(ok, c, why, sizeof(why)) == -1)
+		r = not_understood(err, errlen, why);
 	json_object_put(o);
 	json_tokener_free(tok);
 	if (r == -1)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -239,6 +240,31 @@ spawn_ctl_create(int sock, int nsfd, const char *request, const char *path,
 	} else if ((n = read_reply(sock, path, &line, err, errlen)) == -1)
 		return -1;
 	r = spawn_cage_reply(line, (size_t)n, c, err, errlen);
+	free(line);
+	return r;
+}
+
+int
+spawn_ctl_attach(int sock, const char *id, pid_t pid, const char *path,
+    char *err, size_t errlen)
+{
+	char req[128], *line;
+	ssize_t n;
+	int pidfd, r;
+
+	if ((pidfd = (int)syscall(SYS_pidfd_open, pid, 0)) == -1) {
+		gk_seterr(err, errlen, "pidfd_open: %s (Linux 5.3 or later is "
+		    "needed to put the sandbox in its cgroup)",
+		    strerror(errno));
+		return -1;
+	}
+	snprintf(req, sizeof(req), "{\"op\":\"cage.attach\",\"id\":\"%s\"}\n",
+	    id);
+	r = send_request(sock, pidfd, req, path, err, errlen);
+	close(pidfd);
+	if (r == -1 || (n = read_reply(sock, path, &line, err, errlen)) == -1)
+		return -1;
+	r = spawn_cage_ack(line, (size_t)n, err, errlen);
 	free(line);
 	return r;
 }

@@ -57,6 +57,21 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 		return event[0] == 'd' ? SPAWN_EVENT_MORE :
 		    SPAWN_EVENT_LEARN_MORE;
 	}
+	if (strcmp(event, "limit") == 0) {
+		member(o, "limit", ev->kind, sizeof(ev->kind));
+		if (json_object_object_get_ex(o, "value", &v) &&
+		    json_object_is_type(v, json_type_int) &&
+		    json_object_get_int64(v) > 0)
+			ev->value = (uint64_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "count", &v) &&
+		    json_object_is_type(v, json_type_int) &&
+		    json_object_get_int64(v) > 0)
+			ev->count = (uint64_t)json_object_get_int64(v);
+		json_object_put(o);
+		return (strcmp(ev->kind, "memory") == 0 ||
+		    strcmp(ev->kind, "pids") == 0) && ev->value > 0 &&
+		    ev->count > 0 ? SPAWN_EVENT_LIMIT : SPAWN_EVENT_NONE;
+	}
 	member(o, "kind", ev->kind, sizeof(ev->kind));
 	member(o, "host", ev->host, sizeof(ev->host));
 	member(o, "reason", ev->reason, sizeof(ev->reason));

@@ -136,6 +136,12 @@ int		 spawn_ctl_netns(char *err, size_t errlen);
 int		 spawn_ctl_create(int sock, int nsfd, const char *request,
 		    const char *path, struct spawn_cage *c, char *err,
 		    size_t errlen);
+/*
+ * Put process pid (the sandbox's first, not yet running anything) in the
+ * cage's cgroup: cage.attach with a pidfd of it. 0, or -1 with err.
+ */
+int		 spawn_ctl_attach(int sock, const char *id, pid_t pid,
+		    const char *path, char *err, size_t errlen);
 /* After a sandbox failure: are user namespaces the reason? */
 bool		 spawn_userns_works(void);
 
@@ -199,6 +205,8 @@ struct spawn_run {
 	char *const	*cmd;		/* for --learn's header */
 	int		 ncmd;
 	const char	*cmdname;	/* for messages */
+	const char	*cg_kill;	/* the cage's cgroup.kill, or "" */
+	bool		 limits;	/* the cage has limits: hear them */
 };
 
 /*

@@ -11,6 +11,7 @@
 #include <sys/un.h>
 
 #include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_rlimits.h"
 #include "spawner/spawn.h"
 
 /* The options, in one table: getopt_long's view and ours. */
@@ -34,6 +35,10 @@
 	X("dry-run",	 no_argument,	    267,  true,  opt_dry_run)	\
 	X("platform",	 required_argument, 268,  false, opt_platform)	\
 	X("transparent", required_argument, 269,  false, opt_transparent) \
+	X("memory",	 required_argument, 275,  false, opt_memory)	\
+	X("pids",	 required_argument, 276,  false, opt_pids)	\
+	X("cpus",	 required_argument, 277,  false, opt_cpus)	\
+	X("limits",	 required_argument, 278,  false, opt_limits)	\
 	X("quiet",	 no_argument,	    'q',  true,  opt_quiet)	\
 	X("events-fd",	 required_argument, 272,  false, opt_events_fd) \
 	X("verbose",	 no_argument,	    'v',  true,  opt_verbose)	\
@@ -104,6 +109,9 @@ static const struct enum_name seccomp_names[] = {
 static const struct enum_name onoff_names[] = {
 	{ "on", 1 }, { "off", 0 }, { NULL, 0 },
 };
+static const struct enum_name limits_names[] = {
+	{ "strict", 0 }, { "best-effort", 1 }, { NULL, 0 },
+};
 static const struct enum_name platform_names[] = {
 	{ "linux", SPAWN_PLATFORM_LINUX }, { "macos", SPAWN_PLATFORM_MACOS },
 	{ NULL, 0 },
@@ -138,6 +146,15 @@ static const char usage_text[] =
 "                         when their lookups gave them the address; others\n"
 "                         are refused at once, and reported (default on);\n"
 "                         off: all such connections fail at once\n"
+"Limits (gated; the cage's cgroup, made by gatekeeperd):\n"
+"      --memory SIZE      memory of all its processes together (e.g. 512M,\n"
+"                         2G); past it the kernel kills one: exit 137 and\n"
+"                         'gk-run: killed: out of memory'\n"
+"      --pids N           processes and threads at once; past it fork fails\n"
+"                         (EAGAIN), so a fork bomb stays inside\n"
+"      --cpus X           CPU time, in CPUs (1.5: one and a half)\n"
+"      --limits MODE      strict (default): exit 125 if a limit cannot be\n"
+"                         enforced here; best-effort: run anyway, warned\n"
 "      --control PATH     gatekeeperd's control socket (or $GK_CONTROL;\n"
 "                         default " SPAWN_CONTROL_DEFAULT ")\n"
 "Filesystem:\n"
@@ -454,6 +471,54 @@ ENUM_HANDLER(opt_cache, cache_names, cache, enum spawn_cache)
 ENUM_HANDLER(opt_seccomp, seccomp_names, seccomp, enum spawn_seccomp)
 ENUM_HANDLER(opt_platform, platform_names, platform, enum spawn_platform)
 ENUM_HANDLER(opt_transparent, onoff_names, transparent, int)
+ENUM_HANDLER(opt_limits, limits_names, limits_best_effort, int)
+
+static bool	whole_number(const char *, unsigned long, unsigned long *);
+
+static enum opt_rc
+opt_memory(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	char e[256];
+
+	if (gk_size_parse(arg, strlen(arg), &o->limits.memory, e,
+	    sizeof(e)) == -1) {
+		gk_seterr(err, errlen, "--%s: %s", name, e);
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
+
+static enum opt_rc
+opt_pids(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	unsigned long v;
+	char show[68];
+
+	if (!whole_number(arg, GK_RLIM_PIDS_MAX, &v) || v < 1) {
+		gk_seterr(err, errlen, "--%s: '%s' is not a number of processes "
+		    "from 1 to %d", name, spawn_printable(arg, show,
+		    sizeof(show)), GK_RLIM_PIDS_MAX);
+		return RC_USAGE;
+	}
+	o->limits.pids = (uint32_t)v;
+	return RC_OK;
+}
+
+static enum opt_rc
+opt_cpus(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	char e[256];
+
+	if (gk_cpus_parse(arg, strlen(arg), &o->limits.cpus, e,
+	    sizeof(e)) == -1) {
+		gk_seterr(err, errlen, "--%s: %s", name, e);
+		return RC_USAGE;
+	}
+	return RC_OK;
+}
 
 static enum opt_rc
 opt_ro(struct spawn_opts *o, const char *name, const char *arg, char *err,
@@ -710,6 +775,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 
 	memset(o, 0, sizeof(*o));
 	o->transparent = -1;
+	o->limits_best_effort = -1;
 	o->events_fd = -1;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
@@ -771,6 +837,15 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 	}
 	if (o->transparent == -1)
 		o->transparent = 1;
+	if ((gk_rlimits_any(&o->limits) || o->limits_best_effort != -1) &&
+	    o->net != SPAWN_NET_GATED) {
+		gk_seterr(err, errlen, "--memory, --pids, --cpus and --limits "
+		    "apply to gated runs (with --allow): gatekeeperd makes the "
+		    "cage's cgroup");
+		return -1;
+	}
+	if (o->limits_best_effort == -1)
+		o->limits_best_effort = 0;
 	return 0;
 }
 

@@ -71,6 +71,9 @@ struct run_state {
 	bool		 synced;
 	struct spawn_strv learned;	/* "host\tport" (--learn) */
 	bool		 learn_more;
+	/* the cage's own limits: what they did */
+	uint64_t	 oom_kills, mem_limit;
+	uint64_t	 forks_refused, pids_limit;
 };
 
 static void
@@ -223,6 +226,69 @@ on_deny(struct run_state *st, const struct spawn_event *ev)
 	st->nlisted++;
 }
 
+/* The cage's memory or pids limit acted: counted for the end, and told
+ * to --events-fd at once. */
+static void
+on_limit(struct run_state *st, const struct spawn_event *ev)
+{
+	char line[256];
+	int n;
+
+	if (strcmp(ev->kind, "memory") == 0) {
+		st->oom_kills += ev->count;
+		st->mem_limit = ev->value;
+	} else {
+		st->forks_refused += ev->count;
+		st->pids_limit = ev->value;
+	}
+	if (st->r->events_fd == -1)
+		return;
+	n = snprintf(line, sizeof(line), "{\"limit\":\"%s\",\"value\":%llu,"
+	    "\"count\":%llu,\"time\":\"%s\"}\n", ev->kind,
+	    (unsigned long long)ev->value, (unsigned long long)ev->count,
+	    ev->time);
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)!write(st->r->events_fd, line, (size_t)n);
+}
+
+/* At exit: what the cage's limits did, in a line each. */
+static void
+limits_summary(const struct run_state *st, int rc)
+{
+	char v[GK_RLIM_TEXT];
+
+	if (st->oom_kills > 0) {
+		gk_size_format(st->mem_limit, v, sizeof(v));
+		if (rc == 128 + SIGKILL)
+			fprintf(stderr, "gk-run: killed: out of memory (limit "
+			    "%s)\n", v);
+		else
+			fprintf(stderr, "gk-run: out of memory (limit %s): "
+			    "%llu process%s killed\n", v,
+			    (unsigned long long)st->oom_kills,
+			    st->oom_kills == 1 ? "" : "es");
+	}
+	if (st->forks_refused > 0)
+		fprintf(stderr, "gk-run: process limit reached (--pids %llu): "
+		    "%llu fork%s refused\n", (unsigned long long)st->pids_limit,
+		    (unsigned long long)st->forks_refused,
+		    st->forks_refused == 1 ? "" : "s");
+}
+
+/* The command is over: whatever of the cage still runs (a daemon it
+ * started) ends now, with or without gatekeeperd. */
+static void
+end_cage(const struct run_state *st)
+{
+	int fd;
+
+	if (st->r->cg_kill == NULL || st->r->cg_kill[0] == '\0' ||
+	    (fd = open(st->r->cg_kill, O_WRONLY | O_CLOEXEC)) == -1)
+		return;
+	(void)!write(fd, "1", 1);
+	close(fd);
+}
+
 static void
 ctl_line(struct run_state *st, const char *line, size_t len)
 {
@@ -245,6 +311,9 @@ ctl_line(struct run_state *st, const char *line, size_t len)
 		break;
 	case SPAWN_EVENT_LEARN_MORE:
 		st->learn_more = true;
+		break;
+	case SPAWN_EVENT_LIMIT:
+		on_limit(st, &ev);
 		break;
 	case SPAWN_EVENT_NONE:
 		if (st->syncing)
@@ -339,7 +408,7 @@ static void
 denied_summary(struct run_state *st)
 {
 	if (st->ctl_fd != -1 && (!st->r->quiet || st->r->events_fd != -1 ||
-	    st->r->learn != NULL))
+	    st->r->learn != NULL || st->r->limits))
 		ctl_sync(st);	/* denials told as the command ended */
 	if (st->ndenied == 0 || st->r->quiet)
 		return;
@@ -489,6 +558,7 @@ int
 spawn_run(const struct spawn_run *r)
 {
 	struct run_state st;
+	int rc;
 
 	memset(&st, 0, sizeof(st));
 	st.r = r;
@@ -507,8 +577,11 @@ spawn_run(const struct spawn_run *r)
 	loop(&st);
 	close(st.sigfd);
 	denied_summary(&st);
+	end_cage(&st);
 	if (r->learn != NULL)
 		write_learned(&st);
 	spawn_strv_clear(&st.learned);
-	return outcome(&st);
+	rc = outcome(&st);
+	limits_summary(&st, rc);
+	return rc;
 }

@@ -33,7 +33,8 @@
 
 #include "spawner/spawn_int.h"
 
-#define MSG_MAX		(1 + SPAWN_ERRLEN)
+#define MSG_MAX		(1 + (SPAWN_ERRLEN > sizeof(struct spawn_cage) ?	\
+			    SPAWN_ERRLEN : sizeof(struct spawn_cage)))
 
 int
 spawn_fds_add(struct spawn_fds *f, int fd, const uint8_t *data, size_t len,

@@ -25,8 +25,10 @@ The layers, bottom to top (README.md, "Architecture", has the same table):
   2 state     gatekeeper/state/: cages and pins, configuration, control
               socket, audit log, metrics, counters
   3 services  dns/ (the resolver), socks/ (the relay and the proxies),
-              nft/ (the kernel plumbing)
-  4 daemon    gatekeeper/main.c and gatekeeper/gk_plumb.c: gatekeeperd,
+              nft/ (the kernel plumbing), gatekeeper/cgroup/ (cages'
+              cgroups)
+  4 daemon    gatekeeper/main.c, gatekeeper/gk_plumb.c and
+              gatekeeper/gk_contain.c: gatekeeperd,
               composing the services
   spawner/ (gk-run) may use layers 0 and 1 only: it shares the control
   protocol's description with gatekeeperd, never its state.
@@ -47,8 +49,10 @@ LAYER_MAP = [
     ("dns/", 3),
     ("socks/", 3),
     ("nft/", 3),
+    ("gatekeeper/cgroup/", 3),
     ("gatekeeper/main.c", 4),
     ("gatekeeper/gk_plumb.", 4),
+    ("gatekeeper/gk_contain.", 4),
 ]
 LAYER_NAMES = {0: "base", 1: "protocol", 2: "state", 3: "services",
                4: "daemon"}

@@ -81,7 +81,38 @@ static const struct pcase cases[] = {
 	/* op */
 	{ "{}", 0, GK_CTL_BAD_OP, "missing \"op\"" },
 	{ "{\"id\":\"abcd1234\"}", 0, GK_CTL_BAD_OP, "known ops: "
-	    "cage.create, cage.update, cage.destroy, cage.list, stats" },
+	    "cage.create, cage.update, cage.destroy, cage.list, cage.attach, "
+	    "stats" },
+	{ "{\"op\":\"cage.attach\",\"id\":\"abcd1234\"}", 0, GK_CTL_OK,
+	    "cage.attach" },
+	{ "{\"op\":\"cage.attach\"}", 0, GK_CTL_MISSING_FIELD, "\"id\"" },
+	/* limits */
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"memory\":"
+	    "268435456,\"pids\":64,\"cpus\":1.5}}", 0, GK_CTL_OK,
+	    "cage.create" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{}}", 0,
+	    GK_CTL_OK, "cage.create" },
+	{ CREATE "\"source\":\"127.0.0.2\",\"allow\":[],\"limits\":"
+	    "{\"pids\":5}}", 0, GK_CTL_BAD_VALUE, "namespace cage" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"memory\":"
+	    "1000}}", 0, GK_CTL_BAD_VALUE, "\"memory\" is 1000; it must be "
+	    "4194304 to" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"memory\":"
+	    "\"1G\"}}", 0, GK_CTL_BAD_TYPE, "must be a whole number" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"pids\":0}}",
+	    0, GK_CTL_BAD_VALUE, "\"pids\" is 0" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"pids\":-3}}",
+	    0, GK_CTL_BAD_VALUE, "\"pids\" is -3" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"cpus\":0}}",
+	    0, GK_CTL_BAD_VALUE, "0.01 to 1024" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"cpus\":"
+	    "true}}", 0, GK_CTL_BAD_TYPE, "must be a number" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{\"swap\":1}}",
+	    0, GK_CTL_UNKNOWN_FIELD, "unknown member of \"limits\": \"swap\"" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":[1]}", 0,
+	    GK_CTL_BAD_TYPE, "\"limits\" must be an object" },
+	{ CREATE "\"netns\":true,\"allow\":[],\"limits\":{"
+	    "\"best_effort\":1}}", 0, GK_CTL_BAD_TYPE, "true or false" },
 	{ "{\"op\":\"cage.nuke\"}", 0, GK_CTL_BAD_OP, "unknown op "
 	    "'cage.nuke'; known ops: cage.create" },
 	{ "{\"op\":\"\"}", 0, GK_CTL_BAD_OP, "unknown op ''" },
@@ -290,6 +321,15 @@ test_fields(void **state)
 	gk_ctlreq_clear(&req);
 	assert_int_equal(parse_str(CREATE "\"netns\":true,\"learn\":1,"
 	    "\"allow\":[]}", &req, err, sizeof(err)), GK_CTL_BAD_TYPE);
+	assert_int_equal(parse_str(CREATE "\"netns\":true,\"limits\":{"
+	    "\"memory\":268435456,\"pids\":64,\"cpus\":0.25,"
+	    "\"best_effort\":true},\"allow\":[]}", &req, err, sizeof(err)),
+	    GK_CTL_OK);
+	assert_int_equal(req.limits.memory, 256ULL << 20);
+	assert_int_equal(req.limits.pids, 64);
+	assert_int_equal(req.limits.cpus, 250);
+	assert_true(req.limits_best_effort);
+	gk_ctlreq_clear(&req);
 }
 
 static void

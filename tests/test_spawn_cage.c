@@ -68,6 +68,7 @@ static void
 test_request(void **state)
 {
 	struct spawn_strv allow = { 0 };
+	struct gk_rlimits none = { 0, 0, 0 }, lim = { 256ULL << 20, 64, 1500 };
 	char err[SPAWN_ERRLEN], *line;
 	size_t i;
 
@@ -76,7 +77,7 @@ test_request(void **state)
 	spawn_strv_push(&allow, "[2001:db8::/32]:443");
 	spawn_strv_push(&allow, "192.0.2.0/24");
 	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, true,
-	    false, &allow, err, sizeof(err));
+	    false, &none, false, &allow, err, sizeof(err));
 	assert_non_null(line);
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"transparent\":true,"
@@ -85,16 +86,24 @@ test_request(void **state)
 	free(line);
 	spawn_strv_clear(&allow);
 	/* an empty allowlist is an empty array */
-	line = spawn_cage_request("l", false, false, false, &allow, err,
-	    sizeof(err));
+	line = spawn_cage_request("l", false, false, false, &none, false,
+	    &allow, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"allow\":[]}\n");
+	free(line);
+	/* limits, as numbers gatekeeperd checks again */
+	line = spawn_cage_request("l", false, false, false, &lim, true,
+	    &allow, err, sizeof(err));
+	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"label\":\"l\",\"transparent\":false,\"limits\":{\"memory\":"
+	    "268435456,\"pids\":64,\"cpus\":1.5,\"best_effort\":true},"
+	    "\"allow\":[]}\n");
 	free(line);
 	/* over gatekeeperd's line limit */
 	for (i = 0; i < 300; i++)
 		spawn_strv_pushf(&allow, "%0250zu.example", i);
-	assert_null(spawn_cage_request("l", true, true, true, &allow, err,
-	    sizeof(err)));
+	assert_null(spawn_cage_request("l", true, true, true, &none, false,
+	    &allow, err, sizeof(err)));
 	assert_non_null(strstr(err, "the allowlist is too long for one "
 	    "request"));
 	spawn_strv_clear(&allow);
@@ -139,6 +148,12 @@ static const struct rcase rcases[] = {
 	{ "[1]", -1, "(no \"ok\")" },
 	{ "{\"ok\":1}", -1, "(no \"ok\")" },
 	{ "{\"ok\":true}", -1, "(no \"cage\" object)" },
+	{ OKCAGE(MIN_FIELDS ",\"cgroup\":{\"kill\":\"/sys/fs/cgroup/x/"
+	    "cgroup.kill\",\"limits\":{\"memory\":67108864}}"), 0,
+	    "10.143.0.1:1080" },
+	{ OKCAGE(MIN_FIELDS ",\"cgroup\":{\"kill\":\"x\"}"), -1,
+	    "a bad \"cgroup\".\"kill\"" },
+	{ OKCAGE(MIN_FIELDS ",\"cgroup\":[]"), -1, "a bad \"cgroup\"" },
 	{ "{\"ok\":true,\"cage\":[]}", -1, "(no \"cage\" object)" },
 	{ OKCAGE("\"id\":\"abcd1234\",\"gateway\":\"10.143.0.1\","
 	    "\"socks\":\"10.143.0.1:1080\""), -1,

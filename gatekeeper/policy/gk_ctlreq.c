@@ -26,6 +26,7 @@ enum field {
 	F_TRANSPARENT = 1 << 6,
 	F_EVENTS = 1 << 7,
 	F_LEARN = 1 << 8,
+	F_LIMITS = 1 << 9,
 };
 
 struct op_spec {
@@ -38,14 +39,15 @@ struct op_spec {
 static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
 	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
-	    F_EVENTS | F_LEARN,
+	    F_EVENTS | F_LEARN | F_LIMITS,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
 	    "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"allow\":[\"*.example.com\"],\"transparent\":true} (label, "
-	    "transparent and \"events\":true, this connection told of the "
-	    "cage's denials, are optional)" },
+	    "transparent, \"events\":true, this connection told of the "
+	    "cage's denials, and \"limits\":{\"memory\":268435456,"
+	    "\"pids\":64,\"cpus\":1.5} are optional)" },
 	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID | F_ALLOW,
 	    F_OP | F_ID | F_ALLOW,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","
@@ -55,6 +57,9 @@ static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_LIST] = { "cage.list", F_OP, F_OP,
 	    "{\"op\":\"cage.list\"}" },
 	[GK_CTL_OP_STATS] = { "stats", F_OP, F_OP, "{\"op\":\"stats\"}" },
+	[GK_CTL_OP_CAGE_ATTACH] = { "cage.attach", F_OP | F_ID, F_OP | F_ID,
+	    "{\"op\":\"cage.attach\",\"id\":\"ID\"} with a pidfd of the "
+	    "process to put in the cage sent along (SCM_RIGHTS)" },
 };
 
 static const struct {
@@ -70,10 +75,12 @@ static const struct {
 	{ "transparent", F_TRANSPARENT },
 	{ "events", F_EVENTS },
 	{ "learn", F_LEARN },
+	{ "limits", F_LIMITS },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
-#define KNOWN_OPS "cage.create, cage.update, cage.destroy, cage.list, stats"
+#define KNOWN_OPS "cage.create, cage.update, cage.destroy, cage.list, " \
+	"cage.attach, stats"
 
 static const char *const status_str[] = {
 	[GK_CTL_OK] = "ok",
@@ -585,6 +592,98 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	return GK_CTL_OK;
 }
 
+static enum gk_ctl_status parse_flag(struct json_object *, const char *,
+    bool *, char *, size_t);
+
+/* A whole number member of "limits" within [min, max]; absent: 0. */
+static enum gk_ctl_status
+limit_int(struct json_object *obj, const char *key, uint64_t min,
+    uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+	struct json_object *v;
+	int64_t n;
+
+	if (!json_object_object_get_ex(obj, key, &v))
+		return GK_CTL_OK;
+	if (!json_object_is_type(v, json_type_int)) {
+		gk_seterr(err, errlen, "\"limits\".\"%s\" must be a whole "
+		    "number, not %s", key, type_name(v));
+		return GK_CTL_BAD_TYPE;
+	}
+	n = json_object_get_int64(v);
+	if (n < 0 || (uint64_t)n < min || (uint64_t)n > max) {
+		gk_seterr(err, errlen, "\"limits\".\"%s\" is %lld; it must be "
+		    "%llu to %llu", key, (long long)n, (unsigned long long)min,
+		    (unsigned long long)max);
+		return GK_CTL_BAD_VALUE;
+	}
+	*out = (uint64_t)n;
+	return GK_CTL_OK;
+}
+
+static enum gk_ctl_status
+parse_limits(struct json_object *v, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	static const char *const known[] = { "memory", "pids", "cpus",
+	    "best_effort" };
+	struct json_object *c;
+	enum gk_ctl_status st;
+	uint64_t n = 0;
+	double d;
+	size_t i;
+
+	if (!json_object_is_type(v, json_type_object)) {
+		gk_seterr(err, errlen, "\"limits\" must be an object such as "
+		    "{\"memory\":268435456,\"pids\":64,\"cpus\":1.5}, not %s",
+		    type_name(v));
+		return GK_CTL_BAD_TYPE;
+	}
+	json_object_object_foreach(v, key, val) {
+		(void)val;
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			if (strcmp(key, known[i]) == 0)
+				break;
+		if (i == sizeof(known) / sizeof(known[0])) {
+			gk_seterr(err, errlen, "unknown member of \"limits\": "
+			    "\"%.48s\" (known: memory, pids, cpus, "
+			    "best_effort)", key);
+			return GK_CTL_UNKNOWN_FIELD;
+		}
+	}
+	if (!out->netns) {
+		gk_seterr(err, errlen, "\"limits\" apply to a namespace cage "
+		    "(\"netns\":true) only: its processes are what they "
+		    "limit");
+		return GK_CTL_BAD_VALUE;
+	}
+	if ((st = limit_int(v, "memory", GK_RLIM_MEMORY_MIN,
+	    GK_RLIM_MEMORY_MAX, &out->limits.memory, err, errlen)) !=
+	    GK_CTL_OK ||
+	    (st = limit_int(v, "pids", 1, GK_RLIM_PIDS_MAX, &n, err,
+	    errlen)) != GK_CTL_OK)
+		return st;
+	out->limits.pids = (uint32_t)n;
+	if (json_object_object_get_ex(v, "cpus", &c)) {
+		if (!json_object_is_type(c, json_type_int) &&
+		    !json_object_is_type(c, json_type_double)) {
+			gk_seterr(err, errlen, "\"limits\".\"cpus\" must be a "
+			    "number, not %s", type_name(c));
+			return GK_CTL_BAD_TYPE;
+		}
+		d = json_object_get_double(c) * 1000.0;
+		if (!(d >= GK_RLIM_CPUS_MIN - 0.5 &&
+		    d <= GK_RLIM_CPUS_MAX + 0.5)) {
+			gk_seterr(err, errlen, "\"limits\".\"cpus\" must be "
+			    "0.01 to 1024");
+			return GK_CTL_BAD_VALUE;
+		}
+		out->limits.cpus = (uint32_t)(d + 0.5);
+	}
+	return parse_flag(v, "best_effort", &out->limits_best_effort, err,
+	    errlen);
+}
+
 /* An optional boolean member. */
 static enum gk_ctl_status
 parse_flag(struct json_object *obj, const char *key, bool *out, char *err,
@@ -624,6 +723,8 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_flag(obj, "events", &out->events, err, errlen);
 	if (st == GK_CTL_OK)
 		st = parse_flag(obj, "learn", &out->learn, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "limits", &v))
+		st = parse_limits(v, out, err, errlen);
 	return st;
 }
 

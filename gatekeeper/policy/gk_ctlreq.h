@@ -6,6 +6,7 @@
  *    "label":"demo"}
  *   {"op":"cage.update","id":"k3j9x0qa","allow":["example.com"]}
  *   {"op":"cage.destroy","id":"k3j9x0qa"}
+ *   {"op":"cage.attach","id":"k3j9x0qa"}   (a pidfd sent along)
  *   {"op":"cage.list"}
  *   {"op":"stats"}
  *
@@ -23,6 +24,7 @@
 #include <stdint.h>
 
 #include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/policy/gk_rlimits.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_proto.h"
 
@@ -37,6 +39,7 @@ enum gk_ctl_op {
 	GK_CTL_OP_CAGE_DESTROY,
 	GK_CTL_OP_CAGE_LIST,
 	GK_CTL_OP_STATS,
+	GK_CTL_OP_CAGE_ATTACH,
 	GK_CTL_OP__MAX
 };
 
@@ -57,7 +60,7 @@ enum gk_ctl_status {
 
 struct gk_ctlreq {
 	enum gk_ctl_op	 op;
-	/* update, destroy */
+	/* update, destroy, attach */
 	char		 id[GK_CAGE_ID_LEN + 1];
 	/* create: either source, or netns (the namespace fd came along);
 	 * label "" if none */
@@ -70,6 +73,11 @@ struct gk_ctlreq {
 					   cage's denials (gk_events.h) */
 	bool		 learn;		/* create: any public name, each one
 					   used told (gk_events.h) */
+	/* create, netns: "limits":{"memory":BYTES,"pids":N,"cpus":X,
+	 * "best_effort":true}; all optional, zero when absent */
+	struct gk_rlimits limits;
+	bool		 limits_best_effort;	/* run uncontained if they
+						   cannot be enforced */
 	/* create, update: nallow strings (and a NULL after them) */
 	char		**allow;
 	size_t		 nallow;

@@ -69,6 +69,8 @@ struct gk_cage {
 	bool		 learn;			/* any name; owner told each */
 	struct gk_cage_events *ev;		/* gk_events.c's */
 	struct gk_cage_lim lim;			/* budgets, holdings */
+	void		*cg;			/* its cgroup (gk_contain.c's;
+						 * NULL: not contained) */
 
 	/* private to gk_cage.c */
 	struct gk_cage_table *table;

@@ -127,6 +127,10 @@ static const struct key keys[K__MAX] = {
 	[K_CAGE_AUDIT_RATE] = { "cage-audit-rate", 0, true, true, KEY_RELOAD,
 	    "LINES", "50", "per cage: audit lines a second about its traffic; "
 	    "the rest are counted in cage.limit lines (0: no limit)" },
+	[K_CGROUP] = { "cgroup", 0, true, true, KEY_RESTART, "NAME|off",
+	    "gatekeeper", "the cgroup subtree (under gatekeeperd's own, in "
+	    "each hierarchy) where namespace cages' processes are contained "
+	    "and limited; off: not contained" },
 	[K_FOREGROUND] = { "foreground", 'f', false, false, KEY_RESTART, NULL,
 	    NULL, "stay in the foreground (the daemon never forks; for "
 	    "compatibility with init scripts)" },
@@ -467,6 +471,13 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_AUDIT_LOG:
 		return set_string(key, c->audit_log, sizeof(c->audit_log),
 		    value, err, errlen);
+	case K_CGROUP:
+		if (strchr(value, '/') != NULL || strcmp(value, ".") == 0 ||
+		    strcmp(value, "..") == 0)
+			return gk_seterr(err, errlen, "cgroup: '%s' must be one "
+			    "name (no '/'), or off", value);
+		return set_string(key, c->cgroup, sizeof(c->cgroup), value,
+		    err, errlen);
 	case K_LOG_LEVEL:
 		if ((lvl = log_level_parse(value)) == -1)
 			return gk_seterr(err, errlen, "log-level: '%s' is not "

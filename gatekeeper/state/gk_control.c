@@ -473,6 +473,12 @@ gk_control_set_plumb(struct gk_control *ctl, const struct gk_ctl_plumb *p)
 	ctl->plumb = *p;
 }
 
+void
+gk_control_set_contain(struct gk_control *ctl, const struct gk_ctl_contain *h)
+{
+	ctl->contain = *h;
+}
+
 size_t
 gk_control_nconns(const struct gk_control *ctl)
 {

@@ -19,12 +19,15 @@
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_proto.h"
+#include "gatekeeper/policy/gk_rlimits.h"
 
 #define GK_CONTROL_CONNS_MAX	1024	/* concurrent connections */
 
 struct event_base;
+struct gk_cage;
 struct gk_cage_table;
 struct gk_audit;
+struct json_object;
 
 struct gk_control;
 
@@ -82,5 +85,35 @@ struct gk_ctl_plumb {
 };
 void		 gk_control_set_plumb(struct gk_control *c,
 		    const struct gk_ctl_plumb *p);
+
+/*
+ * Containment of namespace cages' processes (gk_contain.c, with
+ * gatekeeper/cgroup/). Without it cages have no cgroup, "limits" are
+ * refused (unless best_effort) and cage.attach answers that processes
+ * are not contained.
+ */
+struct gk_ctl_contain {
+	void	*arg;
+	/* A namespace cage was made for peer `owner`: its cgroup, with
+	 * limits l (if some cannot be enforced: -1 with a message, unless
+	 * best_effort). Keeps its record in c->cg. 0 or -1. */
+	int	(*create)(void *arg, struct gk_cage *c, pid_t owner,
+		    const struct gk_rlimits *l, bool best_effort, char *err,
+		    size_t errlen);
+	/* cage.attach: the process of `pidfd`, a child of peer `owner`
+	 * with uid `uid`, into c's cgroup. 0 or -1 with a message. */
+	int	(*attach)(void *arg, struct gk_cage *c, int pidfd,
+		    pid_t owner, uid_t uid, char *err, size_t errlen);
+	/* c ends: its processes are killed, its cgroup goes. */
+	void	(*end)(void *arg, struct gk_cage *c);
+	/* Before a reply to c's owner: c's limit events so far are
+	 * counted and told (so they come before the reply). */
+	void	(*poll)(void *arg, struct gk_cage *c);
+	/* What the create reply says of it: {"kill":PATH,"limits":{...},
+	 * ...}, or NULL (not contained). */
+	struct json_object *(*describe)(void *arg, const struct gk_cage *c);
+};
+void		 gk_control_set_contain(struct gk_control *c,
+		    const struct gk_ctl_contain *h);
 
 #endif /* GK_CONTROL_H */

@@ -65,6 +65,7 @@ struct gk_control {
 	struct gk_cage_table	*cages;
 	struct gk_audit		*audit;
 	struct gk_ctl_plumb	 plumb;		/* fn NULL: no plumbing */
+	struct gk_ctl_contain	 contain;	/* fn NULL: not contained */
 	TAILQ_HEAD(, ctlconn)	 conns;
 	size_t			 nconns;
 	uint64_t		 next_id;

@@ -127,6 +127,9 @@ ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
 	    reason);
 	if (c->owner != NULL)
 		disown_cage(c->owner, c);
+	/* its processes first: nothing of the cage outlives its network */
+	if (c->cg != NULL && ctl->contain.end != NULL)
+		ctl->contain.end(ctl->contain.arg, c);
 	if (c->plumbed && ctl->plumb.down != NULL)
 		ctl->plumb.down(ctl->plumb.arg, &c->source);
 	gk_cage_destroy(ctl->cages, c);
@@ -166,7 +169,7 @@ audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c)
 }
 
 /* The reply to cage.create: the cage, its token, and for a plumbed cage
- * the endpoints its namespace reaches. */
+ * the endpoints its namespace reaches and its cgroup. */
 static void
 reply_created(struct ctlconn *cc, struct gk_cage *c, bool transparent)
 {
@@ -189,6 +192,9 @@ reply_created(struct ctlconn *cc, struct gk_cage *c, bool transparent)
 		json_object_object_add(o, "transparent",
 		    json_object_new_boolean(transparent &&
 		    p->transparent[0] != '\0'));
+		if (c->cg != NULL && cc->ctl->contain.describe != NULL)
+			json_object_object_add(o, "cgroup",
+			    cc->ctl->contain.describe(cc->ctl->contain.arg, c));
 	}
 	reply_ok(cc, "cage", o);
 }
@@ -249,6 +255,34 @@ plumb_netns(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd,
 	return 0;
 }
 
+/*
+ * A namespace cage's cgroup, and its limits. Without containment, limits
+ * are refused unless best_effort; a cage without limits runs anyway (the
+ * daemon said so at start).
+ */
+static int
+contain(struct ctlconn *cc, const struct gk_ctlreq *req, struct gk_cage *c)
+{
+	const struct gk_ctl_contain *h = &cc->ctl->contain;
+	bool any = gk_rlimits_any(&req->limits);
+	char err[CTL_ERRLEN];
+
+	if (h->create == NULL) {
+		if (!any || req->limits_best_effort)
+			return 0;
+		ctl_reply_error(cc, "cannot create the cage: limits were asked "
+		    "for, but this gatekeeperd cannot contain cages' processes "
+		    "(no writable cgroup hierarchy; see its start-up log)");
+		return -1;
+	}
+	if (h->create(h->arg, c, cc->pid, &req->limits,
+	    req->limits_best_effort, err, sizeof(err)) == -1) {
+		ctl_reply_error(cc, "cannot create the cage: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 static void
 op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 {
@@ -283,6 +317,10 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 	}
 	c->plumbed = req->netns;
 	c->link = link;
+	if (req->netns && contain(cc, req, c) == -1) {
+		ctl_cage_drop(ctl, c, "no containment");
+		return;
+	}
 	c->events = req->events || req->learn;
 	c->learn = req->learn;
 	if (c->events && gk_events_enable(c) == -1) {
@@ -332,6 +370,36 @@ op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
 	    gk_allow_has_cidr(al))
 		cc->ctl->plumb.open(cc->ctl->plumb.arg, &c->source);
 	audit_change(cc, "cage.update", c);
+	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
+}
+
+static void
+op_attach(struct ctlconn *cc, const struct gk_ctlreq *req, int pidfd)
+{
+	const struct gk_ctl_contain *h = &cc->ctl->contain;
+	char err[CTL_ERRLEN];
+	struct gk_cage *c;
+
+	if ((c = find_managed(cc, req)) == NULL)
+		return;
+	if (pidfd == -1) {
+		ctl_reply_error(cc, "cage.attach needs a pidfd of the process "
+		    "sent with the request line (sendmsg with SCM_RIGHTS); none "
+		    "came with it");
+		return;
+	}
+	if (c->cg == NULL || h->attach == NULL) {
+		ctl_reply_error(cc, "cage %s has no cgroup (this gatekeeperd "
+		    "does not contain cages' processes; see its start-up log)",
+		    c->id);
+		return;
+	}
+	if (h->attach(h->arg, c, pidfd, cc->pid, cc->uid, err,
+	    sizeof(err)) == -1) {
+		ctl_reply_error(cc, "cannot put the process in cage %s: %s",
+		    c->id, err);
+		return;
+	}
 	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
 }
 
@@ -388,6 +456,7 @@ ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 	struct gk_ctlreq req;
 	char err[GK_CTL_ERRLEN];
 	int nsfd = take_nsfd(cc);
+	size_t i;
 
 	if (gk_ctlreq_parse(line, len, &req, err, sizeof(err)) != GK_CTL_OK) {
 		log_debug("ctl=%llu bad request: %s",
@@ -395,6 +464,11 @@ ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 		ctl_reply_error(cc, "%s", err);
 		goto done;
 	}
+	/* the owner learns of its cages' limit events before any answer */
+	for (i = 0; cc->ctl->contain.poll != NULL && i < cc->ncages; i++)
+		if (cc->cages[i]->cg != NULL)
+			cc->ctl->contain.poll(cc->ctl->contain.arg,
+			    cc->cages[i]);
 	switch (req.op) {
 	case GK_CTL_OP_CAGE_CREATE:
 		op_create(cc, &req, nsfd);
@@ -411,6 +485,9 @@ ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 	case GK_CTL_OP_STATS:
 		reply_ok(cc, "stats", gk_ctl_stats_json(&gk_stats,
 		    gk_cage_count(cc->ctl->cages)));
+		break;
+	case GK_CTL_OP_CAGE_ATTACH:
+		op_attach(cc, &req, nsfd);
 		break;
 	case GK_CTL_OP_NONE:
 	case GK_CTL_OP__MAX:

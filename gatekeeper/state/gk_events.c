@@ -177,6 +177,23 @@ gk_events_learn(const struct gk_cage *c, const char *name, size_t len,
 	send_line(c->owner, o);
 }
 
+void
+gk_events_limit(const struct gk_cage *c, const char *limit, uint64_t value,
+    uint64_t count)
+{
+	struct json_object *o;
+
+	if (c->owner == NULL || c->ev == NULL || count == 0)
+		return;
+	o = event_new(c, "limit");
+	json_object_object_add(o, "limit", json_object_new_string(limit));
+	json_object_object_add(o, "value", json_object_new_int64(
+	    (int64_t)value));
+	json_object_object_add(o, "count", json_object_new_int64(
+	    (int64_t)count));
+	send_line(c->owner, o);
+}
+
 int
 gk_events_enable(struct gk_cage *c)
 {

@@ -35,6 +35,13 @@ struct gk_cage;
  */
 void		 gk_events_learn(const struct gk_cage *c, const char *name,
 		    size_t len, uint16_t port);
+/*
+ * The cage's own limit `limit` ("memory", "pids") of `value` acted
+ * `count` more times: {"event":"limit","cage":...,"time":...,
+ * "limit":"memory","value":67108864,"count":1} (every time).
+ */
+void		 gk_events_limit(const struct gk_cage *c, const char *limit,
+		    uint64_t value, uint64_t count);
 void		 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind,
 		    const char *host, uint16_t port, enum gk_deny_reason reason,
 		    const char *why);

@@ -87,6 +87,8 @@ gk_limit_value(enum gk_limit_kind k)
 		return budget / (gk_fds.holders > 2 ? gk_fds.holders : 2);
 	case GK_LIM_AUDIT:
 		return gk_limits.audit_rate;
+	case GK_LIM_MEMORY:		/* per cage: gk_limit_hits() */
+	case GK_LIM_PIDS:
 	case GK_LIM__MAX:
 		break;
 	}
@@ -102,6 +104,17 @@ gk_limit_hit(struct gk_cage *c, enum gk_limit_kind k, const char *example)
 	c->lim.hits[k]++;
 	gk_audit_limit(limit_audit, c, gk_limit_kind_name(k),
 	    gk_limit_value(k), example);
+}
+
+void
+gk_limit_hits(struct gk_cage *c, enum gk_limit_kind k, uint64_t n,
+    uint64_t value, const char *example)
+{
+	if (n == 0)
+		return;
+	gk_stats.limit_events[k] += n;
+	c->lim.hits[k] += n;
+	gk_audit_limit(limit_audit, c, gk_limit_kind_name(k), value, example);
 }
 
 /* ---- rates ------------------------------------------------------------ */

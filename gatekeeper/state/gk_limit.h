@@ -169,6 +169,10 @@ bool		 gk_limit_audit_ok(struct gk_cage *c, const char *event,
  * for the audit line (may be NULL). */
 void		 gk_limit_hit(struct gk_cage *c, enum gk_limit_kind k,
 		    const char *example);
+/* n events of a cage's own limit (memory, pids) whose value is `value`:
+ * counted, and one audit line. */
+void		 gk_limit_hits(struct gk_cage *c, enum gk_limit_kind k,
+		    uint64_t n, uint64_t value, const char *example);
 /* The configured value of a limit (descriptors: the cage's share now). */
 uint64_t	 gk_limit_value(enum gk_limit_kind k);
 

@@ -70,7 +70,8 @@ gk_limit_kind_name(enum gk_limit_kind l)
 {
 	static const char *names[GK_LIM__MAX] = {
 		"dns_rate", "dns_upstream", "dns_upstream_rate", "dns_tcp",
-		"handshakes", "tunnels", "descriptors", "audit",
+		"handshakes", "tunnels", "descriptors", "audit", "memory",
+		"pids",
 	};
 	return NAME_OF(names, l);
 }

@@ -70,6 +70,8 @@ enum gk_limit_kind {
 	GK_LIM_TUNNELS,		/* open tunnels */
 	GK_LIM_DESCRIPTORS,	/* its share of the daemon's descriptors */
 	GK_LIM_AUDIT,		/* audit lines per second */
+	GK_LIM_MEMORY,		/* processes its memory limit killed */
+	GK_LIM_PIDS,		/* forks its pids limit refused */
 	GK_LIM__MAX
 };
 

@@ -1,0 +1,678 @@
+/*
+ * gk_cgroup: cgroup directories and files for cages. Every write is one
+ * small write(2) to a cgroupfs file; errors carry the file and errno.
+ */
+#include <sys/stat.h>
+#include <sys/queue.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "gatekeeper/base/gk_err.h"
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/cgroup/gk_cgroup.h"
+
+#define CG_FILE_MAX		8192
+#define CG_MOUNTINFO_MAX	(256 * 1024)
+#define CG_CPU_PERIOD		100000		/* us */
+#define CG_RM_TRY_MS		20
+#define CG_RM_GIVEUP_MS		10000
+#define CG_KILL_ROUNDS		64		/* v1-only end */
+
+enum cg_dir {
+	CG_V2,				/* lifetime (and limits on v2) */
+	CG_V1_MEMORY,
+	CG_V1_PIDS,
+	CG_V1_CPU,
+	CG__DIRS
+};
+
+struct gk_cg {
+	struct event_base	*base;
+	char			 dir[CG__DIRS][GK_CG_PATH_MAX];	/* subtree
+						 * per hierarchy; "" none */
+	bool			 v2_limits;	/* controllers in v2 */
+	unsigned		 can;		/* limits that work */
+	char			 desc[512];
+	struct event		*rm_ev;
+	TAILQ_HEAD(, gk_cg_cage) dying;
+};
+
+struct gk_cg_cage {
+	TAILQ_ENTRY(gk_cg_cage)	 entry;
+	struct gk_cg		*g;
+	char			 name[GK_CG_NAME_MAX + 1];
+	bool			 made[CG__DIRS];
+	char			 kill[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 16];
+	uint64_t		 dying_since;	/* gk_clock_ms */
+};
+
+/* ---- files ------------------------------------------------------------ */
+
+static int
+write_file(const char *path, const char *val, char *err, size_t errlen)
+{
+	ssize_t n;
+	int fd, e;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1) {
+		gk_seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = write(fd, val, strlen(val));
+	e = errno;
+	close(fd);
+	if (n != (ssize_t)strlen(val)) {
+		gk_seterr(err, errlen, "writing \"%s\" to %s: %s", val, path,
+		    n == -1 ? strerror(e) : "short write");
+		errno = n == -1 ? e : EIO;
+		return -1;
+	}
+	return 0;
+}
+
+/* The whole (small) file into buf, NUL-terminated: its length, or -1. */
+static ssize_t
+read_file(const char *path, char *buf, size_t len)
+{
+	ssize_t n, got = 0;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	while ((size_t)got < len - 1 &&
+	    (n = read(fd, buf + got, len - 1 - (size_t)got)) > 0)
+		got += n;
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+static bool
+path2(char *out, size_t len, const char *a, const char *b)
+{
+	int n = snprintf(out, len, "%s/%s", a, b);
+
+	return n > 0 && (size_t)n < len;
+}
+
+static void rm_cb(evutil_socket_t, short, void *);
+static int limit_dir(const struct gk_cg *, enum gk_cg_ctl);
+
+/* ---- finding the hierarchies ------------------------------------------ */
+
+/* mount + own path + "/" + subtree; false if it does not fit. */
+static bool
+subtree_path(char *out, const char *mnt, const char *own, const char *sub)
+{
+	int n;
+
+	if (strcmp(own, "/") == 0)
+		own = "";
+	n = snprintf(out, GK_CG_PATH_MAX, "%s%s/%s", mnt, own, sub);
+	return n > 0 && n < GK_CG_PATH_MAX;
+}
+
+static bool
+make_dir(const char *path)
+{
+	return mkdir(path, 0755) == 0 || errno == EEXIST;
+}
+
+/* The v2 controllers we use that `dir`'s cgroup.controllers offers, as
+ * "+memory +pids +cpu"; their bits in *bits. */
+static void
+v2_controllers(const char *dir, char *out, size_t len, unsigned *bits)
+{
+	char path[GK_CG_PATH_MAX + 32], buf[512], *tok, *save;
+	size_t o = 0;
+	int c;
+
+	*bits = 0;
+	out[0] = '\0';
+	if (!path2(path, sizeof(path), dir, "cgroup.controllers") ||
+	    read_file(path, buf, sizeof(buf)) < 0)
+		return;
+	for (tok = strtok_r(buf, " \n", &save); tok != NULL;
+	    tok = strtok_r(NULL, " \n", &save)) {
+		for (c = 0; c < GK_CG__CTLS; c++) {
+			if (strcmp(tok, gk_cg_ctl_name(c)) != 0)
+				continue;
+			*bits |= 1u << c;
+			o += (size_t)snprintf(out + o, len - o, "%s+%s",
+			    o > 0 ? " " : "", tok);
+		}
+	}
+}
+
+/*
+ * The v2 subtree. At the root of the hierarchy (a hybrid host, a test):
+ * <mount>/<subtree>. Delegated (our own cgroup is not the root, as a
+ * systemd unit with Delegate=yes): we move into <own>/daemon so that
+ * <own> may enable controllers for <own>/<subtree>.
+ */
+static int
+open_v2(struct gk_cg *g, const char *mnt, const char *own, const char *sub,
+    char *why, size_t whylen)
+{
+	char base[GK_CG_PATH_MAX], leaf[GK_CG_PATH_MAX + 16], ctl[128],
+	    path[GK_CG_PATH_MAX + 32], pid[32], err[256];
+	unsigned bits = 0;
+
+	if (!subtree_path(g->dir[CG_V2], mnt, own, sub) ||
+	    !subtree_path(base, mnt, own, "") ) {
+		gk_seterr(why, whylen, "cgroup path too long");
+		return -1;
+	}
+	base[strlen(base) - 1] = '\0';		/* no trailing "/" */
+	if (strcmp(own, "/") != 0) {
+		snprintf(leaf, sizeof(leaf), "%s/daemon", base);
+		snprintf(pid, sizeof(pid), "%d", (int)getpid());
+		if (!make_dir(leaf) || !path2(path, sizeof(path), leaf,
+		    "cgroup.procs") || write_file(path, pid, err,
+		    sizeof(err)) == -1) {
+			gk_seterr(why, whylen, "cannot move into %s (is the "
+			    "unit delegated? Delegate=yes): %s", leaf,
+			    errno != 0 ? strerror(errno) : err);
+			return -1;
+		}
+	}
+	v2_controllers(base, ctl, sizeof(ctl), &bits);
+	if (bits != 0 && path2(path, sizeof(path), base,
+	    "cgroup.subtree_control") &&
+	    write_file(path, ctl, err, sizeof(err)) == -1)
+		bits = 0;
+	if (!make_dir(g->dir[CG_V2])) {
+		gk_seterr(why, whylen, "mkdir %s: %s", g->dir[CG_V2],
+		    strerror(errno));
+		return -1;
+	}
+	if (bits != 0) {
+		v2_controllers(g->dir[CG_V2], ctl, sizeof(ctl), &bits);
+		if (bits != 0 && (!path2(path, sizeof(path), g->dir[CG_V2],
+		    "cgroup.subtree_control") ||
+		    write_file(path, ctl, err, sizeof(err)) == -1))
+			bits = 0;
+	}
+	g->v2_limits = bits != 0;
+	g->can |= bits;
+	return 0;
+}
+
+struct gk_cg *
+gk_cg_open(struct event_base *base, const char *subtree, char *why,
+    size_t whylen)
+{
+	struct gk_cg_mounts m;
+	struct gk_cg_self self;
+	struct gk_cg *g;
+	char buf[CG_FILE_MAX], v2why[256] = "", *mi;
+	ssize_t n;
+	size_t o;
+	int c;
+
+	if (subtree[0] == '\0' || strchr(subtree, '/') != NULL ||
+	    strcmp(subtree, ".") == 0 || strcmp(subtree, "..") == 0) {
+		gk_seterr(why, whylen, "bad cgroup subtree name \"%s\"",
+		    subtree);
+		return NULL;
+	}
+	if ((mi = malloc(CG_MOUNTINFO_MAX)) == NULL ||
+	    (n = read_file("/proc/self/mountinfo", mi, CG_MOUNTINFO_MAX)) <
+	    0) {
+		gk_seterr(why, whylen, "/proc/self/mountinfo: %s",
+		    strerror(errno));
+		free(mi);
+		return NULL;
+	}
+	gk_cg_mounts_parse(mi, (size_t)n, &m);
+	free(mi);
+	if (read_file("/proc/self/cgroup", buf, sizeof(buf)) < 0) {
+		gk_seterr(why, whylen, "/proc/self/cgroup: %s",
+		    strerror(errno));
+		return NULL;
+	}
+	gk_cg_self_parse(buf, strlen(buf), &self);
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		gk_seterr(why, whylen, "out of memory");
+		return NULL;
+	}
+	g->base = base;
+	TAILQ_INIT(&g->dying);
+	if (m.v2[0] != '\0' && self.v2[0] != '\0' &&
+	    open_v2(g, m.v2, self.v2, subtree, v2why, sizeof(v2why)) == -1)
+		g->dir[CG_V2][0] = '\0';
+	else if (m.v2[0] == '\0')
+		snprintf(v2why, sizeof(v2why), "no cgroup2 hierarchy mounted");
+	/* v1 controllers: only those v2 does not have */
+	for (c = 0; c < GK_CG__CTLS; c++) {
+		if ((g->can & (1u << c)) || m.v1[c][0] == '\0' ||
+		    self.v1[c][0] == '\0' ||
+		    !subtree_path(g->dir[CG_V1_MEMORY + c], m.v1[c],
+		    self.v1[c], subtree))
+			continue;
+		if (!make_dir(g->dir[CG_V1_MEMORY + c])) {
+			log_warnx("cgroup: mkdir %s: %s", g->dir[CG_V1_MEMORY +
+			    c], strerror(errno));
+			g->dir[CG_V1_MEMORY + c][0] = '\0';
+			continue;
+		}
+		g->can |= 1u << c;
+	}
+	if (g->dir[CG_V2][0] == '\0' && g->dir[CG_V1_PIDS][0] == '\0' &&
+	    g->dir[CG_V1_MEMORY][0] == '\0') {
+		gk_seterr(why, whylen, "%s, and no writable v1 pids or memory "
+		    "hierarchy", v2why[0] != '\0' ? v2why :
+		    "no writable cgroup2 hierarchy");
+		free(g);
+		return NULL;
+	}
+	if ((g->rm_ev = evtimer_new(base, rm_cb, g)) == NULL) {
+		gk_seterr(why, whylen, "out of memory");
+		free(g);
+		return NULL;
+	}
+	o = (size_t)snprintf(g->desc, sizeof(g->desc), "cages' processes in %s",
+	    g->dir[CG_V2][0] != '\0' ? g->dir[CG_V2] :
+	    g->dir[CG_V1_PIDS][0] != '\0' ? g->dir[CG_V1_PIDS] :
+	    g->dir[CG_V1_MEMORY]);
+	for (c = 0; c < GK_CG__CTLS && o < sizeof(g->desc); c++) {
+		if (!(g->can & (1u << c)))
+			continue;
+		o += (size_t)snprintf(g->desc + o, sizeof(g->desc) - o,
+		    "%s%s in %s", strstr(g->desc, "; limits") == NULL ?
+		    "; limits: " : ", ", gk_cg_ctl_name(c),
+		    limit_dir(g, c) == CG_V2 ? "v2" : g->dir[CG_V1_MEMORY + c]);
+	}
+	if (g->can == 0 && o < sizeof(g->desc))
+		snprintf(g->desc + o, sizeof(g->desc) - o, "; no limits "
+		    "(no memory, pids or cpu controller to write)");
+	return g;
+}
+
+static bool
+cage_rmdirs(struct gk_cg_cage *c)
+{
+	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
+	bool all = true;
+	int d;
+
+	for (d = 0; d < CG__DIRS; d++) {
+		if (!c->made[d])
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", c->g->dir[d], c->name);
+		if (rmdir(path) == 0 || errno == ENOENT)
+			c->made[d] = false;
+		else
+			all = false;
+	}
+	return all;
+}
+
+void
+gk_cg_close(struct gk_cg *g)
+{
+	struct gk_cg_cage *c;
+	int d;
+
+	if (g == NULL)
+		return;
+	while ((c = TAILQ_FIRST(&g->dying)) != NULL) {
+		TAILQ_REMOVE(&g->dying, c, entry);
+		(void)cage_rmdirs(c);
+		free(c);
+	}
+	if (g->rm_ev != NULL)
+		event_free(g->rm_ev);
+	for (d = 0; d < CG__DIRS; d++)	/* if nothing is left in it */
+		if (g->dir[d][0] != '\0')
+			(void)rmdir(g->dir[d]);
+	free(g);
+}
+
+unsigned
+gk_cg_can_limit(const struct gk_cg *g)
+{
+	return g == NULL ? 0 : g->can;
+}
+
+const char *
+gk_cg_describe(const struct gk_cg *g)
+{
+	return g->desc;
+}
+
+/* ---- one cage ----------------------------------------------------------- */
+
+/* Where limit `c` is written: the v2 directory, or c's v1 one. */
+static int
+limit_dir(const struct gk_cg *g, enum gk_cg_ctl c)
+{
+	if (g->dir[CG_V1_MEMORY + c][0] != '\0')
+		return CG_V1_MEMORY + c;
+	return g->v2_limits && (g->can & (1u << c)) ? CG_V2 : -1;
+}
+
+static int
+cage_write(struct gk_cg_cage *c, int d, const char *file, const char *val,
+    char *err, size_t errlen)
+{
+	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/%s/%s", c->g->dir[d], c->name, file);
+	return write_file(path, val, err, errlen);
+}
+
+static int
+cage_mkdir(struct gk_cg_cage *c, int d, char *err, size_t errlen)
+{
+	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
+
+	if (c->made[d])
+		return 0;
+	snprintf(path, sizeof(path), "%s/%s", c->g->dir[d], c->name);
+	if (mkdir(path, 0755) == -1) {
+		gk_seterr(err, errlen, "mkdir %s: %s", path, strerror(errno));
+		return -1;
+	}
+	c->made[d] = true;
+	return 0;
+}
+
+static int
+set_limits(struct gk_cg_cage *c, const struct gk_rlimits *l, char *err,
+    size_t errlen)
+{
+	char v[64], e2[64];
+	int d;
+
+	if (l->memory != 0) {
+		d = limit_dir(c->g, GK_CG_MEMORY);
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)l->memory);
+		if (cage_mkdir(c, d, err, errlen) == -1 ||
+		    cage_write(c, d, d == CG_V2 ? "memory.max" :
+		    "memory.limit_in_bytes", v, err, errlen) == -1)
+			return -1;
+		/* no escape into swap (the file is absent without swap
+		 * accounting: nothing to close then) */
+		(void)cage_write(c, d, d == CG_V2 ? "memory.swap.max" :
+		    "memory.memsw.limit_in_bytes", d == CG_V2 ? "0" : v, e2,
+		    sizeof(e2));
+	}
+	if (l->pids != 0) {
+		d = limit_dir(c->g, GK_CG_PIDS);
+		snprintf(v, sizeof(v), "%u", l->pids);
+		if (cage_mkdir(c, d, err, errlen) == -1 ||
+		    cage_write(c, d, "pids.max", v, err, errlen) == -1)
+			return -1;
+	}
+	if (l->cpus != 0) {
+		d = limit_dir(c->g, GK_CG_CPU);
+		if (cage_mkdir(c, d, err, errlen) == -1)
+			return -1;
+		if (d == CG_V2) {
+			snprintf(v, sizeof(v), "%llu %d",
+			    (unsigned long long)l->cpus * CG_CPU_PERIOD / 1000,
+			    CG_CPU_PERIOD);
+			return cage_write(c, d, "cpu.max", v, err, errlen);
+		}
+		snprintf(v, sizeof(v), "%d", CG_CPU_PERIOD);
+		if (cage_write(c, d, "cpu.cfs_period_us", v, err, errlen) ==
+		    -1)
+			return -1;
+		snprintf(v, sizeof(v), "%llu",
+		    (unsigned long long)l->cpus * CG_CPU_PERIOD / 1000);
+		return cage_write(c, d, "cpu.cfs_quota_us", v, err, errlen);
+	}
+	return 0;
+}
+
+struct gk_cg_cage *
+gk_cg_cage_new(struct gk_cg *g, const char *name, const struct gk_rlimits *l,
+    uid_t owner, char *err, size_t errlen)
+{
+	struct gk_cg_cage *c;
+	int life;
+
+	if ((l->memory != 0 && limit_dir(g, GK_CG_MEMORY) < 0) ||
+	    (l->pids != 0 && limit_dir(g, GK_CG_PIDS) < 0) ||
+	    (l->cpus != 0 && limit_dir(g, GK_CG_CPU) < 0)) {
+		gk_seterr(err, errlen, "a %s limit cannot be enforced here (no "
+		    "writable %s controller)", l->memory != 0 &&
+		    limit_dir(g, GK_CG_MEMORY) < 0 ? "memory" : l->pids != 0 &&
+		    limit_dir(g, GK_CG_PIDS) < 0 ? "pids" : "cpu",
+		    l->memory != 0 && limit_dir(g, GK_CG_MEMORY) < 0 ?
+		    "memory" : l->pids != 0 && limit_dir(g, GK_CG_PIDS) < 0 ?
+		    "pids" : "cpu");
+		return NULL;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		gk_seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->g = g;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	life = g->dir[CG_V2][0] != '\0' ? CG_V2 :
+	    g->dir[CG_V1_PIDS][0] != '\0' ? CG_V1_PIDS : CG_V1_MEMORY;
+	if (cage_mkdir(c, life, err, errlen) == -1 ||
+	    set_limits(c, l, err, errlen) == -1)
+		goto fail;
+	if (life == CG_V2) {
+		snprintf(c->kill, sizeof(c->kill), "%s/%s/cgroup.kill",
+		    g->dir[CG_V2], c->name);
+		/* gk-run ends its own cage, also without us */
+		if (owner != 0 && chown(c->kill, owner, (gid_t)-1) == -1) {
+			log_warn("cgroup: chown %s", c->kill);
+			c->kill[0] = '\0';
+		}
+	}
+	return c;
+fail:
+	(void)cage_rmdirs(c);
+	free(c);
+	return NULL;
+}
+
+int
+gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, char *err, size_t errlen)
+{
+	char v[32];
+	int d;
+
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	for (d = 0; d < CG__DIRS; d++)
+		if (c->made[d] && cage_write(c, d, "cgroup.procs", v, err,
+		    errlen) == -1)
+			return -1;
+	return 0;
+}
+
+static int
+cage_counter(struct gk_cg_cage *c, int d, const char *file, const char *key,
+    uint64_t *out)
+{
+	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 64], buf[1024];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%s/%s", c->g->dir[d], c->name, file);
+	if ((n = read_file(path, buf, sizeof(buf))) < 0)
+		return -1;
+	return gk_cg_counter(buf, (size_t)n, key, out);
+}
+
+int
+gk_cg_cage_events(struct gk_cg_cage *c, uint64_t *oom_kills,
+    uint64_t *pids_max)
+{
+	int d, got = 0;
+
+	*oom_kills = *pids_max = 0;
+	if ((d = limit_dir(c->g, GK_CG_MEMORY)) >= 0 && c->made[d])
+		got += cage_counter(c, d, d == CG_V2 ? "memory.events" :
+		    "memory.oom_control", "oom_kill", oom_kills) == 0;
+	if ((d = limit_dir(c->g, GK_CG_PIDS)) >= 0 && c->made[d])
+		got += cage_counter(c, d, "pids.events", "max", pids_max) == 0;
+	return got > 0 ? 0 : -1;
+}
+
+const char *
+gk_cg_cage_kill_path(const struct gk_cg_cage *c)
+{
+	return c->kill;
+}
+
+/* v1 only: SIGKILL what cgroup.procs lists until it lists nothing. */
+static void
+kill_listed(struct gk_cg_cage *c, int d)
+{
+	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 64], buf[CG_FILE_MAX];
+	char *p, *end;
+	long pid;
+	int round;
+
+	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", c->g->dir[d],
+	    c->name);
+	for (round = 0; round < CG_KILL_ROUNDS; round++) {
+		if (read_file(path, buf, sizeof(buf)) <= 0)
+			return;
+		for (p = buf; *p != '\0'; p = end) {
+			pid = strtol(p, &end, 10);
+			if (end == p)
+				break;
+			if (pid > 1)
+				(void)kill((pid_t)pid, SIGKILL);
+			while (*end == '\n')
+				end++;
+		}
+	}
+}
+
+static void
+schedule_rm(struct gk_cg *g)
+{
+	struct timeval tv = { 0, CG_RM_TRY_MS * 1000 };
+
+	evtimer_add(g->rm_ev, &tv);
+}
+
+static void
+rm_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct gk_cg *g = arg;
+	struct gk_cg_cage *c, *next;
+	uint64_t now = gk_clock_ms();
+
+	(void)fd;
+	(void)what;
+	for (c = TAILQ_FIRST(&g->dying); c != NULL; c = next) {
+		next = TAILQ_NEXT(c, entry);
+		if (!cage_rmdirs(c) && now - c->dying_since <
+		    CG_RM_GIVEUP_MS)
+			continue;
+		if (c->made[CG_V2] || c->made[CG_V1_PIDS] ||
+		    c->made[CG_V1_MEMORY] || c->made[CG_V1_CPU])
+			log_warnx("cgroup %s: still busy after %d s; left for "
+			    "the next start's sweep", c->name,
+			    CG_RM_GIVEUP_MS / 1000);
+		TAILQ_REMOVE(&g->dying, c, entry);
+		free(c);
+	}
+	if (!TAILQ_EMPTY(&g->dying))
+		schedule_rm(g);
+}
+
+void
+gk_cg_cage_end(struct gk_cg_cage *c)
+{
+	struct gk_cg *g;
+	char err[256];
+
+	if (c == NULL)
+		return;
+	g = c->g;
+	if (c->made[CG_V2]) {
+		if (cage_write(c, CG_V2, "cgroup.kill", "1", err,
+		    sizeof(err)) == -1)
+			log_warnx("cgroup: %s", err);
+	} else
+		kill_listed(c, c->made[CG_V1_PIDS] ? CG_V1_PIDS :
+		    CG_V1_MEMORY);
+	if (cage_rmdirs(c)) {
+		free(c);
+		return;
+	}
+	c->dying_since = gk_clock_ms();
+	TAILQ_INSERT_TAIL(&g->dying, c, entry);
+	if (!evtimer_pending(g->rm_ev, NULL))
+		schedule_rm(g);
+}
+
+void
+gk_cg_cage_forget(struct gk_cg_cage *c)
+{
+	free(c);
+}
+
+/* ---- start-up sweep and processes --------------------------------------- */
+
+int
+gk_proc_start(pid_t pid, pid_t *ppid, uint64_t *start)
+{
+	char path[64], buf[1024];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if ((n = read_file(path, buf, sizeof(buf))) <= 0)
+		return -1;
+	return gk_proc_stat_parse(buf, (size_t)n, ppid, start);
+}
+
+size_t
+gk_cg_sweep(struct gk_cg *g, bool (*alive)(pid_t pid, uint64_t start))
+{
+	char id[GK_CG_NAME_MAX + 1];
+	struct gk_cg_cage *c;
+	struct dirent *de;
+	uint64_t start;
+	size_t went = 0;
+	pid_t pid;
+	DIR *dir;
+	int life, d;
+
+	life = g->dir[CG_V2][0] != '\0' ? CG_V2 :
+	    g->dir[CG_V1_PIDS][0] != '\0' ? CG_V1_PIDS : CG_V1_MEMORY;
+	if ((dir = opendir(g->dir[life])) == NULL)
+		return 0;
+	while ((de = readdir(dir)) != NULL) {
+		if (!gk_cg_name_parse(de->d_name, id, sizeof(id), &pid,
+		    &start) || alive(pid, start))
+			continue;
+		if ((c = calloc(1, sizeof(*c))) == NULL)
+			break;
+		c->g = g;
+		snprintf(c->name, sizeof(c->name), "%.*s", GK_CG_NAME_MAX,
+		    de->d_name);
+		for (d = 0; d < CG__DIRS; d++) {
+			char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
+			struct stat st;
+
+			snprintf(path, sizeof(path), "%s/%s", g->dir[d],
+			    c->name);
+			c->made[d] = g->dir[d][0] != '\0' &&
+			    stat(path, &st) == 0;
+		}
+		gk_cg_cage_end(c);
+		went++;
+	}
+	closedir(dir);
+	return went;
+}

@@ -1,0 +1,91 @@
+/*
+ * gk_cgroup: a cgroup per namespace cage, so that the cage owns its
+ * processes: they are put in it before the command runs, limited there
+ * (memory, pids, cpu), and killed all at once when the cage ends.
+ *
+ * Layouts (found at start from /proc/self/mountinfo and /proc/self/cgroup):
+ *  - cgroup v2 with controllers (a systemd host; the unit has
+ *    Delegate=yes): everything in one directory per cage under
+ *    <our cgroup>/<subtree>/, cgroup.kill for the end;
+ *  - hybrid (v1 controllers, an empty v2 hierarchy, e.g. at
+ *    /sys/fs/cgroup/unified): the v2 directory for lifetime
+ *    (cgroup.kill), one directory per cage in the v1 memory, pids and cpu
+ *    hierarchies for its limits (made only when a limit asks for it);
+ *  - v1 only: the v1 pids (or memory) directory for lifetime; its end
+ *    kills what cgroup.procs lists until it is empty.
+ * Where none can be written, gk_cg_open() says why and cages run
+ * uncontained.
+ *
+ * A cage's directory is named after it and its owner (gk_cg_name): a
+ * gatekeeperd that stops leaves cages' cgroups and processes alone, and
+ * the next one sweeps those whose owner is gone (gk_cg_sweep).
+ *
+ * Threads: the loop's. Removal after a kill waits for the processes to
+ * exit: retried from a timer on the loop, never blocking it.
+ */
+#ifndef GK_CGROUP_H
+#define GK_CGROUP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gatekeeper/cgroup/gk_cgparse.h"
+#include "gatekeeper/policy/gk_rlimits.h"
+
+struct event_base;
+struct gk_cg;
+struct gk_cg_cage;
+
+/*
+ * Find the hierarchies and make (or reuse) the subtree `subtree` (a
+ * single path component) in each usable one. NULL with `why` (one line:
+ * what is missing) when no cage can be contained.
+ */
+struct gk_cg	*gk_cg_open(struct event_base *base, const char *subtree,
+		    char *why, size_t whylen);
+/* Cages' cgroups and processes are left alone; pending removals are
+ * tried once more. NULL is fine. */
+void		 gk_cg_close(struct gk_cg *g);
+/* Which limits can be enforced: bits (1 << GK_CG_MEMORY) etc. */
+unsigned	 gk_cg_can_limit(const struct gk_cg *g);
+/* For the start-up log: where cages go and what limits them. */
+const char	*gk_cg_describe(const struct gk_cg *g);
+
+/*
+ * A cage's cgroup(s), named `name` (gk_cg_name), with limits l (those
+ * gk_cg_can_limit() lacks are refused: -1), the lifetime directory's
+ * cgroup.kill given to `owner` (so gk-run can end its cage without the
+ * daemon). NULL with err.
+ */
+struct gk_cg_cage *gk_cg_cage_new(struct gk_cg *g, const char *name,
+		    const struct gk_rlimits *l, uid_t owner, char *err,
+		    size_t errlen);
+/* Put process pid (and the children it makes later) in the cage. */
+int		 gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, char *err,
+		    size_t errlen);
+/* Counters since creation: processes the memory limit killed, forks
+ * the pids limit refused. 0, or -1 when none can be read. */
+int		 gk_cg_cage_events(struct gk_cg_cage *c, uint64_t *oom_kills,
+		    uint64_t *pids_max);
+/* The owner's cgroup.kill ("" when there is none). */
+const char	*gk_cg_cage_kill_path(const struct gk_cg_cage *c);
+/* Kill every process in it, remove the directories (in the background
+ * until they are empty, at most 10 s), free c. */
+void		 gk_cg_cage_end(struct gk_cg_cage *c);
+/* Free c and leave its cgroup as it is (the daemon stops). */
+void		 gk_cg_cage_forget(struct gk_cg_cage *c);
+
+/*
+ * Every cage cgroup in the subtree: `alive` says whether its owner (pid,
+ * start time) still runs. Those whose owner is gone are killed and
+ * removed; the others are left for their owner. Returns how many went.
+ */
+size_t		 gk_cg_sweep(struct gk_cg *g,
+		    bool (*alive)(pid_t pid, uint64_t start));
+
+/* Start time (clock ticks since boot) and parent of pid: 0 or -1. */
+int		 gk_proc_start(pid_t pid, pid_t *ppid, uint64_t *start);
+
+#endif /* GK_CGROUP_H */
