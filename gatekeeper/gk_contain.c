@@ -44,16 +44,6 @@ struct cage_cg {
 	uint64_t		 pids_seen;
 };
 
-/* Is the process pid, started at `start` (ticks), still there? */
-static bool
-owner_alive(pid_t pid, uint64_t start)
-{
-	uint64_t now;
-	pid_t ppid;
-
-	return gk_proc_start(pid, &ppid, &now) == 0 && now == start;
-}
-
 /* New counts of c's limit events: counted, audited, told to the owner. */
 static void
 poll_cage(struct gk_cage *c)
@@ -151,14 +141,13 @@ contain_create(void *arg, struct gk_cage *c, pid_t owner,
 	struct gk_contain *k = arg;
 	char name[GK_CG_NAME_MAX + 1];
 	struct gk_rlimits lim = *l;
+	struct gk_cg_owner o;
 	struct cage_cg *r;
-	uint64_t start;
-	pid_t ppid;
 
 	if (!trim_limits(k, c, &lim, best_effort, err, errlen))
 		return -1;
-	if (gk_proc_start(owner, &ppid, &start) == -1 ||
-	    !gk_cg_name(name, sizeof(name), c->id, owner, start)) {
+	if (gk_cg_owner_of(owner, &o) == -1 ||
+	    !gk_cg_name(name, sizeof(name), c->id, &o)) {
 		snprintf(err, errlen, "cannot read the control peer's process "
 		    "(pid %d): %s", (int)owner, strerror(errno));
 		return -1;
@@ -322,7 +311,7 @@ gk_contain_start(struct gk_contain **out, struct event_base *base,
 		return -1;
 	}
 	log_info("cgroups: %s", gk_cg_describe(k->cg));
-	if ((went = gk_cg_sweep(k->cg, owner_alive)) > 0)
+	if ((went = gk_cg_sweep(k->cg)) > 0)
 		log_info("cgroups: %zu leftover cage%s whose gk-run is gone "
 		    "killed and removed", went, went == 1 ? "" : "s");
 	*out = k;

@@ -247,20 +247,22 @@ gk_proc_stat_parse(const char *text, size_t len, pid_t *ppid,
 }
 
 bool
-gk_cg_name(char *buf, size_t len, const char *id, pid_t pid, uint64_t start)
+gk_cg_name(char *buf, size_t len, const char *id,
+    const struct gk_cg_owner *o)
 {
 	int n;
 
-	n = snprintf(buf, len, "cage-%s-%d-%llu", id, (int)pid,
-	    (unsigned long long)start);
-	return n > 0 && (size_t)n < len;
+	n = snprintf(buf, len, "cage-%s-%llu-%d-%llu", id,
+	    (unsigned long long)o->pidns, (int)o->pid,
+	    (unsigned long long)o->start);
+	return n > 0 && (size_t)n < len && (size_t)n <= GK_CG_NAME_MAX;
 }
 
 bool
-gk_cg_name_parse(const char *name, char *id, size_t idlen, pid_t *pid,
-    uint64_t *start)
+gk_cg_name_parse(const char *name, char *id, size_t idlen,
+    struct gk_cg_owner *o)
 {
-	const char *p = name, *d1, *d2;
+	const char *p = name, *d1, *d2, *d3;
 	size_t n = strnlen(name, GK_CG_NAME_MAX + 1), i;
 	uint64_t v;
 
@@ -268,18 +270,18 @@ gk_cg_name_parse(const char *name, char *id, size_t idlen, pid_t *pid,
 		return false;
 	p += 5;
 	if ((d1 = strchr(p, '-')) == NULL || (d2 = strchr(d1 + 1, '-')) ==
-	    NULL || d1 == p || (size_t)(d1 - p) >= idlen)
+	    NULL || (d3 = strchr(d2 + 1, '-')) == NULL || d1 == p ||
+	    (size_t)(d1 - p) >= idlen)
 		return false;
 	for (i = 0; p + i < d1; i++)
 		if (!((p[i] >= 'a' && p[i] <= 'z') || (p[i] >= '0' &&
 		    p[i] <= '9')))
 			return false;
-	if (!number(d1 + 1, (size_t)(d2 - d1 - 1), &v) || v == 0 ||
-	    v > 0x7fffffff)
+	if (!number(d1 + 1, (size_t)(d2 - d1 - 1), &o->pidns) ||
+	    !number(d2 + 1, (size_t)(d3 - d2 - 1), &v) || v == 0 ||
+	    v > 0x7fffffff || !number(d3 + 1, strlen(d3 + 1), &o->start))
 		return false;
-	*pid = (pid_t)v;
-	if (!number(d2 + 1, strlen(d2 + 1), start))
-		return false;
+	o->pid = (pid_t)v;
 	memcpy(id, p, (size_t)(d1 - p));
 	id[d1 - p] = '\0';
 	return true;

@@ -63,14 +63,20 @@ int		 gk_proc_stat_parse(const char *text, size_t len, pid_t *ppid,
 /*
  * A cage's cgroup is named after the cage and its owner (the gk-run that
  * created it, known by pid and start time, so a reused pid does not
- * pass for it): "cage-<id>-<pid>-<start>". gk_cg_name() writes it (false
- * if it does not fit); gk_cg_name_parse() reads one back (false if the
- * name is not of that form).
+ * pass for it, and the pid namespace those pids are of, identified by
+ * its inode): "cage-<id>-<pidns>-<pid>-<start>". gk_cg_name() writes it
+ * (false if it does not fit); gk_cg_name_parse() reads one back (false if
+ * the name is not of that form).
  */
 #define GK_CG_NAME_MAX	64
-bool		 gk_cg_name(char *buf, size_t len, const char *id, pid_t pid,
-		    uint64_t start);
+struct gk_cg_owner {
+	uint64_t	 pidns;
+	pid_t		 pid;
+	uint64_t	 start;
+};
+bool		 gk_cg_name(char *buf, size_t len, const char *id,
+		    const struct gk_cg_owner *o);
 bool		 gk_cg_name_parse(const char *name, char *id, size_t idlen,
-		    pid_t *pid, uint64_t *start);
+		    struct gk_cg_owner *o);
 
 #endif /* GK_CGPARSE_H */

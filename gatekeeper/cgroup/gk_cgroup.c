@@ -636,15 +636,33 @@ gk_proc_start(pid_t pid, pid_t *ppid, uint64_t *start)
 	return gk_proc_stat_parse(buf, (size_t)n, ppid, start);
 }
 
+static uint64_t
+own_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+int
+gk_cg_owner_of(pid_t pid, struct gk_cg_owner *o)
+{
+	pid_t ppid;
+
+	o->pid = pid;
+	o->pidns = own_pidns();
+	return gk_proc_start(pid, &ppid, &o->start);
+}
+
 size_t
-gk_cg_sweep(struct gk_cg *g, bool (*alive)(pid_t pid, uint64_t start))
+gk_cg_sweep(struct gk_cg *g)
 {
 	char id[GK_CG_NAME_MAX + 1];
+	struct gk_cg_owner o, now;
 	struct gk_cg_cage *c;
 	struct dirent *de;
-	uint64_t start;
+	uint64_t ns = own_pidns();
 	size_t went = 0;
-	pid_t pid;
 	DIR *dir;
 	int life, d;
 
@@ -653,8 +671,9 @@ gk_cg_sweep(struct gk_cg *g, bool (*alive)(pid_t pid, uint64_t start))
 	if ((dir = opendir(g->dir[life])) == NULL)
 		return 0;
 	while ((de = readdir(dir)) != NULL) {
-		if (!gk_cg_name_parse(de->d_name, id, sizeof(id), &pid,
-		    &start) || alive(pid, start))
+		if (!gk_cg_name_parse(de->d_name, id, sizeof(id), &o) ||
+		    o.pidns != ns || (gk_cg_owner_of(o.pid, &now) == 0 &&
+		    now.start == o.start))
 			continue;
 		if ((c = calloc(1, sizeof(*c))) == NULL)
 			break;

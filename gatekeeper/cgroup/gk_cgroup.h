@@ -78,14 +78,16 @@ void		 gk_cg_cage_end(struct gk_cg_cage *c);
 void		 gk_cg_cage_forget(struct gk_cg_cage *c);
 
 /*
- * Every cage cgroup in the subtree: `alive` says whether its owner (pid,
- * start time) still runs. Those whose owner is gone are killed and
- * removed; the others are left for their owner. Returns how many went.
+ * Every cage cgroup in the subtree whose owner's pids are ours (same pid
+ * namespace; another gatekeeperd's, in another, are not looked at):
+ * those whose owner (pid, start time) is gone are killed and removed,
+ * the others left for their owner. Returns how many went.
  */
-size_t		 gk_cg_sweep(struct gk_cg *g,
-		    bool (*alive)(pid_t pid, uint64_t start));
+size_t		 gk_cg_sweep(struct gk_cg *g);
 
 /* Start time (clock ticks since boot) and parent of pid: 0 or -1. */
 int		 gk_proc_start(pid_t pid, pid_t *ppid, uint64_t *start);
+/* The owner record of pid (in our pid namespace): 0 or -1. */
+int		 gk_cg_owner_of(pid_t pid, struct gk_cg_owner *o);
 
 #endif /* GK_CGROUP_H */

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+#
+# test_contain.sh: a cage owns its processes. Real gk-run, bwrap and
+# gatekeeperd on this machine's cgroup layout (hybrid: an empty v2
+# hierarchy for lifetime, v1 memory, pids and cpu for limits; a pure v2
+# hierarchy cannot be mounted beside it, so that layout is said to be
+# untested here):
+#
+#   - the command runs inside the cage's cgroup (seen from outside);
+#   - kill -9 of gk-run at 30 points of start-up and run: within one
+#     second no process of the command, no gk-* link and no cage cgroup
+#     remains; a daemon the command started with setsid does not survive
+#     gk-run's normal end either;
+#   - --pids 32 holds a fork bomb (never more than 32 tasks in the cage)
+#     while the host keeps running commands at once; one line says forks
+#     were refused;
+#   - --memory 64M and a program allocating 512 MiB: exit 137, "gk-run:
+#     killed: out of memory (limit 64M)", a cage.limit audit line and
+#     gatekeeper_cage_limit_events_total{limit="memory"};
+#   - --cpus 0.5: a 2 s busy loop gets about 1 s of CPU;
+#   - a gatekeeperd with --cgroup off: limits exit 125 with the reason,
+#     --limits best-effort runs with a warning; then a gatekeeperd that
+#     starts sweeps a cage cgroup whose gk-run is gone (its process
+#     killed), and leaves alone one whose gk-run lives.
+#
+#   bash tests/integration/test_contain.sh build/spawner/gk-run build/gatekeeperd
+#   meson test -C build contain_integration      (suite "integration")
+#
+# Root only (it skips otherwise): private network, mount and PID
+# namespaces (lib.sh); gatekeeperd's cgroup subtree has a name of this
+# run's own (gk-test-PID) and is gone at the end.
+
+# Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
+# shellcheck disable=SC2016,SC2317,SC2034
+GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$GK_SELF")/lib.sh"
+
+gk_exe_args test_contain.sh GKRUN=gk-run GKD=gatekeeperd -- "$@"
+if [ "$(id -u)" -ne 0 ]; then
+	echo "SKIP: test_contain.sh needs root (cgroups, namespaces)"
+	exit 77
+fi
+export PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
+gk_require bwrap ip nft unshare curl "$PYTHON" sh timeout
+gk_enter_netns 77 "$GK_SELF" "$@"
+gk_setup
+T=$GK_TMP
+CG=gk-test-$$
+SOCK=$T/run/control.sock
+WORK=$T/work
+METRICS=127.0.0.1:9477
+AUDIT=$T/audit.log
+U=$$$RANDOM		# makes our sleeps' arguments unique
+mkdir -p "$T/run" "$WORK" && chmod 755 "$T/run"
+: >"$T/empty.conf"
+
+oneline() { printf '%s' "$1" | tr '\n' '|' | cut -c1-600; }
+
+start_daemon() {
+	gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
+		--metrics "$METRICS" --upstream 127.0.0.1:5353 --log-level debug \
+		--audit-log "$AUDIT" "$@"
+	gk_wait_for 100 test -S "$SOCK"
+}
+# run ARGS...: gk-run in $WORK, stdout/stderr in $T/run.out/.err, RC.
+run() {
+	( cd "$WORK" && exec timeout -s KILL 60 "$GKRUN" --control "$SOCK" "$@" \
+		>"$T/run.out" 2>"$T/run.err" )
+	RC=$?
+}
+detail() {
+	GK_DETAIL="rc $RC; out: $(oneline "$(head -c 300 "$T/run.out")"); err: $(oneline "$(head -c 500 "$T/run.err")")"
+}
+procs_with() { pgrep -f -- "$1" | grep -c .; }
+links() { ip -o link show | grep -c ' gk-'; }
+
+# ---- the cgroup, seen from outside -------------------------------------------
+start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts" "$T/GKD_PID.log"
+V2=$(sed -n "s/.*cgroups: cages' processes in \([^;]*\);.*/\1/p" "$T/GKD_PID.log" | head -1)
+GK_DETAIL=$(grep -m1 cgroups: "$T/GKD_PID.log")
+gk_check "gatekeeperd says where cages go and what limits them ($V2)" \
+	eval '[ -n "$V2" ] && [ -d "$V2" ] && grep -q "limits: memory" "$T/GKD_PID.log"'
+( cd "$WORK" && exec "$GKRUN" --control "$SOCK" --allow x.example -- \
+	sleep "50.$U" ) >"$T/bg.out" 2>&1 &
+BG=$!
+gk_track_pid "$BG"
+gk_wait_for 50 pgrep -f -- "^sleep 50.$U" >/dev/null
+pid=$(pgrep -f -- "^sleep 50.$U" | head -1)
+cg=$(cat "/proc/$pid/cgroup" 2>/dev/null | tr '\n' ' ')
+GK_DETAIL="sleep pid ${pid:-none}: $cg"
+gk_check "the command runs in its cage's cgroup (v2 and the v1 ones it needs)" \
+	eval '[ -n "$pid" ] && grep -q "0::/$CG/cage-[a-z0-9]*-[0-9]*-[0-9]*-[0-9]*" "/proc/$pid/cgroup"'
+kill -TERM "$BG"
+gk_wait_exit "$BG" 50
+gk_untrack_pid "$BG"
+gk_wait_for 10 eval '[ "$(procs_with "50.$U")" = 0 ] && ! ls -d "$V2"/cage-* >/dev/null 2>&1'
+GK_DETAIL="processes: $(procs_with "50.$U"); cgroups: $(ls "$V2" | grep -c cage-)"
+gk_check "gk-run ends (SIGTERM): its processes and cgroup are gone within a second" \
+	eval '[ "$(procs_with "50.$U")" = 0 ] && ! ls -d "$V2"/cage-* >/dev/null 2>&1'
+
+# ---- a daemon the command leaves behind ---------------------------------------
+run --allow x.example -- sh -c "setsid sleep 51.$U </dev/null >/dev/null 2>&1 & echo started"
+gk_wait_for 10 test "$(procs_with "51.$U")" = 0
+detail
+gk_check "a process the command started with setsid ends with gk-run" \
+	eval '[ "$RC" = 0 ] && grep -q started "$T/run.out" && [ "$(procs_with "51.$U")" = 0 ]'
+
+# ---- kill -9 of gk-run at 30 points ---------------------------------------------
+"$PYTHON" - "$GKRUN" "$SOCK" "$V2" "$WORK" "$U" >"$T/kill9.txt" 2>&1 <<'EOF'
+import glob, os, subprocess, sys, time
+gkrun, sock, cgdir, work, u = sys.argv[1:6]
+delays = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 23, 26, 30,
+          35, 40, 50, 60, 80, 100, 150, 200, 300, 500, 1000]
+def left(tag):
+    procs = []
+    for p in os.listdir("/proc"):
+        if not p.isdigit():
+            continue
+        try:
+            if tag.encode() in open("/proc/%s/cmdline" % p, "rb").read():
+                procs.append(p)
+        except OSError:
+            pass
+    links = [l for l in os.listdir("/sys/class/net") if l.startswith("gk-")]
+    return procs, links, glob.glob(cgdir + "/cage-*")
+bad = 0
+for i, d in enumerate(delays):
+    tag = "%d.%s%d" % (70 + i, u, i)
+    p = subprocess.Popen([gkrun, "--control", sock, "--allow", "x.example",
+                          "--", "sleep", tag], cwd=work,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(d / 1000.0)
+    p.kill()
+    p.wait()
+    t0 = time.monotonic()
+    while True:
+        procs, links, cgs = left(tag)
+        el = time.monotonic() - t0
+        if not procs and not links and not cgs:
+            print("ok   kill -9 after %4d ms: all gone in %3d ms" % (d, el * 1000))
+            break
+        if el > 1.0:
+            bad += 1
+            print("FAIL kill -9 after %4d ms: after 1 s: processes %s, links %s, cgroups %s"
+                  % (d, procs, links, [os.path.basename(c) for c in cgs]))
+            break
+        time.sleep(0.005)
+sys.exit(1 if bad else 0)
+EOF
+rc=$?
+GK_DETAIL=$(grep -c "^ok" "$T/kill9.txt")" of 30 clean; $(grep FAIL "$T/kill9.txt" | head -3 | tr '\n' '|')"
+gk_check "kill -9 of gk-run at 30 points of start-up and run: nothing of the cage remains within 1 s" \
+	test "$rc" = 0
+sed 's/^/       /' "$T/kill9.txt" | head -30
+
+# ---- --pids: a fork bomb ---------------------------------------------------------
+( cd "$WORK" && exec timeout -s KILL 60 "$GKRUN" --control "$SOCK" \
+	--allow x.example --pids 32 --timeout 4 -- sh -c \
+	'b() { b | b & }; b; sleep 6' >"$T/bomb.out" 2>"$T/bomb.err" ) &
+BOMB=$!
+gk_track_pid "$BOMB"
+"$PYTHON" - "$V2" >"$T/bomb-watch.txt" <<'EOF'
+import glob, os, subprocess, sys, time
+cgdir = sys.argv[1]
+peak, worst = 0, 0.0
+t_end = time.monotonic() + 3.0
+while time.monotonic() < t_end:
+    for d in glob.glob(cgdir + "/cage-*"):
+        try:
+            n = len(open(d + "/cgroup.procs").read().split())
+            peak = max(peak, n)
+        except OSError:
+            pass
+    t0 = time.monotonic()
+    subprocess.run(["/bin/true"])
+    worst = max(worst, time.monotonic() - t0)
+    time.sleep(0.02)
+print("%d %d" % (peak, worst * 1000))
+EOF
+read -r peak worst <"$T/bomb-watch.txt"
+gk_wait_exit "$BOMB" 100
+wait "$BOMB"
+brc=$?
+gk_untrack_pid "$BOMB"
+limit_dir=$(find /sys/fs/cgroup/pids -maxdepth 3 -type d -name "$CG" | head -1)
+GK_DETAIL="peak $peak processes in the cage; slowest host /bin/true ${worst} ms; rc $brc; err: $(oneline "$(tail -c 300 "$T/bomb.err")")"
+gk_check "--pids 32: a fork bomb never has more than 32 processes; the host runs /bin/true in under 200 ms meanwhile" \
+	eval '[ -n "$peak" ] && [ "$peak" -le 32 ] && [ "$peak" -ge 8 ] && [ "$worst" -lt 200 ]'
+gk_check "... gk-run says forks were refused at the limit" \
+	grep -q "gk-run: process limit reached (--pids 32): [0-9]* forks\? refused" "$T/bomb.err"
+gk_wait_for 20 eval '! ls -d "$V2"/cage-* >/dev/null 2>&1'
+GK_DETAIL=$(ls "$V2" "$limit_dir" 2>&1 | tr '\n' ' ')
+gk_check "... and at its end (--timeout) nothing of it remains" \
+	eval '! ls -d "$V2"/cage-* "$limit_dir"/cage-* >/dev/null 2>&1'
+
+# ---- --memory --------------------------------------------------------------------
+run --allow x.example --memory 64M -- "$PYTHON" -c \
+	'a = bytearray(512 << 20); print("allocated", len(a))'
+detail
+gk_check "--memory 64M, 512 MiB allocated: exit 137 and 'gk-run: killed: out of memory (limit 64M)'" \
+	eval '[ "$RC" = 137 ] && grep -qx "gk-run: killed: out of memory (limit 64M)" "$T/run.err" &&
+	    ! grep -q allocated "$T/run.out"'
+gk_wait_for 20 grep -q '"event":"cage.limit".*"limit":"memory","value":67108864' "$AUDIT"
+GK_DETAIL=$(grep '"cage.limit"' "$AUDIT" | tail -2 | tr '\n' '|')
+gk_check "... an audit line: cage.limit, memory, 67108864" \
+	grep -q '"event":"cage.limit".*"limit":"memory","value":67108864' "$AUDIT"
+m=$(curl -s --max-time 5 "http://$METRICS/metrics" | grep '^gatekeeper_cage_limit_events_total{limit="memory"}')
+GK_DETAIL=$m
+gk_check "... and gatekeeper_cage_limit_events_total{limit=\"memory\"} 1" \
+	test "$m" = 'gatekeeper_cage_limit_events_total{limit="memory"} 1'
+run --allow x.example --memory 64M -- "$PYTHON" -c \
+	'a = bytearray(16 << 20); print("allocated", len(a))'
+detail
+gk_check "--memory 64M, 16 MiB allocated: runs, no limit line" \
+	eval '[ "$RC" = 0 ] && grep -q "allocated 16777216" "$T/run.out" && ! grep -q "out of memory" "$T/run.err"'
+
+# ---- --cpus ------------------------------------------------------------------------
+run --allow x.example --cpus 0.5 -- "$PYTHON" -c '
+import time
+t = time.monotonic()
+while time.monotonic() - t < 2.0:
+    pass
+print(int(time.process_time() * 1000))'
+detail
+cpu=$(head -1 "$T/run.out")
+gk_check "--cpus 0.5: a 2 s busy loop got ${cpu:-?} ms of CPU (0.7 to 1.3 s)" \
+	eval '[ "$RC" = 0 ] && [ "${cpu:-0}" -ge 700 ] && [ "${cpu:-9999}" -le 1300 ]'
+run --allow x.example --memory 3M -- true
+detail
+gk_check "--memory 3M: a usage error naming the range (125)" \
+	eval '[ "$RC" = 125 ] && grep -q "out of range (4M to 1024T)" "$T/run.err"'
+run --net none --pids 5 -- true
+detail
+gk_check "--pids with --net none: a usage error (limits need a gated run)" \
+	eval '[ "$RC" = 125 ] && grep -q "apply to gated runs" "$T/run.err"'
+
+# ---- a daemon that cannot contain --------------------------------------------------
+gk_stop_daemon "$GKD_PID" TERM
+start_daemon --cgroup off || gk_abort "gatekeeperd --cgroup off starts" "$T/GKD_PID.log"
+run --allow x.example --memory 64M -- true
+detail
+gk_check "--cgroup off: gk-run --memory exits 125 saying the daemon cannot contain" \
+	eval '[ "$RC" = 125 ] && grep -q "limits were asked for, but this gatekeeperd cannot contain" "$T/run.err"'
+run --allow x.example --memory 64M --limits best-effort -- echo ran
+detail
+gk_check "... with --limits best-effort it runs, with a warning" \
+	eval '[ "$RC" = 0 ] && grep -q ran "$T/run.out" && grep -q "warning: --limits best-effort" "$T/run.err"'
+run --allow x.example -- echo ran
+detail
+gk_check "... and without limits it just runs" \
+	eval '[ "$RC" = 0 ] && grep -q ran "$T/run.out" && ! grep -q warning "$T/run.err"'
+gk_stop_daemon "$GKD_PID" TERM
+
+# ---- the start-up sweep -------------------------------------------------------------
+NS=$(stat -Lc %i /proc/self/ns/pid)
+mkdir -p "$V2"
+sleep "52.$U" &
+DEAD_PROC=$!
+gk_track_pid "$DEAD_PROC"
+mkdir "$V2/cage-zz11zz11-$NS-999999-1"
+echo "$DEAD_PROC" >"$V2/cage-zz11zz11-$NS-999999-1/cgroup.procs"
+sleep "53.$U" &
+LIVE_PROC=$!
+gk_track_pid "$LIVE_PROC"
+read -r -a st <"/proc/$$/stat"
+LIVE_NAME="cage-yy22yy22-$NS-$$-${st[21]}"
+mkdir "$V2/$LIVE_NAME"
+echo "$LIVE_PROC" >"$V2/$LIVE_NAME/cgroup.procs"
+start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts again" "$T/GKD_PID.log"
+gk_wait_for 20 eval '! kill -0 "$DEAD_PROC" 2>/dev/null'
+GK_DETAIL="$(grep -m1 leftover "$T/GKD_PID.log"); left: $(ls "$V2" | tr '\n' ' ')"
+gk_check "a starting gatekeeperd kills and removes a cage cgroup whose gk-run is gone" \
+	eval '! kill -0 "$DEAD_PROC" 2>/dev/null && [ ! -d "$V2/cage-zz11zz11-$NS-999999-1" ] &&
+	    grep -q "1 leftover cage whose gk-run is gone" "$T/GKD_PID.log"'
+gk_check "... and leaves one whose gk-run lives" \
+	eval 'kill -0 "$LIVE_PROC" 2>/dev/null && [ -d "$V2/$LIVE_NAME" ]'
+kill "$LIVE_PROC"
+gk_wait_for 20 eval '! kill -0 "$LIVE_PROC" 2>/dev/null'
+rmdir "$V2/$LIVE_NAME" 2>/dev/null
+
+# ---- stop ---------------------------------------------------------------------------
+gk_stop_daemon "$GKD_PID" TERM
+GK_DETAIL="rc $GK_RC"
+gk_check "SIGTERM: gatekeeperd exits 0" test "$GK_RC" = 0
+left=$(find /sys/fs/cgroup -maxdepth 4 -type d -name "$CG" 2>/dev/null)
+GK_DETAIL=$left
+gk_check "its cgroup subtrees are gone once empty" test -z "$left"
+GK_DETAIL=$(grep -hE "AddressSanitizer|LeakSanitizer|runtime error:" "$T"/*.log "$T"/*.err 2>/dev/null | head -5)
+gk_check "no sanitizer reports" test -z "$GK_DETAIL"
+
+# shellcheck disable=SC2119  # no note for the summary
+gk_finish
