@@ -134,9 +134,35 @@ trim_limits(struct gk_contain *k, const struct gk_cage *c,
 	return true;
 }
 
+/* A reattach: the cgroup the peer's earlier cage had, if it is the
+ * peer's (same owner: pid namespace, pid, start time). */
+static struct gk_cg_cage *
+adopt_cgroup(struct gk_contain *k, const struct gk_cage *c,
+    const char *name, const struct gk_cg_owner *peer, char *err,
+    size_t errlen)
+{
+	struct gk_cg_owner o;
+	char id[GK_CG_NAME_MAX + 1];
+	struct gk_cg_cage *cgc;
+
+	if (!gk_cg_name_parse(name, id, sizeof(id), &o) ||
+	    o.pidns != peer->pidns || o.pid != peer->pid ||
+	    o.start != peer->start) {
+		snprintf(err, errlen, "cgroup %s is not one this process "
+		    "created", name);
+		return NULL;
+	}
+	if ((cgc = gk_cg_cage_adopt(k->cg, name, c->uid, err, errlen)) !=
+	    NULL)
+		log_info("cage=%s cgroup=%s action=reattach: its processes "
+		    "are this cage's again", c->id, name);
+	return cgc;
+}
+
 static int
 contain_create(void *arg, struct gk_cage *c, pid_t owner,
-    const struct gk_rlimits *l, bool best_effort, char *err, size_t errlen)
+    const struct gk_rlimits *l, bool best_effort, const char *adopt,
+    char *err, size_t errlen)
 {
 	struct gk_contain *k = arg;
 	char name[GK_CG_NAME_MAX + 1];
@@ -156,12 +182,19 @@ contain_create(void *arg, struct gk_cage *c, pid_t owner,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if ((r->cgc = gk_cg_cage_new(k->cg, name, &lim, c->uid, err,
-	    errlen)) == NULL) {
+	if (adopt != NULL)
+		r->cgc = adopt_cgroup(k, c, adopt, &o, err, errlen);
+	else
+		r->cgc = gk_cg_cage_new(k->cg, name, &lim, c->uid, err,
+		    errlen);
+	if (r->cgc == NULL) {
 		free(r);
 		return -1;
 	}
 	r->lim = lim;
+	/* only what happens from now on is news */
+	if (adopt != NULL)
+		(void)gk_cg_cage_events(r->cgc, &r->oom_seen, &r->pids_seen);
 	c->cg = r;
 	return 0;
 }

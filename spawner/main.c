@@ -353,29 +353,39 @@ limits_said(const struct spawn_opts *o, const struct spawn_cage *cage)
 		    "any cgroup");
 }
 
-/*
- * Gated: the child's namespace, then the cage from gatekeeperd over
- * `sock`; the child gets the cage. Any failure ends gk-run (and so the
- * child, through its parent-death signal).
- */
-static void
-make_cage(const struct spawn_opts *o, int sock, int chan, pid_t child,
-    struct spawn_cage *cage)
+/* The cage.create request line; with `reattach` (a cgroup name, or "")
+ * the one that registers the same sandbox again after a restart. */
+static char *
+cage_request(const struct spawn_opts *o, const char *reattach)
 {
 	char err[SPAWN_ERRLEN], label[SPAWN_LABEL_MAX + 1], *req;
-	int nsfd;
 
 	spawn_cage_label(o->cmd, o->ncmd, label);
 	if ((req = spawn_cage_request(label, o->transparent == 1,
 	    !o->quiet || o->events_fd != -1 || o->learn != NULL,
 	    o->learn != NULL, &o->limits, o->limits_best_effort == 1,
-	    &o->allow, err, sizeof(err))) == NULL)
+	    reattach, &o->allow, err, sizeof(err))) == NULL)
 		die("%s", err);
-	if ((nsfd = spawn_start_netns(chan, err, sizeof(err))) == -1 ||
-	    spawn_ctl_create(sock, nsfd, req, o->control, cage, err,
+	return req;
+}
+
+/*
+ * Gated: the child's namespace, then the cage from gatekeeperd over
+ * `sock`; the child gets the cage. Any failure ends gk-run (and so the
+ * child, through its parent-death signal). The namespace fd is kept
+ * (*nsfd; CLOEXEC) to register the sandbox again after a restart.
+ */
+static void
+make_cage(const struct spawn_opts *o, int sock, int chan, pid_t child,
+    struct spawn_cage *cage, int *nsfd)
+{
+	char err[SPAWN_ERRLEN], *req;
+
+	req = cage_request(o, NULL);
+	if ((*nsfd = spawn_start_netns(chan, err, sizeof(err))) == -1 ||
+	    spawn_ctl_create(sock, *nsfd, req, o->control, cage, err,
 	    sizeof(err)) == -1)
 		die("%s", err);
-	close(nsfd);
 	free(req);
 	if (o->verbose > 0)
 		fprintf(stderr, "gk-run: cage %s: gateway %s, socks %s, "
@@ -440,7 +450,8 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	struct spawn_fds f = { .n = 0 };
 	sigset_t old;
 	size_t i;
-	int rc, pipefd[2], sock = -1, chan;
+	char cgname[256];
+	int rc, pipefd[2], sock = -1, chan, nsfd = -1;
 
 	if ((bwrap = spawn_find_bwrap(err, sizeof(err))) == NULL)
 		die("%s", err);
@@ -470,7 +481,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	for (i = 0; i < f.n; i++)
 		close(f.fd[i]);
 	if (p->net == SPAWN_NET_GATED)
-		make_cage(o, sock, chan, r.pid, &cage);
+		make_cage(o, sock, chan, r.pid, &cage, &nsfd);
 	if (spawn_start_exec(chan, err, sizeof(err)) == -1)
 		die("%s", err);
 	close(chan);
@@ -487,6 +498,12 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	if (p->net == SPAWN_NET_GATED) {
 		r.cg_kill = cage.kill;
 		r.limits = gk_rlimits_any(&cage.limits);
+		spawn_cage_cgname(&cage, cgname, sizeof(cgname));
+		r.control = o->control;
+		r.nsfd = nsfd;
+		r.reattach_timeout = o->reattach_timeout;
+		r.reattach_req = o->reattach_timeout > 0 ?
+		    cage_request(o, cgname) : NULL;
 	}
 	rc = spawn_run(&r);
 	spawn_guard_cleanup(guard_fd, p);

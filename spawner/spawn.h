@@ -21,6 +21,7 @@
 
 #define SPAWN_CONTROL_DEFAULT	GK_CONTROL_PATH_DEFAULT
 #define SPAWN_ERRLEN		1024	/* any message fits */
+#define SPAWN_REATTACH_DEFAULT	300	/* --reattach-timeout, seconds */
 #define SPAWN_LABEL_MAX		GK_CAGE_LABEL_MAX
 #define SPAWN_TIMEOUT_MAX	31536000u	/* one year, in seconds */
 #define SPAWN_GRACE_SEC		5	/* SIGTERM .. SIGKILL on timeout */
@@ -174,6 +175,7 @@ struct spawn_opts {
 	int			 transparent;	/* -1 unset; 0 off; 1 on */
 	struct gk_rlimits	 limits;	/* --memory, --pids, --cpus */
 	int			 limits_best_effort; /* -1 unset; 0; 1 */
+	unsigned int		 reattach_timeout;	/* seconds; 0: never */
 	unsigned int		 timeout;	/* seconds; 0: none */
 	bool			 dry_run;
 	int			 verbose;
@@ -276,8 +278,11 @@ void		 spawn_cage_label(char *const cmd[], int ncmd,
  * `learn`, the cage reaches any public name and tells each one. */
 char		*spawn_cage_request(const char *label, bool transparent,
 		    bool events, bool learn, const struct gk_rlimits *limits,
-		    bool best_effort, const struct spawn_strv *allow,
-		    char *err, size_t errlen);
+		    bool best_effort, const char *reattach,
+		    const struct spawn_strv *allow, char *err, size_t errlen);
+/* The cgroup name in a cage's "cgroup"."kill" path ("" if none). */
+void		 spawn_cage_cgname(const struct spawn_cage *c, char *buf,
+		    size_t len);
 /*
  * Parse gatekeeperd's reply line. 0: ok, `c` filled. -1: refused or
  * not understood; err holds the whole message for the user.

@@ -91,7 +91,8 @@ spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
     bool learn, const struct gk_rlimits *limits, bool best_effort,
-    const struct spawn_strv *allow, char *err, size_t errlen)
+    const char *reattach, const struct spawn_strv *allow, char *err,
+    size_t errlen)
 {
 	struct json_object *o, *a, *l;
 	char cpus[GK_RLIM_TEXT];
@@ -138,6 +139,9 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 			    json_object_new_boolean(1));
 		json_object_object_add(o, "limits", l);
 	}
+	if (reattach != NULL)
+		json_object_object_add(o, "reattach",
+		    json_object_new_string(reattach));
 	json_object_object_add(o, "allow", a);
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
@@ -322,6 +326,21 @@ not_understood(char *err, size_t errlen, const char *what)
 	    "understand (%s); are gk-run and gatekeeperd from the same "
 	    "release?", why);
 	return -1;
+}
+
+void
+spawn_cage_cgname(const struct spawn_cage *c, char *buf, size_t len)
+{
+	const char *end, *start;
+
+	buf[0] = '\0';
+	if ((end = strrchr(c->kill, '/')) == NULL || end == c->kill)
+		return;
+	for (start = end - 1; start > c->kill && *start != '/'; start--)
+		;
+	if (*start == '/')
+		start++;
+	snprintf(buf, len, "%.*s", (int)(end - start), start);
 }
 
 int

@@ -207,6 +207,11 @@ struct spawn_run {
 	const char	*cmdname;	/* for messages */
 	const char	*cg_kill;	/* the cage's cgroup.kill, or "" */
 	bool		 limits;	/* the cage has limits: hear them */
+	/* gatekeeperd restarted: register the sandbox again */
+	const char	*control;	/* its socket */
+	int		 nsfd;		/* the sandbox's network namespace */
+	const char	*reattach_req;	/* NULL: never */
+	unsigned int	 reattach_timeout;	/* seconds */
 };
 
 /*

@@ -39,6 +39,7 @@
 	X("pids",	 required_argument, 276,  false, opt_pids)	\
 	X("cpus",	 required_argument, 277,  false, opt_cpus)	\
 	X("limits",	 required_argument, 278,  false, opt_limits)	\
+	X("reattach-timeout", required_argument, 279, false, opt_reattach) \
 	X("quiet",	 no_argument,	    'q',  true,  opt_quiet)	\
 	X("events-fd",	 required_argument, 272,  false, opt_events_fd) \
 	X("verbose",	 no_argument,	    'v',  true,  opt_verbose)	\
@@ -155,6 +156,10 @@ static const char usage_text[] =
 "      --cpus X           CPU time, in CPUs (1.5: one and a half)\n"
 "      --limits MODE      strict (default): exit 125 if a limit cannot be\n"
 "                         enforced here; best-effort: run anyway, warned\n"
+"      --reattach-timeout SECONDS  gated: if gatekeeperd restarts, the command\n"
+"                         runs on (without network) and gk-run registers\n"
+"                         it again once it is back, for up to this long\n"
+"                         (default 300; 0: the cage ends with the daemon)\n"
 "      --control PATH     gatekeeperd's control socket (or $GK_CONTROL;\n"
 "                         default " SPAWN_CONTROL_DEFAULT ")\n"
 "Filesystem:\n"
@@ -507,6 +512,23 @@ opt_pids(struct spawn_opts *o, const char *name, const char *arg,
 }
 
 static enum opt_rc
+opt_reattach(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	unsigned long v;
+	char show[68];
+
+	if (!whole_number(arg, SPAWN_TIMEOUT_MAX, &v)) {
+		gk_seterr(err, errlen, "--%s: '%s' is not a whole number of "
+		    "seconds from 0 (never) to %u", name, spawn_printable(arg,
+		    show, sizeof(show)), SPAWN_TIMEOUT_MAX);
+		return RC_USAGE;
+	}
+	o->reattach_timeout = (unsigned int)v;
+	return RC_OK;
+}
+
+static enum opt_rc
 opt_cpus(struct spawn_opts *o, const char *name, const char *arg,
     char *err, size_t errlen)
 {
@@ -776,6 +798,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 	memset(o, 0, sizeof(*o));
 	o->transparent = -1;
 	o->limits_best_effort = -1;
+	o->reattach_timeout = SPAWN_REATTACH_DEFAULT;
 	o->events_fd = -1;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';

@@ -45,6 +45,9 @@ static const int forwarded[] = {
 #define LEARN_MAX	4096	/* names and ports --learn keeps */
 #define SUMMARY_HOSTS	8
 
+#define REATTACH_FIRST_MS	100	/* first try after the loss */
+#define REATTACH_MAX_MS		1000	/* then every second at most */
+
 struct run_state {
 	const struct spawn_run *r;
 	pid_t		 bwrap;
@@ -74,6 +77,12 @@ struct run_state {
 	/* the cage's own limits: what they did */
 	uint64_t	 oom_kills, mem_limit;
 	uint64_t	 forks_refused, pids_limit;
+	/* gatekeeperd went away: registering the sandbox again */
+	bool		 reattaching;
+	uint64_t	 reattach_at;		/* next try, gk_clock_ms() */
+	uint64_t	 reattach_until;
+	uint32_t	 reattach_wait;		/* ms, doubling up to 1 s */
+	char		 kill[1024];		/* the cage's cgroup.kill */
 };
 
 static void
@@ -282,8 +291,8 @@ end_cage(const struct run_state *st)
 {
 	int fd;
 
-	if (st->r->cg_kill == NULL || st->r->cg_kill[0] == '\0' ||
-	    (fd = open(st->r->cg_kill, O_WRONLY | O_CLOEXEC)) == -1)
+	if (st->kill[0] == '\0' ||
+	    (fd = open(st->kill, O_WRONLY | O_CLOEXEC)) == -1)
 		return;
 	(void)!write(fd, "1", 1);
 	close(fd);
@@ -368,11 +377,68 @@ read_ctl(struct run_state *st)
 	}
 	if (i == 64)
 		return;
-	fprintf(stderr, "gk-run: gatekeeperd closed the control connection; "
-	    "the cage is gone and %s has no network any more\n",
-	    st->r->cmdname);
 	close(st->ctl_fd);
 	st->ctl_fd = -1;
+	st->clen = 0;
+	st->cskip = false;
+	if (st->r->reattach_req == NULL || st->r->nsfd == -1) {
+		fprintf(stderr, "gk-run: gatekeeperd closed the control "
+		    "connection; the cage is gone and %s has no network any "
+		    "more\n", st->r->cmdname);
+		return;
+	}
+	fprintf(stderr, "gk-run: gatekeeperd closed the control connection; "
+	    "%s runs on without network, and gk-run registers it again "
+	    "when gatekeeperd is back (waiting up to %u s)\n",
+	    st->r->cmdname, st->r->reattach_timeout);
+	st->reattaching = true;
+	st->reattach_wait = REATTACH_FIRST_MS;
+	st->reattach_at = gk_clock_ms() + REATTACH_FIRST_MS;
+	st->reattach_until = gk_clock_ms() +
+	    (uint64_t)st->r->reattach_timeout * 1000;
+}
+
+/*
+ * One try: connect, and the same cage.create with the namespace again
+ * ("reattach": its cgroup). gatekeeperd not there yet: try later, waiting
+ * twice as long (at most REATTACH_MAX_MS); past the timeout, or refused:
+ * give up, said once.
+ */
+static void
+try_reattach(struct run_state *st)
+{
+	char err[SPAWN_ERRLEN];
+	struct spawn_cage cage;
+	uint64_t now = gk_clock_ms();
+	int sock;
+
+	if ((sock = spawn_ctl_connect(st->r->control, err, sizeof(err))) ==
+	    -1) {
+		if (now >= st->reattach_until) {
+			fprintf(stderr, "gk-run: gatekeeperd is not back after "
+			    "%u s; %s has no network any more\n",
+			    st->r->reattach_timeout, st->r->cmdname);
+			st->reattaching = false;
+			return;
+		}
+		st->reattach_wait = st->reattach_wait * 2 > REATTACH_MAX_MS ?
+		    REATTACH_MAX_MS : st->reattach_wait * 2;
+		st->reattach_at = now + st->reattach_wait;
+		return;
+	}
+	st->reattaching = false;
+	if (spawn_ctl_create(sock, st->r->nsfd, st->r->reattach_req,
+	    st->r->control, &cage, err, sizeof(err)) == -1) {
+		fprintf(stderr, "gk-run: %s; %s has no network any more\n",
+		    err, st->r->cmdname);
+		close(sock);
+		return;
+	}
+	st->ctl_fd = sock;
+	if (cage.kill[0] != '\0')
+		snprintf(st->kill, sizeof(st->kill), "%s", cage.kill);
+	fprintf(stderr, "gk-run: gatekeeperd is back: %s has its network "
+	    "again (cage %s)\n", st->r->cmdname, cage.id);
 }
 
 /*
@@ -421,7 +487,7 @@ static void
 loop(struct run_state *st)
 {
 	struct pollfd pfd[3];
-	int n, timeout;
+	int n, timeout, left;
 
 	while (!st->exited) {
 		n = 0;
@@ -434,6 +500,14 @@ loop(struct run_state *st)
 		if (timeout == 0) {
 			on_timeout(st);
 			continue;
+		}
+		if (st->reattaching) {
+			if ((left = gk_ms_left(st->reattach_at, 3600000)) == 0) {
+				try_reattach(st);
+				continue;
+			}
+			if (timeout == -1 || left < timeout)
+				timeout = left;
 		}
 		if (poll(pfd, (nfds_t)n, timeout) == -1 && errno != EINTR)
 			break;
@@ -567,6 +641,8 @@ spawn_run(const struct spawn_run *r)
 	st.sigfd = r->sigfd;
 	st.status_fd = r->status_rfd;
 	st.ctl_fd = r->ctl_fd;
+	if (r->cg_kill != NULL)
+		snprintf(st.kill, sizeof(st.kill), "%s", r->cg_kill);
 	if (fcntl(st.status_fd, F_SETFL, O_NONBLOCK) == -1) {
 		fprintf(stderr, "gk-run: bwrap's status pipe: %s\n",
 		    strerror(errno));

@@ -77,7 +77,7 @@ test_request(void **state)
 	spawn_strv_push(&allow, "[2001:db8::/32]:443");
 	spawn_strv_push(&allow, "192.0.2.0/24");
 	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, true,
-	    false, &none, false, &allow, err, sizeof(err));
+	    false, &none, false, NULL, &allow, err, sizeof(err));
 	assert_non_null(line);
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"transparent\":true,"
@@ -87,23 +87,30 @@ test_request(void **state)
 	spawn_strv_clear(&allow);
 	/* an empty allowlist is an empty array */
 	line = spawn_cage_request("l", false, false, false, &none, false,
-	    &allow, err, sizeof(err));
+	    NULL, &allow, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"allow\":[]}\n");
 	free(line);
 	/* limits, as numbers gatekeeperd checks again */
 	line = spawn_cage_request("l", false, false, false, &lim, true,
-	    &allow, err, sizeof(err));
+	    NULL, &allow, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"limits\":{\"memory\":"
 	    "268435456,\"pids\":64,\"cpus\":1.5,\"best_effort\":true},"
 	    "\"allow\":[]}\n");
 	free(line);
+	/* the same sandbox again, after a restart */
+	line = spawn_cage_request("l", false, false, false, &none, false,
+	    "cage-ab-1-2-3", &allow, err, sizeof(err));
+	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"label\":\"l\",\"transparent\":false,\"reattach\":"
+	    "\"cage-ab-1-2-3\",\"allow\":[]}\n");
+	free(line);
 	/* over gatekeeperd's line limit */
 	for (i = 0; i < 300; i++)
 		spawn_strv_pushf(&allow, "%0250zu.example", i);
 	assert_null(spawn_cage_request("l", true, true, true, &none, false,
-	    &allow, err, sizeof(err)));
+	    NULL, &allow, err, sizeof(err)));
 	assert_non_null(strstr(err, "the allowlist is too long for one "
 	    "request"));
 	spawn_strv_clear(&allow);

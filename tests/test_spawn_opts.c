@@ -64,6 +64,16 @@ static const struct ecase errors[] = {
 	{ { "--preset", "Npm", "--", "true", NULL }, "is not a preset name" },
 	{ { "--events-fd", "3x", "--", "true", NULL },
 	    "is not a descriptor number" },
+	{ { "--memory", "lots", "--", "true", NULL }, "--memory: bad size "
+	    "\"lots\"" },
+	{ { "--memory", "1M", "--", "true", NULL }, "out of range" },
+	{ { "--pids", "0", "--", "true", NULL }, "--pids: '0' is not a "
+	    "number of processes from 1 to 4194304" },
+	{ { "--cpus", "two", "--", "true", NULL }, "--cpus: bad CPU count" },
+	{ { "--limits", "loose", "--", "true", NULL }, "--limits: 'loose' is "
+	    "not valid" },
+	{ { "--reattach-timeout", "-1", "--", "true", NULL },
+	    "is not a whole number of seconds from 0 (never)" },
 	{ { "--dry-run=yes", "true", NULL },
 	    "--dry-run does not take a value" },
 	{ { "--help=1", NULL }, "--help does not take a value" },
@@ -335,6 +345,29 @@ test_finish_conflicts(void **state)
 	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), -1);
 	assert_string_equal(err, "--transparent applies to gated runs (with "
 	    "--allow); --net none has no proxy to redirect to");
+	spawn_opts_clear(&o);
+	/* limits: gated only; parsed exactly */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--memory", "1.5G",
+	    "--pids", "64", "--cpus", "0.5", "--limits", "best-effort",
+	    "--reattach-timeout", "0", "-a", "x.example", "true", NULL),
+	    SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.limits.memory, 3ULL << 29);
+	assert_int_equal(o.limits.pids, 64);
+	assert_int_equal(o.limits.cpus, 500);
+	assert_int_equal(o.limits_best_effort, 1);
+	assert_int_equal(o.reattach_timeout, 0);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-a", "x.example",
+	    "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.limits_best_effort, 0);
+	assert_int_equal(o.reattach_timeout, SPAWN_REATTACH_DEFAULT);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--pids", "5",
+	    "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "apply to gated runs"));
 	spawn_opts_clear(&o);
 	/* host without --allow */
 	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--net", "host",

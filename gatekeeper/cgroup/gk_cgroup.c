@@ -482,6 +482,48 @@ fail:
 	return NULL;
 }
 
+/* Which of the hierarchies have a directory `c->name`. */
+static void
+cage_found(struct gk_cg_cage *c)
+{
+	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
+	struct stat st;
+	int d;
+
+	for (d = 0; d < CG__DIRS; d++) {
+		snprintf(path, sizeof(path), "%s/%s", c->g->dir[d], c->name);
+		c->made[d] = c->g->dir[d][0] != '\0' && stat(path, &st) == 0 &&
+		    S_ISDIR(st.st_mode);
+	}
+}
+
+struct gk_cg_cage *
+gk_cg_cage_adopt(struct gk_cg *g, const char *name, uid_t owner, char *err,
+    size_t errlen)
+{
+	struct gk_cg_cage *c;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		gk_seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	c->g = g;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	cage_found(c);
+	if (!c->made[CG_V2] && !c->made[CG_V1_PIDS] && !c->made[CG_V1_MEMORY]) {
+		gk_seterr(err, errlen, "its cgroup %s is gone", name);
+		free(c);
+		return NULL;
+	}
+	if (c->made[CG_V2]) {
+		snprintf(c->kill, sizeof(c->kill), "%s/%s/cgroup.kill",
+		    g->dir[CG_V2], c->name);
+		if (owner != 0 && chown(c->kill, owner, (gid_t)-1) == -1)
+			c->kill[0] = '\0';
+	}
+	return c;
+}
+
 int
 gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, char *err, size_t errlen)
 {
@@ -664,7 +706,7 @@ gk_cg_sweep(struct gk_cg *g)
 	uint64_t ns = own_pidns();
 	size_t went = 0;
 	DIR *dir;
-	int life, d;
+	int life;
 
 	life = g->dir[CG_V2][0] != '\0' ? CG_V2 :
 	    g->dir[CG_V1_PIDS][0] != '\0' ? CG_V1_PIDS : CG_V1_MEMORY;
@@ -680,15 +722,7 @@ gk_cg_sweep(struct gk_cg *g)
 		c->g = g;
 		snprintf(c->name, sizeof(c->name), "%.*s", GK_CG_NAME_MAX,
 		    de->d_name);
-		for (d = 0; d < CG__DIRS; d++) {
-			char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
-			struct stat st;
-
-			snprintf(path, sizeof(path), "%s/%s", g->dir[d],
-			    c->name);
-			c->made[d] = g->dir[d][0] != '\0' &&
-			    stat(path, &st) == 0;
-		}
+		cage_found(c);
 		gk_cg_cage_end(c);
 		went++;
 	}

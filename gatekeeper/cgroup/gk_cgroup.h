@@ -62,6 +62,10 @@ const char	*gk_cg_describe(const struct gk_cg *g);
 struct gk_cg_cage *gk_cg_cage_new(struct gk_cg *g, const char *name,
 		    const struct gk_rlimits *l, uid_t owner, char *err,
 		    size_t errlen);
+/* The existing cgroup `name` (a reattach after a restart): its
+ * directories as they are; NULL with err when it is gone. */
+struct gk_cg_cage *gk_cg_cage_adopt(struct gk_cg *g, const char *name,
+		    uid_t owner, char *err, size_t errlen);
 /* Put process pid (and the children it makes later) in the cage. */
 int		 gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, char *err,
 		    size_t errlen);

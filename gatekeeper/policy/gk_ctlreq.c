@@ -27,6 +27,7 @@ enum field {
 	F_EVENTS = 1 << 7,
 	F_LEARN = 1 << 8,
 	F_LIMITS = 1 << 9,
+	F_REATTACH = 1 << 10,
 };
 
 struct op_spec {
@@ -39,7 +40,7 @@ struct op_spec {
 static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
 	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
-	    F_EVENTS | F_LEARN | F_LIMITS,
+	    F_EVENTS | F_LEARN | F_LIMITS | F_REATTACH,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
@@ -76,6 +77,7 @@ static const struct {
 	{ "events", F_EVENTS },
 	{ "learn", F_LEARN },
 	{ "limits", F_LIMITS },
+	{ "reattach", F_REATTACH },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
@@ -684,6 +686,42 @@ parse_limits(struct json_object *v, struct gk_ctlreq *out, char *err,
 	    errlen);
 }
 
+/* "reattach": the cgroup name the first create's reply gave, or "". */
+static enum gk_ctl_status
+parse_reattach(struct json_object *v, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	enum gk_ctl_status st;
+	const char *s;
+	size_t i, n;
+
+	if ((st = get_string(v, "reattach", &s, &n, err, errlen)) !=
+	    GK_CTL_OK)
+		return st;
+	if (!out->netns) {
+		gk_seterr(err, errlen, "\"reattach\" is for a namespace cage "
+		    "(\"netns\":true)");
+		return GK_CTL_BAD_VALUE;
+	}
+	if (n > GK_CTL_CGNAME_MAX || (n > 0 && strncmp(s, "cage-", 5) != 0)) {
+		gk_seterr(err, errlen, "\"reattach\" must be \"\" or the "
+		    "cage-... cgroup name an earlier cage.create gave");
+		return GK_CTL_BAD_VALUE;
+	}
+	for (i = 0; i < n; i++) {
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' &&
+		    s[i] <= '9') || s[i] == '-')) {
+			gk_seterr(err, errlen, "\"reattach\" has a byte that "
+			    "is not a-z, 0-9 or '-' at offset %zu", i);
+			return GK_CTL_BAD_VALUE;
+		}
+	}
+	memcpy(out->reattach_cg, s, n);
+	out->reattach_cg[n] = '\0';
+	out->reattach = true;
+	return GK_CTL_OK;
+}
+
 /* An optional boolean member. */
 static enum gk_ctl_status
 parse_flag(struct json_object *obj, const char *key, bool *out, char *err,
@@ -725,6 +763,8 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_flag(obj, "learn", &out->learn, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "limits", &v))
 		st = parse_limits(v, out, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "reattach", &v))
+		st = parse_reattach(v, out, err, errlen);
 	return st;
 }
 

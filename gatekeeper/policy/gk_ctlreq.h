@@ -31,6 +31,7 @@
 #define GK_CTL_DEPTH_MAX	3	/* object > array > string */
 #define GK_CTL_SOURCE_MAX	63	/* source address text */
 #define GK_CTL_ERRLEN		512	/* any parser message fits */
+#define GK_CTL_CGNAME_MAX	64	/* a cage's cgroup name */
 
 enum gk_ctl_op {
 	GK_CTL_OP_NONE,		/* only on error */
@@ -78,6 +79,11 @@ struct gk_ctlreq {
 	struct gk_rlimits limits;
 	bool		 limits_best_effort;	/* run uncontained if they
 						   cannot be enforced */
+	/* create, netns: "reattach":"cage-..." (or ""): the same sandbox
+	 * again, after gatekeeperd restarted; its cgroup (named as the
+	 * earlier create's reply said) is taken over, not made */
+	bool		 reattach;
+	char		 reattach_cg[GK_CTL_CGNAME_MAX + 1];
 	/* create, update: nallow strings (and a NULL after them) */
 	char		**allow;
 	size_t		 nallow;

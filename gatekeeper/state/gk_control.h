@@ -96,10 +96,12 @@ struct gk_ctl_contain {
 	void	*arg;
 	/* A namespace cage was made for peer `owner`: its cgroup, with
 	 * limits l (if some cannot be enforced: -1 with a message, unless
-	 * best_effort). Keeps its record in c->cg. 0 or -1. */
+	 * best_effort); or, with `adopt` (a reattach), the existing cgroup
+	 * of that name if `owner` made it. Keeps its record in c->cg. 0 or
+	 * -1. */
 	int	(*create)(void *arg, struct gk_cage *c, pid_t owner,
-		    const struct gk_rlimits *l, bool best_effort, char *err,
-		    size_t errlen);
+		    const struct gk_rlimits *l, bool best_effort,
+		    const char *adopt, char *err, size_t errlen);
 	/* cage.attach: the process of `pidfd`, a child of peer `owner`
 	 * with uid `uid`, into c's cgroup. 0 or -1 with a message. */
 	int	(*attach)(void *arg, struct gk_cage *c, int pidfd,

@@ -152,20 +152,24 @@ make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
 }
 
 static void
-audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c)
+audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c,
+    bool reattach)
 {
 	struct json_object *d = json_object_new_object();
 	char addr[GK_ADDR_STRLEN];
 
 	json_object_object_add(d, "uid", json_object_new_int64(cc->uid));
+	if (reattach)	/* the same sandbox again, after a restart */
+		json_object_object_add(d, "reattach",
+		    json_object_new_boolean(1));
 	json_object_object_add(d, "source", json_object_new_string(
 	    gk_addr_ntop(&c->source, addr, sizeof(addr))));
 	json_object_object_add(d, "allow", gk_ctl_allow_json(c->allow));
 	gk_audit_event(cc->ctl->audit, event, c, d);
-	log_info("cage=%s label=\"%s\" source=%s uid=%u action=%s "
+	log_info("cage=%s label=\"%s\" source=%s uid=%u action=%s%s "
 	    "patterns=%zu ctl=%llu", c->id, c->label, addr,
-	    (unsigned)cc->uid, event + 5, gk_allowlist_len(c->allow),
-	    (unsigned long long)cc->id);
+	    (unsigned)cc->uid, event + 5, reattach ? " reattach=1" : "",
+	    gk_allowlist_len(c->allow), (unsigned long long)cc->id);
 }
 
 /* The reply to cage.create: the cage, its token, and for a plumbed cage
@@ -276,7 +280,8 @@ contain(struct ctlconn *cc, const struct gk_ctlreq *req, struct gk_cage *c)
 		return -1;
 	}
 	if (h->create(h->arg, c, cc->pid, &req->limits,
-	    req->limits_best_effort, err, sizeof(err)) == -1) {
+	    req->limits_best_effort, req->reattach && req->reattach_cg[0] !=
+	    '\0' ? req->reattach_cg : NULL, err, sizeof(err)) == -1) {
 		ctl_reply_error(cc, "cannot create the cage: %s", err);
 		return -1;
 	}
@@ -331,7 +336,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		log_info("cage=%s action=learn: any public name is allowed, "
 		    "each one told to its owner", c->id);
 	gk_stats.cages_created++;
-	audit_change(cc, "cage.create", c);
+	audit_change(cc, "cage.create", c, req->reattach);
 	reply_created(cc, c, req->transparent);
 }
 
@@ -369,7 +374,7 @@ op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
 	if (c->plumbed && cc->ctl->plumb.open != NULL &&
 	    gk_allow_has_cidr(al))
 		cc->ctl->plumb.open(cc->ctl->plumb.arg, &c->source);
-	audit_change(cc, "cage.update", c);
+	audit_change(cc, "cage.update", c, false);
 	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
 }
 

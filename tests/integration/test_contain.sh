@@ -18,6 +18,9 @@
 #     killed: out of memory (limit 64M)", a cage.limit audit line and
 #     gatekeeper_cage_limit_events_total{limit="memory"};
 #   - --cpus 0.5: a 2 s busy loop gets about 1 s of CPU;
+#   - gatekeeperd restarted while a command runs: the command carries on,
+#     gk-run registers it again (same namespace, same cgroup), and its
+#     next connection works within 2 s of the daemon being ready;
 #   - a gatekeeperd with --cgroup off: limits exit 125 with the reason,
 #     --limits best-effort runs with a warning; then a gatekeeperd that
 #     starts sweeps a cage cgroup whose gk-run is gone (its process
@@ -234,6 +237,55 @@ run --net none --pids 5 -- true
 detail
 gk_check "--pids with --net none: a usage error (limits need a gated run)" \
 	eval '[ "$RC" = 125 ] && grep -q "apply to gated runs" "$T/run.err"'
+
+# ---- gatekeeperd restarts under a running command ---------------------------------
+mkdir -p "$T/www" && echo "hello $U" >"$T/www/a.txt"
+( cd "$T/www" && exec "$PYTHON" -m http.server --bind 127.0.0.1 8088 ) \
+	>"$T/www.log" 2>&1 &
+gk_track_pid "$!"
+gk_wait_for 50 curl -sf -o /dev/null http://127.0.0.1:8088/a.txt
+rm -f "$WORK/first" "$WORK/second" "$WORK/go"
+GET='curl -sf --max-time 2 --noproxy "" -x "$http_proxy" http://127.0.0.1:8088/a.txt'
+( cd "$WORK" && exec timeout -s KILL 60 "$GKRUN" --control "$SOCK" \
+	--allow 127.0.0.1/32:8088 -- sh -c "
+$GET >first || exit 3
+i=0; while [ ! -e go ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done
+i=0; until $GET >second; do [ \$i -lt 200 ] || exit 4; sleep 0.1; i=\$((i + 1)); done
+sleep 52.$U & wait" >"$T/re.out" 2>"$T/re.err" ) &
+RE=$!
+gk_track_pid "$RE"
+gk_wait_for 100 test -s "$WORK/first"
+pid=$(pgrep -f -- "^sleep 52.$U" | head -1)
+gk_stop_daemon "$GKD_PID" TERM
+touch "$WORK/go"
+gk_wait_for 20 grep -q "registers it again" "$T/re.err"
+GK_DETAIL=$(oneline "$(cat "$T/re.err")")
+gk_check "gatekeeperd stops: the command runs on, gk-run says it waits to register it again" \
+	eval 'kill -0 "$RE" 2>/dev/null && grep -q "registers it again when gatekeeperd is back" "$T/re.err"'
+sleep 1
+start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts again" "$T/GKD_PID.log"
+t_ready=$(date +%s%N)
+gk_wait_for 100 test -s "$WORK/second"
+t_second=$(date -r "$WORK/second" +%s%N 2>/dev/null || echo 0)
+ms=$(( (t_second - t_ready) / 1000000 ))
+GK_DETAIL="err: $(oneline "$(cat "$T/re.err")"); second: $(cat "$WORK/second" 2>&1)"
+gk_check "gatekeeperd is back: the command's next connection works ${ms} ms after it is ready (under 2 s)" \
+	eval 'grep -q "hello $U" "$WORK/second" && [ "$ms" -lt 2000 ] &&
+	    grep -q "gatekeeperd is back: sh has its network again" "$T/re.err"'
+GK_DETAIL=$(grep '"reattach":true' "$AUDIT" | tail -1)
+gk_check "... audited as a cage.create with \"reattach\": true, its cgroup taken over" \
+	eval 'grep -q "\"event\":\"cage.create\".*\"reattach\":true" "$AUDIT" &&
+	    grep -q "action=reattach" "$T/GKD_PID.log"'
+pid=$(pgrep -f -- "^sleep 52.$U" | head -1)
+GK_DETAIL="sleep ${pid:-gone}: $(cat "/proc/$pid/cgroup" 2>&1 | tr '\n' ' ')"
+gk_check "... the command's processes are still in its cgroup" \
+	eval '[ -n "$pid" ] && grep -q "0::/$CG/cage-" "/proc/$pid/cgroup"'
+kill -TERM "$RE"
+gk_wait_exit "$RE" 50
+gk_untrack_pid "$RE"
+gk_wait_for 10 eval '[ "$(procs_with "52.$U")" = 0 ] && ! ls -d "$V2"/cage-* >/dev/null 2>&1'
+gk_check "... and gk-run's end still ends them all" \
+	eval '[ "$(procs_with "52.$U")" = 0 ] && ! ls -d "$V2"/cage-* >/dev/null 2>&1'
 
 # ---- a daemon that cannot contain --------------------------------------------------
 gk_stop_daemon "$GKD_PID" TERM
