@@ -285,13 +285,14 @@ limits_summary(const struct run_state *st, int rc)
 }
 
 /* The command is over: whatever of the cage still runs (a daemon it
- * started) ends now, with or without gatekeeperd. */
+ * started) ends now. gatekeeperd does it when gk-run's connection
+ * closes; without gatekeeperd, gk-run does it itself. */
 static void
 end_cage(const struct run_state *st)
 {
 	int fd;
 
-	if (st->kill[0] == '\0' ||
+	if (st->ctl_fd != -1 || st->kill[0] == '\0' ||
 	    (fd = open(st->kill, O_WRONLY | O_CLOEXEC)) == -1)
 		return;
 	(void)!write(fd, "1", 1);

@@ -13,7 +13,9 @@
 #
 # In a private network, mount and PID namespace (lib.sh), measured in one
 # run with hyperfine (-N), each run only after the previous cage's
-# teardown finished (untimed --prepare), as root:
+# teardown finished (untimed --prepare), as root, in GK_BENCH_ROUNDS (3)
+# alternating rounds of a third of the runs each, so that a drift of the
+# machine's speed weighs on every configuration alike:
 #   off      gatekeeperd --cgroup off:   gk-run --allow x.example -- /bin/true
 #   cgroup   gatekeeperd (its default cgroup subtree, here a private name):
 #            the same command: the cage's cgroup, cage.attach, its removal
@@ -43,6 +45,7 @@ gk_enter_netns 1 "$GK_SELF" "$GKD" "$GKRUN"
 gk_setup
 
 RUNS=${GK_BENCH_RUNS:-100}
+ROUNDS=${GK_BENCH_ROUNDS:-3}
 T=$GK_TMP
 CG=gk-bench-$$
 BROKEN=0
@@ -60,10 +63,10 @@ for i in $(seq 500); do
 done
 EOF
 
-# measure NAME CGROUP EXTRA-ARGS: a daemon with --cgroup CGROUP, hyperfine
-# of gk-run with EXTRA-ARGS into $T/NAME.json.
+# measure NAME ROUND CGROUP EXTRA-ARGS: a daemon with --cgroup CGROUP,
+# hyperfine of gk-run with EXTRA-ARGS into $T/NAME-ROUND.json.
 measure() {
-	local name=$1 cg=$2 extra=$3 sock=$T/run/control-$1.sock
+	local name=$1 round=$2 cg=$3 extra=$4 sock=$T/run/control-$1.sock
 	gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$sock" \
 		--upstream 127.0.0.1:5300 --metrics off --log-level warn \
 		--cgroup "$cg"
@@ -71,29 +74,34 @@ measure() {
 	# shellcheck disable=SC2086  # extra is words
 	"$GKRUN" --control "$sock" --allow x.example $extra -- /bin/true ||
 		die "gk-run ($name) failed"
-	hyperfine -N --style basic --warmup 10 --runs "$RUNS" \
-	    --export-json "$T/$name.json" -p "bash $T/settle.sh" \
+	hyperfine -N --style basic --warmup 10 --runs "$((RUNS / ROUNDS))" \
+	    --export-json "$T/$name-$round.json" -p "bash $T/settle.sh" \
 	    -n "$name" "$GKRUN --control $sock --allow x.example $extra -- /bin/true" \
-	    >"$T/$name.txt" 2>&1 || broken "hyperfine ($name) failed"
+	    >"$T/$name-$round.txt" 2>&1 || broken "hyperfine ($name) failed"
 	gk_stop_daemon "$GKD_PID" TERM
 }
 
 echo "# gatekeeperd: $GKD"
 echo "# gk-run: $GKRUN"
 echo "# $(nproc) CPUs, kernel $(uname -r), $RUNS runs each after 10 warm-up runs"
-measure off off ""
-measure cgroup "$CG" ""
-measure limits "$CG" "--memory 1G --pids 4096 --cpus 2"
+for ((r = 1; r <= ROUNDS; r++)); do
+	measure off "$r" off ""
+	measure cgroup "$r" "$CG" ""
+	measure limits "$r" "$CG" "--memory 1G --pids 4096 --cpus 2"
+done
 left=$(find /sys/fs/cgroup -maxdepth 4 -name "$CG" 2>/dev/null)
 [ -z "$left" ] || broken "cgroup subtree left behind: $left"
 "$PYTHON" - "$T" <<'EOF'
-import json, sys
+import glob, json, statistics, sys
 med = {}
 for n in ("off", "cgroup", "limits"):
-    r = json.load(open("%s/%s.json" % (sys.argv[1], n)))["results"][0]
-    med[n] = r["median"] * 1000
-    print("  %-6s median %7.2f ms  (mean %.2f, min %.2f, max %.2f)" % (
-        n, med[n], r["mean"] * 1000, r["min"] * 1000, r["max"] * 1000))
+    t = []
+    for f in sorted(glob.glob("%s/%s-*.json" % (sys.argv[1], n))):
+        t += json.load(open(f))["results"][0]["times"]
+    t = [x * 1000 for x in t]
+    med[n] = statistics.median(t)
+    print("  %-6s median %7.2f ms  (mean %.2f, min %.2f, max %.2f, n=%d)" % (
+        n, med[n], statistics.mean(t), min(t), max(t), len(t)))
 d = med["cgroup"] - med["off"]
 print("  a cgroup adds %+.2f ms at the median (ratio %.3f); with limits %+.2f ms" % (
     d, med["cgroup"] / med["off"], med["limits"] - med["off"]))
