@@ -63,6 +63,31 @@ rpc_fd(struct fixture *f, int fd, const char *req, int pfd)
 	return o;
 }
 
+/* A request with pfd attached that must be refused with exactly `want`. */
+static void
+rpc_fd_refused(struct fixture *f, int fd, const char *req, int pfd,
+    const char *want)
+{
+	struct json_object *o = rpc_fd(f, fd, req, pfd);
+
+	assert_false(ok(o));
+	assert_string_equal(gets_(o, "error"), want);
+	json_object_put(o);
+}
+
+/* {"op":OP,"id":ID<more>} (more: further members, "" for none), with pfd
+ * attached unless it is -1. */
+static struct json_object *
+rpc_id(struct fixture *f, int fd, const char *op, const char *id,
+    const char *more, int pfd)
+{
+	char line[512];
+
+	snprintf(line, sizeof(line), "{\"op\":\"%s\",\"id\":\"%s\"%s}", op,
+	    id, more);
+	return pfd == -1 ? rpc(f, fd, line) : rpc_fd(f, fd, line, pfd);
+}
+
 static int
 count_fds(void)
 {
@@ -102,7 +127,7 @@ test_netns_cage(void **state)
 	struct fixture *f = *state;
 	struct json_object *o;
 	struct stat st;
-	char id[GK_CAGE_ID_LEN + 1], line[256];
+	char id[GK_CAGE_ID_LEN + 1];
 	int fd, pfd, before;
 
 	set_plumb(f);
@@ -122,11 +147,8 @@ test_netns_cage(void **state)
 	    "\"allow\":[]}", "inside the cage subnet");
 	/* plumbing refuses: its message comes back, nothing is created */
 	prec.refuse = true;
-	o = rpc_fd(f, fd, NS_CREATE, pfd);
-	assert_false(ok(o));
-	assert_string_equal(gets_(o, "error"), "namespace refused for the "
+	rpc_fd_refused(f, fd, NS_CREATE, pfd, "namespace refused for the "
 	    "test");
-	json_object_put(o);
 	assert_int_equal(gk_cage_count(f->cages), 0);
 	prec.refuse = false;
 	/* a bad pattern: refused before any plumbing */
@@ -153,9 +175,8 @@ test_netns_cage(void **state)
 	assert_int_equal(gk_cage_by_id(f->cages, id)->link, 42);
 	json_object_put(o);
 	/* a CIDR pattern later: every address goes to the listener */
-	snprintf(line, sizeof(line), "{\"op\":\"cage.update\",\"id\":"
-	    "\"%s\",\"allow\":[\"203.0.113.0/24:443\"]}", id);
-	o = rpc(f, fd, line);
+	o = rpc_id(f, fd, "cage.update", id,
+	    ",\"allow\":[\"203.0.113.0/24:443\"]", -1);
 	assert_true(ok(o));
 	json_object_put(o);
 	assert_int_equal(prec.opens, 1);
@@ -169,6 +190,144 @@ test_netns_cage(void **state)
 	assert_int_equal(gk_cage_count(f->cages), 0);
 	assert_int_equal(prec.downs, 1);
 	assert_int_equal(prec.last_down.family, AF_INET);
+	close(pfd);
+}
+
+/* ---- containment stand-in ---------------------------------------------- */
+
+static struct {
+	int		 creates, attaches, ends;
+	struct gk_rlimits lim;
+	bool		 best_effort;
+	pid_t		 owner;
+	bool		 refuse;
+	int		 token;		/* c->cg points here */
+} crec;
+
+static int
+rec_create(void *arg, struct gk_cage *c, pid_t owner,
+    const struct gk_rlimits *l, bool best_effort, const char *adopt,
+    char *err, size_t errlen)
+{
+	(void)arg;
+	assert_null(adopt);
+	crec.creates++;
+	crec.lim = *l;
+	crec.best_effort = best_effort;
+	crec.owner = owner;
+	if (crec.refuse) {
+		snprintf(err, errlen, "no pids controller here");
+		return -1;
+	}
+	c->cg = &crec.token;
+	return 0;
+}
+
+static int
+rec_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
+    uid_t uid, char *err, size_t errlen)
+{
+	(void)arg;
+	(void)uid;
+	(void)err;
+	(void)errlen;
+	assert_ptr_equal(c->cg, &crec.token);
+	assert_true(pidfd >= 0);
+	assert_int_equal(owner, getpid());
+	crec.attaches++;
+	return 0;
+}
+
+static void
+rec_end(void *arg, struct gk_cage *c)
+{
+	(void)arg;
+	crec.ends++;
+	c->cg = NULL;
+}
+
+static struct json_object *
+rec_describe(void *arg, const struct gk_cage *c)
+{
+	struct json_object *o = json_object_new_object();
+
+	(void)arg;
+	(void)c;
+	json_object_object_add(o, "kill", json_object_new_string(
+	    "/sys/fs/cgroup/x/cgroup.kill"));
+	return o;
+}
+
+#define NS_LIMITS "{\"op\":\"cage.create\",\"netns\":true,\"allow\":[]," \
+	"\"limits\":{\"pids\":32}}"
+
+/* Limits, cage.attach and the cage's end go through the containment
+ * hooks; without them limits are refused unless best_effort. */
+static void
+test_netns_contain(void **state)
+{
+	struct fixture *f = *state;
+	struct gk_ctl_contain h = { .create = rec_create,
+	    .attach = rec_attach, .end = rec_end, .describe = rec_describe };
+	struct json_object *o;
+	char id[GK_CAGE_ID_LEN + 1];
+	int fd, pfd;
+
+	set_plumb(f);
+	memset(&crec, 0, sizeof(crec));
+	fd = client(f);
+	pfd = open("/dev/null", O_RDONLY);
+	/* not contained: limits refused, best effort runs */
+	o = rpc_fd(f, fd, NS_LIMITS, pfd);
+	assert_false(ok(o));
+	assert_non_null(strstr(gets_(o, "error"), "limits were asked for, "
+	    "but this gatekeeperd cannot contain"));
+	json_object_put(o);
+	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(prec.downs, prec.ups);		/* undone */
+	o = rpc_fd(f, fd, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"allow\":[],\"limits\":{\"pids\":32,\"best_effort\":true}}",
+	    pfd);
+	assert_true(ok(o));
+	assert_null(get(o, "cage.cgroup"));
+	snprintf(id, sizeof(id), "%s", gets_(o, "cage.id"));
+	json_object_put(o);
+	o = rpc_id(f, fd, "cage.attach", id, "", pfd);
+	assert_false(ok(o));
+	assert_non_null(strstr(gets_(o, "error"), "has no cgroup"));
+	json_object_put(o);
+	o = rpc_id(f, fd, "cage.destroy", id, "", -1);
+	assert_true(ok(o));
+	json_object_put(o);
+	assert_int_equal(crec.ends, 0);		/* it had no cgroup */
+	/* contained */
+	gk_control_set_contain(f->ctl, &h);
+	crec.refuse = true;
+	rpc_fd_refused(f, fd, NS_LIMITS, pfd, "cannot create the cage: no "
+	    "pids controller here");
+	crec.refuse = false;
+	o = rpc_fd(f, fd, NS_LIMITS, pfd);
+	assert_true(ok(o));
+	assert_int_equal(crec.lim.pids, 32);
+	assert_false(crec.best_effort);
+	assert_int_equal(crec.owner, getpid());
+	assert_string_equal(gets_(o, "cage.cgroup.kill"),
+	    "/sys/fs/cgroup/x/cgroup.kill");
+	snprintf(id, sizeof(id), "%s", gets_(o, "cage.id"));
+	json_object_put(o);
+	o = rpc_id(f, fd, "cage.attach", id, "", -1);	/* no fd along */
+	assert_false(ok(o));
+	assert_non_null(strstr(gets_(o, "error"), "needs a pidfd"));
+	json_object_put(o);
+	o = rpc_id(f, fd, "cage.attach", id, "", pfd);
+	assert_true(ok(o));
+	assert_int_equal(crec.attaches, 1);
+	json_object_put(o);
+	/* the connection closes: the cage ends, its processes with it */
+	close(fd);
+	spin(f, 5);
+	assert_int_equal(crec.ends, 1);
+	assert_int_equal(gk_cage_count(f->cages), 0);
 	close(pfd);
 }
 
@@ -206,6 +365,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_netns_cage, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_netns_stray_fds, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_netns_contain, setup,
 		    teardown),
 	};
 
