@@ -85,7 +85,8 @@ copy_unescape(char *dst, size_t dstlen, const char *s, size_t n)
 		    s[i + 3] > '7')
 			return false;
 		v = (unsigned)(s[i + 1] - '0') << 6 |
-		    (unsigned)(s[i + 2] - '0') << 3 | (unsigned)(s[i + 3] - '0');
+		    (unsigned)(s[i + 2] - '0') << 3 |
+		    (unsigned)(s[i + 3] - '0');
 		if (v == 0)
 			return false;
 		dst[o++] = (char)v;

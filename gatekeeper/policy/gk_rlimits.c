@@ -142,21 +142,21 @@ gk_size_format(uint64_t v, char *buf, size_t len)
 {
 	static const char units[] = "KMGT";
 	uint64_t unit = 1ULL << 40;
+	unsigned long long w;
 	int i;
 
 	for (i = 3; i >= 0; i--, unit >>= 10) {
 		if (v < unit || v > (UINT64_MAX / 100))
 			continue;
+		w = (unsigned long long)(v / unit);
 		if (v % unit == 0)
-			snprintf(buf, len, "%llu%c", (unsigned long long)(v /
-			    unit), units[i]);
+			snprintf(buf, len, "%llu%c", w, units[i]);
 		else if (v * 10 % unit == 0)
-			snprintf(buf, len, "%llu.%llu%c", (unsigned long long)(v /
-			    unit), (unsigned long long)(v * 10 / unit % 10),
-			    units[i]);
+			snprintf(buf, len, "%llu.%llu%c", w,
+			    (unsigned long long)(v * 10 / unit % 10), units[i]);
 		else if (v * 100 % unit == 0)
-			snprintf(buf, len, "%llu.%02llu%c", (unsigned long long)(v /
-			    unit), (unsigned long long)(v * 100 / unit % 100),
+			snprintf(buf, len, "%llu.%02llu%c", w,
+			    (unsigned long long)(v * 100 / unit % 100),
 			    units[i]);
 		else
 			break;
