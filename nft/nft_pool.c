@@ -2,10 +2,10 @@
  * nft_pool: the cage address pool. Pure: no I/O, no logging.
  *
  * One bit per address of the subnet in `busy` (allocated, draining or
- * reserved), one in `drain` (teardown running) and one in each
- * `flag[]` (the caller's, kept while the address is out). Allocation is next-fit:
- * the search starts after the last address handed out, so an address that
- * was just released is reused only after the cursor has gone round.
+ * reserved), one in `drain` (teardown running) and one in each `flag[]`
+ * (the caller's, kept while the address is out). Allocation is next-fit:
+ * the search starts after the last address handed out, so an address
+ * that was just released is reused only after the cursor has gone round.
  */
 #include <arpa/inet.h>
 #include <errno.h>

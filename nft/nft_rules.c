@@ -47,7 +47,7 @@
  * log queue and the daemon's time are shared by every cage). */
 #define NFT_LOG_RATE		2000
 #define NFT_LOG_BURST		500
-#define NFT_LOG_SNAPLEN		64	/* IPv4 header with options, ports */
+#define NFT_LOG_SNAPLEN		64	/* IPv4 header, options, ports */
 
 #define BATCH_PAGE		(256 * 1024)
 #define ELEMS_PER_MSG		64

@@ -33,7 +33,7 @@
 
 #include "spawner/spawn_int.h"
 
-#define MSG_MAX		(1 + (SPAWN_ERRLEN > sizeof(struct spawn_cage) ?	\
+#define MSG_MAX		(1 + (SPAWN_ERRLEN > sizeof(struct spawn_cage) ? \
 			    SPAWN_ERRLEN : sizeof(struct spawn_cage)))
 
 int
