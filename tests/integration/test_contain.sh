@@ -84,6 +84,11 @@ V2=$(sed -n "s/.*cgroups: cages' processes in \([^;]*\);.*/\1/p" "$T/GKD_PID.log
 GK_DETAIL=$(grep -m1 cgroups: "$T/GKD_PID.log")
 gk_check "gatekeeperd says where cages go and what limits them ($V2)" \
 	eval '[ -n "$V2" ] && [ -d "$V2" ] && grep -q "limits: memory" "$T/GKD_PID.log"'
+if [ -n "$(cat /sys/fs/cgroup/cgroup.controllers 2>/dev/null)" ]; then
+	gk_say "note: this machine has a pure cgroup v2 hierarchy; the checks below run on it"
+else
+	gk_say "note: hybrid layout here (controllers bound to v1; v2 at $(dirname "$V2") has none): the pure v2 layout cannot be mounted beside it and is not tested by this run"
+fi
 ( cd "$WORK" && exec "$GKRUN" --control "$SOCK" --allow x.example -- \
 	sleep "50.$U" ) >"$T/bg.out" 2>&1 &
 BG=$!
