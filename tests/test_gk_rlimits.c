@@ -64,6 +64,7 @@ test_sizes(void **state)
 	size_bad("1025T", "out of range");
 	size_bad("99999999999999999999", "bad size");
 	size_bad("9999999999999999T", "out of range");
+	size_bad("\001M\n", "bad size \"?M?\"");	/* shown printable */
 }
 
 static void

@@ -17,6 +17,18 @@ gk_rlimits_any(const struct gk_rlimits *l)
 	return l->memory != 0 || l->pids != 0 || l->cpus != 0;
 }
 
+/* The input as a message shows it: at most 24 bytes, anything but
+ * printable ASCII as '?'. */
+static void
+shown_text(char *dst, size_t dstlen, const char *s, size_t len)
+{
+	size_t i, n = len < 24 ? len : 24;
+
+	for (i = 0; i < n && i + 1 < dstlen; i++)
+		dst[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+	dst[i] = '\0';
+}
+
 static char
 lower(char c)
 {
@@ -67,7 +79,7 @@ gk_size_parse(const char *s, size_t len, uint64_t *out, char *err,
 	const char *u, *p;
 	char shown[GK_RLIM_TEXT];
 
-	snprintf(shown, sizeof(shown), "%.*s", (int)(len < 24 ? len : 24), s);
+	shown_text(shown, sizeof(shown), s, len);
 	if ((n = decimal(s, len, &num, &scale, &ndec)) == 0)
 		goto bad;
 	u = s + n;
@@ -117,7 +129,7 @@ gk_cpus_parse(const char *s, size_t len, uint32_t *milli, char *err,
 	size_t n, ndec;
 	char shown[GK_RLIM_TEXT];
 
-	snprintf(shown, sizeof(shown), "%.*s", (int)(len < 24 ? len : 24), s);
+	shown_text(shown, sizeof(shown), s, len);
 	if ((n = decimal(s, len, &num, &scale, &ndec)) == 0 || n != len ||
 	    ndec > FRAC_DIGITS_MAX) {
 		gk_seterr(err, errlen, "bad CPU count \"%s\": a number such as "

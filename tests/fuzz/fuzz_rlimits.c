@@ -2,12 +2,20 @@
  * Fuzz gk_size_parse and gk_cpus_parse. Invariants: a size accepted is
  * within bounds and prints to a form that parses back to it; a CPU count
  * accepted is within bounds and its printed form parses back to it; a
- * refusal leaves the output alone and says why.
+ * refusal leaves the output alone and says why, in printable ASCII.
  */
 #include <string.h>
 
 #include "gatekeeper/policy/gk_rlimits.h"
 #include "tests/fuzz/fuzz_check.h"
+
+/* A message is printable ASCII (it quotes the input). */
+static void
+check_message(const char *m)
+{
+	for (; *m != '\0'; m++)
+		CHECK(*m >= 0x20 && *m < 0x7f);
+}
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -23,8 +31,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gk_size_format(v, buf, sizeof(buf));
 		CHECK(gk_size_parse(buf, strlen(buf), &back, NULL, 0) == 0);
 		CHECK(back == v);
-	} else
+	} else {
 		CHECK(v == 1 && err[0] != '\0');
+		check_message(err);
+	}
 	err[0] = '\0';
 	if (gk_cpus_parse((const char *)data, size, &m, err,
 	    sizeof(err)) == 0) {
@@ -32,7 +42,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		gk_cpus_format(m, buf, sizeof(buf));
 		CHECK(gk_cpus_parse(buf, strlen(buf), &mback, NULL, 0) == 0);
 		CHECK(mback == m);
-	} else
+	} else {
 		CHECK(m == 1 && err[0] != '\0');
+		check_message(err);
+	}
 	return 0;
 }
