@@ -3,8 +3,11 @@
  * directions have ended, an error, the idle timeout, or the peek says no
  * (holding the client's bytes for the peek is relay_peek.c).
  * Each direction (UP: client->server, DOWN: server->client) has a prefix
- * to deliver first, then a pipe for splice(2) or, where splice cannot be
- * used, a bounded buffer. Pipes and buffers are made when data flows and
+ * to deliver first, then a bounded buffer for its first RELAY_SPLICE_AFTER
+ * bytes, then a pipe for splice(2) (or the buffer throughout where splice
+ * cannot be used). Most tunnels are short (a request, a small answer):
+ * for them a read and a send cost less than a pipe's pipe2, fcntl, two
+ * splices and two closes. Pipes and buffers are made when data flows and
  * given back by the tick once a direction is empty and quiet. One driver,
  * relay_drive(), moves what it can, then recomputes the read/write
  * interest of both fds from the state of both directions.
@@ -36,6 +39,7 @@
 #define RELAY_ROUNDS		16		/* per wakeup, then yield */
 #define RELAY_RELEASE_MS	2000		/* quiet: free pipe/buffer */
 #define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
+#define RELAY_SPLICE_AFTER	(64 * 1024)	/* copied before a pipe */
 
 static void	relay_close(struct relay *, const char *);
 
@@ -68,6 +72,16 @@ dir_pending(const struct relay_dir *d)
 	    (d->buf_len - d->buf_off);
 }
 
+/* Does direction d read by splice now? Once it has moved
+ * RELAY_SPLICE_AFTER bytes and its buffer is empty (order kept), and from
+ * then on. */
+static bool
+dir_splicing(const struct relay_dir *d)
+{
+	return !d->no_splice && (d->pipe[0] != -1 ||
+	    (d->bytes >= RELAY_SPLICE_AFTER && d->buf_off == d->buf_len));
+}
+
 static bool
 dir_holds(const struct relay_dir *d)
 {
@@ -95,7 +109,7 @@ dir_wants_read(const struct relay *r, int i)
 	 * (PASSING) once the pipe is empty; never read more into it */
 	if (d->limited && d->left == 0)
 		return d->piped == 0 && r->state == RELAY_ST_OPEN;
-	if (!d->no_splice)
+	if (dir_splicing(d))
 		return !d->full && (d->pipe[0] == -1 || d->piped < d->pipe_cap);
 	return buf_room(d) > 0;
 }
@@ -402,7 +416,7 @@ dir_step(struct relay *r, int i)
 			rv = relay_peek_read(r);
 		else if (d->limited && d->left == 0 && d->piped == 0)
 			rv = discard_read(r, i);
-		else if (d->no_splice)
+		else if (!dir_splicing(d))
 			rv = fill_buf(r, i);
 		else
 			rv = fill_splice(r, i);
