@@ -343,19 +343,27 @@ spawn_cage_cgname(const struct spawn_cage *c, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(end - start), start);
 }
 
-int
-spawn_cage_ack(const char *line, size_t len, char *err, size_t errlen)
+/*
+ * A reply line whose "ok" is true: the object (the caller puts it). NULL
+ * with err otherwise: not understood, or gatekeeperd's refusal.
+ */
+static struct json_object *
+accepted(const char *line, size_t len, char *err, size_t errlen)
 {
 	struct json_tokener *tok;
 	struct json_object *o, *ok;
-	int r = -1;
 
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		len--;
-	if (len == 0 || len > REPLY_MAX || memchr(line, '\0', len) != NULL)
-		return not_understood(err, errlen, "not a line of text");
-	if ((tok = json_tokener_new()) == NULL)
-		return not_understood(err, errlen, "out of memory");
+	if (len == 0 || len > REPLY_MAX || memchr(line, '\0', len) != NULL) {
+		not_understood(err, errlen, len == 0 ? "an empty line" :
+		    "not a line of text");
+		return NULL;
+	}
+	if ((tok = json_tokener_new()) == NULL) {
+		not_understood(err, errlen, "out of memory");
+		return NULL;
+	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	o = json_tokener_parse_ex(tok, line, (int)len);
 	if (o == NULL || json_tokener_get_parse_end(tok) != len)
@@ -366,11 +374,24 @@ spawn_cage_ack(const char *line, size_t len, char *err, size_t errlen)
 		not_understood(err, errlen, "no \"ok\"");
 	else if (!json_object_get_boolean(ok))
 		refused(o, err, errlen);
-	else
-		r = 0;
+	else {
+		json_tokener_free(tok);
+		return o;
+	}
 	json_object_put(o);
 	json_tokener_free(tok);
-	return r;
+	return NULL;
+}
+
+int
+spawn_cage_ack(const char *line, size_t len, char *err, size_t errlen)
+{
+	struct json_object *o;
+
+	if ((o = accepted(line, len, err, errlen)) == NULL)
+		return -1;
+	json_object_put(o);
+	return 0;
 }
 
 /* "cgroup": {"kill": PATH, "limits": {"memory": N, "pids": N,
@@ -421,30 +442,14 @@ int
 spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
     char *err, size_t errlen)
 {
-	struct json_tokener *tok;
-	struct json_object *o, *ok, *cage;
+	struct json_object *o, *v, *cage;
 	char why[SPAWN_ERRLEN];
 	int r = -1;
 
 	memset(c, 0, sizeof(*c));
-	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-		len--;
-	if (len == 0 || len > REPLY_MAX || memchr(line, '\0', len) != NULL)
-		return not_understood(err, errlen, len == 0 ? "an empty line" :
-		    "not a line of text");
-	if ((tok = json_tokener_new()) == NULL)
-		return not_understood(err, errlen, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	o = json_tokener_parse_ex(tok, line, (int)len);
-	if (o == NULL || json_tokener_get_parse_end(tok) != len)
-		not_understood(err, errlen, "not JSON");
-	else if (!json_object_is_type(o, json_type_object) ||
-	    !json_object_object_get_ex(o, "ok", &ok) ||
-	    !json_object_is_type(ok, json_type_boolean))
-		not_understood(err, errlen, "no \"ok\"");
-	else if (!json_object_get_boolean(ok))
-		refused(o, err, errlen);
-	else if (!json_object_object_get_ex(o, "cage", &cage) ||
+	if ((o = accepted(line, len, err, errlen)) == NULL)
+		return -1;
+	if (!json_object_object_get_ex(o, "cage", &cage) ||
 	    !json_object_is_type(cage, json_type_object))
 		not_understood(err, errlen, "no \"cage\" object");
 	else if (cage_fields(cage, c, why, sizeof(why)) == -1)
@@ -452,14 +457,13 @@ spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
 	else
 		r = 0;
 	c->transparent = -1;
-	if (r == 0 && json_object_object_get_ex(cage, "transparent", &ok) &&
-	    json_object_is_type(ok, json_type_boolean))
-		c->transparent = json_object_get_boolean(ok);
-	if (r == 0 && json_object_object_get_ex(cage, "cgroup", &ok) &&
-	    cgroup_fields(ok, c, why, sizeof(why)) == -1)
+	if (r == 0 && json_object_object_get_ex(cage, "transparent", &v) &&
+	    json_object_is_type(v, json_type_boolean))
+		c->transparent = json_object_get_boolean(v);
+	if (r == 0 && json_object_object_get_ex(cage, "cgroup", &v) &&
+	    cgroup_fields(v, c, why, sizeof(why)) == -1)
 		r = not_understood(err, errlen, why);
 	json_object_put(o);
-	json_tokener_free(tok);
 	if (r == -1)
 		memset(c, 0, sizeof(*c));
 	return r;
