@@ -98,39 +98,34 @@ poll_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Drop what cannot be enforced (best effort), saying so; false if any
- * was dropped without leave. */
+ * would be dropped without leave. */
 static bool
 trim_limits(struct gk_contain *k, const struct gk_cage *c,
     struct gk_rlimits *l, bool best_effort, char *err, size_t errlen)
 {
-	unsigned can = gk_cg_can_limit(k->cg);
-	const char *lack = NULL;
+	const char *lack;
+	char dropped[32] = "";
 
-	if (l->memory != 0 && !(can & (1u << GK_CG_MEMORY)))
-		lack = "memory";
-	else if (l->pids != 0 && !(can & (1u << GK_CG_PIDS)))
-		lack = "pids";
-	else if (l->cpus != 0 && !(can & (1u << GK_CG_CPU)))
-		lack = "cpu";
-	if (lack == NULL)
-		return true;
-	if (!best_effort) {
+	if ((lack = gk_cg_lacking(k->cg, l)) != NULL && !best_effort) {
 		snprintf(err, errlen, "a %s limit was asked for, but no %s "
 		    "controller can be written here (%s)", lack, lack,
 		    gk_cg_describe(k->cg));
 		return false;
 	}
-	log_warnx("cage=%s: limits it asked for that cannot be enforced are "
-	    "dropped (best effort): %s%s%s", c->id,
-	    l->memory != 0 && !(can & (1u << GK_CG_MEMORY)) ? "memory " : "",
-	    l->pids != 0 && !(can & (1u << GK_CG_PIDS)) ? "pids " : "",
-	    l->cpus != 0 && !(can & (1u << GK_CG_CPU)) ? "cpu" : "");
-	if (!(can & (1u << GK_CG_MEMORY)))
-		l->memory = 0;
-	if (!(can & (1u << GK_CG_PIDS)))
-		l->pids = 0;
-	if (!(can & (1u << GK_CG_CPU)))
-		l->cpus = 0;
+	for (; lack != NULL; lack = gk_cg_lacking(k->cg, l)) {
+		if (strcmp(lack, "memory") == 0)
+			l->memory = 0;
+		else if (strcmp(lack, "pids") == 0)
+			l->pids = 0;
+		else
+			l->cpus = 0;
+		snprintf(dropped + strlen(dropped), sizeof(dropped) -
+		    strlen(dropped), "%s%s", dropped[0] != '\0' ? " " : "",
+		    lack);
+	}
+	if (dropped[0] != '\0')
+		log_warnx("cage=%s: limits it asked for that cannot be "
+		    "enforced are dropped (best effort): %s", c->id, dropped);
 	return true;
 }
 
@@ -199,21 +194,34 @@ contain_create(void *arg, struct gk_cage *c, pid_t owner,
 	return 0;
 }
 
+/* The number after "KEY:" on a line of a /proc file; -1 if none. */
+static long
+proc_field(const char *path, const char *key)
+{
+	char line[256];
+	size_t n = strlen(key);
+	long v = -1;
+	FILE *f;
+
+	if ((f = fopen(path, "re")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (strncmp(line, key, n) == 0 && line[n] == ':' &&
+		    sscanf(line + n + 1, "%ld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
 /* The pid a pidfd refers to (its fdinfo's "Pid:" line); -1 if none. */
 static pid_t
 pidfd_pid(int pidfd)
 {
-	char path[64], line[256];
-	FILE *f;
-	long pid = -1;
+	char path[64];
+	long pid;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	if ((f = fopen(path, "re")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "Pid: %ld", &pid) == 1)
-			break;
-	fclose(f);
+	pid = proc_field(path, "Pid");
 	return pid > 0 ? (pid_t)pid : -1;
 }
 
@@ -221,18 +229,10 @@ pidfd_pid(int pidfd)
 static long
 proc_uid(pid_t pid)
 {
-	char path[64], line[256];
-	long uid = -1;
-	FILE *f;
+	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if ((f = fopen(path, "re")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL)
-		if (sscanf(line, "Uid: %ld", &uid) == 1)
-			break;
-	fclose(f);
-	return uid;
+	return proc_field(path, "Uid");
 }
 
 static int

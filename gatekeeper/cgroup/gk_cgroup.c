@@ -346,6 +346,19 @@ gk_cg_can_limit(const struct gk_cg *g)
 }
 
 const char *
+gk_cg_lacking(const struct gk_cg *g, const struct gk_rlimits *l)
+{
+	const bool asks[GK_CG__CTLS] = { l->memory != 0, l->pids != 0,
+	    l->cpus != 0 };
+	int c;
+
+	for (c = 0; c < GK_CG__CTLS; c++)
+		if (asks[c] && !(gk_cg_can_limit(g) & (1u << c)))
+			return gk_cg_ctl_name(c);
+	return NULL;
+}
+
+const char *
 gk_cg_describe(const struct gk_cg *g)
 {
 	return g->desc;
@@ -441,18 +454,12 @@ gk_cg_cage_new(struct gk_cg *g, const char *name, const struct gk_rlimits *l,
     uid_t owner, char *err, size_t errlen)
 {
 	struct gk_cg_cage *c;
+	const char *lack;
 	int life;
 
-	if ((l->memory != 0 && limit_dir(g, GK_CG_MEMORY) < 0) ||
-	    (l->pids != 0 && limit_dir(g, GK_CG_PIDS) < 0) ||
-	    (l->cpus != 0 && limit_dir(g, GK_CG_CPU) < 0)) {
+	if ((lack = gk_cg_lacking(g, l)) != NULL) {
 		gk_seterr(err, errlen, "a %s limit cannot be enforced here (no "
-		    "writable %s controller)", l->memory != 0 &&
-		    limit_dir(g, GK_CG_MEMORY) < 0 ? "memory" : l->pids != 0 &&
-		    limit_dir(g, GK_CG_PIDS) < 0 ? "pids" : "cpu",
-		    l->memory != 0 && limit_dir(g, GK_CG_MEMORY) < 0 ?
-		    "memory" : l->pids != 0 && limit_dir(g, GK_CG_PIDS) < 0 ?
-		    "pids" : "cpu");
+		    "writable %s controller)", lack, lack);
 		return NULL;
 	}
 	if ((c = calloc(1, sizeof(*c))) == NULL) {

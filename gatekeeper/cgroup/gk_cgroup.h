@@ -50,6 +50,10 @@ struct gk_cg	*gk_cg_open(struct event_base *base, const char *subtree,
 void		 gk_cg_close(struct gk_cg *g);
 /* Which limits can be enforced: bits (1 << GK_CG_MEMORY) etc. */
 unsigned	 gk_cg_can_limit(const struct gk_cg *g);
+/* The first limit l asks for that cannot be enforced here ("memory",
+ * "pids", "cpu"), or NULL. */
+const char	*gk_cg_lacking(const struct gk_cg *g,
+		    const struct gk_rlimits *l);
 /* For the start-up log: where cages go and what limits them. */
 const char	*gk_cg_describe(const struct gk_cg *g);
 
