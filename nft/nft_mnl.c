@@ -269,120 +269,118 @@ nft_mnl_batch(struct nft_mnl *m, struct nftnl_batch *b, char *err,
 	return 0;
 }
 
-struct gettable {
+/*
+ * One GET request's answer: messages of type `type` (what was asked
+ * for) go to `obj`, then the ACK ends it with its error (0, ENOENT...).
+ */
+struct get_query {
 	uint32_t	 seq;
+	uint16_t	 type;		/* NFT_MSG_NEW... */
+	void		(*obj)(void *arg, const struct nlmsghdr *nlh);
+	void		*arg;
 	bool		 done;
-	bool		 exists;
 	int		 error;
 };
 
 static bool
-gettable_done(void *arg)
+get_done(void *arg)
 {
-	return ((struct gettable *)arg)->done;
+	return ((struct get_query *)arg)->done;
 }
 
 static void
-gettable_take(void *arg, const struct nlmsghdr *nlh)
+get_take(void *arg, const struct nlmsghdr *nlh)
 {
-	struct gettable *g = arg;
+	struct get_query *q = arg;
 	const struct nlmsgerr *e;
 
-	if (nlh->nlmsg_seq != g->seq)
+	if (nlh->nlmsg_seq != q->seq)
 		return;
-	if ((nlh->nlmsg_type & 0xff) == NFT_MSG_NEWTABLE &&
+	if ((nlh->nlmsg_type & 0xff) == q->type &&
 	    nlh->nlmsg_type >> 8 == NFNL_SUBSYS_NFTABLES) {
-		g->exists = true;
+		q->obj(q->arg, nlh);
 		return;
 	}
 	if (nlh->nlmsg_type != NLMSG_ERROR ||
 	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
 		return;
 	e = mnl_nlmsg_get_payload(nlh);
-	g->error = -e->error;
-	g->done = true;
+	q->error = -e->error;
+	q->done = true;
+}
+
+/* Send the request in buf (seq q->seq) and read until its ACK. 0, or -1
+ * with errno (then nothing is known). */
+static int
+get_run(struct nft_mnl *m, char *buf, struct get_query *q)
+{
+	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+
+	if (mnl_socket_sendto(m->nl, nlh, nlh->nlmsg_len) == -1)
+		return -1;
+	return recv_until(m, get_done, get_take, q);
+}
+
+static void
+table_seen(void *arg, const struct nlmsghdr *nlh)
+{
+	(void)nlh;
+	*(bool *)arg = true;
 }
 
 int
 nft_mnl_table_exists(struct nft_mnl *m, char *err, size_t errlen)
 {
 	char buf[NFT_MNL_SMALLBUF];
-	struct gettable g = { .seq = m->seq++ };
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	bool exists = false;
+	struct get_query q = { .seq = m->seq++, .type = NFT_MSG_NEWTABLE,
+	    .obj = table_seen, .arg = &exists };
 
-	nft_msg_gettable(buf, g.seq);
-	if (mnl_socket_sendto(m->nl, nlh, nlh->nlmsg_len) == -1) {
-		gk_seterr(err, errlen, "nftables: asking for table inet %s: %s",
-		    NFT_TABLE, strerror(errno));
-		return -1;
-	}
-	if (recv_until(m, gettable_done, gettable_take, &g) == -1) {
+	nft_msg_gettable(buf, q.seq);
+	if (get_run(m, buf, &q) == -1) {
 		gk_seterr(err, errlen,
 		    "nftables: waiting for table inet %s: %s", NFT_TABLE,
 		    strerror(errno));
 		return -1;
 	}
-	if (g.error == ENOENT)
+	if (q.error == ENOENT)
 		return 0;
-	if (g.error != 0) {
+	if (q.error != 0) {
 		gk_seterr(err, errlen, "nftables: asking for table inet %s: "
-		    "%s%s", NFT_TABLE, strerror(g.error),
-		    errno_hint(g.error, 0));
-		errno = g.error;
+		    "%s%s", NFT_TABLE, strerror(q.error),
+		    errno_hint(q.error, 0));
+		errno = q.error;
 		return -1;
 	}
-	return g.exists ? 1 : 0;
+	return exists ? 1 : 0;
 }
 
 struct getpin {
-	uint32_t	 seq;
-	bool		 done;
 	bool		 found;
 	uint64_t	 expires_ms;
-	int		 error;
 };
 
-static bool
-getpin_done(void *arg)
-{
-	return ((struct getpin *)arg)->done;
-}
-
 static void
-getpin_take(void *arg, const struct nlmsghdr *nlh)
+pin_seen(void *arg, const struct nlmsghdr *nlh)
 {
 	struct getpin *g = arg;
-	const struct nlmsgerr *e;
 	struct nftnl_set *s;
 	struct nftnl_set_elems_iter *it;
 	struct nftnl_set_elem *el;
 
-	if (nlh->nlmsg_seq != g->seq)
+	if ((s = nftnl_set_alloc()) == NULL)
 		return;
-	if ((nlh->nlmsg_type & 0xff) == NFT_MSG_NEWSETELEM &&
-	    nlh->nlmsg_type >> 8 == NFNL_SUBSYS_NFTABLES) {
-		if ((s = nftnl_set_alloc()) == NULL)
-			return;
-		if (nftnl_set_elems_nlmsg_parse(nlh, s) == 0 &&
-		    (it = nftnl_set_elems_iter_create(s)) != NULL) {
-			if ((el = nftnl_set_elems_iter_next(it)) != NULL) {
-				g->found = true;
-				if (nftnl_set_elem_is_set(el,
-				    NFTNL_SET_ELEM_EXPIRATION))
-					g->expires_ms = nftnl_set_elem_get_u64(
-					    el, NFTNL_SET_ELEM_EXPIRATION);
-			}
-			nftnl_set_elems_iter_destroy(it);
+	if (nftnl_set_elems_nlmsg_parse(nlh, s) == 0 &&
+	    (it = nftnl_set_elems_iter_create(s)) != NULL) {
+		if ((el = nftnl_set_elems_iter_next(it)) != NULL) {
+			g->found = true;
+			if (nftnl_set_elem_is_set(el, NFTNL_SET_ELEM_EXPIRATION))
+				g->expires_ms = nftnl_set_elem_get_u64(el,
+				    NFTNL_SET_ELEM_EXPIRATION);
 		}
-		nftnl_set_free(s);
-		return;
+		nftnl_set_elems_iter_destroy(it);
 	}
-	if (nlh->nlmsg_type != NLMSG_ERROR ||
-	    mnl_nlmsg_get_payload_len(nlh) < sizeof(*e))
-		return;
-	e = mnl_nlmsg_get_payload(nlh);
-	g->error = -e->error;
-	g->done = true;
+	nftnl_set_free(s);
 }
 
 int
@@ -390,24 +388,24 @@ nft_mnl_pin_expires(struct nft_mnl *m, uint32_t ifindex, struct in_addr a,
     uint64_t *ms, char *err, size_t errlen)
 {
 	char buf[NFT_MNL_SMALLBUF];
-	struct getpin g = { .seq = m->seq++ };
-	struct nlmsghdr *nlh = (struct nlmsghdr *)buf;
+	struct getpin g = { false, 0 };
+	struct get_query q = { .seq = m->seq++, .type = NFT_MSG_NEWSETELEM,
+	    .obj = pin_seen, .arg = &g };
 
-	if (nft_msg_getpin(buf, ifindex, a, g.seq) == -1) {
+	if (nft_msg_getpin(buf, ifindex, a, q.seq) == -1) {
 		gk_seterr(err, errlen, "nftables: out of memory");
 		return -1;
 	}
-	if (mnl_socket_sendto(m->nl, nlh, nlh->nlmsg_len) == -1 ||
-	    recv_until(m, getpin_done, getpin_take, &g) == -1) {
+	if (get_run(m, buf, &q) == -1) {
 		gk_seterr(err, errlen, "nftables: reading an element of set "
 		    "%s: %s", NFT_SET_PINS, strerror(errno));
 		return -1;
 	}
-	if (g.error != 0 || !g.found) {
+	if (q.error != 0 || !g.found) {
 		gk_seterr(err, errlen, "nftables: reading an element of set "
-		    "%s: %s", NFT_SET_PINS, strerror(g.error != 0 ? g.error :
+		    "%s: %s", NFT_SET_PINS, strerror(q.error != 0 ? q.error :
 		    ENOENT));
-		errno = g.error != 0 ? g.error : ENOENT;
+		errno = q.error != 0 ? q.error : ENOENT;
 		return -1;
 	}
 	*ms = g.expires_ms;
