@@ -107,6 +107,20 @@ test_not_events(void **state)
 	    "\"port\":443}", &ev), SPAWN_EVENT_NONE);
 	assert_int_equal(parse("{\"event\":\"learn\",\"host\":\"a\","
 	    "\"port\":-1}", &ev), SPAWN_EVENT_NONE);
+	/* the cage's own limits */
+	assert_int_equal(parse("{\"event\":\"limit\",\"limit\":\"memory\","
+	    "\"value\":67108864,\"count\":2}", &ev), SPAWN_EVENT_LIMIT);
+	assert_string_equal(ev.kind, "memory");
+	assert_int_equal(ev.value, 67108864);
+	assert_int_equal(ev.count, 2);
+	assert_int_equal(parse("{\"event\":\"limit\",\"limit\":\"pids\","
+	    "\"value\":32,\"count\":1}", &ev), SPAWN_EVENT_LIMIT);
+	assert_int_equal(parse("{\"event\":\"limit\",\"limit\":\"disk\","
+	    "\"value\":32,\"count\":1}", &ev), SPAWN_EVENT_NONE);
+	assert_int_equal(parse("{\"event\":\"limit\",\"limit\":\"pids\","
+	    "\"value\":32,\"count\":0}", &ev), SPAWN_EVENT_NONE);
+	assert_int_equal(parse("{\"event\":\"limit\",\"limit\":\"pids\","
+	    "\"value\":\"32\",\"count\":1}", &ev), SPAWN_EVENT_NONE);
 }
 
 static void
