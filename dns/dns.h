@@ -5,6 +5,7 @@
 #ifndef DNS_H
 #define DNS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -66,6 +67,10 @@ typedef void (*dns_lookup_cb)(void *arg, const struct dns_lookup_result *res);
 enum dns_lookup_status dns_lookup(struct dns_server *s, const char *name,
 		    int family, dns_lookup_cb cb, void *arg,
 		    struct dns_lookup_result *res, struct dns_waiter **handle);
+/* The cache's answer alone (nothing asked upstream, no callback); false
+ * when the cache has none or the name is not one. */
+bool		 dns_lookup_cached(struct dns_server *s, const char *name,
+		    int family, struct dns_lookup_result *res);
 /* The callback will not run; call only before it has run. */
 void		 dns_lookup_cancel(struct dns_waiter *w);
 

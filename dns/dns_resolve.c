@@ -532,13 +532,38 @@ lookup_query(const char *name, uint16_t qtype, struct dns_query *q)
 	return 0;
 }
 
+/* The cache's answer for q (counted as a hit); false when it has none. */
+static bool
+lookup_cache(struct dns_server *s, const struct dns_query *q,
+    struct dns_lookup_result *res)
+{
+	const struct dns_cached *e;
+
+	if (s->cache == NULL || (e = dns_cache_get(s->cache, q->name,
+	    q->name_len, q->qtype, q->qclass, s->ttl_cap, gk_now())) == NULL)
+		return false;
+	gk_stats.dns_cache_hits++;
+	lookup_fill(res, e->rcode, e->addrs, e->naddrs);
+	return true;
+}
+
+bool
+dns_lookup_cached(struct dns_server *s, const char *name, int family,
+    struct dns_lookup_result *res)
+{
+	uint16_t qtype = family == AF_INET6 ? DNS_T_AAAA : DNS_T_A;
+	struct dns_query q;
+
+	return (family == AF_INET || family == AF_INET6) &&
+	    lookup_query(name, qtype, &q) == 0 && lookup_cache(s, &q, res);
+}
+
 enum dns_lookup_status
 dns_lookup(struct dns_server *s, const char *name, int family,
     dns_lookup_cb cb, void *arg, struct dns_lookup_result *res,
     struct dns_waiter **handle)
 {
 	uint16_t qtype = family == AF_INET6 ? DNS_T_AAAA : DNS_T_A;
-	const struct dns_cached *e;
 	struct dns_pending *p;
 	struct dns_query q;
 
@@ -546,12 +571,8 @@ dns_lookup(struct dns_server *s, const char *name, int family,
 	if ((family != AF_INET && family != AF_INET6) ||
 	    lookup_query(name, qtype, &q) == -1)
 		return DNS_LOOKUP_FAILED;
-	if (s->cache != NULL && (e = dns_cache_get(s->cache, q.name,
-	    q.name_len, q.qtype, q.qclass, s->ttl_cap, gk_now())) != NULL) {
-		gk_stats.dns_cache_hits++;
-		lookup_fill(res, e->rcode, e->addrs, e->naddrs);
+	if (lookup_cache(s, &q, res))
 		return DNS_LOOKUP_DONE;
-	}
 	gk_stats.dns_cache_misses++;
 	if ((p = forward_start(s, &q)) == NULL)
 		return DNS_LOOKUP_FAILED;

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_cage.h"
@@ -33,7 +31,7 @@ static void
 respond(struct proxy_session *s, int code, const char *reason,
     const char *deny, const char *fmt, ...)
 {
-	char body[512], head[1024];
+	char body[512], msg[1024 + sizeof(body)];
 	va_list ap;
 	int bl, hl;
 
@@ -45,13 +43,18 @@ respond(struct proxy_session *s, int code, const char *reason,
 	if ((size_t)bl > sizeof(body) - 2)
 		bl = (int)sizeof(body) - 2;
 	body[bl++] = '\n';
-	hl = snprintf(head, sizeof(head), "HTTP/1.1 %d %s\r\n"
+	hl = snprintf(msg, sizeof(msg) - sizeof(body), "HTTP/1.1 %d %s\r\n"
 	    "Content-Type: text/plain; charset=utf-8\r\n"
 	    "Content-Length: %d\r\n%s%s%sConnection: close\r\n\r\n",
 	    code, reason, bl, deny != NULL ? "X-Gatekeeper-Deny: " : "",
 	    deny != NULL ? deny : "", deny != NULL ? "\r\n" : "");
-	bufferevent_write(s->bev, head, (size_t)hl);
-	proxy_session_refuse(s, body, (size_t)bl);
+	if (hl < 0)
+		hl = 0;
+	if ((size_t)hl > sizeof(msg) - sizeof(body) - 1)
+		hl = (int)(sizeof(msg) - sizeof(body) - 1);
+	/* head and body in one send */
+	memcpy(msg + hl, body, (size_t)bl);
+	proxy_session_refuse(s, msg, (size_t)hl + (size_t)bl);
 }
 
 static void
@@ -93,7 +96,7 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 	s->dial = NULL;
 	switch (o->res) {
 	case PROXY_CONNECTED:
-		evbuffer_drain(bufferevent_get_input(s->bev), hs->consumed);
+		proxy_session_consume(s, hs->consumed);
 		if (hs->connect)
 			proxy_session_to_tunnel(s, o->fd, (const uint8_t *)ok,
 			    sizeof(ok) - 1, NULL, 0, true, -1);
@@ -212,14 +215,13 @@ static void
 http_read(struct proxy_session *s)
 {
 	struct http_session *hs = (struct http_session *)s;
-	struct evbuffer *in = bufferevent_get_input(s->bev);
-	size_t len = evbuffer_get_length(in);
 	struct http_request *r;
-	uint8_t *buf;
+	const uint8_t *buf;
+	size_t len;
 
+	buf = proxy_session_input(s, &len);
 	if (len > HTTP_HEAD_MAX)
 		len = HTTP_HEAD_MAX + 1;
-	buf = evbuffer_pullup(in, (ssize_t)len);
 	if ((r = malloc(sizeof(*r))) == NULL) {
 		proxy_session_close(s, "out of memory");
 		return;

@@ -5,6 +5,8 @@
  * checked: nothing is looked up twice.
  */
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -189,6 +191,7 @@ dial_next(struct proxy_dial *d)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl;
+	int one = 1;
 
 	while (d->next < d->naddrs) {
 		d->out.addr = d->addrs[d->next++];
@@ -199,6 +202,9 @@ dial_next(struct proxy_dial *d)
 			d->last_err = errno;
 			continue;
 		}
+		/* the relay forwards as it comes: no Nagle delay on top */
+		(void)setsockopt(d->fd, IPPROTO_TCP, TCP_NODELAY, &one,
+		    sizeof(one));
 		if (connect(d->fd, (struct sockaddr *)&ss, sl) == 0 ||
 		    errno == EINPROGRESS) {
 			if (d->conn_ev != NULL)
@@ -290,6 +296,7 @@ proxy_dial_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	struct timeval tv = { ctx->connect_timeout_ms / 1000,
 	    (suseconds_t)(ctx->connect_timeout_ms % 1000) * 1000 };
 	struct timeval now = { 0, 0 };
+	struct dns_lookup_result r;
 	struct proxy_dial *d;
 
 	if ((d = calloc(1, sizeof(*d))) == NULL)
@@ -313,15 +320,23 @@ proxy_dial_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 		return NULL;
 	}
 	/*
-	 * An address needs no lookup: start connecting now rather than a
-	 * loop turn later. Only the connect is started here (its result
-	 * comes through conn_cb, never inside this call); anything else,
-	 * a cage gone or a connect that failed at once, goes the deferred
-	 * way below, which reports it exactly as before.
+	 * Start connecting now rather than a loop turn later when no lookup
+	 * has to be waited for: an address, or a name whose A answer the
+	 * cache holds. Only the connect is started here (its result comes
+	 * through conn_cb, never inside this call); anything else, a lookup
+	 * upstream, a cage gone, no usable address, a connect that failed
+	 * at once, goes the deferred way below, which goes on from the
+	 * state reached and reports it exactly as before.
 	 */
-	if (d->state == DIAL_ST_CONNECT && proxy_cage(ctx, who) != NULL &&
-	    dial_next(d))
-		return d;
+	if (proxy_cage(ctx, who) != NULL) {
+		if (d->state == DIAL_ST_RESOLVE_A &&
+		    dns_lookup_cached(ctx->dns, t->name, AF_INET, &r)) {
+			add_addrs(d, &r);
+			dial_looked_up(d);
+		}
+		if (d->state == DIAL_ST_CONNECT && dial_next(d))
+			return d;
+	}
 	d->kick = evtimer_new(ctx->base, kick_cb, d);
 	if (d->kick == NULL || evtimer_add(d->kick, &now) == -1) {
 		dial_free(d);

@@ -10,10 +10,10 @@
 #include "socks/proxy.h"
 #include "socks/relay.h"
 
-struct bufferevent;
 struct gk_listen;
 
 #define PROXY_SESSIONS_MAX	4096	/* handshakes in progress */
+#define PROXY_IN_MAX		(64 * 1024)	/* read ahead, by default */
 
 /*
  * Where a session is, for every kind; each kind starts in its own first
@@ -41,7 +41,18 @@ struct proxy_session {
 	const struct proxy_ctx	*ctx;
 	enum proxy_state	 state;
 	int			 fd;		/* the client; ours */
-	struct bufferevent	*bev;		/* no CLOSE_ON_FREE */
+	/*
+	 * The client is read straight into `in` (no more than in_max bytes
+	 * ahead) while the protocol reads it; what a reply's send(2) did
+	 * not take waits in `out` for EV_WRITE.
+	 */
+	struct event		*rd;		/* EV_READ, while reading */
+	struct event		*wr;		/* EV_WRITE, made when needed */
+	uint8_t			*in;
+	size_t			 in_len, in_cap, in_max;
+	uint8_t			*out;
+	size_t			 out_off, out_len;
+	bool			 broken;	/* a send failed: no more */
 	struct event		*timer;		/* handshake deadline */
 	struct proxy_who	 who;
 	struct gk_hold		 hold;		/* in its cage's budget */
@@ -94,6 +105,13 @@ void		 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 /* Write a handshake reply (directly when nothing is queued). */
 void		 proxy_session_write(struct proxy_session *s, const void *buf,
 		    size_t len);
+/* The client's bytes read and not consumed yet. */
+const uint8_t	*proxy_session_input(const struct proxy_session *s,
+		    size_t *len);
+/* Drop the first n of them (a message the protocol has taken). */
+void		 proxy_session_consume(struct proxy_session *s, size_t n);
+/* Read no more than max bytes ahead (default PROXY_IN_MAX). */
+void		 proxy_session_read_max(struct proxy_session *s, size_t max);
 /* Record a dial that failed (not a denial): counter and log line. */
 void		 proxy_session_failed(struct proxy_session *s,
 		    const struct proxy_outcome *o);

@@ -1,10 +1,14 @@
 /*
  * proxy_listen: the listeners and the handshake phase both proxies share:
- * accept, find the cage by source address, run the protocol's reader on a
- * bufferevent until it dials, refuses or hands over to a tunnel.
+ * accept, find the cage by source address, read the client into the
+ * session's buffer and run the protocol's reader on it until it dials,
+ * refuses or hands over to a tunnel. One registration of the client's
+ * socket from the accept to the tunnel's end (the relay registers its own
+ * before the session lets go of this one).
  */
 #include <sys/socket.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <assert.h>
 #include <errno.h>
@@ -14,8 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "gatekeeper/base/gk_listen.h"
@@ -25,6 +27,7 @@
 #include "socks/proxy_int.h"
 
 #define REFUSE_FLUSH_SEC	5
+#define IN_FIRST		2048	/* the input buffer's first size */
 
 static uint64_t	next_conn;	/* the last connection id given out */
 
@@ -59,8 +62,12 @@ session_free(struct proxy_session *s)
 	proxy_dial_cancel(s->dial);
 	if (s->timer != NULL)
 		event_free(s->timer);
-	if (s->bev != NULL)
-		bufferevent_free(s->bev);
+	if (s->rd != NULL)
+		event_free(s->rd);
+	if (s->wr != NULL)
+		event_free(s->wr);
+	free(s->in);
+	free(s->out);
 	if (s->fd != -1)
 		close(s->fd);
 	gk_hold_drop(&s->hold);
@@ -86,19 +93,81 @@ proxy_session_close(struct proxy_session *s, const char *why)
 	session_free(s);
 }
 
-static void
-refuse_write_cb(struct bufferevent *bev, void *arg)
+/* Everything written has gone to the client (or never will). */
+static bool
+out_done(const struct proxy_session *s)
 {
-	(void)bev;
-	proxy_session_close(arg, "refused");
+	return s->broken || s->out_off == s->out_len;
 }
 
 static void
-refuse_event_cb(struct bufferevent *bev, short what, void *arg)
+session_write_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)bev;
+	struct proxy_session *s = arg;
+	ssize_t n;
+
 	(void)what;
-	proxy_session_close(arg, "refused (client gone)");
+	n = send(fd, s->out + s->out_off, s->out_len - s->out_off,
+	    MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n == -1) {
+		proxy_session_close(s, s->state == PROXY_ST_REFUSING ?
+		    "refused (client gone)" : "client error");
+		return;
+	}
+	s->out_off += (size_t)n;
+	if (!out_done(s))
+		return;
+	event_del(s->wr);
+	if (s->state == PROXY_ST_REFUSING)
+		proxy_session_close(s, "refused");
+}
+
+/* Keep p[0, len) for EV_WRITE; false when out of memory. */
+static bool
+out_queue(struct proxy_session *s, const uint8_t *p, size_t len)
+{
+	uint8_t *np;
+
+	if (s->out_off == s->out_len)
+		s->out_off = s->out_len = 0;
+	if ((np = realloc(s->out, s->out_len + len)) == NULL)
+		return false;
+	s->out = np;
+	memcpy(s->out + s->out_len, p, len);
+	s->out_len += len;
+	if (s->wr == NULL)
+		s->wr = event_new(s->ctx->base, s->fd, EV_WRITE | EV_PERSIST,
+		    session_write_cb, s);
+	return s->wr != NULL && event_add(s->wr, NULL) == 0;
+}
+
+/*
+ * Write a handshake reply. With nothing queued, send(2) it at once: the
+ * socket is almost always writable. What send() does not take waits for
+ * EV_WRITE. A failed send (the client gone) marks the session broken:
+ * nothing more is written, and the read side sees the end.
+ */
+void
+proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+	ssize_t n = 0;
+
+	if (len == 0 || s->broken)
+		return;
+	if (s->out_off == s->out_len) {
+		n = send(s->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			s->broken = true;
+			return;
+		}
+		if (n == -1)
+			n = 0;
+	}
+	if ((size_t)n < len && !out_queue(s, p + n, len - (size_t)n))
+		s->broken = true;
 }
 
 void
@@ -109,37 +178,74 @@ proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
 	proxy_enter_state(s, PROXY_ST_REFUSING);
 	proxy_dial_cancel(s->dial);
 	s->dial = NULL;
-	bufferevent_disable(s->bev, EV_READ);
-	bufferevent_setcb(s->bev, NULL, refuse_write_cb, refuse_event_cb, s);
-	bufferevent_set_timeouts(s->bev, NULL, &tv);
-	if (len == 0 || bufferevent_write(s->bev, reply, len) == -1) {
+	event_del(s->rd);
+	proxy_session_write(s, reply, len);
+	if (out_done(s)) {
 		proxy_session_close(s, "refused");
 		return;
 	}
-	bufferevent_enable(s->bev, EV_WRITE);
+	/* the rest goes out with EV_WRITE, or the timer ends it */
+	evtimer_add(s->timer, &tv);
 }
 
-/*
- * Write a handshake reply. With nothing queued, send(2) it at once: the
- * socket is almost always writable, and a bufferevent_write() would cost
- * a loop turn and two epoll_ctl(2) calls before the client sees a byte.
- * What send() does not take (EAGAIN, a short write, an error) goes
- * through the bufferevent as before, which reports any error itself.
- */
-void
-proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
+const uint8_t *
+proxy_session_input(const struct proxy_session *s, size_t *len)
 {
-	const uint8_t *p = buf;
-	ssize_t n = 0;
+	*len = s->in_len;
+	return s->in;
+}
 
-	if (len > 0 &&
-	    evbuffer_get_length(bufferevent_get_output(s->bev)) == 0) {
-		n = send(s->fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0)
-			n = 0;
+/* Read again when there is room (and reading still makes sense). */
+static void
+in_resume(struct proxy_session *s)
+{
+	if (s->state != PROXY_ST_REFUSING && s->in_len < s->in_max &&
+	    !event_pending(s->rd, EV_READ, NULL))
+		event_add(s->rd, NULL);
+}
+
+void
+proxy_session_consume(struct proxy_session *s, size_t n)
+{
+	if (n >= s->in_len)
+		s->in_len = 0;
+	else {
+		memmove(s->in, s->in + n, s->in_len - n);
+		s->in_len -= n;
 	}
-	if ((size_t)n < len)
-		bufferevent_write(s->bev, p + n, len - (size_t)n);
+	in_resume(s);
+}
+
+void
+proxy_session_read_max(struct proxy_session *s, size_t max)
+{
+	s->in_max = max;
+	if (s->in_len >= s->in_max)
+		event_del(s->rd);
+	else
+		in_resume(s);
+}
+
+/* Room to read into (the buffer grown up to in_max); -1: no memory. */
+static ssize_t
+in_room(struct proxy_session *s)
+{
+	size_t cap;
+	uint8_t *np;
+
+	if (s->in_len >= s->in_max)
+		return 0;
+	if (s->in_len == s->in_cap) {
+		cap = s->in_cap == 0 ? IN_FIRST : 2 * s->in_cap;
+		if (cap > s->in_max)
+			cap = s->in_max;
+		if ((np = realloc(s->in, cap)) == NULL)
+			return -1;
+		s->in = np;
+		s->in_cap = cap;
+	}
+	cap = s->in_cap < s->in_max ? s->in_cap : s->in_max;
+	return (ssize_t)(cap - s->in_len);
 }
 
 int
@@ -183,7 +289,6 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
     const uint8_t *to_client, size_t to_client_len, const uint8_t *to_server,
     size_t to_server_len, bool peek, int64_t up_limit)
 {
-	struct evbuffer *in = bufferevent_get_input(s->bev);
 	struct relay_opts o;
 	int client_fd = s->fd;
 
@@ -193,7 +298,7 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	o.to_server = to_server;
 	o.to_server_len = to_server_len;
 	/* bytes the client sent past its request: the stream's start */
-	o.from_client_len = evbuffer_get_length(in);
+	o.from_client = proxy_session_input(s, &o.from_client_len);
 	if (up_limit >= 0) {
 		o.up_limited = true;
 		o.up_limit = (uint64_t)up_limit;
@@ -205,8 +310,8 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 		proxy_session_close(s, "too much data before the tunnel");
 		return;
 	}
-	o.from_client = o.from_client_len > 0 ?
-	    evbuffer_pullup(in, (ssize_t)o.from_client_len) : NULL;
+	if (o.from_client_len == 0)
+		o.from_client = NULL;
 	o.conn = s->who.conn;
 	s->fd = -1;		/* the tunnel's now (even if it fails) */
 	proxy_tunnel_start(s->ctx, &s->who, &s->t, client_fd, server_fd, &o,
@@ -230,30 +335,46 @@ proxy_session_cage_by_token(struct proxy_session *s, const char *token)
 	return c;
 }
 
+/* The client's bytes, then the protocol's reader while it has a say. */
 static void
-session_read_cb(struct bufferevent *bev, void *arg)
+session_read_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct proxy_session *s = arg;
+	ssize_t room, n;
 
-	(void)bev;
+	(void)what;
+	if ((room = in_room(s)) == -1) {
+		proxy_session_close(s, "out of memory");
+		return;
+	}
+	if (room == 0) {		/* as far ahead as it may read */
+		event_del(s->rd);
+		return;
+	}
+	n = recv(fd, s->in + s->in_len, (size_t)room, 0);
+	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
+		proxy_session_close(s, n == 0 ? "client closed" :
+		    "client error");
+		return;
+	}
+	if (n == -1)
+		return;
+	s->in_len += (size_t)n;
+	if (s->in_len >= s->in_max)
+		event_del(s->rd);
 	if (s->state != PROXY_ST_REFUSING && s->state != PROXY_ST_DIALING)
 		s->l->proto->read(s);
 }
 
 static void
-session_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	proxy_session_close(arg, (what & BEV_EVENT_EOF) ? "client closed" :
-	    "client error");
-}
-
-static void
 session_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct proxy_session *s = arg;
+
 	(void)fd;
 	(void)what;
-	proxy_session_close(arg, "handshake timeout");
+	proxy_session_close(s, s->state == PROXY_ST_REFUSING ?
+	    "refused (reply not taken in time)" : "handshake timeout");
 }
 
 static void
@@ -292,15 +413,15 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 		proxy_session_close(s, "over its cage's limits");
 		return;
 	}
-	s->bev = bufferevent_socket_new(ctx->base, fd, 0);
+	s->in_max = PROXY_IN_MAX;
+	s->rd = event_new(ctx->base, fd, EV_READ | EV_PERSIST, session_read_cb,
+	    s);
 	s->timer = evtimer_new(ctx->base, session_timeout_cb, s);
-	if (s->bev == NULL || s->timer == NULL || evtimer_add(s->timer, &tv)) {
+	if (s->rd == NULL || s->timer == NULL || evtimer_add(s->timer, &tv) ||
+	    event_add(s->rd, NULL)) {
 		proxy_session_close(s, "out of memory");
 		return;
 	}
-	bufferevent_setcb(s->bev, session_read_cb, NULL, session_event_cb, s);
-	bufferevent_setwatermark(s->bev, EV_READ, 0, 64 * 1024);
-	bufferevent_enable(s->bev, EV_READ);
 	if (l->proto->start != NULL)
 		l->proto->start(s);
 }
@@ -310,13 +431,19 @@ listen_socket(const struct gk_addr *a, uint16_t port, const char *name,
     char *err, size_t errlen)
 {
 	char addr[GK_ADDR_STRLEN];
-	int fd;
+	int fd, one = 1;
 
-	if ((fd = gk_listen_bind(a, port, SOCK_STREAM, 1024)) == -1)
+	if ((fd = gk_listen_bind(a, port, SOCK_STREAM, 1024)) == -1) {
 		snprintf(err, errlen, "%s proxy %s port %u: %s%s", name,
 		    gk_addr_ntop(a, addr, sizeof(addr)), port, strerror(errno),
 		    errno == EADDRINUSE ? " (another service holds the port; "
 		    "stop it or choose another port)" : "");
+		return -1;
+	}
+	/* replies and relayed bytes go out as they come: every accepted
+	 * socket inherits this (one system call per listener, not per
+	 * connection) */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	return fd;
 }
 

@@ -15,7 +15,6 @@
 #include <sys/socket.h>
 
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 
 #include <assert.h>
 #include <errno.h>
@@ -672,13 +671,10 @@ relay_free(struct relay *r)
 static int
 relay_init(struct relay *r, const struct relay_opts *o)
 {
-	int	 i, one = 1;
+	int	 i;
 	size_t	 n;
 
 	for (i = 0; i < 2; i++) {
-		/* We forward as it comes: no Nagle delay on top. */
-		setsockopt(r->fd[i], IPPROTO_TCP, TCP_NODELAY, &one,
-		    sizeof(one));
 		r->dir[i].pipe[0] = r->dir[i].pipe[1] = -1;
 		r->dir[i].no_splice = o->no_splice;
 		r->ready[i] = EV_WRITE;	/* readable: wait to be told */
@@ -718,7 +714,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 {
 	static const struct relay_opts	 defaults;
 	struct relay			*r;
-	int				 saved;
+	int				 saved, i;
 
 	if (o == NULL)
 		o = &defaults;
@@ -749,6 +745,14 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	}
 	if (r->idle_ms > 0 || r->peek_deadline > 0)
 		relay_schedule(r, r->last_act);
+	/*
+	 * Read interest now, while the caller's registration of its socket
+	 * (a handshake's, a dial's) still stands: the kernel's set then need
+	 * not change when the caller lets go of it.
+	 */
+	for (i = 0; i < 2; i++)
+		if (dir_wants_read(r, i) && event_add(r->rd[i], NULL) == 0)
+			r->want[i] |= EV_READ;
 	/* First drive on the next loop turn: no callback inside this call. */
 	event_active(r->wr[RELAY_CLIENT], EV_WRITE, 0);
 	log_debug("conn=%llu relay client=%d server=%d %s",

@@ -94,7 +94,9 @@ struct relay_opts {
 };
 
 /*
- * Both fds: connected, non-blocking stream sockets. On success the relay
+ * Both fds: connected, non-blocking stream sockets (with TCP_NODELAY
+ * where bytes should go on as they come: the relay sets nothing). On
+ * success the relay
  * owns them and closes each exactly once; nothing happens before the next
  * loop turn (no callback runs inside this call). On failure: NULL with
  * errno set, and the fds are still the caller's. All buffers in o are

@@ -40,9 +40,10 @@ relay_peek_read(struct relay *r)
 	uint8_t		 tmp[RELAY_PEEK_MAX];
 	uint8_t		*np;
 	size_t		 held = relay_peek_held(r);
+	size_t		 room = RELAY_PEEK_MAX - held;
 	ssize_t		 n;
 
-	n = read(r->fd[RELAY_CLIENT], tmp, RELAY_PEEK_MAX - held);
+	n = read(r->fd[RELAY_CLIENT], tmp, room);
 	if (n == -1)
 		return relay_io_error(r, RELAY_CLIENT, EV_READ, "read");
 	if (n == 0) {
@@ -59,6 +60,8 @@ relay_peek_read(struct relay *r)
 		r->why = "nomem";
 		return -1;
 	}
+	if ((size_t)n < room)		/* drained the socket */
+		r->ready[RELAY_CLIENT] &= ~EV_READ;
 	memcpy(np + held, tmp, (size_t)n);
 	r->peek = np;
 	r->peek_len += (uint32_t)n;

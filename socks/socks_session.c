@@ -3,12 +3,10 @@
  * RFC 1929 username/password where the username is a cage's token.
  */
 #include <sys/socket.h>
+#include <netinet/in.h>
 
 #include <stdio.h>
 #include <string.h>
-
-#include <event2/buffer.h>
-#include <event2/bufferevent.h>
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_cage.h"
@@ -208,16 +206,14 @@ on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 static void
 socks_read(struct proxy_session *s)
 {
-	struct evbuffer *in = bufferevent_get_input(s->bev);
 	enum proxy_state before;
+	const uint8_t *buf;
 	size_t len, used;
-	uint8_t *buf;
 
 	for (;;) {
-		len = evbuffer_get_length(in);
+		buf = proxy_session_input(s, &len);
 		if (len == 0)
 			return;
-		buf = evbuffer_pullup(in, (ssize_t)len);
 		before = s->state;
 		switch (s->state) {
 		case PROXY_ST_GREETING:
@@ -238,7 +234,7 @@ socks_read(struct proxy_session *s)
 		/* need more, or closed (s is gone), or refusing */
 		if (used == 0 || s->state == PROXY_ST_REFUSING)
 			return;
-		evbuffer_drain(in, used);
+		proxy_session_consume(s, used);
 		if (s->state == before || s->state == PROXY_ST_DIALING)
 			return;
 	}

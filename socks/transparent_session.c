@@ -28,7 +28,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include <event2/bufferevent.h>
 #include <event2/event.h>
 
 #include "gatekeeper/base/gk_log.h"
@@ -99,7 +98,7 @@ tp_start(struct proxy_session *s)
 	int rc;
 
 	/* what arrives while dialling is peeked; no more than the peek */
-	bufferevent_setwatermark(s->bev, EV_READ, 0, RELAY_PEEK_MAX);
+	proxy_session_read_max(s, RELAY_PEEK_MAX);
 	memset(&s->t, 0, sizeof(s->t));
 	if (original_dst(s->fd, &s->t) == -1) {
 		log_warnx("conn=%llu transparent: no original destination "
@@ -129,7 +128,7 @@ tp_start(struct proxy_session *s)
 		    "out of memory");
 }
 
-/* Bytes before the tunnel wait in the bufferevent for the peek. */
+/* Bytes before the tunnel wait in the session's buffer for the peek. */
 static void
 tp_read(struct proxy_session *s)
 {
