@@ -39,8 +39,35 @@
 #define RELAY_RELEASE_MS	2000		/* quiet: free pipe/buffer */
 #define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
 #define RELAY_SPLICE_AFTER	(64 * 1024)	/* copied before a pipe */
+#define RELAY_BUF_SPARE		32		/* buffers kept for reuse */
 
 static void	relay_close(struct relay *, const char *);
+
+/*
+ * Spare buffers: every tunnel's first bytes are copied through a
+ * RELAY_BUF_SIZE buffer per direction, so short tunnels would otherwise
+ * malloc and free two of them each, and the heap's top would be given
+ * back and faulted in again under load. At most RELAY_BUF_SPARE (2 MiB)
+ * are kept.
+ */
+static uint8_t	*buf_spare[RELAY_BUF_SPARE];
+static int	 buf_nspare;
+
+static uint8_t *
+buf_get(void)
+{
+	return buf_nspare > 0 ? buf_spare[--buf_nspare] :
+	    malloc(RELAY_BUF_SIZE);
+}
+
+static void
+buf_put(uint8_t *b)
+{
+	if (b != NULL && buf_nspare < RELAY_BUF_SPARE)
+		buf_spare[buf_nspare++] = b;
+	else
+		free(b);
+}
 
 static const char *
 relay_strstate(enum relay_state st)
@@ -133,7 +160,7 @@ dir_release(struct relay_dir *d)
 	if (d->piped == 0)
 		dir_close_pipe(d);
 	if (d->buf_off == d->buf_len) {
-		free(d->buf);
+		buf_put(d->buf);
 		d->buf = NULL;
 		d->buf_off = d->buf_len = 0;
 	}
@@ -220,7 +247,7 @@ fill_buf(struct relay *r, int i)
 	ssize_t			 n;
 	int			 from = d->piped > 0 ? d->pipe[0] : r->fd[i];
 
-	if (d->buf == NULL && (d->buf = malloc(RELAY_BUF_SIZE)) == NULL) {
+	if (d->buf == NULL && (d->buf = buf_get()) == NULL) {
 		r->why = "nomem";
 		return -1;
 	}
@@ -629,7 +656,7 @@ relay_clear(struct relay *r)
 			close(r->fd[i]);
 		r->fd[i] = -1;
 		dir_close_pipe(&r->dir[i]);
-		free(r->dir[i].buf);
+		buf_put(r->dir[i].buf);
 		free(r->dir[i].pre);
 		r->dir[i].buf = r->dir[i].pre = NULL;
 	}
