@@ -311,6 +311,19 @@ expect_deny unsupported_command "" "$A_ID" "A socks UDP ASSOCIATE"
 socks_rep "A: ATYP 5: address type not supported" $A_SRC github.com 443 0x08 --atyp 5
 
 
+# ---- how a handshake arrives: a byte at a time, or everything at once ----------------------------
+fc() { "$PYTHON" "$GK_LIB_DIR/framing_client.py" --bind $A_SRC "$@" 2>&1; }
+for m in socks-dribble:$SOCKS socks-pipelined:$SOCKS http-dribble:$HTTPP http-pipelined:$HTTPP; do
+	o=$(fc --proxy "${m#*:}" "${m%%:*}" github.com 80)
+	GK_DETAIL=$(oneline "$o")
+	gk_check "A: ${m%%:*}: handshake framing does not matter, github.com's page arrives" \
+		eval 'test "$(kv status "$o")" = 200 && test "$(kv bytes "$o")" -gt 0'
+done
+o=$(fc --proxy "$HTTPP" http-bighead github.com 80)
+GK_DETAIL=$(oneline "$o")
+gk_check "A: a 20,000-byte request head is refused with 431, not cut or hung" \
+	test "$(kv status "$o")" = 431
+
 GK_DETAIL="pid $GKD"
 gk_check "gatekeeperd is still running" daemon_alive "$GKD"
 
