@@ -465,7 +465,10 @@ dir_step(struct relay *r, int i)
 	 * server's goes on to the client at once, held or not */
 	if (d->eof && dir_pending(d) == 0 &&
 	    (i == RELAY_DOWN || !relay_held(r))) {
-		if (shutdown(r->fd[!i], SHUT_WR) == -1)
+		/* with the other way shut too, both sockets are closed at
+		 * the end of this drive: the close sends the FIN (nothing
+		 * is left unread on that socket, it gave its EOF) */
+		if (!r->dir[!i].shut && shutdown(r->fd[!i], SHUT_WR) == -1)
 			log_debug("conn=%llu relay shutdown: %s",
 			    (unsigned long long)r->conn, strerror(errno));
 		d->shut = 1;
