@@ -12,7 +12,7 @@
 #   GK_BENCH_SECONDS=5       dnsperf run length per (server, query file, round)
 #   GK_BENCH_DNS_ROUNDS=7    rounds on the allowed file, each running
 #                            udp_floor, gatekeeperd and dnsmasq in turn;
-#                            medians are reported (about 2.5 minutes in all
+#                            medians are reported (about 3 minutes in all
 #                            with the defaults)
 #   GK_BENCH_CLIENTS=4       dnsperf -c (sockets)
 #   GK_BENCH_OUTSTANDING=64  dnsperf -q (queries in flight)
