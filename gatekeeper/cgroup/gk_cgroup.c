@@ -41,6 +41,7 @@ struct gk_cg {
 	char			 dir[CG__DIRS][GK_CG_PATH_MAX];	/* subtree
 						 * per hierarchy; "" none */
 	bool			 v2_limits;	/* controllers in v2 */
+	char			 v2_ctl[128];	/* its subtree_control */
 	unsigned		 can;		/* limits that work */
 	char			 desc[512];
 	struct event		*rm_ev;
@@ -202,6 +203,7 @@ open_v2(struct gk_cg *g, const char *mnt, const char *own, const char *sub,
 		    "cgroup.subtree_control") ||
 		    write_file(path, ctl, err, sizeof(err)) == -1))
 			bits = 0;
+		snprintf(g->v2_ctl, sizeof(g->v2_ctl), "%s", ctl);
 	}
 	g->v2_limits = bits != 0;
 	g->can |= bits;
@@ -385,6 +387,26 @@ cage_write(struct gk_cg_cage *c, int d, const char *file, const char *val,
 	return write_file(path, val, err, errlen);
 }
 
+/*
+ * The subtree of d made again: another gatekeeperd given the same name
+ * (a test's, a benchmark's) removes it when it stops and finds it empty.
+ */
+static bool
+root_remake(struct gk_cg *g, int d)
+{
+	char path[GK_CG_PATH_MAX + 32], err[128];
+
+	if (!make_dir(g->dir[d]))
+		return false;
+	if (d == CG_V2 && g->v2_limits && path2(path, sizeof(path),
+	    g->dir[d], "cgroup.subtree_control"))
+		(void)write_file(path, g->v2_ctl, err, sizeof(err));
+	log_warnx("cgroup: %s was removed under us (another gatekeeperd "
+	    "with the same --cgroup name stopped?); made again",
+	    g->dir[d]);
+	return true;
+}
+
 static int
 cage_mkdir(struct gk_cg_cage *c, int d, char *err, size_t errlen)
 {
@@ -393,7 +415,8 @@ cage_mkdir(struct gk_cg_cage *c, int d, char *err, size_t errlen)
 	if (c->made[d])
 		return 0;
 	snprintf(path, sizeof(path), "%s/%s", c->g->dir[d], c->name);
-	if (mkdir(path, 0755) == -1) {
+	if (mkdir(path, 0755) == -1 && (errno != ENOENT ||
+	    !root_remake(c->g, d) || mkdir(path, 0755) == -1)) {
 		gk_seterr(err, errlen, "mkdir %s: %s", path, strerror(errno));
 		return -1;
 	}

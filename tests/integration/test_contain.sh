@@ -336,6 +336,21 @@ kill "$LIVE_PROC"
 gk_wait_for 20 eval '! kill -0 "$LIVE_PROC" 2>/dev/null'
 rmdir "$V2/$LIVE_NAME" 2>/dev/null
 
+# another gatekeeperd with the same --cgroup name removes the (empty)
+# subtree when it stops: this one makes it again at its next cage
+rmdir "$V2"
+( cd "$WORK" && exec timeout -s KILL 60 "$GKRUN" --control "$SOCK" --allow x.example \
+	-- sleep "54.$U" >"$T/run.out" 2>"$T/run.err" ) &
+REMADE_RUN=$!
+gk_track_pid "$REMADE_RUN"
+in_cage() { grep -qs "/$CG/cage-" "/proc/$(pgrep -f -- "^sleep 54.$U" | head -1)/cgroup"; }
+gk_wait_for 50 in_cage
+GK_DETAIL="log: $(grep -m1 'removed under us' "$T/GKD_PID.log"); err: $(oneline "$(cat "$T/run.err")")"
+gk_check "its subtree removed under it: the next cage gets its cgroup all the same" \
+	eval 'in_cage && grep -q "removed under us" "$T/GKD_PID.log"'
+kill "$REMADE_RUN"
+gk_wait_for 20 eval '! pgrep -f -- "sleep 54.$U" >/dev/null'
+
 # ---- stop ---------------------------------------------------------------------------
 gk_stop_daemon "$GKD_PID" TERM
 GK_DETAIL="rc $GK_RC"
