@@ -1,16 +1,24 @@
 /*
  * floor.c: the floor relays of socks_load. Each is a minimal
- * single-threaded epoll SOCKS5 server (no-auth, IPv4 CONNECT only, no
- * policy, no proxy protocol beyond that); the two differ only in how a
+ * single-threaded epoll relay with no policy. They differ in how a
  * tunnel's bytes move:
  *   FLOOR_COPY    recv/send through a 64 KiB buffer per direction, read
- *                 only when the buffer is empty (socks_load floor)
+ *                 only when the buffer is empty (socks_load floor...)
  *   FLOOR_SPLICE  splice(2) through a pipe per direction, sized to 256 KiB
  *                 with F_SETPIPE_SZ; a direction is not read while its
- *                 pipe is full (socks_load floor-splice)
- * The accept loop, the handshake, the connect, the interest bookkeeping and
- * the half-close are one code path for both. What a policy-free relay of
- * each kind costs on this machine.
+ *                 pipe is full (socks_load floor-splice...)
+ * and in the protocol that names the target:
+ *   FLOOR_SOCKS5  no-auth greeting, then CONNECT to an IPv4 address (one
+ *                 round trip each; no pipelining)
+ *   FLOOR_HTTP    a CONNECT request head ("CONNECT a.b.c.d:port ...", up
+ *                 to the blank line; nothing after it), answered
+ *                 "HTTP/1.1 200 Connection established" once connected
+ *   FLOOR_BARE    none: every accepted connection is forwarded at once to
+ *                 the one target given on the command line
+ * The accept loop, the connect, the interest bookkeeping, the relay and
+ * the half-close are one code path for all. What a policy-free relay of
+ * each kind costs on this machine, and (bare against the others) what the
+ * proxy protocols' round trips cost.
  */
 #define _GNU_SOURCE
 #include <netinet/in.h>
@@ -33,8 +41,11 @@
 #define FLOOR_BUF	65536			/* copy: per direction */
 #define FLOOR_PIPE	(256 * 1024)		/* splice: per direction */
 #define FLOOR_SPLICE_F	(SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
+#define FLOOR_HEAD	512			/* SOCKS5 messages, CONNECT head */
 
-enum fst { F_GREET, F_REQ, F_DIAL, F_RELAY };
+static const char http_ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+
+enum fst { F_GREET, F_REQ, F_HEAD, F_DIAL, F_RELAY };
 
 struct fdir {
 	bool		 eof, shut;
@@ -57,10 +68,11 @@ struct fend {
 
 struct fconn {
 	enum floor_kind	 kind;
+	enum floor_proto proto;
 	int		 fd[2];
 	enum fst	 st;
 	uint32_t	 hlen;
-	uint8_t		 h[16];
+	uint8_t		 h[FLOOR_HEAD];
 	struct fend	 end[2];
 	struct fdir	 dir[2];	/* dir i: read from fd i, write to fd !i */
 	uint8_t		 bufs[];	/* copy: the two buffers */
@@ -81,7 +93,7 @@ floor_set(struct fconn *fc, int side, uint32_t ev)
 }
 
 static struct fconn *
-floor_new(int fd, enum floor_kind kind)
+floor_new(int fd, enum floor_kind kind, enum floor_proto proto)
 {
 	struct fconn *fc;
 	int i;
@@ -90,6 +102,8 @@ floor_new(int fd, enum floor_kind kind)
 	if (fc == NULL)
 		return NULL;
 	fc->kind = kind;
+	fc->proto = proto;
+	fc->st = proto == FLOOR_HTTP ? F_HEAD : F_GREET;
 	fc->fd[0] = fd;
 	fc->fd[1] = -1;
 	fc->end[0].fc = fc->end[1].fc = fc;
@@ -270,53 +284,123 @@ floor_relay(struct fconn *fc)
 	return 0;
 }
 
+/* Connect to the target; the client is not read until the relay starts. */
+static int
+floor_dial(struct fconn *fc, const struct sockaddr_in *to)
+{
+	int on = 1;
+
+	fc->fd[1] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fc->fd[1] < 0)
+		return -1;
+	setsockopt(fc->fd[1], IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	if (connect(fc->fd[1], (const struct sockaddr *)to, sizeof(*to)) < 0 &&
+	    errno != EINPROGRESS)
+		return -1;
+	fc->st = F_DIAL;
+	floor_set(fc, 0, 0);
+	floor_set(fc, 1, EPOLLOUT);
+	return 0;
+}
+
+/*
+ * SOCKS5: the greeting, then the CONNECT request (IPv4). Returns -1 to
+ * drop the tunnel, 0 to wait for more, 1 with *to set to dial.
+ */
+static int
+floor_socks5(struct fconn *fc, struct sockaddr_in *to)
+{
+	if (fc->st == F_GREET) {
+		if (fc->hlen < 2 || fc->hlen < 2u + fc->h[1])
+			return 0;
+		if (fc->h[0] != 5 || fc->hlen != 2u + fc->h[1])
+			return -1;	/* no pipelining here */
+		fc->hlen = 0;
+		fc->st = F_REQ;
+		return send(fc->fd[0], "\5\0", 2, MSG_NOSIGNAL) == 2 ? 0 : -1;
+	}
+	if (fc->hlen < 10)
+		return 0;
+	if (fc->h[0] != 5 || fc->h[1] != 1 || fc->h[3] != 1 || fc->hlen != 10)
+		return -1;
+	memset(to, 0, sizeof(*to));
+	to->sin_family = AF_INET;
+	memcpy(&to->sin_addr, fc->h + 4, 4);
+	memcpy(&to->sin_port, fc->h + 8, 2);
+	return 1;
+}
+
+/*
+ * HTTP CONNECT: the request head up to the blank line ("CONNECT
+ * a.b.c.d:port HTTP/1.x", headers ignored; nothing may follow it).
+ * Returns as floor_socks5 does.
+ */
+static int
+floor_http(struct fconn *fc, struct sockaddr_in *to)
+{
+	char *h = (char *)fc->h, *end, *sp, hp[64];
+	size_t n;
+
+	h[fc->hlen] = '\0';
+	if ((end = strstr(h, "\r\n\r\n")) == NULL)
+		return fc->hlen < FLOOR_HEAD - 1 ? 0 : -1;
+	if (end + 4 != h + fc->hlen || strncmp(h, "CONNECT ", 8) != 0)
+		return -1;
+	if ((sp = strchr(h + 8, ' ')) == NULL ||
+	    strncmp(sp, " HTTP/1.", 8) != 0)
+		return -1;
+	n = (size_t)(sp - (h + 8));
+	if (n >= sizeof(hp))
+		return -1;
+	memcpy(hp, h + 8, n);
+	hp[n] = '\0';
+	return parse_addr(hp, to, true) < 0 ? -1 : 1;
+}
+
+/* Tell the client its tunnel is up, as its protocol does. */
+static int
+floor_reply(struct fconn *fc)
+{
+	static const uint8_t ok[10] = { 5, 0, 0, 1, 0, 0, 0, 0, 0, 0 };
+
+	switch (fc->proto) {
+	case FLOOR_SOCKS5:
+		return send(fc->fd[0], ok, sizeof(ok), MSG_NOSIGNAL) ==
+		    sizeof(ok) ? 0 : -1;
+	case FLOOR_HTTP:
+		return send(fc->fd[0], http_ok, sizeof(http_ok) - 1,
+		    MSG_NOSIGNAL) == sizeof(http_ok) - 1 ? 0 : -1;
+	case FLOOR_BARE:
+		break;
+	}
+	return 0;
+}
+
 static int
 floor_event(struct fconn *fc, int side)
 {
-	static const uint8_t ok[10] = { 5, 0, 0, 1, 0, 0, 0, 0, 0, 0 };
 	struct sockaddr_in to;
 	ssize_t r;
-	int soerr = 0, on = 1;
+	int soerr = 0;
 	socklen_t sl = sizeof(soerr);
 
 	switch (fc->st) {
 	case F_GREET:
 	case F_REQ:
-		r = recv(fc->fd[0], fc->h + fc->hlen, sizeof(fc->h) - fc->hlen, 0);
+	case F_HEAD:
+		r = recv(fc->fd[0], fc->h + fc->hlen,
+		    sizeof(fc->h) - 1 - fc->hlen, 0);
 		if (r < 0 && errno == EAGAIN)
 			return 0;
 		if (r <= 0)
 			return -1;
 		fc->hlen += (uint32_t)r;
-		if (fc->st == F_GREET) {
-			if (fc->hlen < 2 || fc->hlen < 2u + fc->h[1])
-				return 0;
-			if (fc->h[0] != 5 || fc->hlen != 2u + fc->h[1])
-				return -1;	/* no pipelining here */
-			fc->hlen = 0;
-			fc->st = F_REQ;
-			return send(fc->fd[0], "\5\0", 2, MSG_NOSIGNAL) == 2 ? 0 : -1;
-		}
-		if (fc->hlen < 10)
-			return 0;
-		if (fc->h[0] != 5 || fc->h[1] != 1 || fc->h[3] != 1 || fc->hlen != 10)
-			return -1;
-		memset(&to, 0, sizeof(to));
-		to.sin_family = AF_INET;
-		memcpy(&to.sin_addr, fc->h + 4, 4);
-		memcpy(&to.sin_port, fc->h + 8, 2);
-		fc->fd[1] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, 0);
-		if (fc->fd[1] < 0)
-			return -1;
-		setsockopt(fc->fd[1], IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-		if (connect(fc->fd[1], (struct sockaddr *)&to, sizeof(to)) < 0 &&
-		    errno != EINPROGRESS)
-			return -1;
-		fc->st = F_DIAL;
-		floor_set(fc, 0, 0);
-		floor_set(fc, 1, EPOLLOUT);
-		return 0;
+		r = fc->st == F_HEAD ? floor_http(fc, &to) :
+		    floor_socks5(fc, &to);
+		if (r <= 0)
+			return (int)r;
+		return floor_dial(fc, &to);
 	case F_DIAL:
 		if (side != 1)
 			return 0;
@@ -325,7 +409,7 @@ floor_event(struct fconn *fc, int side)
 			return -1;
 		if (fc->kind == FLOOR_SPLICE && floor_pipes(fc) < 0)
 			return -1;
-		if (send(fc->fd[0], ok, sizeof(ok), MSG_NOSIGNAL) != sizeof(ok))
+		if (floor_reply(fc) < 0)
 			return -1;
 		fc->st = F_RELAY;
 		return floor_relay(fc);
@@ -335,8 +419,28 @@ floor_event(struct fconn *fc, int side)
 	return -1;
 }
 
+/* A new client: read its request, or (bare) dial the target at once. */
+static void
+floor_accept(int fd, enum floor_kind kind, enum floor_proto proto,
+    const struct sockaddr_in *target)
+{
+	struct fconn *fc = floor_new(fd, kind, proto);
+	int on = 1;
+
+	if (fc == NULL) {
+		close(fd);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	if (proto != FLOOR_BARE)
+		floor_set(fc, 0, EPOLLIN);
+	else if (floor_dial(fc, target) < 0)
+		floor_free(fc);
+}
+
 int
-run_floor(const struct sockaddr_in *at, enum floor_kind kind)
+run_floor(const struct sockaddr_in *at, enum floor_kind kind,
+    enum floor_proto proto, const struct sockaddr_in *target)
 {
 	int lfd, fd, on = 1, i, n;
 	struct epoll_event e, evs[256];
@@ -360,16 +464,8 @@ run_floor(const struct sockaddr_in *at, enum floor_kind kind)
 				continue;
 			if (fe == &lend) {
 				while ((fd = accept4(lfd, NULL, NULL,
-				    SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
-					struct fconn *fc = floor_new(fd, kind);
-					if (fc == NULL) {
-						close(fd);
-						continue;
-					}
-					setsockopt(fd, IPPROTO_TCP, TCP_NODELAY,
-					    &on, sizeof(on));
-					floor_set(fc, 0, EPOLLIN);
-				}
+				    SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0)
+					floor_accept(fd, kind, proto, target);
 				continue;
 			}
 			if (fe->fc->fd[fe->side] < 0)

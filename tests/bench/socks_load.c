@@ -36,6 +36,15 @@
  *       connect; floor.c) moving bytes with splice(2) through a pipe per
  *       direction sized to 256 KiB: the least a splicing relay, such as
  *       gatekeeperd's, costs on this machine.
+ *   socks_load floor[-splice]-http  -l IP:PORT
+ *       The same relays speaking HTTP CONNECT instead of SOCKS5: the
+ *       request head is read up to its blank line, "CONNECT
+ *       a.b.c.d:port" is dialled, "HTTP/1.1 200 Connection established"
+ *       goes back once connected (one round trip, as gatekeeperd's).
+ *   socks_load floor[-splice]-bare  -l IP:PORT -t IP:PORT
+ *       The same relays without a protocol: every accepted connection is
+ *       forwarded at once to the -t target (what a relay costs apart
+ *       from its protocol's round trips).
  *   socks_load mkfile PATH BYTES
  *       Write the deterministic pattern (64-bit words, splitmix64 of the
  *       word index, little-endian) that bulk -V checks.
@@ -92,13 +101,14 @@ usage(void)
 	    "       socks_load idle  -m socks5|http -t IP:PORT -p IP:PORT [-b SRC] -n N [-d SECONDS]\n"
 	    "                        [-P PROXYPID -L ITS_NOFILE]\n"
 	    "       socks_load hold  -l IP:PORT\n"
-	    "       socks_load floor -l IP:PORT\n"
-	    "       socks_load floor-splice -l IP:PORT\n"
+	    "       socks_load floor[-splice] -l IP:PORT\n"
+	    "       socks_load floor[-splice]-http -l IP:PORT\n"
+	    "       socks_load floor[-splice]-bare -l IP:PORT -t IP:PORT\n"
 	    "       socks_load mkfile PATH BYTES\n");
 	exit(2);
 }
 
-static int
+int
 parse_addr(const char *s, struct sockaddr_in *sa, bool need_port)
 {
 	char host[64];
@@ -123,6 +133,29 @@ parse_addr(const char *s, struct sockaddr_in *sa, bool need_port)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
+/* floor, floor-splice, each with -http or -bare or neither. */
+static int
+floor_cmd(const char *cmd, enum floor_kind *kind, enum floor_proto *proto)
+{
+	if (strncmp(cmd, "floor", 5) != 0)
+		return -1;
+	cmd += 5;
+	*kind = FLOOR_COPY;
+	if (strncmp(cmd, "-splice", 7) == 0) {
+		*kind = FLOOR_SPLICE;
+		cmd += 7;
+	}
+	if (*cmd == '\0')
+		*proto = FLOOR_SOCKS5;
+	else if (strcmp(cmd, "-http") == 0)
+		*proto = FLOOR_HTTP;
+	else if (strcmp(cmd, "-bare") == 0)
+		*proto = FLOOR_BARE;
+	else
+		return -1;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -133,6 +166,8 @@ main(int argc, char **argv)
 	bool have_target = false, have_listen = false;
 	struct sockaddr_in listen_at;
 	struct sigaction sa;
+	enum floor_kind fkind;
+	enum floor_proto fproto;
 
 	if (argc < 2)
 		usage();
@@ -216,14 +251,15 @@ main(int argc, char **argv)
 	if ((g.bigbuf = malloc(BULK_BUF)) == NULL)
 		return 1;
 
-	if (strcmp(cmd, "hold") == 0 || strcmp(cmd, "floor") == 0 ||
-	    strcmp(cmd, "floor-splice") == 0) {
+	if (strcmp(cmd, "hold") == 0) {
 		if (!have_listen)
 			usage();
-		if (cmd[0] == 'h')
-			return run_hold(&listen_at);
-		return run_floor(&listen_at, strcmp(cmd, "floor") == 0 ?
-		    FLOOR_COPY : FLOOR_SPLICE);
+		return run_hold(&listen_at);
+	}
+	if (floor_cmd(cmd, &fkind, &fproto) == 0) {
+		if (!have_listen || have_target != (fproto == FLOOR_BARE))
+			usage();
+		return run_floor(&listen_at, fkind, fproto, &g.target);
 	}
 	if (!have_target || (g.mode != M_DIRECT && !g.have_proxy))
 		usage();

@@ -8,8 +8,8 @@
  *                  response check; the bulk file's pattern (mkfile, -V)
  *   load_run.c     the client runs (setup, bulk, idle) and the idle
  *                  tunnels' target (hold)
- *   floor.c        the floor relays (policy-free SOCKS5 servers: the copy
- *                  floor and the splice floor)
+ *   floor.c        the floor relays (policy-free: copy or splice; SOCKS5,
+ *                  HTTP CONNECT or bare forwarding to a fixed target)
  */
 #ifndef SOCKS_LOAD_H
 #define SOCKS_LOAD_H
@@ -72,6 +72,7 @@ extern struct socks_load	 g;
 extern volatile sig_atomic_t	 stop_flag;
 
 uint64_t	now_ns(void);
+int		parse_addr(const char *, struct sockaddr_in *, bool);
 
 /* load_conn.c */
 int	mkfile(const char *, const char *);
@@ -89,7 +90,9 @@ int	run_hold(const struct sockaddr_in *);
 
 /* floor.c */
 enum floor_kind { FLOOR_COPY, FLOOR_SPLICE };
+enum floor_proto { FLOOR_SOCKS5, FLOOR_HTTP, FLOOR_BARE };
 
-int	run_floor(const struct sockaddr_in *, enum floor_kind);
+int	run_floor(const struct sockaddr_in *, enum floor_kind, enum floor_proto,
+	    const struct sockaddr_in *);
 
 #endif
