@@ -134,13 +134,44 @@ bench_smoke() {
 
 # bench_label NAME: what a server or path is called in the output (the
 # floor relays by what they are: socks_load floor copies, floor-splice
-# splices).
+# splices, both speaking SOCKS5; floor-splice-http splices behind HTTP
+# CONNECT, floor-splice-bare behind no protocol at all).
 bench_label() {
 	case $1 in
 	floor-copy) echo "floor (copy relay)" ;;
 	floor-splice) echo "floor (splice relay)" ;;
+	floor-splice-http) echo "floor (splice, CONNECT)" ;;
+	floor-splice-bare) echo "floor (splice, bare)" ;;
 	*) echo "$1" ;;
 	esac
+}
+
+# bench_tree_ticks PID: the CPU time of PID's process tree so far, in
+# clock ticks: for PID and each live descendant, utime + stime (/proc/N/stat:
+# every thread, exited ones included) + cutime + cstime (the children it
+# has reaped). The difference of two readings is what the tree spent in
+# between even when children come and go (dante forks its workers): a
+# child reaped in between leaves the live sum for its parent's cutime.
+bench_tree_ticks() {
+	cat /proc/[0-9]*/stat 2>/dev/null | sed 's/ (.*) / /' | awk -v root="$1" '
+	{
+		pp[$1] = $3
+		t[$1] = $13 + $14 + $15 + $16
+	}
+	END {
+		tree[root] = 1
+		do {
+			more = 0
+			for (p in pp)
+				if (!(p in tree) && (pp[p] in tree)) {
+					tree[p] = 1
+					more = 1
+				}
+		} while (more)
+		for (p in tree)
+			s += t[p]
+		print s + 0
+	}'
 }
 
 # ---------------------------------------------------------------------------
@@ -148,9 +179,24 @@ bench_label() {
 
 # kv KEY LINE: the value of KEY=... in a socks_load result line.
 kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
-sub() { awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b != "") print a - b; else print "nan"}'; }
+# (a figure that is missing, "nan" or "-" makes "nan")
+sub() {
+	awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^-?[0-9.]+$/ && b ~ /^-?[0-9.]+$/) print a - b; else print "nan"}'
+}
 ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {if (a != "" && b > 0) printf "%.2f", a / b; else print "nan"}'
+	awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^-?[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "nan"}'
 }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a != "nan" && a >= b)}'; }
+le() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a != "nan" && b != "" && b != "nan" && a <= b)}'; }
 verdict() { if "$@"; then echo "TARGET MET"; else echo "TARGET MISSED"; fi; }
+# median V...: the median of the numbers given (empty ones skipped; the
+# mean of the middle two for an even count); empty when none.
+median() {
+	printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{v[NR] = $1}
+	END {
+		if (NR % 2)
+			printf "%.10g\n", v[(NR + 1) / 2]
+		else if (NR > 0)
+			printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
+	}'
+}
