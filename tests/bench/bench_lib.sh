@@ -179,20 +179,35 @@ bench_tree_ticks() {
 
 # kv KEY LINE: the value of KEY=... in a socks_load result line.
 kv() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
-# (a figure that is missing, "nan" or "-" makes "nan")
+# (a figure that is missing, "nan" or "-" makes "nan", or fails le)
 sub() {
-	awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^-?[0-9.]+$/ && b ~ /^-?[0-9.]+$/) print a - b; else print "nan"}'
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a ~ /^-?[0-9.]+$/ && b ~ /^-?[0-9.]+$/)
+			print a - b
+		else
+			print "nan"
+	}'
 }
 ratio() {
-	awk -v a="$1" -v b="$2" 'BEGIN {if (a ~ /^-?[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0) printf "%.2f", a / b; else print "nan"}'
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a ~ /^-?[0-9.]+$/ && b ~ /^[0-9.]+$/ && b > 0)
+			printf "%.2f", a / b
+		else
+			print "nan"
+	}'
 }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a != "nan" && a >= b)}'; }
-le() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a != "" && a != "nan" && b != "" && b != "nan" && a <= b)}'; }
+le() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		exit !(a ~ /^-?[0-9.]+$/ && b ~ /^-?[0-9.]+$/ && a <= b)
+	}'
+}
 verdict() { if "$@"; then echo "TARGET MET"; else echo "TARGET MISSED"; fi; }
-# median V...: the median of the numbers given (empty ones skipped; the
-# mean of the middle two for an even count); empty when none.
+# median V...: the median of the numbers given, as words of one or more
+# arguments (the mean of the middle two for an even count); empty when
+# none.
 median() {
-	printf '%s\n' "$@" | grep -v '^$' | sort -g | awk '{v[NR] = $1}
+	printf '%s\n' "$@" | tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1}
 	END {
 		if (NR % 2)
 			printf "%.10g\n", v[(NR + 1) / 2]

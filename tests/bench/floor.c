@@ -41,7 +41,7 @@
 #define FLOOR_BUF	65536			/* copy: per direction */
 #define FLOOR_PIPE	(256 * 1024)		/* splice: per direction */
 #define FLOOR_SPLICE_F	(SPLICE_F_MOVE | SPLICE_F_NONBLOCK)
-#define FLOOR_HEAD	512			/* SOCKS5 messages, CONNECT head */
+#define FLOOR_HEAD	512			/* SOCKS5 messages, a CONNECT */
 
 static const char http_ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 

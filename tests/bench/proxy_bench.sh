@@ -102,7 +102,9 @@
 #            machine's speed weighs on every server alike; the median of
 #            the rounds' rate, p50 and p99 is shown.
 #   idle     GK_BENCH_IDLE SOCKS5 tunnels through gatekeeperd to hold, each
-#            having carried 6 bytes, then gatekeeperd's VmRSS.
+#            having carried 6 bytes, then gatekeeperd's VmRSS (fewer when
+#            the open files limit cannot be raised enough for one cage to
+#            hold them all: the growth per tunnel is then scaled).
 #
 # Summary: for each server bulk MB/s (x direct, x its splice floor), CPU
 # s/GB (x its splice floor), p50 at 1 in flight (added over direct, minus
@@ -238,20 +240,29 @@ echo "# origin: nginx on $TARGET in a second netns behind a veth; relays on 127.
 
 # ---- the namespaces -----------------------------------------------------------------
 # Only these netns's own settings (lib.sh made this one, en_netns the
-# internet one). gatekeeperd needs two fds per tunnel. Raising the hard
-# limit needs CAP_SYS_RESOURCE, which some containers drop: then the idle
-# run holds as many tunnels as the hard limit allows and scales the figure
-# to NIDLE.
+# internet one). gatekeeperd needs two fds per tunnel, and one cage gets
+# at most half of its descriptor budget (the open files limit less an
+# eighth of it, 16 to 512, kept back; README "Descriptors"). Raising the
+# hard limit needs CAP_SYS_RESOURCE, which some containers drop: then the
+# idle run holds as many tunnels as the cage may and scales the figure to
+# NIDLE.
 bench_nofile 262144
 NIDLE_RUN=$NIDLE
-# (9/10 of the limit: set-ups are paced to keep under it while fresh
-# tunnels still hold their pipes, and the last fds take longest)
-if [ "$NOFILE" != unlimited ] && [ $((2 * NIDLE * 10 / 9 + 64)) -gt "$NOFILE" ]; then
-	NIDLE_RUN=$((NOFILE * 9 / 10 / 2))
+CAGE_TUNNELS=
+if [ "$NOFILE" != unlimited ]; then
+	reserve=$((NOFILE / 8))
+	[ "$reserve" -gt 512 ] && reserve=512
+	[ "$reserve" -lt 16 ] && reserve=16
+	CAGE_TUNNELS=$(((NOFILE - reserve) / 2 / 2))
+	# (9/10 of it: the set-ups in progress charge two fds each too)
+	if [ $((NIDLE * 10 / 9)) -gt "$CAGE_TUNNELS" ]; then
+		NIDLE_RUN=$((CAGE_TUNNELS * 9 / 10))
+	fi
 fi
 echo "# open files limit $NOFILE (client, gatekeeperd, hold target)$(
-	[ "$NIDLE_RUN" != "$NIDLE" ] && echo ": the hard limit allows $NIDLE_RUN" \
-		"idle tunnels, not $NIDLE (no CAP_SYS_RESOURCE to raise it)")"
+	[ "$NIDLE_RUN" != "$NIDLE" ] && echo ": one cage may hold $CAGE_TUNNELS" \
+		"tunnels, the idle run $NIDLE_RUN, not $NIDLE (no CAP_SYS_RESOURCE" \
+		"to raise the limit)")"
 en_netns || die "the internet netns and its veth could not be set up"
 en_in sysctl -qw net.ipv4.ip_local_port_range="10000 65000" ||
 	die "cannot set ip_local_port_range in the internet netns"
@@ -276,7 +287,9 @@ gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --listen 127.0.0.1 \
 gk_wait_ready "$GKD_PID" "$T/control.sock" 53 ||
 	die "gatekeeperd did not become ready"
 gk_ctl_open bench "$T/control.sock"
-reply=$(gk_ctl_send bench "{\"op\":\"cage.create\",\"source\":\"$SRC\",\"allow\":[\"$NGINX_ADDR/32\"],\"label\":\"bench\"}")
+req="{\"op\":\"cage.create\",\"source\":\"$SRC\","
+req+="\"allow\":[\"$NGINX_ADDR/32\"],\"label\":\"bench\"}"
+reply=$(gk_ctl_send bench "$req")
 [ "$(gk_json_get ok "$reply")" = true ] || die "cage.create failed: $reply"
 RELAY_PID[gk-socks5]=$GKD_PID
 RELAY_PID[gk-http]=$GKD_PID
@@ -345,7 +358,8 @@ for ((r = 1; r <= BULK_RUNS; r++)); do
 		if [ -n "$pid" ]; then
 			CPU_T[$s]=$((${CPU_T[$s]:-0} + c1 - c0))
 			CPU_B[$s]=$((${CPU_B[$s]:-0} + $(kv bytes "$out")))
-			cpu=$(printf 'relay CPU %.2f s' "$(awk -v t="$((c1 - c0))" -v hz="$HZ" 'BEGIN {print t / hz}')")
+			cpu=$(awk -v t="$((c1 - c0))" -v hz="$HZ" \
+				'BEGIN {printf "relay CPU %.2f s", t / hz}')
 		fi
 		printf '  run %d %-24s %8.1f MB/s  %s\n' "$r" "$(bench_label "$s")" "$mb" "$cpu"
 		ge "$mb" "${BULK[$s]:-0}" && BULK[$s]=$mb
@@ -395,12 +409,9 @@ for ((r = 1; r <= ROUNDS; r++)); do
 done
 for c in $INFLIGHT; do
 	for s in "${SERVERS[@]}"; do
-		# shellcheck disable=SC2086  # the rounds' figures, one word each
-		RATE[$s,$c]=$(median ${RATES[$s,$c]})
-		# shellcheck disable=SC2086
-		P50[$s,$c]=$(median ${P50S[$s,$c]})
-		# shellcheck disable=SC2086
-		P99[$s,$c]=$(median ${P99S[$s,$c]})
+		RATE[$s,$c]=$(median "${RATES[$s,$c]}")
+		P50[$s,$c]=$(median "${P50S[$s,$c]}")
+		P99[$s,$c]=$(median "${P99S[$s,$c]}")
 	done
 done
 
@@ -451,6 +462,8 @@ echo "  gatekeeperd VmRSS: at start $((RSS_START / 1024)) MiB, before $((RSS_BEF
 # ---- details ------------------------------------------------------------------------
 C1=${INFLIGHT%% *}
 CMAX=${INFLIGHT##* }
+# dashes N: a rule of N dashes (the tables' separators)
+dashes() { printf '%*s' "$1" '' | tr ' ' -; }
 # fl SERVER: its splice floor, "-" for direct
 fl() { echo "${FLOOR_OF[$1]:--}"; }
 # vs FLOOR CMD ARGS...: CMD ARGS, or "-" when FLOOR is "-" (direct)
@@ -467,7 +480,8 @@ printf '%-24s | %9s | %8s | %8s | %8s | %9s | %8s | %8s\n' bulk "MB/s" "x direct
 	"x copy" "x splice" "CPU s/GB" "x splice" "bytes ok"
 printf '%-24s | %9s | %8s | %8s | %8s | %9s | %8s | %8s\n' "" best "" floor floor \
 	"" floor ""
-printf '%s\n' "-------------------------+-----------+----------+----------+----------+-----------+----------+---------"
+printf '%s+%s+%s+%s+%s+%s+%s+%s\n' "$(dashes 25)" "$(dashes 11)" "$(dashes 10)" \
+	"$(dashes 10)" "$(dashes 10)" "$(dashes 11)" "$(dashes 10)" "$(dashes 9)"
 for s in "${SERVERS[@]}"; do
 	f=$(fl "$s")
 	printf '%-24s | %9s | %8s | %8s | %8s | %9s | %8s | %8s\n' "$(bench_label "$s")" \
@@ -483,7 +497,8 @@ echo
 printf '%-24s | %9s | %9s | %8s | %8s | %8s | %8s | %6s\n' "set-up (median)" "in flight" \
 	"conn/s" "p50 us" "p99 us" "x splice" "x dante" errors
 printf '%-24s | %9s | %9s | %8s | %8s | %8s | %8s | %6s\n' "" "" "" "" "" floor "" ""
-printf '%s\n' "-------------------------+-----------+-----------+----------+----------+----------+----------+-------"
+printf '%s+%s+%s+%s+%s+%s+%s+%s\n' "$(dashes 25)" "$(dashes 11)" "$(dashes 11)" \
+	"$(dashes 10)" "$(dashes 10)" "$(dashes 10)" "$(dashes 10)" "$(dashes 7)"
 for c in $INFLIGHT; do
 	for s in "${SERVERS[@]}"; do
 		f=$(fl "$s")
@@ -507,7 +522,6 @@ fi
 
 # ---- summary ------------------------------------------------------------------------
 SFMT='%-24s | %8s %8s %7s | %8s %7s | %7s %8s %7s | %9s %7s %7s\n'
-dashes() { printf '%*s' "$1" '' | tr ' ' -; }
 echo
 echo "Summary: bulk best of $BULK_RUNS runs, set-ups median of $ROUNDS rounds; \"floor\": the" \
 	"server's splice floor (see below)"
@@ -541,9 +555,13 @@ echo "  (nan: no such floor or figure)"
 rt() { sub "${P50[$1,$C1]}" "${P50[$2,$C1]}"; }
 echo
 echo "p50 at $C1 in flight, taken apart (medians of $ROUNDS rounds):"
-echo "  a splice relay without a protocol (floor-splice-bare - direct):      $(rt floor-splice-bare direct) us"
-echo "  SOCKS5 greeting + CONNECT, two round trips (floor-splice - bare):   $(rt floor-splice floor-splice-bare) us"
-echo "  HTTP CONNECT, one round trip (floor-splice-http - bare):            $(rt floor-splice-http floor-splice-bare) us"
+printf '  %-66s %6s us\n' \
+	"a splice relay without a protocol (floor-splice-bare - direct):" \
+	"$(rt floor-splice-bare direct)" \
+	"SOCKS5 greeting + CONNECT, two round trips (floor-splice - bare):" \
+	"$(rt floor-splice floor-splice-bare)" \
+	"HTTP CONNECT, one round trip (floor-splice-http - bare):" \
+	"$(rt floor-splice-http floor-splice-bare)"
 echo "  gatekeeperd over its floor: SOCKS5 $(rt gk-socks5 floor-splice) us," \
 	"CONNECT $(rt gk-http floor-splice-http) us; over the bare floor: SOCKS5" \
 	"$(rt gk-socks5 floor-splice-bare) us, CONNECT $(rt gk-http floor-splice-bare) us"
@@ -598,7 +616,8 @@ if [ "$HELD" -ge "$NIDLE" ]; then
 	echo "$(verdict idle_ok): $HELD idle tunnels held in $((RSS_IDLE / 1024)) MiB" \
 		"VmRSS (${RSS_IDLE} kB; target: $NIDLE in < 100 MiB)"
 else
-	echo "$(verdict idle_ok): $HELD of $NIDLE_RUN idle tunnels held (fd limit $NOFILE) in" \
+	echo "$(verdict idle_ok): $HELD of $NIDLE_RUN idle tunnels held (a cage's share of the fd" \
+		"limit $NOFILE: $CAGE_TUNNELS) in" \
 		"$((RSS_IDLE / 1024)) MiB VmRSS; scaled to $NIDLE: $((RSS_N / 1024)) MiB" \
 		"(${RSS_N} kB; target: $NIDLE in < 100 MiB)"
 fi
