@@ -289,6 +289,8 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
     const uint8_t *to_client, size_t to_client_len, const uint8_t *to_server,
     size_t to_server_len, bool peek, int64_t up_limit)
 {
+	size_t have = out_done(s) ? 0 : s->out_len - s->out_off;
+	uint8_t *joined = NULL;
 	struct relay_opts o;
 	int client_fd = s->fd;
 
@@ -312,10 +314,24 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	}
 	if (o.from_client_len == 0)
 		o.from_client = NULL;
+	/* an earlier reply the client has not taken yet goes first */
+	if (have > 0) {
+		if ((joined = malloc(have + to_client_len)) == NULL) {
+			close(server_fd);
+			proxy_session_close(s, "out of memory");
+			return;
+		}
+		memcpy(joined, s->out + s->out_off, have);
+		if (to_client_len > 0)
+			memcpy(joined + have, to_client, to_client_len);
+		o.to_client = joined;
+		o.to_client_len = have + to_client_len;
+	}
 	o.conn = s->who.conn;
 	s->fd = -1;		/* the tunnel's now (even if it fails) */
 	proxy_tunnel_start(s->ctx, &s->who, &s->t, client_fd, server_fd, &o,
 	    peek, &s->hold);
+	free(joined);		/* the relay has its copy */
 	session_free(s);
 }
 
