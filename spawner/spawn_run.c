@@ -44,6 +44,8 @@ static const int forwarded[] = {
 #define SYNC_MS		500	/* at exit, for the last denials */
 #define LEARN_MAX	4096	/* names and ports --learn keeps */
 #define SUMMARY_HOSTS	8
+#define EVENTS_QUEUE_MAX (1024 * 1024)	/* --events-fd lines not read yet */
+#define EVENTS_EXIT_MS	5000	/* at exit, for a slow reader */
 
 #define REATTACH_FIRST_MS	100	/* first try after the loss */
 #define REATTACH_MAX_MS		1000	/* then every second at most */
@@ -83,6 +85,13 @@ struct run_state {
 	uint64_t	 reattach_until;
 	uint32_t	 reattach_wait;		/* ms, doubling up to 1 s */
 	char		 kill[1024];		/* the cage's cgroup.kill */
+	/* --events-fd: lines its reader has not taken yet (written when
+	 * it can take them: a reader that does not read never stalls the
+	 * command's end or the control connection) */
+	char		*evq;
+	size_t		 evq_off, evq_len;
+	size_t		 ev_dropped;		/* lines it never got */
+	bool		 ev_gone;		/* its reader closed it */
 };
 
 static void
@@ -206,13 +215,107 @@ read_signals(struct run_state *st)
 	}
 }
 
+/*
+ * Write queued --events-fd lines while the descriptor takes them without
+ * blocking: one whole line per write (a line is far below PIPE_BUF, so a
+ * pipe with room takes it whole, and a reader never sees half a line).
+ */
+static void
+events_flush(struct run_state *st)
+{
+	struct pollfd pfd;
+	const char *nl;
+	size_t n, i;
+	ssize_t w;
+
+	while (st->evq_off < st->evq_len) {
+		pfd = (struct pollfd){ .fd = st->r->events_fd,
+		    .events = POLLOUT };
+		if (poll(&pfd, 1, 0) == 1 &&
+		    (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0) {
+			/* no reader any more (and a write would raise
+			 * SIGPIPE): what waits is lost, later lines too */
+			for (i = st->evq_off; i < st->evq_len; i++)
+				st->ev_dropped += st->evq[i] == '\n';
+			st->evq_off = st->evq_len;
+			st->ev_gone = true;
+			break;
+		}
+		if ((pfd.revents & POLLOUT) == 0)
+			break;
+		nl = memchr(st->evq + st->evq_off, '\n',
+		    st->evq_len - st->evq_off);
+		n = nl != NULL ? (size_t)(nl - (st->evq + st->evq_off)) + 1 :
+		    st->evq_len - st->evq_off;
+		do
+			w = write(st->r->events_fd, st->evq + st->evq_off, n);
+		while (w == -1 && errno == EINTR);
+		if (w <= 0)
+			break;
+		st->evq_off += (size_t)w;
+	}
+	if (st->evq_off == st->evq_len)
+		st->evq_off = st->evq_len = 0;
+}
+
+/* Queue one line for --events-fd (dropped, and counted, past the cap). */
+static void
+events_put(struct run_state *st, const char *line, size_t n)
+{
+	char *nq;
+
+	if (st->evq_off > 0 && st->evq_len + n > EVENTS_QUEUE_MAX) {
+		memmove(st->evq, st->evq + st->evq_off,
+		    st->evq_len - st->evq_off);
+		st->evq_len -= st->evq_off;
+		st->evq_off = 0;
+	}
+	if (st->ev_gone || st->evq_len + n > EVENTS_QUEUE_MAX ||
+	    (nq = realloc(st->evq, st->evq_len + n)) == NULL) {
+		st->ev_dropped++;
+		return;
+	}
+	st->evq = nq;
+	memcpy(st->evq + st->evq_len, line, n);
+	st->evq_len += n;
+	events_flush(st);
+}
+
+/* At exit: what is still queued, for at most EVENTS_EXIT_MS; then say
+ * what the reader did not get. */
+static void
+events_end(struct run_state *st)
+{
+	uint64_t deadline = gk_clock_ms() + EVENTS_EXIT_MS;
+	struct pollfd pfd;
+	size_t lines = 0, i;
+	int ms;
+
+	while (st->evq_off < st->evq_len &&
+	    (ms = gk_ms_left(deadline, EVENTS_EXIT_MS)) > 0) {
+		pfd = (struct pollfd){ .fd = st->r->events_fd,
+		    .events = POLLOUT };
+		if (poll(&pfd, 1, ms) == -1 && errno != EINTR)
+			break;
+		events_flush(st);
+	}
+	for (i = st->evq_off; i < st->evq_len; i++)
+		lines += st->evq[i] == '\n';
+	if (lines + st->ev_dropped > 0)
+		fprintf(stderr, "gk-run: --events-fd %d: %zu event line(s) not "
+		    "delivered (its reader did not read them in time)\n",
+		    st->r->events_fd, lines + st->ev_dropped);
+	free(st->evq);
+	st->evq = NULL;
+	st->evq_off = st->evq_len = 0;
+}
+
 /* One denial: its line on stderr, its JSON for --events-fd, the summary. */
 static void
 on_deny(struct run_state *st, const struct spawn_event *ev)
 {
 	char line[1024], target[SPAWN_EVENT_HOST_MAX + 16], *json;
 	size_t n;
-	ssize_t w;
 
 	st->ndenied++;
 	if (!st->r->quiet) {
@@ -220,10 +323,7 @@ on_deny(struct run_state *st, const struct spawn_event *ev)
 		fprintf(stderr, "%s\n", line);
 	}
 	if (st->r->events_fd != -1 && (json = spawn_event_json(ev)) != NULL) {
-		n = strlen(json);
-		do
-			w = write(st->r->events_fd, json, n);
-		while (w == -1 && errno == EINTR);
+		events_put(st, json, strlen(json));
 		free(json);
 	}
 	if (st->nlisted >= SUMMARY_HOSTS)
@@ -257,7 +357,7 @@ on_limit(struct run_state *st, const struct spawn_event *ev)
 	    (unsigned long long)ev->value, (unsigned long long)ev->count,
 	    ev->time);
 	if (n > 0 && (size_t)n < sizeof(line))
-		(void)!write(st->r->events_fd, line, (size_t)n);
+		events_put(st, line, (size_t)n);
 }
 
 /* At exit: what the cage's limits did, in a line each. */
@@ -487,7 +587,7 @@ denied_summary(struct run_state *st)
 static void
 loop(struct run_state *st)
 {
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	int n, timeout, left;
 
 	while (!st->exited) {
@@ -497,6 +597,9 @@ loop(struct run_state *st)
 		    .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = st->ctl_fd,
 		    .events = POLLIN };
+		/* -1 (ignored by poll) while nothing waits for the reader */
+		pfd[n++] = (struct pollfd){ .fd = st->evq_off < st->evq_len ?
+		    st->r->events_fd : -1, .events = POLLOUT };
 		timeout = st->r->timeout > 0 ? gk_ms_left(st->deadline, 3600000) : -1;
 		if (timeout == 0) {
 			on_timeout(st);
@@ -518,6 +621,8 @@ loop(struct run_state *st)
 			read_ctl(st);
 		if (pfd[0].revents != 0)
 			read_signals(st);
+		if (pfd[3].revents != 0)
+			events_flush(st);
 	}
 }
 
@@ -654,6 +759,8 @@ spawn_run(const struct spawn_run *r)
 	loop(&st);
 	close(st.sigfd);
 	denied_summary(&st);
+	if (r->events_fd != -1)
+		events_end(&st);
 	end_cage(&st);
 	if (r->learn != NULL)
 		write_learned(&st);

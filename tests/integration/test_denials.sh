@@ -265,6 +265,30 @@ for e, (h, p, r, k) in zip(evs, want):
     assert (e["host"], e["port"], e["reason"], e["kind"]) == (h, p, r, k), e
     assert e["time"].endswith("Z"), e
 EOF
+# A reader that does not read while the command runs: more lines than a
+# pipe holds wait in gk-run, which ends with its command all the same,
+# says how many lines the reader did not get, and gives it whole lines.
+mkfifo "$T/go.fifo"
+exec 3> >(read -r _ <"$T/go.fifo"; exec cat >"$T/slow.json")
+SLOW_READER=$!
+cage root -q --events-fd 3 --allow api.github.com -- sh -c \
+	'i=0; while [ $i -lt 900 ]; do getent hosts "n$i.evil.example" >/dev/null; i=$((i + 1)); done'
+exec 3>&-
+detail
+gk_check "--events-fd whose reader does not read: gk-run ends with its command, saying what was not delivered" \
+	eval '[ "$RUN_MS" -lt 30000 ] && grep -q "event line(s) not delivered" "$T/run.err"'
+timeout 10 sh -c 'echo go >"$1"' sh "$T/go.fifo"
+gk_wait_for 100 eval '! kill -0 "$SLOW_READER" 2>/dev/null'
+GK_DETAIL="$(wc -lc <"$T/slow.json") lines/bytes; $(grep -o 'gk-run: --events-fd.*' "$T/run.err")"
+gk_check "... and the reader, reading late, gets only whole JSON lines (more than 100)" \
+	"$PYTHON" - "$T/slow.json" <<'EOF'
+import json, sys
+lines = open(sys.argv[1]).read().split("\n")
+assert lines[-1] == "", "a partial last line"
+evs = [json.loads(l) for l in lines[:-1]]
+assert len(evs) > 100, len(evs)
+assert all(e["kind"] == "dns" and e["host"].endswith(".evil.example") for e in evs)
+EOF
 cage root --events-fd 9 --allow api.github.com -- true
 detail
 gk_check "--events-fd 9 (not open): exit 125, saying so" \
