@@ -215,3 +215,72 @@ median() {
 			printf "%.10g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2
 	}'
 }
+
+# bench_danted IP PORT EXTERNAL: dante-server listening on IP:PORT,
+# connecting out from EXTERNAL, no authentication, errors only in
+# $T/danted.log; BENCH_DANTE_PID gets its pid (tracked for clean-up).
+bench_danted() {
+	cat >"$T/danted.conf" <<DANTE
+logoutput: $T/danted.log
+internal: $1 port = $2
+external: $3
+socksmethod: none
+clientmethod: none
+user.privileged: root
+user.unprivileged: nobody
+client pass { from: 0.0.0.0/0 to: 0.0.0.0/0 log: error }
+socks pass { from: 0.0.0.0/0 to: 0.0.0.0/0 log: error }
+DANTE
+	( gk_close_ctl_fds; exec danted -f "$T/danted.conf" -N 1 -p "$T/danted.pid" \
+		>"$T/danted.stderr" 2>&1 ) &
+	BENCH_DANTE_PID=$!
+	gk_track_pid "$BENCH_DANTE_PID"
+}
+
+# bench_setup_rounds WIDTH NAME...: the set-up runs, ROUNDS rounds of
+# every in-flight level ($INFLIGHT) of every NAME in turn, through the
+# caller's `load NAME setup ...`, each result line also in $T/setup.txt.
+# The caller declares the associative arrays RATES P50S P99S (each
+# round's figures, space-separated), ERRS (failed connections, summed)
+# and RATE P50 P99 (the rounds' medians, filled here), and may define
+# bench_setup_done NAME IN-FLIGHT ROUND RESULT-LINE, called after each
+# run. WIDTH: of the names' column.
+# shellcheck disable=SC2004  # the arrays are associative (the caller's)
+bench_setup_rounds() {
+	local w=$1 r c s out rate e
+	shift
+	for ((r = 1; r <= ROUNDS; r++)); do
+		for c in $INFLIGHT; do
+			for s in "$@"; do
+				out=$(load "$s" setup -c "$c" -d "$SECS" -w 1 -u /small)
+				echo "$r $s $out" >>"$T/setup.txt"
+				rate=$(kv rate "$out")
+				[ -n "$rate" ] || die "socks_load setup failed for $s: $out" \
+					"$(tail -n 2 "$T/load.err")"
+				RATES[$s,$c]+=" $rate"
+				P50S[$s,$c]+=" $(kv p50_us "$out")"
+				P99S[$s,$c]+=" $(kv p99_us "$out")"
+				e=$(kv errors "$out")
+				ERRS[$s,$c]=$((${ERRS[$s,$c]:-0} + ${e:-0}))
+				printf "  round %d %-${w}s %4d in flight %9.1f conn/s  p50 %6s us  p99 %7s us  errors %s\n" \
+					"$r" "$(bench_label "$s")" "$c" "$rate" "$(kv p50_us "$out")" \
+					"$(kv p99_us "$out")" "$e"
+				if [ "$e" != 0 ]; then
+					echo "    errors: $(printf '%s\n' "$out" | tr ' ' '\n' |
+						grep '^err_' | grep -v '=0$' | paste -sd' ' -);" \
+						"$(tail -n 1 "$T/load.err")"
+				fi
+				if declare -F bench_setup_done >/dev/null; then
+					bench_setup_done "$s" "$c" "$r" "$out"
+				fi
+			done
+		done
+	done
+	for c in $INFLIGHT; do
+		for s in "$@"; do
+			RATE[$s,$c]=$(median "${RATES[$s,$c]}")
+			P50[$s,$c]=$(median "${P50S[$s,$c]}")
+			P99[$s,$c]=$(median "${P99S[$s,$c]}")
+		done
+	done
+}

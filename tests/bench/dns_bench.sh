@@ -73,7 +73,7 @@ SECS=${GK_BENCH_SECONDS:-5}
 ROUNDS=${GK_BENCH_DNS_ROUNDS:-7}
 CLIENTS=${GK_BENCH_CLIENTS:-4}
 OUTSTANDING=${GK_BENCH_OUTSTANDING:-64}
-RATE=${GK_BENCH_RATE:-}
+QRATE=${GK_BENCH_RATE:-}
 RUNS=${GK_BENCH_RUNS:-1}
 AUDIT=${GK_BENCH_AUDIT:-1}
 HZ=$(getconf CLK_TCK)
@@ -86,7 +86,7 @@ echo "# gatekeeperd $("$GKD" --version 2>&1 | head -1)"
 echo "# $(dnsmasq --version | head -1)"
 echo "# dnsperf $(dnsperf -h 2>&1 | sed -n "s/^Version //p")"
 echo "# $(bench_cpus), kernel $(uname -r)"
-echo "# dnsperf -l $SECS -c $CLIENTS -q $OUTSTANDING${RATE:+ -Q $RATE} -a $SRC;" \
+echo "# dnsperf -l $SECS -c $CLIENTS -q $OUTSTANDING${QRATE:+ -Q $QRATE} -a $SRC;" \
 	"allowed file: $ROUNDS round(s) of udp_floor, gatekeeperd, dnsmasq (medians);" \
 	"denied, mixed: $RUNS run(s) each; gatekeeperd audit log: $(onoff "$AUDIT")"
 
@@ -170,7 +170,7 @@ declare -A QPS LAT CPU NDONE LOST CODES
 dnsperf_run() {
 	local server=$1 pid=$2 port=$3 file=$4 out c0 c1
 	local -a rate=()
-	[ -n "$RATE" ] && rate=(-Q "$RATE")
+	[ -n "$QRATE" ] && rate=(-Q "$QRATE")
 	out=$T/dnsperf-$server-$file-$5.txt
 	c0=$(gk_cpu_ticks "$pid")
 	timeout $((SECS + 30)) dnsperf -s 127.0.0.1 -p "$port" -a "$SRC" \
@@ -355,21 +355,11 @@ fi
 
 echo
 r=$(ratio "$A_GK" "$A_DM")
-if awk -v r="$r" 'BEGIN {exit !(r != "nan" && r <= 0.25)}'; then
-	verdict="TARGET MET"
-else
-	verdict="TARGET MISSED"
-fi
-echo "$verdict: allowed cache-hot CPU/query above the kernel floor gatekeeperd $A_GK us" \
+echo "$(verdict le "$r" 0.25): allowed cache-hot CPU/query above the kernel floor gatekeeperd $A_GK us" \
 	"vs dnsmasq $A_DM us = ${r}x (target <= 0.25x; medians of $ROUNDS rounds," \
 	"met in $R_MET of them)"
 r=$(ratio "${CPU[gatekeeperd,allowed]}" "${CPU[dnsmasq,allowed]}")
-if awk -v r="$r" 'BEGIN {exit !(r != "nan" && r <= 0.5)}'; then
-	verdict="TARGET MET"
-else
-	verdict="TARGET MISSED"
-fi
-echo "$verdict: allowed cache-hot total CPU/query (the kernel's share included)" \
+echo "$(verdict le "$r" 0.5): allowed cache-hot total CPU/query (the kernel's share included)" \
 	"gatekeeperd ${CPU[gatekeeperd,allowed]} us vs dnsmasq ${CPU[dnsmasq,allowed]} us" \
 	"= ${r}x (earlier target <= 0.5x; medians of $ROUNDS rounds)"
 awk -v d="${CPU[dnsmasq,allowed]}" -v f="${CPU[udp_floor,allowed]}" 'BEGIN {
@@ -377,13 +367,7 @@ awk -v d="${CPU[dnsmasq,allowed]}" -v f="${CPU[udp_floor,allowed]}" 'BEGIN {
 		printf "  note: half of dnsmasq (%.2f us) is below the kernel floor " \
 		    "(%.2f us) on this machine: no UDP server can meet the 0.5x here\n",
 		    d / 2, f }'
-if awk -v a="${CPU[gatekeeperd,denied]}" -v b="${CPU[gatekeeperd,allowed]}" \
-    'BEGIN {exit !(a <= b)}'; then
-	verdict="TARGET MET"
-else
-	verdict="TARGET MISSED"
-fi
-echo "$verdict: gatekeeperd denied CPU/query ${CPU[gatekeeperd,denied]} us" \
+echo "$(verdict le "${CPU[gatekeeperd,denied]}" "${CPU[gatekeeperd,allowed]}"): gatekeeperd denied CPU/query ${CPU[gatekeeperd,denied]} us" \
 	"<= allowed ${CPU[gatekeeperd,allowed]} us (denied: one best-qps run;" \
 	"allowed: the rounds' median)"
 

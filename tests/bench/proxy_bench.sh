@@ -294,21 +294,8 @@ reply=$(gk_ctl_send bench "$req")
 RELAY_PID[gk-socks5]=$GKD_PID
 RELAY_PID[gk-http]=$GKD_PID
 
-cat >"$T/danted.conf" <<EOF
-logoutput: $T/danted.log
-internal: 127.0.0.1 port = 1081
-external: $EN_HOST_ADDR
-socksmethod: none
-clientmethod: none
-user.privileged: root
-user.unprivileged: nobody
-client pass { from: 0.0.0.0/0 to: 0.0.0.0/0 log: error }
-socks pass { from: 0.0.0.0/0 to: 0.0.0.0/0 log: error }
-EOF
-( gk_close_ctl_fds; exec danted -f "$T/danted.conf" -N 1 -p "$T/danted.pid" \
-	>"$T/danted.stderr" 2>&1 ) &
-RELAY_PID[dante]=$!
-gk_track_pid "${RELAY_PID[dante]}"
+bench_danted 127.0.0.1 1081 "$EN_HOST_ADDR"
+RELAY_PID[dante]=$BENCH_DANTE_PID
 ( gk_close_ctl_fds; exec microsocks -i 127.0.0.1 -p 1082 >"$T/microsocks.stderr" 2>&1 ) &
 RELAY_PID[microsocks]=$!
 gk_track_pid "${RELAY_PID[microsocks]}"
@@ -383,37 +370,10 @@ done
 declare -A RATES P50S P99S ERRS RATE P50 P99
 echo
 echo "Set-up rate: tunnel + GET /small + close, ${SECS} s per run, $ROUNDS rounds:"
-for ((r = 1; r <= ROUNDS; r++)); do
-	for c in $INFLIGHT; do
-		for s in "${SERVERS[@]}"; do
-			out=$(load "$s" setup -c "$c" -d "$SECS" -w 1 -u /small)
-			echo "$r $s $out" >>"$T/setup.txt"
-			rate=$(kv rate "$out")
-			[ -n "$rate" ] || die "socks_load setup failed for $s: $out"
-			RATES[$s,$c]+=" $rate"
-			P50S[$s,$c]+=" $(kv p50_us "$out")"
-			P99S[$s,$c]+=" $(kv p99_us "$out")"
-			e=$(kv errors "$out")
-			ERRS[$s,$c]=$((${ERRS[$s,$c]:-0} + e))
-			printf '  round %d %-24s %4d in flight %9.1f conn/s  p50 %6s us  p99 %7s us  errors %s\n' \
-				"$r" "$(bench_label "$s")" "$c" "$rate" "$(kv p50_us "$out")" \
-				"$(kv p99_us "$out")" "$e"
-			if [ "$e" != 0 ]; then
-				echo "    errors: $(printf '%s\n' "$out" | tr ' ' '\n' |
-					grep '^err_' | grep -v '=0$' | paste -sd' ' -);" \
-					"$(tail -n 1 "$T/load.err")"
-			fi
-			case $s in gk-*) gk_alive "set-up run $s, $c in flight" ;; esac
-		done
-	done
-done
-for c in $INFLIGHT; do
-	for s in "${SERVERS[@]}"; do
-		RATE[$s,$c]=$(median "${RATES[$s,$c]}")
-		P50[$s,$c]=$(median "${P50S[$s,$c]}")
-		P99[$s,$c]=$(median "${P99S[$s,$c]}")
-	done
-done
+bench_setup_done() {
+	case $1 in gk-*) gk_alive "set-up run $1, $2 in flight" ;; esac
+}
+bench_setup_rounds 24 "${SERVERS[@]}"
 
 # ---- idle tunnels -------------------------------------------------------------------
 echo

@@ -342,21 +342,8 @@ done
 if has_path dante; then
 	# Outgoing connections leave from up0's address, like everything
 	# else that reaches nginx from the host netns.
-	cat >"$T/danted.conf" <<EOF
-logoutput: $T/danted.log
-internal: ${HOSTRELAY[dante]%:*} port = ${HOSTRELAY[dante]#*:}
-external: $EN_HOST_ADDR
-socksmethod: none
-clientmethod: none
-user.privileged: root
-user.unprivileged: nobody
-client pass { from: 0.0.0.0/0 to: 0.0.0.0/0 log: error }
-socks pass { from: 0.0.0.0/0 to: 0.0.0.0/0 log: error }
-EOF
-	( gk_close_ctl_fds; exec danted -f "$T/danted.conf" -N 1 -p "$T/danted.pid" \
-		>"$T/danted.stderr" 2>&1 ) &
-	RELAY_PID[dante]=$!
-	gk_track_pid $!
+	bench_danted "${HOSTRELAY[dante]%:*}" "${HOSTRELAY[dante]#*:}" "$EN_HOST_ADDR"
+	RELAY_PID[dante]=$BENCH_DANTE_PID
 	gk_wait_for 100 relay_up "${HOSTRELAY[dante]}" ||
 		die "danted did not start on ${HOSTRELAY[dante]}"
 fi
@@ -435,40 +422,11 @@ declare -A RATES P50S P99S ERRS RATE P50 P99
 echo
 echo "Set-up rate: connect (+ tunnel) + GET /small + close, ${SECS} s per run," \
 	"$ROUNDS round(s):"
-for ((r = 1; r <= ROUNDS; r++)); do
-	for c in $INFLIGHT; do
-		for p in "${PATHS[@]}"; do
-			out=$(load "$p" setup -c "$c" -d "$SECS" -w 1 -u /small)
-			echo "$r $p $out" >>"$T/setup.txt"
-			rate=$(kv rate "$out")
-			[ -n "$rate" ] || die "socks_load setup failed for $p: $out $(tail -n 2 "$T/load.err")"
-			RATES[$p,$c]+=" $rate"
-			P50S[$p,$c]+=" $(kv p50_us "$out")"
-			P99S[$p,$c]+=" $(kv p99_us "$out")"
-			e=$(kv errors "$out")
-			ERRS[$p,$c]=$((${ERRS[$p,$c]:-0} + ${e:-0}))
-			[ "$p" = transparent ] && TR_CONNS=$((TR_CONNS + $(kv conns "$out")))
-			printf '  round %d %-20s %4d in flight %9.1f conn/s  p50 %6s us  p99 %7s us  errors %s\n' \
-				"$r" "$(bench_label "$p")" "$c" "$rate" "$(kv p50_us "$out")" \
-				"$(kv p99_us "$out")" "$e"
-			if [ "$e" != 0 ]; then
-				echo "    errors: $(printf '%s\n' "$out" | tr ' ' '\n' | grep '^err_' |
-					grep -v '=0$' | paste -sd' ' -); $(tail -n 1 "$T/load.err")"
-			fi
-			case $p in socks5 | transparent) gk_alive "set-up run $p, $c in flight, round $r" ;; esac
-		done
-	done
-done
-for c in $INFLIGHT; do
-	for p in "${PATHS[@]}"; do
-		# shellcheck disable=SC2086  # the lists split on purpose
-		{
-			RATE[$p,$c]=$(median ${RATES[$p,$c]})
-			P50[$p,$c]=$(median ${P50S[$p,$c]})
-			P99[$p,$c]=$(median ${P99S[$p,$c]})
-		}
-	done
-done
+bench_setup_done() {
+	[ "$1" = transparent ] && TR_CONNS=$((TR_CONNS + $(kv conns "$4")))
+	case $1 in socks5 | transparent) gk_alive "set-up run $1, $2 in flight, round $3" ;; esac
+}
+bench_setup_rounds 20 "${PATHS[@]}"
 TR1=$(metric gatekeeper_connections_total proto=transparent verdict=allowed)
 S51=$(metric gatekeeper_connections_total proto=socks5 verdict=allowed)
 
