@@ -215,6 +215,17 @@ read_signals(struct run_state *st)
 	}
 }
 
+/* The queued --events-fd lines, counted as not delivered. */
+static void
+events_drop(struct run_state *st)
+{
+	size_t i;
+
+	for (i = st->evq_off; i < st->evq_len; i++)
+		st->ev_dropped += st->evq[i] == '\n';
+	st->evq_off = st->evq_len = 0;
+}
+
 /*
  * Write queued --events-fd lines while the descriptor takes them without
  * blocking: one whole line per write (a line is far below PIPE_BUF, so a
@@ -225,7 +236,7 @@ events_flush(struct run_state *st)
 {
 	struct pollfd pfd;
 	const char *nl;
-	size_t n, i;
+	size_t n;
 	ssize_t w;
 
 	while (st->evq_off < st->evq_len) {
@@ -235,9 +246,7 @@ events_flush(struct run_state *st)
 		    (pfd.revents & (POLLERR | POLLHUP | POLLNVAL)) != 0) {
 			/* no reader any more (and a write would raise
 			 * SIGPIPE): what waits is lost, later lines too */
-			for (i = st->evq_off; i < st->evq_len; i++)
-				st->ev_dropped += st->evq[i] == '\n';
-			st->evq_off = st->evq_len;
+			events_drop(st);
 			st->ev_gone = true;
 			break;
 		}
@@ -288,7 +297,6 @@ events_end(struct run_state *st)
 {
 	uint64_t deadline = gk_clock_ms() + EVENTS_EXIT_MS;
 	struct pollfd pfd;
-	size_t lines = 0, i;
 	int ms;
 
 	while (st->evq_off < st->evq_len &&
@@ -299,15 +307,13 @@ events_end(struct run_state *st)
 			break;
 		events_flush(st);
 	}
-	for (i = st->evq_off; i < st->evq_len; i++)
-		lines += st->evq[i] == '\n';
-	if (lines + st->ev_dropped > 0)
+	events_drop(st);
+	if (st->ev_dropped > 0)
 		fprintf(stderr, "gk-run: --events-fd %d: %zu event line(s) not "
 		    "delivered (its reader did not read them in time)\n",
-		    st->r->events_fd, lines + st->ev_dropped);
+		    st->r->events_fd, st->ev_dropped);
 	free(st->evq);
 	st->evq = NULL;
-	st->evq_off = st->evq_len = 0;
 }
 
 /* One denial: its line on stderr, its JSON for --events-fd, the summary. */

@@ -155,6 +155,16 @@ v2_controllers(const char *dir, char *out, size_t len, unsigned *bits)
 	}
 }
 
+/* Enable controllers ctl ("+memory +pids") for dir's children. */
+static bool
+subtree_control(const char *dir, const char *ctl)
+{
+	char path[GK_CG_PATH_MAX + 32], err[128];
+
+	return path2(path, sizeof(path), dir, "cgroup.subtree_control") &&
+	    write_file(path, ctl, err, sizeof(err)) == 0;
+}
+
 /*
  * The v2 subtree. At the root of the hierarchy (a hybrid host, a test):
  * <mount>/<subtree>. Delegated (our own cgroup is not the root, as a
@@ -188,9 +198,7 @@ open_v2(struct gk_cg *g, const char *mnt, const char *own, const char *sub,
 		}
 	}
 	v2_controllers(base, ctl, sizeof(ctl), &bits);
-	if (bits != 0 && path2(path, sizeof(path), base,
-	    "cgroup.subtree_control") &&
-	    write_file(path, ctl, err, sizeof(err)) == -1)
+	if (bits != 0 && !subtree_control(base, ctl))
 		bits = 0;
 	if (!make_dir(g->dir[CG_V2])) {
 		gk_seterr(why, whylen, "mkdir %s: %s", g->dir[CG_V2],
@@ -199,9 +207,7 @@ open_v2(struct gk_cg *g, const char *mnt, const char *own, const char *sub,
 	}
 	if (bits != 0) {
 		v2_controllers(g->dir[CG_V2], ctl, sizeof(ctl), &bits);
-		if (bits != 0 && (!path2(path, sizeof(path), g->dir[CG_V2],
-		    "cgroup.subtree_control") ||
-		    write_file(path, ctl, err, sizeof(err)) == -1))
+		if (bits != 0 && !subtree_control(g->dir[CG_V2], ctl))
 			bits = 0;
 		snprintf(g->v2_ctl, sizeof(g->v2_ctl), "%s", ctl);
 	}
@@ -394,13 +400,10 @@ cage_write(struct gk_cg_cage *c, int d, const char *file, const char *val,
 static bool
 root_remake(struct gk_cg *g, int d)
 {
-	char path[GK_CG_PATH_MAX + 32], err[128];
-
 	if (!make_dir(g->dir[d]))
 		return false;
-	if (d == CG_V2 && g->v2_limits && path2(path, sizeof(path),
-	    g->dir[d], "cgroup.subtree_control"))
-		(void)write_file(path, g->v2_ctl, err, sizeof(err));
+	if (d == CG_V2 && g->v2_limits)
+		(void)subtree_control(g->dir[d], g->v2_ctl);
 	log_warnx("cgroup: %s was removed under us (another gatekeeperd "
 	    "with the same --cgroup name stopped?); made again",
 	    g->dir[d]);
