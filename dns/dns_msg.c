@@ -418,6 +418,25 @@ dns_reply_empty(const struct dns_query *q, uint8_t rcode, uint8_t *out,
 }
 
 size_t
+dns_reply_a(const struct dns_query *q, const uint8_t a4[4], uint32_t ttl,
+    uint8_t *out, size_t outlen)
+{
+	struct wr w = { out, outlen, 0, false };
+
+	if (q->qname_wire_len == 0)
+		return 0;
+	put_header(&w, q, 0, DNS_RC_NOERROR, 1, 0);
+	wr_u16(&w, 0xc000 | DNS_HDR_LEN);	/* the question's name */
+	wr_u16(&w, DNS_T_A);
+	wr_u16(&w, DNS_CLASS_IN);
+	wr_u32(&w, ttl);
+	wr_u16(&w, 4);
+	wr_bytes(&w, a4, 4);
+	put_opt(&w, q, DNS_RC_NOERROR);
+	return wr_done(&w);
+}
+
+size_t
 dns_reply_rfc8482(const struct dns_query *q, uint32_t ttl, uint8_t *out,
     size_t outlen)
 {

@@ -108,6 +108,10 @@ size_t		 dns_reply_empty(const struct dns_query *q, uint8_t rcode,
 		    uint8_t *out, size_t outlen);
 
 /* RFC 8482 answer to ANY: one HINFO "RFC8482" "" record for the name. */
+/* Reply with one A record: the IPv4 address a4 (network order) for q's
+ * name, with TTL ttl. 0 if outlen is too small or q has no question. */
+size_t		 dns_reply_a(const struct dns_query *q, const uint8_t a4[4],
+		    uint32_t ttl, uint8_t *out, size_t outlen);
 size_t		 dns_reply_rfc8482(const struct dns_query *q, uint32_t ttl,
 		    uint8_t *out, size_t outlen);
 

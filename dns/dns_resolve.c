@@ -16,6 +16,8 @@
 #include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_events.h"
@@ -114,6 +116,35 @@ deny_query(struct dns_server *s, struct gk_cage *c,
 	log_debug("cage=%s name=%s qtype=%u action=deny", c->id, q->name,
 	    q->qtype);
 	return dns_reply_empty(q, DNS_RC_NXDOMAIN, out, outlen);
+}
+
+/*
+ * An asking cage's name outside its allowlist (gk_ask.h): an A query is
+ * answered with the name's placeholder, pinned to the cage so that its
+ * TCP there reaches the transparent proxy; any other type with no
+ * records. Nothing is asked upstream. 0: not such a name (deny it).
+ */
+static size_t
+answer_placeholder(struct dns_server *s, struct gk_cage *c,
+    const struct dns_query *q, time_t now, uint8_t *out, size_t outlen)
+{
+	struct gk_addr a;
+
+	if (c->ask == NULL || !q->name_host ||
+	    gk_special_name_classify(q->name) != GK_SPECIAL_NONE)
+		return 0;
+	if (q->qtype != DNS_T_A) {
+		gk_stats.dns_queries[GK_DNSV_PLACEHOLDER]++;
+		return dns_reply_empty(q, DNS_RC_NOERROR, out, outlen);
+	}
+	if (gk_ask_placeholder(c, q->name, &a) == -1)
+		return 0;
+	gk_stats.dns_queries[GK_DNSV_PLACEHOLDER]++;
+	gk_cage_pin(c, q->name, &a, now + GK_ASK_PLACEHOLDER_TTL +
+	    (time_t)s->pin_grace);
+	log_debug("cage=%s name=%s qtype=%u action=placeholder", c->id,
+	    q->name, q->qtype);
+	return dns_reply_a(q, a.bytes, GK_ASK_PLACEHOLDER_TTL, out, outlen);
 }
 
 static bool
@@ -471,6 +502,7 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	struct dns_query q;
 	struct gk_cage *c;
 	enum dns_status st;
+	size_t n;
 
 	/* over the cage's rate: UDP is dropped before anything else (a
 	 * flood costs a lookup and a drop), TCP refused */
@@ -497,8 +529,11 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 		gk_stats.dns_queries[GK_DNSV_REFUSED]++;
 		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
 	}
-	if (!name_allowed(c, &q))
+	if (!name_allowed(c, &q)) {
+		if ((n = answer_placeholder(s, c, &q, now, out, outlen)) > 0)
+			return n;
 		return deny_query(s, c, cl, &q, out, outlen);
+	}
 	switch (q.qtype) {
 	case DNS_T_HTTPS:
 	case DNS_T_SVCB:

@@ -160,12 +160,37 @@ host_header_ok(const uint8_t *buf, const struct http_request *r,
 	return !t->is_addr && strcmp(hh.name, t->name) == 0;
 }
 
+/* The target passed the policy (or its cage's owner let it): dial. */
+static void
+go_on(struct proxy_session *s)
+{
+	int rc;
+
+	if ((rc = proxy_session_dial(s, dial_cb)) == -2)
+		respond(s, 503, "Service Unavailable", NULL, "gatekeeper: cage "
+		    "%s has %u tunnels open, as many as it may (cage-tunnels); "
+		    "close some", s->who.id, gk_limits.tunnels);
+	else if (rc == -1)
+		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: out of "
+		    "resources");
+}
+
+/* The owner answered (proxy_session_ask). */
+static void
+asked(struct proxy_session *s, bool approved, const struct proxy_outcome *o)
+{
+	if (approved)
+		go_on(s);
+	else
+		deny_403(s, o);
+}
+
 static void
 start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 {
 	struct proxy_session *s = &hs->base;
 	struct proxy_outcome o;
-	int rc;
+	struct gk_cage *c;
 
 	hs->connect = r->method == HTTP_METHOD_CONNECT;
 	hs->consumed = r->head_len;
@@ -186,10 +211,8 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 		deny_403(s, &o);
 		return;
 	}
-	if (!proxy_allowed(s->ctx, proxy_cage(s->ctx, &s->who), &s->t, &o)) {
-		deny_403(s, &o);
-		return;
-	}
+	/* the origin-form head is made now: the request is gone by the
+	 * time an asking cage's owner answers */
 	if (!hs->connect) {
 		hs->body_limit = r->body == HTTP_BODY_LENGTH ?
 		    (int64_t)r->content_length : r->body == HTTP_BODY_NONE ?
@@ -202,13 +225,14 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 			return;
 		}
 	}
-	if ((rc = proxy_session_dial(s, dial_cb)) == -2)
-		respond(s, 503, "Service Unavailable", NULL, "gatekeeper: cage "
-		    "%s has %u tunnels open, as many as it may (cage-tunnels); "
-		    "close some", s->who.id, gk_limits.tunnels);
-	else if (rc == -1)
-		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: out of "
-		    "resources");
+	c = proxy_cage(s->ctx, &s->who);
+	proxy_unplaceholder(c, &s->t);
+	if (!proxy_allowed(s->ctx, c, &s->t, &o)) {
+		if (!proxy_session_ask(s, &o, asked))
+			deny_403(s, &o);
+		return;
+	}
+	go_on(s);
 }
 
 static void

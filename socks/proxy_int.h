@@ -10,6 +10,7 @@
 #include "socks/proxy.h"
 #include "socks/relay.h"
 
+struct gk_ask_wait;
 struct gk_listen;
 
 #define PROXY_SESSIONS_MAX	4096	/* handshakes in progress */
@@ -23,6 +24,8 @@ struct gk_listen;
  *   SOCKS5:       GREETING -> [AUTH ->] REQUEST -> DIALING
  *   HTTP:         REQUEST -> DIALING
  *   transparent:  TARGET -> DIALING
+ *   an asking cage's unlisted name: REQUEST or TARGET -> ASKING (held
+ *   until its question ends) -> DIALING
  *   any but REFUSING -> REFUSING (a final reply flushing, then closed)
  */
 enum proxy_state {
@@ -32,6 +35,7 @@ enum proxy_state {
 	PROXY_ST_TARGET,	/* transparent: the original destination */
 	PROXY_ST_DIALING,	/* client bytes wait for the tunnel */
 	PROXY_ST_REFUSING,
+	PROXY_ST_ASKING,	/* held: the cage's owner is asked */
 };
 
 /* A session in its handshake; the protocol code embeds this first. */
@@ -59,6 +63,10 @@ struct proxy_session {
 	bool			 have_cage;
 	struct gk_host	 t;
 	struct proxy_dial	*dial;		/* DIALING */
+	struct gk_ask_wait	*ask;		/* ASKING */
+	void			(*ask_cb)(struct proxy_session *, bool,
+				    const struct proxy_outcome *);
+	uint32_t		 ask_timeout;	/* seconds */
 };
 
 struct proxy_proto {
@@ -112,6 +120,21 @@ const uint8_t	*proxy_session_input(const struct proxy_session *s,
 void		 proxy_session_consume(struct proxy_session *s, size_t n);
 /* Read no more than max bytes ahead (default PROXY_IN_MAX). */
 void		 proxy_session_read_max(struct proxy_session *s, size_t max);
+/*
+ * The target was refused as not on the allowlist (o, from proxy_allowed).
+ * In an asking cage, for a name that may be asked about, the session is
+ * held (ASKING) while its question is open and true is returned; cb then
+ * learns the outcome: approved (go on as if allowed: dial), or refused
+ * with o's reason and why. false: refuse now (o may have a better why).
+ */
+typedef void	(*proxy_ask_cb)(struct proxy_session *s, bool approved,
+		    const struct proxy_outcome *o);
+bool		 proxy_session_ask(struct proxy_session *s,
+		    struct proxy_outcome *o, proxy_ask_cb cb);
+/* An asking cage's placeholder address as a target is its name again
+ * (gk_ask.h); anything else is left as it is. c may be NULL. */
+void		 proxy_unplaceholder(const struct gk_cage *c,
+		    struct gk_host *t);
 /* Record a dial that failed (not a denial): counter and log line. */
 void		 proxy_session_failed(struct proxy_session *s,
 		    const struct proxy_outcome *o);

@@ -23,6 +23,7 @@
 #include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/proxy_int.h"
 
@@ -35,7 +36,7 @@ static const char *
 strstate(enum proxy_state st)
 {
 	static const char *names[] = { "greeting", "auth", "request",
-	    "target", "dialing", "refusing" };
+	    "target", "dialing", "refusing", "asking" };
 
 	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] :
 	    "?";
@@ -60,6 +61,7 @@ session_free(struct proxy_session *s)
 	if (l->proto->free != NULL)
 		l->proto->free(s);
 	proxy_dial_cancel(s->dial);
+	gk_ask_cancel(s->ask);
 	if (s->timer != NULL)
 		event_free(s->timer);
 	if (s->rd != NULL)
@@ -178,6 +180,8 @@ proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
 	proxy_enter_state(s, PROXY_ST_REFUSING);
 	proxy_dial_cancel(s->dial);
 	s->dial = NULL;
+	gk_ask_cancel(s->ask);
+	s->ask = NULL;
 	event_del(s->rd);
 	proxy_session_write(s, reply, len);
 	if (out_done(s)) {
@@ -378,7 +382,8 @@ session_read_cb(evutil_socket_t fd, short what, void *arg)
 	s->in_len += (size_t)n;
 	if (s->in_len >= s->in_max)
 		event_del(s->rd);
-	if (s->state != PROXY_ST_REFUSING && s->state != PROXY_ST_DIALING)
+	if (s->state != PROXY_ST_REFUSING && s->state != PROXY_ST_DIALING &&
+	    s->state != PROXY_ST_ASKING)
 		s->l->proto->read(s);
 }
 

@@ -164,12 +164,23 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 	reply_code(s, (uint8_t)n);
 }
 
+/* The owner answered (proxy_session_ask). */
+static void
+asked(struct proxy_session *s, bool approved, const struct proxy_outcome *o)
+{
+	if (!approved)
+		deny_reply(s, o);
+	else if (proxy_session_dial(s, dial_cb) != 0)
+		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
+}
+
 static size_t
 on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 {
 	struct socks5_request r;
 	struct proxy_outcome o;
 	enum socks5_status st;
+	struct gk_cage *c;
 
 	st = socks5_parse_request(buf, len, &r);
 	if (st == SOCKS5_NEED_MORE)
@@ -191,7 +202,11 @@ on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
 		return 0;
 	}
-	if (!proxy_allowed(s->ctx, proxy_cage(s->ctx, &s->who), &s->t, &o)) {
+	c = proxy_cage(s->ctx, &s->who);
+	proxy_unplaceholder(c, &s->t);
+	if (!proxy_allowed(s->ctx, c, &s->t, &o)) {
+		if (proxy_session_ask(s, &o, asked))
+			return r.consumed;
 		deny_reply(s, &o);
 		return 0;
 	}
@@ -228,6 +243,7 @@ socks_read(struct proxy_session *s)
 		case PROXY_ST_TARGET:
 		case PROXY_ST_DIALING:
 		case PROXY_ST_REFUSING:
+		case PROXY_ST_ASKING:
 		default:
 			return;
 		}
@@ -235,7 +251,8 @@ socks_read(struct proxy_session *s)
 		if (used == 0 || s->state == PROXY_ST_REFUSING)
 			return;
 		proxy_session_consume(s, used);
-		if (s->state == before || s->state == PROXY_ST_DIALING)
+		if (s->state == before || s->state == PROXY_ST_DIALING ||
+		    s->state == PROXY_ST_ASKING)
 			return;
 	}
 }

@@ -91,11 +91,32 @@ original_dst(int fd, struct gk_host *t)
 }
 
 static void
+tp_dial(struct proxy_session *s)
+{
+	int rc;
+
+	if ((rc = proxy_session_dial(s, tp_dial_cb)) != 0)
+		reset_close(s, rc == -2 ? "over the cage's tunnel limit" :
+		    "out of memory");
+}
+
+/* The owner answered (proxy_session_ask). */
+static void
+tp_asked(struct proxy_session *s, bool approved, const struct proxy_outcome *o)
+{
+	if (approved) {
+		tp_dial(s);
+		return;
+	}
+	proxy_session_deny(s, o);
+	reset_close(s, "denied");
+}
+
+static void
 tp_start(struct proxy_session *s)
 {
 	struct proxy_outcome o;
 	struct gk_cage *c;
-	int rc;
 
 	/* what arrives while dialling is peeked; no more than the peek */
 	proxy_session_read_max(s, RELAY_PEEK_MAX);
@@ -118,14 +139,16 @@ tp_start(struct proxy_session *s)
 		reset_close(s, "unknown source");
 		return;
 	}
+	/* an asking cage's placeholder: its name, held if unlisted */
+	proxy_unplaceholder(c, &s->t);
 	if (!proxy_allowed(s->ctx, c, &s->t, &o)) {
+		if (proxy_session_ask(s, &o, tp_asked))
+			return;
 		proxy_session_deny(s, &o);
 		reset_close(s, "denied");
 		return;
 	}
-	if ((rc = proxy_session_dial(s, tp_dial_cb)) != 0)
-		reset_close(s, rc == -2 ? "over the cage's tunnel limit" :
-		    "out of memory");
+	tp_dial(s);
 }
 
 /* Bytes before the tunnel wait in the session's buffer for the peek. */

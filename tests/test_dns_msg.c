@@ -436,6 +436,34 @@ test_reply_rfc8482(void **state)
 }
 
 static void
+test_reply_a(void **state)
+{
+	static const uint8_t ph[4] = { 198, 18, 0, 7 };
+	struct dns_query q;
+	struct dns_answer a;
+	uint8_t out[512];
+	struct msg m;
+	size_t n;
+
+	(void)state;
+	load_query("a_web", &m, &q, DNS_OK);
+	n = dns_reply_a(&q, ph, 5, out, sizeof(out));
+	check_reply(&q, out, n, DNS_RC_NOERROR, 1, q.edns ? 1 : 0);
+	assert_int_equal(dns_answer_parse(out, n, &q, &a), DNS_OK);
+	assert_int_equal(a.ancount, 1);
+	assert_int_equal(a.min_ttl, 5);
+	assert_int_equal(a.naddrs, 1);
+	assert_int_equal(a.addrs[0].family, AF_INET);
+	assert_memory_equal(a.addrs[0].addr, ph, 4);
+	assert_int_equal(dns_reply_a(&q, ph, 5, out, n - 1), 0);
+	/* without EDNS: no OPT */
+	load_query("noedns", &m, &q, DNS_OK);
+	n = dns_reply_a(&q, ph, 5, out, sizeof(out));
+	check_reply(&q, out, n, DNS_RC_NOERROR, 1, 0);
+	assert_int_equal(n, DNS_HDR_LEN + q.qname_wire_len + 4 + 16);
+}
+
+static void
 test_build_query(void **state)
 {
 	static const char *files[] = { "a_web", "noedns", "mixed_case",
@@ -533,6 +561,7 @@ main(void)
 		cmocka_unit_test(test_name_expand),
 		cmocka_unit_test(test_reply_empty),
 		cmocka_unit_test(test_reply_rfc8482),
+		cmocka_unit_test(test_reply_a),
 		cmocka_unit_test(test_build_query),
 	};
 

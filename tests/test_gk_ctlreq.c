@@ -82,6 +82,7 @@ static const struct pcase cases[] = {
 	{ "{}", 0, GK_CTL_BAD_OP, "missing \"op\"" },
 	{ "{\"id\":\"abcd1234\"}", 0, GK_CTL_BAD_OP, "known ops: "
 	    "cage.create, cage.update, cage.destroy, cage.list, cage.attach, "
+	    "cage.decide, "
 	    "stats" },
 	{ "{\"op\":\"cage.attach\",\"id\":\"abcd1234\"}", 0, GK_CTL_OK,
 	    "cage.attach" },
@@ -443,6 +444,83 @@ test_depth_bomb(void **state)
 	free(buf);
 }
 
+#define DECIDE "{\"op\":\"cage.decide\",\"id\":\"k3j9x0qa\","
+
+static void
+test_ask(void **state)
+{
+	static const struct pcase bad[] = {
+		{ CREATE "\"netns\":true,\"ask\":\"yes\",\"allow\":[]}", 0,
+		    GK_CTL_BAD_TYPE, "\"ask\" must be true or false" },
+		{ CREATE "\"netns\":true,\"ask_timeout\":5,\"allow\":[]}", 0,
+		    GK_CTL_BAD_VALUE, "for a cage that asks" },
+		{ CREATE "\"netns\":true,\"ask\":true,\"ask_timeout\":0,"
+		    "\"allow\":[]}", 0, GK_CTL_BAD_VALUE, "1 to 3600" },
+		{ CREATE "\"netns\":true,\"ask\":true,\"ask_timeout\":3601,"
+		    "\"allow\":[]}", 0, GK_CTL_BAD_VALUE, "1 to 3600" },
+		{ CREATE "\"netns\":true,\"ask\":true,\"ask_timeout\":1.5,"
+		    "\"allow\":[]}", 0, GK_CTL_BAD_TYPE, "whole number" },
+		{ CREATE "\"netns\":true,\"ask\":true,\"learn\":true,"
+		    "\"allow\":[]}", 0, GK_CTL_BAD_VALUE, "exclude each other" },
+		{ DECIDE "\"ask\":\"17\"}", 0, GK_CTL_MISSING_FIELD,
+		    "missing \"decision\"" },
+		{ DECIDE "\"decision\":\"once\"}", 0, GK_CTL_MISSING_FIELD,
+		    "missing \"ask\"" },
+		{ DECIDE "\"ask\":17,\"decision\":\"once\"}", 0,
+		    GK_CTL_BAD_TYPE, "\"ask\" must be a string" },
+		{ DECIDE "\"ask\":\"017\",\"decision\":\"once\"}", 0,
+		    GK_CTL_BAD_VALUE, "invalid question id" },
+		{ DECIDE "\"ask\":\"1a\",\"decision\":\"once\"}", 0,
+		    GK_CTL_BAD_VALUE, "invalid question id" },
+		{ DECIDE "\"ask\":\"\",\"decision\":\"once\"}", 0,
+		    GK_CTL_BAD_VALUE, "invalid question id" },
+		{ DECIDE "\"ask\":\"99999999999999999999\","
+		    "\"decision\":\"once\"}", 0, GK_CTL_BAD_VALUE,
+		    "invalid question id" },
+		{ DECIDE "\"ask\":\"3\",\"decision\":\"timeout\"}", 0,
+		    GK_CTL_BAD_VALUE, "invalid decision 'timeout'" },
+		{ DECIDE "\"ask\":\"3\",\"decision\":\"yes\"}", 0,
+		    GK_CTL_BAD_VALUE, "once, run, save or deny" },
+		{ DECIDE "\"ask\":\"3\",\"decision\":\"run\","
+		    "\"by\":\"me\"}", 0, GK_CTL_BAD_VALUE, "tty or supervisor" },
+		{ DECIDE "\"ask\":\"3\",\"decision\":\"run\","
+		    "\"allow\":[]}", 0, GK_CTL_UNKNOWN_FIELD, "\"allow\"" },
+	};
+	struct gk_ctlreq req;
+	char err[GK_CTL_ERRLEN];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		check_case(&bad[i]);
+	assert_int_equal(parse_str(CREATE "\"netns\":true,\"ask\":true,"
+	    "\"allow\":[]}", &req, err, sizeof(err)), GK_CTL_OK);
+	assert_true(req.ask);
+	assert_int_equal(req.ask_timeout, GK_ASK_TIMEOUT_DEFAULT);
+	gk_ctlreq_clear(&req);
+	assert_int_equal(parse_str(CREATE "\"netns\":true,\"ask\":true,"
+	    "\"ask_timeout\":3600,\"allow\":[]}", &req, err, sizeof(err)),
+	    GK_CTL_OK);
+	assert_int_equal(req.ask_timeout, 3600);
+	gk_ctlreq_clear(&req);
+	assert_int_equal(parse_str(DECIDE "\"ask\":\"18446744073709551\","
+	    "\"decision\":\"save\",\"by\":\"tty\"}", &req, err,
+	    sizeof(err)), GK_CTL_OK);
+	assert_int_equal(req.op, GK_CTL_OP_CAGE_DECIDE);
+	assert_string_equal(req.id, "k3j9x0qa");
+	assert_true(req.question == 18446744073709551ULL);
+	assert_int_equal(req.decision, GK_DECISION_SAVE);
+	assert_string_equal(req.by, "tty");
+	gk_ctlreq_clear(&req);
+	assert_int_equal(parse_str(DECIDE "\"ask\":\"7\","
+	    "\"decision\":\"deny\"}", &req, err, sizeof(err)), GK_CTL_OK);
+	assert_int_equal(req.decision, GK_DECISION_DENY);
+	assert_string_equal(req.by, "supervisor");
+	gk_ctlreq_clear(&req);
+	assert_string_equal(gk_decision_name(GK_DECISION_TIMEOUT), "timeout");
+	assert_string_equal(gk_decision_name(GK_DECISION__MAX), "unknown");
+}
+
 static void
 test_small_err(void **state)
 {
@@ -467,6 +545,7 @@ main(void)
 		cmocka_unit_test(test_line_bounds),
 		cmocka_unit_test(test_depth_bomb),
 		cmocka_unit_test(test_small_err),
+		cmocka_unit_test(test_ask),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -527,6 +527,41 @@ test_load(void **state)
 	assert_int_equal(gk_special_classify(&lo, &h), LOOP);
 }
 
+static void
+test_special_names(void **state)
+{
+	static const struct {
+		const char	*name;
+		enum gk_special	 want;
+	} cases[] = {
+		{ "localhost", GK_SPECIAL_LOOPBACK },
+		{ "a.b.localhost", GK_SPECIAL_LOOPBACK },
+		{ "notlocalhost", GK_SPECIAL_NONE },
+		{ "localhost.example.com", GK_SPECIAL_NONE },
+		{ "printer.local", GK_SPECIAL_LINK_LOCAL },
+		{ "metadata.google.internal", GK_SPECIAL_PRIVATE },
+		{ "internal", GK_SPECIAL_PRIVATE },
+		{ "nas.home.arpa", GK_SPECIAL_PRIVATE },
+		{ "home.arpa.example.org", GK_SPECIAL_NONE },
+		{ "1.0.0.127.in-addr.arpa", GK_SPECIAL_RESERVED },
+		{ "x.ip6.arpa", GK_SPECIAL_RESERVED },
+		{ "arpa", GK_SPECIAL_NONE },
+		{ "abc.onion", GK_SPECIAL_RESERVED },
+		{ "a.invalid", GK_SPECIAL_RESERVED },
+		{ "example.org", GK_SPECIAL_NONE },
+		{ "xlocal", GK_SPECIAL_NONE },
+		{ "", GK_SPECIAL_NONE },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (gk_special_name_classify(cases[i].name) != cases[i].want)
+			fail_msg("%s: got %s, want %s", cases[i].name,
+			    gk_special_name(gk_special_name_classify(
+			    cases[i].name)), gk_special_name(cases[i].want));
+}
+
 int
 main(void)
 {
@@ -546,6 +581,7 @@ main(void)
 		cmocka_unit_test(test_parse_route_bounded),
 		cmocka_unit_test(test_parse_route_full),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_special_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

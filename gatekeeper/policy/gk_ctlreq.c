@@ -28,6 +28,10 @@ enum field {
 	F_LEARN = 1 << 8,
 	F_LIMITS = 1 << 9,
 	F_REATTACH = 1 << 10,
+	F_ASK = 1 << 11,		/* create: a flag; decide: the id */
+	F_ASK_TIMEOUT = 1 << 12,
+	F_DECISION = 1 << 13,
+	F_BY = 1 << 14,
 };
 
 struct op_spec {
@@ -40,15 +44,16 @@ struct op_spec {
 static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
 	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
-	    F_EVENTS | F_LEARN | F_LIMITS | F_REATTACH,
+	    F_EVENTS | F_LEARN | F_LIMITS | F_REATTACH | F_ASK | F_ASK_TIMEOUT,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
 	    "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"allow\":[\"*.example.com\"],\"transparent\":true} (label, "
 	    "transparent, \"events\":true, this connection told of the "
-	    "cage's denials, and \"limits\":{\"memory\":268435456,"
-	    "\"pids\":64,\"cpus\":1.5} are optional)" },
+	    "cage's denials, \"ask\":true with \"ask_timeout\":60, and "
+	    "\"limits\":{\"memory\":268435456,\"pids\":64,\"cpus\":1.5} "
+	    "are optional)" },
 	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID | F_ALLOW,
 	    F_OP | F_ID | F_ALLOW,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","
@@ -61,6 +66,12 @@ static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_ATTACH] = { "cage.attach", F_OP | F_ID, F_OP | F_ID,
 	    "{\"op\":\"cage.attach\",\"id\":\"ID\"} with a pidfd of the "
 	    "process to put in the cage sent along (SCM_RIGHTS)" },
+	[GK_CTL_OP_CAGE_DECIDE] = { "cage.decide",
+	    F_OP | F_ID | F_ASK | F_DECISION, F_OP | F_ID | F_ASK |
+	    F_DECISION | F_BY,
+	    "{\"op\":\"cage.decide\",\"id\":\"ID\",\"ask\":\"17\","
+	    "\"decision\":\"once\",\"by\":\"tty\"} (decision: once, run, "
+	    "save or deny; by: tty or supervisor, optional)" },
 };
 
 static const struct {
@@ -78,11 +89,15 @@ static const struct {
 	{ "learn", F_LEARN },
 	{ "limits", F_LIMITS },
 	{ "reattach", F_REATTACH },
+	{ "ask", F_ASK },
+	{ "ask_timeout", F_ASK_TIMEOUT },
+	{ "decision", F_DECISION },
+	{ "by", F_BY },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
 #define KNOWN_OPS "cage.create, cage.update, cage.destroy, cage.list, " \
-	"cage.attach, stats"
+	"cage.attach, cage.decide, stats"
 
 static const char *const status_str[] = {
 	[GK_CTL_OK] = "ok",
@@ -740,6 +755,112 @@ parse_flag(struct json_object *obj, const char *key, bool *out, char *err,
 	return GK_CTL_OK;
 }
 
+/* create: "ask": true, "ask_timeout": seconds (only with it). */
+static enum gk_ctl_status
+parse_ask(struct json_object *obj, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+	enum gk_ctl_status st;
+	int64_t t;
+
+	if ((st = parse_flag(obj, "ask", &out->ask, err, errlen)) !=
+	    GK_CTL_OK)
+		return st;
+	if (out->ask && out->learn) {
+		gk_seterr(err, errlen, "\"ask\" and \"learn\" exclude each "
+		    "other: a learning cage reaches every name without asking");
+		return GK_CTL_BAD_VALUE;
+	}
+	out->ask_timeout = GK_ASK_TIMEOUT_DEFAULT;
+	if (!json_object_object_get_ex(obj, "ask_timeout", &v))
+		return GK_CTL_OK;
+	if (!out->ask) {
+		gk_seterr(err, errlen, "\"ask_timeout\" is for a cage that "
+		    "asks (\"ask\":true)");
+		return GK_CTL_BAD_VALUE;
+	}
+	if (!json_object_is_type(v, json_type_int)) {
+		gk_seterr(err, errlen, "\"ask_timeout\" must be a whole number "
+		    "of seconds, not %s", type_name(v));
+		return GK_CTL_BAD_TYPE;
+	}
+	t = json_object_get_int64(v);
+	if (t < 1 || t > GK_ASK_TIMEOUT_MAX) {
+		gk_seterr(err, errlen, "\"ask_timeout\" is %lld; it must be 1 "
+		    "to %d seconds", (long long)t, GK_ASK_TIMEOUT_MAX);
+		return GK_CTL_BAD_VALUE;
+	}
+	out->ask_timeout = (uint32_t)t;
+	return GK_CTL_OK;
+}
+
+static const char *const decision_names[GK_DECISION__MAX] = {
+	[GK_DECISION_ONCE] = "once",
+	[GK_DECISION_RUN] = "run",
+	[GK_DECISION_SAVE] = "save",
+	[GK_DECISION_DENY] = "deny",
+	[GK_DECISION_TIMEOUT] = "timeout",
+};
+
+const char *
+gk_decision_name(enum gk_decision d)
+{
+	return (size_t)d < GK_DECISION__MAX ? decision_names[d] : "unknown";
+}
+
+/* decide: "ask" (a question id), "decision", "by". */
+static enum gk_ctl_status
+parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+	enum gk_ctl_status st;
+	char q[QUOTE_MAX * 4 + 8];
+	const char *s;
+	size_t i, n;
+	int d;
+
+	/* both are required: check_fields saw them */
+	if (!json_object_object_get_ex(obj, "ask", &v) ||
+	    (st = get_string(v, "ask", &s, &n, err, errlen)) != GK_CTL_OK)
+		return GK_CTL_BAD_TYPE;
+	for (i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+		;
+	if (n == 0 || n > 19 || i != n || s[0] == '0') {
+		gk_seterr(err, errlen, "invalid question id '%s': it is the "
+		    "\"id\" of an \"ask\" event, decimal digits",
+		    quote(q, sizeof(q), s, n));
+		return GK_CTL_BAD_VALUE;
+	}
+	out->question = strtoull(s, NULL, 10);
+	if (!json_object_object_get_ex(obj, "decision", &v) ||
+	    (st = get_string(v, "decision", &s, &n, err, errlen)) !=
+	    GK_CTL_OK)
+		return GK_CTL_BAD_TYPE;
+	for (d = 0; d < GK_DECISION_TIMEOUT; d++)
+		if (strcmp(s, decision_names[d]) == 0)
+			break;
+	if (d == GK_DECISION_TIMEOUT) {
+		gk_seterr(err, errlen, "invalid decision '%s': once, run, "
+		    "save or deny", quote(q, sizeof(q), s, n));
+		return GK_CTL_BAD_VALUE;
+	}
+	out->decision = (enum gk_decision)d;
+	snprintf(out->by, sizeof(out->by), "supervisor");
+	if (!json_object_object_get_ex(obj, "by", &v))
+		return GK_CTL_OK;
+	if ((st = get_string(v, "by", &s, &n, err, errlen)) != GK_CTL_OK)
+		return st;
+	if (strcmp(s, "tty") != 0 && strcmp(s, "supervisor") != 0) {
+		gk_seterr(err, errlen, "invalid \"by\" '%s': tty or "
+		    "supervisor", quote(q, sizeof(q), s, n));
+		return GK_CTL_BAD_VALUE;
+	}
+	snprintf(out->by, sizeof(out->by), "%s", s);
+	return GK_CTL_OK;
+}
+
 static enum gk_ctl_status
 parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
     size_t errlen)
@@ -761,6 +882,10 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_flag(obj, "events", &out->events, err, errlen);
 	if (st == GK_CTL_OK)
 		st = parse_flag(obj, "learn", &out->learn, err, errlen);
+	if (st == GK_CTL_OK && out->op == GK_CTL_OP_CAGE_DECIDE)
+		st = parse_decide(obj, out, err, errlen);
+	else if (st == GK_CTL_OK)
+		st = parse_ask(obj, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "limits", &v))
 		st = parse_limits(v, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "reattach", &v))

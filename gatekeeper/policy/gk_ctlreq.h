@@ -7,6 +7,8 @@
  *   {"op":"cage.update","id":"k3j9x0qa","allow":["example.com"]}
  *   {"op":"cage.destroy","id":"k3j9x0qa"}
  *   {"op":"cage.attach","id":"k3j9x0qa"}   (a pidfd sent along)
+ *   {"op":"cage.decide","id":"k3j9x0qa","ask":"17","decision":"run",
+ *    "by":"tty"}
  *   {"op":"cage.list"}
  *   {"op":"stats"}
  *
@@ -41,6 +43,7 @@ enum gk_ctl_op {
 	GK_CTL_OP_CAGE_LIST,
 	GK_CTL_OP_STATS,
 	GK_CTL_OP_CAGE_ATTACH,
+	GK_CTL_OP_CAGE_DECIDE,
 	GK_CTL_OP__MAX
 };
 
@@ -74,6 +77,12 @@ struct gk_ctlreq {
 					   cage's denials (gk_events.h) */
 	bool		 learn;		/* create: any public name, each one
 					   used told (gk_events.h) */
+	bool		 ask;		/* create: hold, ask the owner */
+	uint32_t	 ask_timeout;	/* create: seconds (with ask) */
+	/* decide: the question, the answer and who gave it */
+	uint64_t	 question;
+	enum gk_decision decision;
+	char		 by[16];
 	/* create, netns: "limits":{"memory":BYTES,"pids":N,"cpus":X,
 	 * "best_effort":true}; all optional, zero when absent */
 	struct gk_rlimits limits;
@@ -101,6 +110,8 @@ enum gk_ctl_status gk_ctlreq_parse(const uint8_t *buf, size_t len,
 void		 gk_ctlreq_clear(struct gk_ctlreq *req);
 
 const char	*gk_ctl_op_name(enum gk_ctl_op op);
+/* "once", "run", "save", "deny", "timeout" (gk_proto.h). */
+const char	*gk_decision_name(enum gk_decision d);
 const char	*gk_ctl_strstatus(enum gk_ctl_status st);
 
 /*

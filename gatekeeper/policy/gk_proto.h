@@ -28,4 +28,21 @@
 #define GK_HTTP_PORT_DEFAULT	3128
 #define GK_TRANSPARENT_PORT_DEFAULT 15001
 
+/*
+ * A cage that asks before it denies ("ask": true): how long a question
+ * waits for its answer (cage.decide) unless "ask_timeout" says, and the
+ * answers. Seconds.
+ */
+#define GK_ASK_TIMEOUT_DEFAULT	60
+#define GK_ASK_TIMEOUT_MAX	3600
+
+enum gk_decision {
+	GK_DECISION_ONCE,	/* the connections waiting on it go on */
+	GK_DECISION_RUN,	/* host:port joins the cage's allowlist */
+	GK_DECISION_SAVE,	/* the same; the owner also keeps it */
+	GK_DECISION_DENY,	/* host:port refused for the cage's life */
+	GK_DECISION_TIMEOUT,	/* nobody answered in time: refused */
+	GK_DECISION__MAX
+};
+
 #endif /* GK_PROTO_H */

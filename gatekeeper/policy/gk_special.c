@@ -106,6 +106,37 @@ static const char *const special_names[GK_SPECIAL_COUNT] = {
 	[GK_SPECIAL_HOST] = "host",
 };
 
+/* Zones a name is special in (the zone itself and every name below). */
+static const struct {
+	const char	*zone;
+	enum gk_special	 class;
+} special_zones[] = {
+	{ "localhost", GK_SPECIAL_LOOPBACK },
+	{ "local", GK_SPECIAL_LINK_LOCAL },
+	{ "internal", GK_SPECIAL_PRIVATE },
+	{ "home.arpa", GK_SPECIAL_PRIVATE },
+	{ "in-addr.arpa", GK_SPECIAL_RESERVED },
+	{ "ip6.arpa", GK_SPECIAL_RESERVED },
+	{ "onion", GK_SPECIAL_RESERVED },
+	{ "invalid", GK_SPECIAL_RESERVED },
+};
+
+enum gk_special
+gk_special_name_classify(const char *name)
+{
+	size_t n = strlen(name), z, i;
+
+	for (i = 0; i < sizeof(special_zones) / sizeof(special_zones[0]);
+	    i++) {
+		z = strlen(special_zones[i].zone);
+		if (n < z || strcmp(name + n - z, special_zones[i].zone) != 0)
+			continue;
+		if (n == z || name[n - z - 1] == '.')
+			return special_zones[i].class;
+	}
+	return GK_SPECIAL_NONE;
+}
+
 const char *
 gk_special_name(enum gk_special c)
 {

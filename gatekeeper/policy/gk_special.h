@@ -49,6 +49,16 @@ const char	*gk_special_name(enum gk_special c);
 enum gk_special	 gk_special_classify(const struct gk_addr *a,
 		    const struct gk_hostaddrs *host);
 
+/*
+ * Names that lead to special addresses by definition, without a lookup
+ * (an asking cage never asks about them): localhost and below it
+ * (loopback, RFC 6761), .local (link-local, mDNS), .internal and
+ * .home.arpa (private networks, where cloud metadata names live too),
+ * .arpa's reverse zones, .onion and .invalid (reserved). name is a
+ * normalized host name (lower case, no trailing dot).
+ */
+enum gk_special	 gk_special_name_classify(const char *name);
+
 void		 gk_hostaddrs_init(struct gk_hostaddrs *h);
 /* 0 (also when already present) or -1 when full. */
 int		 gk_hostaddrs_add(struct gk_hostaddrs *h,

@@ -12,6 +12,7 @@
 
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_events.h"
 
@@ -90,6 +91,7 @@ static void
 cage_free(struct gk_cage *c)
 {
 	gk_cage_lim_end(c);
+	gk_ask_free(c);
 	gk_events_free(c);
 	gk_allowlist_free(c->allow);
 	pins_free(c->pins);

@@ -41,6 +41,7 @@
 #define GK_PIN_INUSE_AHEAD	10
 #define GK_PIN_INUSE_KEEP	20
 
+struct gk_ask;
 struct gk_pinset;
 struct gk_cage_events;
 
@@ -67,6 +68,8 @@ struct gk_cage {
 						 * kernel (0: none) */
 	bool		 events;		/* owner told its denials */
 	bool		 learn;			/* any name; owner told each */
+	struct gk_ask	*ask;			/* holds and asks (gk_ask.c's;
+						 * NULL: denies at once) */
 	struct gk_cage_events *ev;		/* gk_events.c's */
 	struct gk_cage_lim lim;			/* budgets, holdings */
 	void		*cg;			/* its cgroup (gk_contain.c's;

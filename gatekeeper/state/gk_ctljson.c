@@ -10,6 +10,7 @@
 
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_ctljson.h"
 #include "gatekeeper/state/gk_stats.h"
@@ -70,6 +71,9 @@ gk_ctl_cage_json(const struct gk_cage *c, bool full)
 		json_object_object_add(d, gk_deny_kind_name(k),
 		    u64_json(c->denied[k]));
 	json_object_object_add(o, "denied", d);
+	if (c->ask != NULL)
+		json_object_object_add(o, "questions",
+		    u64_json(gk_ask_open(c)));
 	return o;
 }
 

@@ -1,6 +1,7 @@
 /*
  * gk_ctlops: the control requests (cage.create, cage.update,
- * cage.destroy, cage.list, stats) and their replies, for gk_control.
+ * cage.destroy, cage.attach, cage.decide, cage.list, stats) and their
+ * replies, for gk_control.
  */
 #include <sys/socket.h>
 
@@ -16,6 +17,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_control.h"
@@ -175,7 +177,8 @@ audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c,
 /* The reply to cage.create: the cage, its token, and for a plumbed cage
  * the endpoints its namespace reaches and its cgroup. */
 static void
-reply_created(struct ctlconn *cc, struct gk_cage *c, bool transparent)
+reply_created(struct ctlconn *cc, struct gk_cage *c,
+    const struct gk_ctlreq *req)
 {
 	const struct gk_ctl_plumb *p = &cc->ctl->plumb;
 	struct json_object *o;
@@ -183,6 +186,11 @@ reply_created(struct ctlconn *cc, struct gk_cage *c, bool transparent)
 	/* the token is for the creator only: never listed or audited */
 	o = gk_ctl_cage_json(c, false);
 	json_object_object_add(o, "token", json_object_new_string(c->token));
+	if (req->ask) {
+		json_object_object_add(o, "ask", json_object_new_boolean(1));
+		json_object_object_add(o, "ask_timeout",
+		    json_object_new_int64(req->ask_timeout));
+	}
 	if (c->plumbed) {
 		json_object_object_add(o, "gateway",
 		    json_object_new_string(p->gateway));
@@ -194,7 +202,7 @@ reply_created(struct ctlconn *cc, struct gk_cage *c, bool transparent)
 		    json_object_new_string(p->http));
 		/* whether its other TCP is carried (else refused at once) */
 		json_object_object_add(o, "transparent",
-		    json_object_new_boolean(transparent &&
+		    json_object_new_boolean(req->transparent &&
 		    p->transparent[0] != '\0'));
 		if (c->cg != NULL && cc->ctl->contain.describe != NULL)
 			json_object_object_add(o, "cgroup",
@@ -326,18 +334,23 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		ctl_cage_drop(ctl, c, "no containment");
 		return;
 	}
-	c->events = req->events || req->learn;
+	c->events = req->events || req->learn || req->ask;
 	c->learn = req->learn;
-	if (c->events && gk_events_enable(c) == -1) {
-		c->events = c->learn = false;
-		log_warnx("cage=%s: no memory for its events", c->id);
+	if ((c->events && gk_events_enable(c) == -1) || (req->ask &&
+	    gk_ask_enable(c, ctl->base, ctl->audit, req->ask_timeout) == -1)) {
+		ctl_cage_drop(ctl, c, "no memory");
+		ctl_reply_error(cc, "cannot create the cage: out of memory");
+		return;
 	}
 	if (c->learn)
 		log_info("cage=%s action=learn: any public name is allowed, "
 		    "each one told to its owner", c->id);
+	if (req->ask)
+		log_info("cage=%s action=ask: names outside its allowlist are "
+		    "held and its owner asked (%u s)", c->id, req->ask_timeout);
 	gk_stats.cages_created++;
 	audit_change(cc, "cage.create", c, req->reattach);
-	reply_created(cc, c, req->transparent);
+	reply_created(cc, c, req);
 }
 
 /* The cage named by req->id, if this peer may manage it; else reply. */
@@ -376,6 +389,23 @@ op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
 		cc->ctl->plumb.open(cc->ctl->plumb.arg, &c->source);
 	audit_change(cc, "cage.update", c, false);
 	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
+}
+
+/* An answer to one of the cage's questions (gk_ask.h). */
+static void
+op_decide(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	char err[CTL_ERRLEN];
+	struct gk_cage *c;
+
+	if ((c = find_managed(cc, req)) == NULL)
+		return;
+	if (gk_ask_decide(c, req->question, req->decision, req->by, err,
+	    sizeof(err)) == -1) {
+		ctl_reply_error(cc, "%s", err);
+		return;
+	}
+	reply_ok(cc, NULL, NULL);
 }
 
 static void
@@ -493,6 +523,9 @@ ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 		break;
 	case GK_CTL_OP_CAGE_ATTACH:
 		op_attach(cc, &req, nsfd);
+		break;
+	case GK_CTL_OP_CAGE_DECIDE:
+		op_decide(cc, &req);
 		break;
 	case GK_CTL_OP_NONE:
 	case GK_CTL_OP__MAX:

@@ -194,6 +194,51 @@ gk_events_limit(const struct gk_cage *c, const char *limit, uint64_t value,
 	send_line(c->owner, o);
 }
 
+/* The members an ask line and its ask.done share. */
+static struct json_object *
+ask_line(const struct gk_cage *c, const char *event, uint64_t id,
+    const char *host, uint16_t port)
+{
+	struct json_object *o = event_new(c, event);
+	char ids[24];
+
+	snprintf(ids, sizeof(ids), "%llu", (unsigned long long)id);
+	json_object_object_add(o, "id", json_object_new_string(ids));
+	json_object_object_add(o, "host", json_object_new_string(host));
+	json_object_object_add(o, "port", json_object_new_int(port));
+	return o;
+}
+
+void
+gk_events_ask(const struct gk_cage *c, uint64_t id, const char *host,
+    uint16_t port, enum gk_deny_kind kind, uint32_t timeout)
+{
+	struct json_object *o;
+
+	if (c->owner == NULL || c->ev == NULL)
+		return;
+	o = ask_line(c, "ask", id, host, port);
+	json_object_object_add(o, "kind",
+	    json_object_new_string(gk_deny_kind_name(kind)));
+	json_object_object_add(o, "timeout", json_object_new_int64(timeout));
+	send_line(c->owner, o);
+}
+
+void
+gk_events_ask_done(const struct gk_cage *c, uint64_t id, const char *host,
+    uint16_t port, const char *decision, const char *by)
+{
+	struct json_object *o;
+
+	if (c->owner == NULL || c->ev == NULL)
+		return;
+	o = ask_line(c, "ask.done", id, host, port);
+	json_object_object_add(o, "decision",
+	    json_object_new_string(decision));
+	json_object_object_add(o, "by", json_object_new_string(by));
+	send_line(c->owner, o);
+}
+
 int
 gk_events_enable(struct gk_cage *c)
 {

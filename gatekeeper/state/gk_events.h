@@ -42,6 +42,19 @@ void		 gk_events_learn(const struct gk_cage *c, const char *name,
  */
 void		 gk_events_limit(const struct gk_cage *c, const char *limit,
 		    uint64_t value, uint64_t count);
+/*
+ * An asking cage's question (gk_ask.h), every one told:
+ * {"event":"ask","cage":...,"time":...,"id":"17","host":"example.org",
+ *  "port":443,"kind":"http","timeout":60}, and its end:
+ * {"event":"ask.done","cage":...,"time":...,"id":"17","host":...,
+ *  "port":443,"decision":"run","by":"tty"}.
+ */
+void		 gk_events_ask(const struct gk_cage *c, uint64_t id,
+		    const char *host, uint16_t port, enum gk_deny_kind kind,
+		    uint32_t timeout);
+void		 gk_events_ask_done(const struct gk_cage *c, uint64_t id,
+		    const char *host, uint16_t port, const char *decision,
+		    const char *by);
 void		 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind,
 		    const char *host, uint16_t port, enum gk_deny_reason reason,
 		    const char *why);

@@ -18,6 +18,7 @@
 
 #include "config.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_metrics.h"
@@ -99,6 +100,20 @@ render_conns(struct evbuffer *b)
 	    "Tunnels open now.");
 	evbuffer_add_printf(b, "gatekeeper_active_tunnels %llu\n",
 	    (unsigned long long)gk_stats.active_tunnels);
+}
+
+static void
+render_asks(struct evbuffer *b)
+{
+	int d;
+
+	head(b, "gatekeeper_asks_total", "counter",
+	    "Questions asking cages put to their owners (one per host and "
+	    "port, however many connections waited on it), by outcome.");
+	for (d = 0; d < GK_DECISION__MAX; d++)
+		evbuffer_add_printf(b, "gatekeeper_asks_total{decision=\"%s\"} "
+		    "%llu\n", gk_decision_name(d),
+		    (unsigned long long)gk_stats.asks[d]);
 }
 
 static void
@@ -239,6 +254,7 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 	evbuffer_add_printf(b, "gatekeeper_cages %zu\n", gk_cage_count(cages));
 	render_dns(b);
 	render_conns(b);
+	render_asks(b);
 	render_limits(b);
 	head(b, "gatekeeper_cage_denied_total", "counter",
 	    "Denials per live cage by kind.");

@@ -15,7 +15,7 @@ gk_dns_verdict_name(enum gk_dns_verdict v)
 {
 	static const char *names[GK_DNSV__MAX] = {
 		"allowed", "denied", "refused", "filtered", "malformed",
-		"notimp",
+		"notimp", "placeholder",
 	};
 	return NAME_OF(names, v);
 }

@@ -7,6 +7,8 @@
 
 #include <stdint.h>
 
+#include "gatekeeper/policy/gk_proto.h"
+
 enum gk_dns_verdict {
 	GK_DNSV_ALLOWED,	/* allowed name, answered or forwarded */
 	GK_DNSV_DENIED,		/* name not in the cage's allowlist */
@@ -14,6 +16,8 @@ enum gk_dns_verdict {
 	GK_DNSV_FILTERED,	/* allowed name, HTTPS/SVCB answered NODATA */
 	GK_DNSV_MALFORMED,	/* FORMERR */
 	GK_DNSV_NOTIMP,		/* opcode other than QUERY */
+	GK_DNSV_PLACEHOLDER,	/* an asking cage's unlisted name: a
+				   placeholder address, nothing upstream */
 	GK_DNSV__MAX
 };
 
@@ -87,6 +91,7 @@ struct gk_stats {
 	uint64_t	tls_ech;		/* ClientHellos with ECH */
 	uint64_t	cages_created;
 	uint64_t	limit_events[GK_LIM__MAX];
+	uint64_t	asks[GK_DECISION__MAX];	/* questions, by outcome */
 };
 
 extern struct gk_stats gk_stats;

@@ -1,0 +1,112 @@
+/*
+ * proxy_ask: a session of an asking cage held on its question
+ * (gatekeeper/state/gk_ask.h) instead of refused, for any of the three
+ * proxies. Only a name refused as not on the allowlist is asked about:
+ * never an address, a special name (gk_special_name_classify) or a
+ * host:port the owner denied already; and the answer never lets a name
+ * reach a special address (the dial drops those as for any name).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_ask.h"
+#include "gatekeeper/state/gk_cage.h"
+#include "socks/proxy_int.h"
+
+/* Slack past the question's own timeout before the session's deadline. */
+#define ASK_SLACK_SEC	5
+
+void
+proxy_unplaceholder(const struct gk_cage *c, struct gk_host *t)
+{
+	const char *name;
+
+	if (c == NULL || !t->is_addr ||
+	    (name = gk_ask_placeholder_name(c, &t->addr)) == NULL)
+		return;
+	snprintf(t->name, sizeof(t->name), "%s", name);
+	memset(&t->addr, 0, sizeof(t->addr));
+	t->is_addr = false;
+}
+
+/* The question ended; the session learns how. */
+static void
+decided(void *arg, enum gk_decision d)
+{
+	struct proxy_session *s = arg;
+	proxy_ask_cb cb = s->ask_cb;
+	struct proxy_outcome o;
+
+	s->ask = NULL;
+	s->ask_cb = NULL;
+	memset(&o, 0, sizeof(o));
+	o.fd = -1;
+	switch (d) {
+	case GK_DECISION_ONCE:
+	case GK_DECISION_RUN:
+	case GK_DECISION_SAVE:
+		log_info("conn=%llu cage=%s host=%s port=%u action=approved "
+		    "decision=%s", (unsigned long long)s->who.conn, s->who.id,
+		    s->t.name, s->t.port, gk_decision_name(d));
+		cb(s, true, NULL);
+		return;
+	case GK_DECISION_DENY:
+		proxy_outcome_deny(&o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is "
+		    "not on the allowlist, and its cage's owner denied it when "
+		    "asked", s->t.name, s->t.port);
+		break;
+	case GK_DECISION_TIMEOUT:
+	case GK_DECISION__MAX:
+	default:
+		proxy_outcome_deny(&o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is "
+		    "not on the allowlist, and its cage's owner did not answer "
+		    "within %u s when asked", s->t.name, s->t.port,
+		    s->ask_timeout);
+		break;
+	}
+	cb(s, false, &o);
+}
+
+bool
+proxy_session_ask(struct proxy_session *s, struct proxy_outcome *o,
+    proxy_ask_cb cb)
+{
+	struct gk_cage *c = proxy_cage(s->ctx, &s->who);
+	struct timeval tv;
+
+	if (c == NULL || c->ask == NULL || s->t.is_addr ||
+	    o->reason != GK_REASON_NOT_ALLOWLISTED ||
+	    gk_special_name_classify(s->t.name) != GK_SPECIAL_NONE)
+		return false;
+	switch (gk_ask_hold(c, s->t.name, s->t.port, s->who.kind, decided, s,
+	    &s->ask)) {
+	case GK_ASK_HELD:
+		break;
+	case GK_ASK_DENIED:
+		proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is not "
+		    "on the allowlist, and its cage's owner denied it when "
+		    "asked earlier", s->t.name, s->t.port);
+		return false;
+	case GK_ASK_FULL:
+	default:
+		proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is not "
+		    "on the allowlist, and its cage has %d questions open "
+		    "already", s->t.name, s->t.port, GK_ASK_QUESTIONS_MAX);
+		return false;
+	}
+	s->ask_cb = cb;
+	s->ask_timeout = gk_ask_timeout(c);
+	proxy_enter_state(s, PROXY_ST_ASKING);
+	/* the question ends first; this only bounds the session */
+	tv.tv_sec = (time_t)s->ask_timeout + ASK_SLACK_SEC;
+	tv.tv_usec = 0;
+	evtimer_add(s->timer, &tv);
+	log_info("conn=%llu cage=%s host=%s port=%u action=ask",
+	    (unsigned long long)s->who.conn, s->who.id, s->t.name, s->t.port);
+	return true;
+}
