@@ -28,6 +28,8 @@ PKGS=(
 	fcgiwrap hyperfine
 	# gk-run's local test: setpriv (run as nobody), strace (ptrace denied)
 	util-linux strace
+	# a real terminal for gk-run --ask's question (test_ask.sh)
+	tmux
 	# package managers in cages (test_pkg.sh)
 	nodejs python3-pip python3-venv cargo
 )
