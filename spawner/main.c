@@ -203,6 +203,9 @@ bwrap_envp(bool fs_sandbox)
 
 /* The placeholders' registry, locked shared (spawn_guard_lock). */
 static int	guard_fd = -1;
+/* --ask: who answers, opened before the command runs (ask_open). */
+static struct spawn_ask_conf ask = { .tty_fd = -1, .decisions_fd = -1,
+    .save_fd = -1 };
 
 static void
 build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
@@ -363,8 +366,9 @@ cage_request(const struct spawn_opts *o, const char *reattach)
 	spawn_cage_label(o->cmd, o->ncmd, label);
 	if ((req = spawn_cage_request(label, o->transparent == 1,
 	    !o->quiet || o->events_fd != -1 || o->learn != NULL,
-	    o->learn != NULL, &o->limits, o->limits_best_effort == 1,
-	    reattach, &o->allow, err, sizeof(err))) == NULL)
+	    o->learn != NULL, o->ask ? o->ask_timeout : 0, &o->limits,
+	    o->limits_best_effort == 1, reattach, &o->allow, err,
+	    sizeof(err))) == NULL)
 		die("%s", err);
 	return req;
 }
@@ -392,6 +396,9 @@ make_cage(const struct spawn_opts *o, int sock, int chan, pid_t child,
 		    "http %s, transparent %s\n", cage->id, cage->gateway,
 		    cage->socks, cage->http, cage->transparent == 1 ? "on" :
 		    "off");
+	if (o->ask && !cage->ask)
+		die("gatekeeperd made the cage without asking (is it older "
+		    "than gk-run?); drop --ask, or update gatekeeperd");
 	if (o->transparent == 1 && cage->transparent == 0)
 		fprintf(stderr, "gk-run: note: gatekeeperd runs with "
 		    "--transparent-port off: programs that ignore the proxy "
@@ -504,10 +511,58 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		r.reattach_timeout = o->reattach_timeout;
 		r.reattach_req = o->reattach_timeout > 0 ?
 		    cage_request(o, cgname) : NULL;
+		r.ask = o->ask ? &ask : NULL;
+		r.cage_id = cage.id;
 	}
 	rc = spawn_run(&r);
 	spawn_guard_cleanup(guard_fd, p);
 	exit(rc);
+}
+
+/* --decisions-fd: open for reading; never inherited by the sandbox (a
+ * program inside must not answer its own questions). */
+static void
+decisions_fd_check(const struct spawn_opts *o)
+{
+	int fl;
+
+	if ((fl = fcntl(o->decisions_fd, F_GETFL)) == -1 ||
+	    (fl & O_ACCMODE) == O_WRONLY)
+		die("--decisions-fd %d: not a descriptor open for reading "
+		    "(open it in the shell: gk-run --decisions-fd 4 ... "
+		    "4<decisions.fifo)", o->decisions_fd);
+	if (o->decisions_fd <= 2)
+		die("--decisions-fd %d: 0, 1 and 2 are the command's; use 3 "
+		    "or above", o->decisions_fd);
+	if (fcntl(o->decisions_fd, F_SETFD, FD_CLOEXEC) == -1)
+		die("--decisions-fd %d: %s", o->decisions_fd, strerror(errno));
+}
+
+/*
+ * --ask needs someone to answer: a supervisor (--decisions-fd) or a
+ * person at the terminal. --ask-save's file is opened now, so that a
+ * "save" never fails after the command started.
+ */
+static void
+ask_open(const struct spawn_opts *o)
+{
+	if (!o->ask || o->dry_run)
+		return;
+	ask.cmdname = cmdshow;
+	if (o->decisions_fd != -1) {
+		decisions_fd_check(o);
+		ask.decisions_fd = o->decisions_fd;
+	} else if ((ask.tty_fd = open("/dev/tty", O_RDWR | O_NOCTTY |
+	    O_CLOEXEC | O_NONBLOCK)) == -1)
+		die("--ask needs someone to answer: a terminal (/dev/tty: %s), "
+		    "or --decisions-fd N with --events-fd", strerror(errno));
+	if (o->ask_save == NULL)
+		return;
+	if ((ask.save_fd = open(o->ask_save, O_WRONLY | O_APPEND | O_CREAT |
+	    O_CLOEXEC, 0644)) == -1)
+		die("--ask-save %s: %s (it must be a file gk-run can append "
+		    "to)", o->ask_save, strerror(errno));
+	ask.save_path = o->ask_save;
 }
 
 /* --events-fd: open for writing; never inherited by the sandbox (a
@@ -563,6 +618,7 @@ main(int argc, char **argv)
 	if (o.platform == SPAWN_PLATFORM_MACOS && !o.dry_run)
 		die("--platform macos: this gk-run runs on Linux and can only "
 		    "print the macOS profile; add --dry-run");
+	ask_open(&o);
 	if (o.learn != NULL && !o.dry_run)
 		fprintf(stderr, "gk-run: WARNING: --learn: %s may reach ANY "
 		    "public host (special address ranges stay refused); every "

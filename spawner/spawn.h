@@ -101,6 +101,26 @@ void		 spawn_strv_clear(struct spawn_strv *sv);
 void		 spawn_buf_putn(struct spawn_buf *b, const char *s, size_t n);
 void		 spawn_buf_puts(struct spawn_buf *b, const char *s);
 /*
+ * Lines from a stream, at most `cap` bytes each, in the caller's buffer
+ * of cap + 1 bytes. spawn_lines_feed() hands each complete line (without
+ * its newline, NUL-terminated) to cb; a longer one comes as toolong with
+ * len 0 once its newline came. cb returns false to drop the rest of p
+ * and what is buffered.
+ */
+struct spawn_lines {
+	char		*buf;
+	size_t		 cap;
+	size_t		 len;
+	bool		 skip;		/* in a line over cap */
+};
+
+typedef bool	(*spawn_line_cb)(void *arg, const char *line, size_t len,
+		    bool toolong);
+
+void		 spawn_lines_feed(struct spawn_lines *l, const char *p,
+		    size_t n, spawn_line_cb cb, void *arg);
+void		 spawn_lines_reset(struct spawn_lines *l);
+/*
  * `s` for a one-line message: bytes outside printable ASCII become '?',
  * cut to len - 1 bytes (with "..." when cut). Returns buf.
  */
@@ -110,10 +130,13 @@ const char	*spawn_printable(const char *s, char *buf, size_t len);
  * The cage's denials, one JSON line each from gatekeeperd (gk_events.h).
  * spawn_event_parse() reads one line (without its newline): DENY fills
  * ev (strings printable and bounded), MORE is the "deny.more" line (later
- * distinct denials are not told), NONE anything else (ignored).
+ * distinct denials are not told), ASK and ASK_DONE a question of an
+ * asking cage and its end, REPLY a reply to a request ({"ok":...}), NONE
+ * anything else (ignored).
  */
 #define SPAWN_EVENT_LINE_MAX	4096
 #define SPAWN_EVENT_HOST_MAX	256
+#define SPAWN_ASK_ID_MAX	20	/* digits in a question's id */
 
 enum spawn_event_type {
 	SPAWN_EVENT_NONE,
@@ -122,6 +145,9 @@ enum spawn_event_type {
 	SPAWN_EVENT_LEARN,	/* a learning cage used host (port 0: lookup) */
 	SPAWN_EVENT_LEARN_MORE,
 	SPAWN_EVENT_LIMIT,	/* its limit `kind` acted `count` times */
+	SPAWN_EVENT_ASK,	/* question `id` about host:port (`kind`) */
+	SPAWN_EVENT_ASK_DONE,	/* question `id` ended: `decision`, `by` */
+	SPAWN_EVENT_REPLY,	/* a reply: `ok`; `why` holds its error */
 };
 
 struct spawn_event {
@@ -133,6 +159,11 @@ struct spawn_event {
 	char		 time[40];
 	uint64_t	 value;		/* limit: its value */
 	uint64_t	 count;		/* limit: how many more times */
+	char		 id[SPAWN_ASK_ID_MAX + 1];	/* ask: its digits */
+	char		 decision[16];	/* ask.done: once ... timeout */
+	char		 by[16];	/* ask.done: tty, supervisor, ... */
+	unsigned int	 timeout;	/* ask: seconds it waits, 1..3600 */
+	bool		 ok;		/* reply: its "ok" */
 };
 
 enum spawn_event_type spawn_event_parse(const char *line, size_t len,
@@ -146,6 +177,56 @@ void		 spawn_event_target(const struct spawn_event *ev, char *buf,
 /* {"host","port","reason","kind","time"[,"why"]} and a newline; malloc'd
  * (NULL: out of memory). */
 char		*spawn_event_json(const struct spawn_event *ev);
+/* For --events-fd, with a newline; malloc'd (NULL: out of memory):
+ * ASK {"event":"ask","id","host","port","kind","timeout","time"},
+ * ASK_DONE {"event":"ask.done","id","host","port","decision","by","time"}. */
+char		*spawn_ask_json(enum spawn_event_type t,
+		    const struct spawn_event *ev);
+
+/*
+ * --ask: the answers to a question. A supervisor's line on --decisions-fd
+ * is {"id":"17","decision":"once|run|save|deny"}; a person answers the
+ * terminal's prompt with y (once), a (this run), s (save) or n (deny).
+ */
+#define SPAWN_ASK_TIMEOUT_DEFAULT 60	/* seconds */
+#define SPAWN_ASK_TIMEOUT_MAX	3600
+#define SPAWN_DECISION_LINE_MAX	4096	/* bytes in a --decisions-fd line */
+
+enum spawn_decision {
+	SPAWN_DECISION_NONE,	/* not an answer */
+	SPAWN_DECISION_ONCE,	/* let the waiting connections through */
+	SPAWN_DECISION_RUN,	/* allow host:port for the rest of the run */
+	SPAWN_DECISION_SAVE,	/* the same, and keep it (--ask-save) */
+	SPAWN_DECISION_DENY,
+};
+
+enum spawn_dline_status {
+	SPAWN_DLINE_OK,
+	SPAWN_DLINE_INVALID,	/* not one JSON object */
+	SPAWN_DLINE_BAD_ID,	/* "id" not a string of 1..20 digits */
+	SPAWN_DLINE_BAD_DECISION, /* not once, run, save or deny */
+	SPAWN_DLINE_TOO_LONG,	/* over SPAWN_DECISION_LINE_MAX */
+};
+
+/* "once", "run", "save", "deny" ("" for NONE). */
+const char	*spawn_decision_name(enum spawn_decision d);
+/* Is s[0..n) a question's id (1..SPAWN_ASK_ID_MAX decimal digits)? */
+bool		 spawn_ask_id_valid(const char *s, size_t n);
+/* One --decisions-fd line (without its newline): the question's id into
+ * id (idlen > SPAWN_ASK_ID_MAX) and the decision, on OK. */
+enum spawn_dline_status spawn_decision_parse(const char *line, size_t len,
+		    char *id, size_t idlen, enum spawn_decision *d);
+/* What a status means, for a warning. */
+const char	*spawn_dline_strstatus(enum spawn_dline_status st);
+/* A line typed at the prompt (without its newline; white space around it
+ * and case do not matter): y/yes ONCE, a RUN, s SAVE (only with save_ok),
+ * n/no/empty DENY; anything else NONE (ask again). */
+enum spawn_decision spawn_answer_parse(const char *line, size_t len,
+		    bool save_ok);
+/* "gk-run: CMD wants TARGET - [y] once, [a] this run, [s] save, [N] deny
+ * (60 s) " (no newline; without "[s] save, " unless save). */
+void		 spawn_ask_prompt(const char *cmd, const char *target,
+		    bool save, unsigned int seconds, char *buf, size_t len);
 
 /* ---- options ---------------------------------------------------------- */
 
@@ -181,6 +262,10 @@ struct spawn_opts {
 	int			 verbose;
 	bool			 quiet;		/* no denial lines on stderr */
 	int			 events_fd;	/* denials as JSON lines; -1 */
+	bool			 ask;		/* --ask: ask before denying */
+	unsigned int		 ask_timeout;	/* seconds; 0: not given */
+	const char		*ask_save;	/* --ask-save FILE, or NULL */
+	int			 decisions_fd;	/* a supervisor's; -1 */
 	char *const		*cmd;		/* into argv, NULL-terminated */
 	int			 ncmd;
 };
@@ -207,7 +292,8 @@ enum spawn_opt_status spawn_opts_parse(int argc, char *const argv[],
 		    size_t errlen);
 /*
  * After the allow-files were read: settle --net auto and reject
- * contradictions (--net none with --allow). 0, or -1 with err.
+ * contradictions (--net none with --allow; --ask options without a gated
+ * --ask). 0, or -1 with err.
  */
 int		 spawn_opts_finish(struct spawn_opts *o, char *err,
 		    size_t errlen);
@@ -257,6 +343,8 @@ struct spawn_cage {
 	char		 kill[1024];	/* its cgroup.kill, "" if
 						   not ours to write */
 	struct gk_rlimits limits;	/* enforced */
+	bool		 ask;		/* it holds and asks (--ask) */
+	unsigned int	 ask_timeout;	/* seconds, as gatekeeperd took it */
 };
 
 /* A reply that is only {"ok":true,...} or a refusal: 0, or -1 with err
@@ -275,11 +363,14 @@ void		 spawn_cage_label(char *const cmd[], int ncmd,
 		    char out[SPAWN_LABEL_MAX + 1]);
 /* The request line, with its "\n"; NULL on error (err says why). With
  * `events`, gatekeeperd tells this connection the cage's denials; with
- * `learn`, the cage reaches any public name and tells each one. */
+ * `learn`, the cage reaches any public name and tells each one; with
+ * ask_timeout > 0 it holds what it would deny and asks this connection
+ * (events too), that many seconds at most. */
 char		*spawn_cage_request(const char *label, bool transparent,
-		    bool events, bool learn, const struct gk_rlimits *limits,
-		    bool best_effort, const char *reattach,
-		    const struct spawn_strv *allow, char *err, size_t errlen);
+		    bool events, bool learn, unsigned int ask_timeout,
+		    const struct gk_rlimits *limits, bool best_effort,
+		    const char *reattach, const struct spawn_strv *allow,
+		    char *err, size_t errlen);
 /* The cgroup name in a cage's "cgroup"."kill" path ("" if none). */
 void		 spawn_cage_cgname(const struct spawn_cage *c, char *buf,
 		    size_t len);

@@ -15,7 +15,8 @@
  *   {"ok":false,"error":"message a person can act on"}
  *
  * gk-run needs id, gateway, socks and http; token and dns are checked
- * when present; anything else is ignored. Every value that ends up in a
+ * when present; "ask" and "ask_timeout" echo an asking cage's request;
+ * anything else is ignored. Every value that ends up in a
  * file or a variable in the sandbox is checked strictly here.
  */
 #include <arpa/inet.h>
@@ -90,9 +91,9 @@ spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
-    bool learn, const struct gk_rlimits *limits, bool best_effort,
-    const char *reattach, const struct spawn_strv *allow, char *err,
-    size_t errlen)
+    bool learn, unsigned int ask_timeout, const struct gk_rlimits *limits,
+    bool best_effort, const char *reattach, const struct spawn_strv *allow,
+    char *err, size_t errlen)
 {
 	struct json_object *o, *a, *l;
 	char cpus[GK_RLIM_TEXT];
@@ -115,11 +116,16 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 	json_object_object_add(o, "label", json_object_new_string(label));
 	json_object_object_add(o, "transparent",
 	    json_object_new_boolean(transparent));
-	if (events)
+	if (events || ask_timeout > 0)
 		json_object_object_add(o, "events",
 		    json_object_new_boolean(1));
 	if (learn)
 		json_object_object_add(o, "learn", json_object_new_boolean(1));
+	if (ask_timeout > 0) {
+		json_object_object_add(o, "ask", json_object_new_boolean(1));
+		json_object_object_add(o, "ask_timeout",
+		    json_object_new_int64(ask_timeout));
+	}
 	if (gk_rlimits_any(limits) || best_effort) {
 		l = json_object_new_object();
 		if (limits->memory != 0)
@@ -463,6 +469,15 @@ spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
 	if (r == 0 && json_object_object_get_ex(cage, "cgroup", &v) &&
 	    cgroup_fields(v, c, why, sizeof(why)) == -1)
 		r = not_understood(err, errlen, why);
+	if (r == 0 && json_object_object_get_ex(cage, "ask", &v) &&
+	    json_object_is_type(v, json_type_boolean))
+		c->ask = json_object_get_boolean(v);
+	if (r == 0 && c->ask &&
+	    json_object_object_get_ex(cage, "ask_timeout", &v) &&
+	    json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) > 0 &&
+	    json_object_get_int64(v) <= SPAWN_ASK_TIMEOUT_MAX)
+		c->ask_timeout = (unsigned int)json_object_get_int64(v);
 	json_object_put(o);
 	if (r == -1)
 		memset(c, 0, sizeof(*c));

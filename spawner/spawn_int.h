@@ -191,6 +191,54 @@ int		 spawn_start_go(int chan, const struct spawn_cage *cage,
 /* Wait until bwrap runs (the channel closes on exec); -1 with err. */
 int		 spawn_start_exec(int chan, char *err, size_t errlen);
 
+/* spawn_ask.c: --ask while the command runs */
+struct spawn_ask_conf {
+	const char	*cmdname;	/* for the prompt */
+	int		 tty_fd;	/* /dev/tty, non-blocking; -1: none */
+	int		 decisions_fd;	/* --decisions-fd; -1: the terminal */
+	int		 save_fd;	/* --ask-save FILE, O_APPEND; -1 */
+	const char	*save_path;
+};
+struct spawn_ask;
+
+/* NULL: out of memory. It owns tty_fd and save_fd from then on. */
+struct spawn_ask *spawn_ask_new(const struct spawn_ask_conf *c);
+void		 spawn_ask_free(struct spawn_ask *a);
+/* The control connection and its cage (at start and after a reattach),
+ * or -1 when it closed: the open questions went with it. */
+void		 spawn_ask_conn(struct spawn_ask *a, int ctl_fd,
+		    const char *cage);
+/* gatekeeperd's "ask" and "ask.done" lines (spawn_event_parse()). */
+void		 spawn_ask_question(struct spawn_ask *a,
+		    const struct spawn_event *ev);
+void		 spawn_ask_done(struct spawn_ask *a,
+		    const struct spawn_event *ev);
+/* A reply on the control connection: true if it answered a
+ * cage.decide (a refusal is said on stderr), false if it is another's. */
+bool		 spawn_ask_reply(struct spawn_ask *a,
+		    const struct spawn_event *ev);
+/* The descriptor to poll for reading now (-1: none), and its turn. */
+int		 spawn_ask_fd(const struct spawn_ask *a);
+void		 spawn_ask_read(struct spawn_ask *a, short revents);
+/* A line for stderr (a denial): with a question on the terminal (a
+ * NULL: none) the prompt is shown again below it. */
+void		 spawn_ask_aside(struct spawn_ask *a, const char *line);
+/* The command ended: no more prompts. */
+void		 spawn_ask_end(struct spawn_ask *a);
+/* "gk-run: 2 asked: a.example:443 (this run), ..." on stderr. */
+void		 spawn_ask_summary(const struct spawn_ask *a);
+
+/* spawn_learn.c */
+/*
+ * --learn FILE: `learned` ("host\tport", port 0 for a lookup) as an
+ * allow-file, sorted, under a header saying when and for what command
+ * (`more`: gatekeeperd did not tell everything). Says on stderr what it
+ * wrote, or why not.
+ */
+void		 spawn_learn_write(const char *path,
+		    const struct spawn_strv *learned, bool more,
+		    char *const cmd[], int ncmd);
+
 /* spawn_run.c */
 struct spawn_run {
 	pid_t		 pid;		/* the child: bwrap once it runs */
@@ -212,6 +260,9 @@ struct spawn_run {
 	int		 nsfd;		/* the sandbox's network namespace */
 	const char	*reattach_req;	/* NULL: never */
 	unsigned int	 reattach_timeout;	/* seconds */
+	/* --ask: who answers (NULL: the cage does not ask) */
+	const struct spawn_ask_conf *ask;
+	const char	*cage_id;
 };
 
 /*

@@ -42,6 +42,10 @@
 	X("reattach-timeout", required_argument, 279, false, opt_reattach) \
 	X("quiet",	 no_argument,	    'q',  true,  opt_quiet)	\
 	X("events-fd",	 required_argument, 272,  false, opt_events_fd) \
+	X("ask",	 no_argument,	    280,  false, opt_ask)	\
+	X("ask-timeout", required_argument, 281,  false, opt_ask_timeout) \
+	X("ask-save",	 required_argument, 282,  false, opt_ask_save)	\
+	X("decisions-fd", required_argument, 283, false, opt_decisions_fd) \
 	X("verbose",	 no_argument,	    'v',  true,  opt_verbose)	\
 	X("help",	 no_argument,	    'h',  true,  opt_help)	\
 	X("version",	 no_argument,	    'V',  true,  opt_version)
@@ -117,172 +121,6 @@ static const struct enum_name platform_names[] = {
 	{ "linux", SPAWN_PLATFORM_LINUX }, { "macos", SPAWN_PLATFORM_MACOS },
 	{ NULL, 0 },
 };
-
-static const char usage_text[] =
-"usage: gk-run [OPTIONS] -- COMMAND [ARG...]\n"
-"\n"
-"Run COMMAND in a sandbox whose only way out to the network is\n"
-"gatekeeperd, which lets it reach the host names allowed for this run\n"
-"(its \"cage\").\n"
-"\n"
-"Network:\n"
-"  -a, --allow PATTERN    allow a destination (repeatable): example.com,\n"
-"                         *.example.com (the name and every name below\n"
-"                         it), example.com:443, 203.0.113.0/24,\n"
-"                         [2001:db8::/32]:443\n"
-"      --preset NAME      add a maintained allow-file installed with gk-run\n"
-"                         (repeatable): npm, pypi, crates, go, github, debian,\n"
-"                         rubygems, maven, docker-hub; --preset list shows\n"
-"                         each with its patterns\n"
-"      --learn FILE       learn an allowlist: the command reaches ANY public\n"
-"                         host (special ranges stay refused); every name it\n"
-"                         resolves or connects to outside --allow is written\n"
-"                         to FILE at exit, an allow-file for --allow-file\n"
-"      --allow-file FILE  patterns from FILE, one per line, '#' comments\n"
-"      --net MODE         gated: through gatekeeperd (default with --allow)\n"
-"                         none:  loopback only (default without --allow)\n"
-"                         host:  no network isolation at all\n"
-"      --transparent on|off  gated: carry TCP of programs that ignore the\n"
-"                         proxy variables through gatekeeperd's checks\n"
-"                         when their lookups gave them the address; others\n"
-"                         are refused at once, and reported (default on);\n"
-"                         off: all such connections fail at once\n"
-"Limits (gated; the cage's cgroup, made by gatekeeperd):\n"
-"      --memory SIZE      memory of all its processes together (e.g. 512M,\n"
-"                         2G); past it the kernel kills one: exit 137 and\n"
-"                         'gk-run: killed: out of memory'\n"
-"      --pids N           processes and threads at once; past it fork fails\n"
-"                         (EAGAIN), so a fork bomb stays inside\n"
-"      --cpus X           CPU time, in CPUs (1.5: one and a half)\n"
-"      --limits MODE      strict (default): exit 125 if a limit cannot be\n"
-"                         enforced here; best-effort: run anyway, warned\n"
-"      --reattach-timeout SECONDS  gated: if gatekeeperd restarts, the\n"
-"                         command runs on (without network) and gk-run\n"
-"                         registers it again once it is back, waiting up\n"
-"                         to this long (default 300; 0: the cage ends with\n"
-"                         the daemon)\n"
-"      --control PATH     gatekeeperd's control socket (or $GK_CONTROL;\n"
-"                         default " SPAWN_CONTROL_DEFAULT ")\n"
-"Filesystem:\n"
-"      --fs MODE          sandbox (default): the host read-only, the\n"
-"                         working directory writable, a fresh /tmp, /proc\n"
-"                         and /dev, secret stores hidden; host: the\n"
-"                         filesystem as it is (network isolation only)\n"
-"      --cache MODE       where tool caches and user installs live inside\n"
-"                         (~/.cache ~/.npm ~/.cargo/registry ~/.cargo/git\n"
-"                         ~/go/pkg/mod ~/.m2/repository ~/.gradle/caches\n"
-"                         ~/.gradle/wrapper ~/.yarn/berry ~/.local/share/pnpm\n"
-"                         ~/.bun/install/cache ~/.local/lib ~/.local/bin):\n"
-"                         private (default): gk-run's own directories,\n"
-"                         kept per user in ~/.gk-run/cache ($GK_RUN_CACHE);\n"
-"                         the host's tools never read them\n"
-"                         tmp:  a fresh tmpfs, gone at exit\n"
-"                         host: the host's own, WRITABLE: what the command\n"
-"                         plants there runs when the host's tools use them\n"
-"      --ro PATH          PATH read-only (under /tmp: visible, read-only)\n"
-"      --rw PATH          PATH writable (a missing one is created)\n"
-"      --hide PATH        PATH replaced by an empty read-only dir or file\n"
-"      --socket PATH      make one host unix socket reachable (repeatable).\n"
-"                         --socket /var/run/docker.sock grants root on the\n"
-"                         host and an unfiltered network: think twice\n"
-"      --cwd DIR          run in DIR (writable), not the current directory\n"
-"                         The most specific path wins, whatever the order:\n"
-"                         --rw ~/p --ro ~/p/.git\n"
-"Process:\n"
-"      --env KEY=VAL      set a variable (also lets a dropped one through)\n"
-"      --seccomp PROFILE  default; relaxed (allows ptrace, keyrings, mount,\n"
-"                         bpf, perf...); off. Both profiles stop the\n"
-"                         command from creating namespaces.\n"
-"      --timeout SECONDS  SIGTERM after SECONDS, SIGKILL 5 s later; exit 124\n"
-"Other:\n"
-"      --dry-run          print the bwrap command line (for bash; gated\n"
-"                         mode shows gatekeeperd's default endpoints) or,\n"
-"                         with --platform macos, the SBPL profile; exit 0\n"
-"      --platform OS      linux (default) or macos\n"
-"  -q, --quiet            no lines about denials on stderr (below)\n"
-"      --events-fd N      the cage's denials as JSON lines on descriptor N\n"
-"                         ({\"host\",\"port\",\"reason\",\"kind\",\"time\",\"why\"},\n"
-"                         one per distinct host, port and reason), for a\n"
-"                         supervisor; also with --quiet\n"
-"  -v, --verbose          say what gk-run does, on stderr\n"
-"  -h, --help             this text\n"
-"  -V, --version          the version\n"
-"\n"
-"With --fs sandbox:\n"
-"Hidden, where they exist (--ro PATH brings one back): ~/.ssh ~/.gnupg\n"
-"~/.aws ~/.config/gcloud ~/.kube ~/.docker ~/.azure ~/.oci ~/.terraform.d\n"
-"~/.vault-token ~/.netrc ~/.git-credentials ~/.config/gh ~/.config/hub\n"
-"~/.npmrc ~/.yarnrc.yml ~/.pypirc ~/.cargo/credentials\n"
-"~/.cargo/credentials.toml ~/.password-store ~/.local/share/keyrings\n"
-"~/.mozilla ~/.config/google-chrome ~/.config/chromium, shell and REPL\n"
-"histories (~/.bash_history ~/.zsh_history ~/.zhistory ~/.sh_history\n"
-"~/.history ~/.local/share/fish/fish_history ~/.python_history\n"
-"~/.node_repl_history ~/.irb_history ~/.psql_history ~/.mysql_history\n"
-"~/.sqlite_history ~/.rediscli_history ~/.lesshst ~/.viminfo),\n"
-"/etc/shadow /etc/gshadow /etc/ssh/ssh_host_*_key /etc/ssl/private,\n"
-"$XDG_RUNTIME_DIR (the session bus and agents could start programs\n"
-"outside the sandbox) and, in every mode, the directory of gatekeeperd's\n"
-"control socket. /run is a fresh tmpfs (no host daemon's socket is\n"
-"reachable but those given with --socket); /proc/sys is read-only.\n"
-"Read-only in the working directory, each --rw directory and a workspace\n"
-"root, and not creatable where missing (they make the host run code\n"
-"later; --rw of exactly one lifts it): .git/hooks .git/info .git/config\n"
-".gitmodules .envrc .vscode .idea, .git itself outside a repository; in a\n"
-"writable $HOME also .bashrc .bash_profile .bash_login .bash_logout\n"
-".profile .zshrc .zshenv .zprofile .zlogin .gitconfig .bash_aliases\n"
-".xprofile .xsessionrc .pam_environment .config/git .config/fish\n"
-".config/autostart .config/systemd .config/environment.d; submodules'\n"
-"hooks and config (.git/modules/*).\n"
-"Writable besides: the root of an npm, pnpm or cargo workspace the\n"
-"working directory is in, the git directories of a worktree or of the\n"
-"repository it is in (never $HOME or /).\n"
-"Dropped from the environment unless given with --env (they load code\n"
-"or reach agents outside the sandbox): LD_*, BASH_ENV, ENV, BASH_FUNC_*,\n"
-"PROMPT_COMMAND, ZDOTDIR, PYTHONSTARTUP, PYTHONPATH, PYTHONHOME,\n"
-"PYTHONUSERBASE, PYTHONBREAKPOINT, NODE_OPTIONS, NODE_PATH, PERL5OPT,\n"
-"PERL5LIB, PERLLIB, PERL5DB, RUBYOPT, RUBYLIB, LUA_INIT*, LUA_PATH,\n"
-"LUA_CPATH, JAVA_TOOL_OPTIONS, _JAVA_OPTIONS, JDK_JAVA_OPTIONS,\n"
-"GIT_CONFIG, GIT_CONFIG_PARAMETERS, GIT_CONFIG_COUNT, GIT_CONFIG_KEY_*,\n"
-"GIT_CONFIG_VALUE_*, GIT_CONFIG_GLOBAL, GIT_CONFIG_SYSTEM, GIT_SSH,\n"
-"GIT_SSH_COMMAND, GIT_PROXY_COMMAND, GIT_ASKPASS, GIT_EXEC_PATH,\n"
-"GIT_EXTERNAL_DIFF, GIT_TEMPLATE_DIR, SSH_ASKPASS, SSH_AUTH_SOCK,\n"
-"GPG_AGENT_INFO, DBUS_SESSION_BUS_ADDRESS, glibc's list for setuid\n"
-"programs (GCONV_PATH, GETCONF_DIR, HOSTALIASES, LOCALDOMAIN, LOCPATH,\n"
-"MALLOC_TRACE, NIS_PATH, NLSPATH, RESOLV_HOST_CONF, RES_OPTIONS, TZDIR)\n"
-"and, with --fs sandbox, TMPDIR. Gated mode sets http_proxy,\n"
-"https_proxy, HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, all_proxy, NO_PROXY\n"
-"and no_proxy.\n"
-"\n"
-"Denials: while the command runs, each distinct denial of its cage (same\n"
-"host, port and reason once, however often retried) is one line on\n"
-"stderr, with the --allow that lets it through:\n"
-"  gk-run: denied registry.yarnpkg.com:443 (not on the allowlist); to allow\n"
-"  it: --allow registry.yarnpkg.com\n"
-"and at exit, if anything was denied, one line with the count and the\n"
-"hosts. DNS lookups, SOCKS5, HTTP and transparent connections alike;\n"
-"special ranges (loopback, cloud metadata, private) say so and are never\n"
-"allowed. -q silences both; --events-fd keeps them for a program.\n"
-"\n"
-"Exit status: the command's; 124 timed out; 125 gk-run failed (one line\n"
-"says what to do); 126 not executable; 127 not found; 128+N killed by\n"
-"signal N.\n"
-"\n"
-"Examples:\n"
-"  gk-run --allow '*.github.com' -- git clone https://github.com/acme/x.git\n"
-"  gk-run -- make test                 # no network; only . is writable\n"
-"  gk-run -a pypi.org -a files.pythonhosted.org -- pip download requests\n"
-"  gk-run --allow-file deps.allow --timeout 600 -- ./build.sh\n"
-"  gk-run --fs host --allow api.example.com:443 -- ./client\n"
-"  gk-run -a registry.npmjs.org -- npm install   # ~/.npm: private cache\n"
-"  gk-run --hide ~/.config -- pip install --user -r req.txt\n"
-"  gk-run --dry-run -- sh              # show the sandbox, run nothing\n"
-"  gk-run --dry-run --platform macos --allow example.com -- curl ...\n";
-
-const char *
-spawn_usage(void)
-{
-	return usage_text;
-}
 
 const char *
 spawn_net_name(enum spawn_net n)
@@ -449,16 +287,6 @@ opt_preset(struct spawn_opts *o, const char *name, const char *arg,
 	return push_ptr(&o->presets, &o->npresets, arg);
 }
 
-static enum opt_rc
-opt_learn(struct spawn_opts *o, const char *name, const char *arg,
-    char *err, size_t errlen)
-{
-	if (nonempty(name, arg, "file", err, errlen) != RC_OK)
-		return RC_USAGE;
-	o->learn = arg;
-	return RC_OK;
-}
-
 #define ENUM_HANDLER(fn, names, field, type)				\
 static enum opt_rc							\
 fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
@@ -478,6 +306,38 @@ ENUM_HANDLER(opt_seccomp, seccomp_names, seccomp, enum spawn_seccomp)
 ENUM_HANDLER(opt_platform, platform_names, platform, enum spawn_platform)
 ENUM_HANDLER(opt_transparent, onoff_names, transparent, int)
 ENUM_HANDLER(opt_limits, limits_names, limits_best_effort, int)
+
+/* An option without a value that sets a flag. */
+#define FLAG_HANDLER(fn, field)						\
+static enum opt_rc							\
+fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
+    size_t errlen)							\
+{									\
+	(void)name;							\
+	(void)arg;							\
+	(void)err;							\
+	(void)errlen;							\
+	o->field = true;						\
+	return RC_OK;							\
+}
+FLAG_HANDLER(opt_dry_run, dry_run)
+FLAG_HANDLER(opt_quiet, quiet)
+FLAG_HANDLER(opt_ask, ask)
+
+/* An option whose value, not empty, is kept as it is (into argv). */
+#define STRING_HANDLER(fn, field, what)					\
+static enum opt_rc							\
+fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
+    size_t errlen)							\
+{									\
+	if (nonempty(name, arg, what, err, errlen) != RC_OK)		\
+		return RC_USAGE;					\
+	o->field = arg;							\
+	return RC_OK;							\
+}
+STRING_HANDLER(opt_learn, learn, "file")
+STRING_HANDLER(opt_cwd, cwd, "path")
+STRING_HANDLER(opt_ask_save, ask_save, "file")
 
 static bool	whole_number(const char *, unsigned long, unsigned long *);
 
@@ -572,16 +432,6 @@ opt_socket(struct spawn_opts *o, const char *name, const char *arg, char *err,
 }
 
 static enum opt_rc
-opt_cwd(struct spawn_opts *o, const char *name, const char *arg, char *err,
-    size_t errlen)
-{
-	if (nonempty(name, arg, "path", err, errlen) != RC_OK)
-		return RC_USAGE;
-	o->cwd = arg;
-	return RC_OK;
-}
-
-static enum opt_rc
 opt_env(struct spawn_opts *o, const char *name, const char *arg, char *err,
     size_t errlen)
 {
@@ -641,32 +491,9 @@ opt_control(struct spawn_opts *o, const char *name, const char *arg,
 	return RC_OK;
 }
 
+/* A descriptor number; `mode` says what it must be open for. */
 static enum opt_rc
-opt_dry_run(struct spawn_opts *o, const char *name, const char *arg,
-    char *err, size_t errlen)
-{
-	(void)name;
-	(void)arg;
-	(void)err;
-	(void)errlen;
-	o->dry_run = true;
-	return RC_OK;
-}
-
-static enum opt_rc
-opt_quiet(struct spawn_opts *o, const char *name, const char *arg,
-    char *err, size_t errlen)
-{
-	(void)name;
-	(void)arg;
-	(void)err;
-	(void)errlen;
-	o->quiet = true;
-	return RC_OK;
-}
-
-static enum opt_rc
-opt_events_fd(struct spawn_opts *o, const char *name, const char *arg,
+fd_number(const char *name, const char *arg, const char *mode, int *fd,
     char *err, size_t errlen)
 {
 	unsigned long v;
@@ -674,11 +501,42 @@ opt_events_fd(struct spawn_opts *o, const char *name, const char *arg,
 
 	if (!whole_number(arg, 1048576, &v)) {
 		gk_seterr(err, errlen, "--%s: '%s' is not a descriptor number "
-		    "(such as 3, open for writing)", name,
-		    spawn_printable(arg, show, sizeof(show)));
+		    "(such as 3, open for %s)", name,
+		    spawn_printable(arg, show, sizeof(show)), mode);
 		return RC_USAGE;
 	}
-	o->events_fd = (int)v;
+	*fd = (int)v;
+	return RC_OK;
+}
+
+static enum opt_rc
+opt_events_fd(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	return fd_number(name, arg, "writing", &o->events_fd, err, errlen);
+}
+
+static enum opt_rc
+opt_decisions_fd(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	return fd_number(name, arg, "reading", &o->decisions_fd, err, errlen);
+}
+
+static enum opt_rc
+opt_ask_timeout(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	unsigned long v;
+	char show[68];
+
+	if (!whole_number(arg, SPAWN_ASK_TIMEOUT_MAX, &v) || v < 1) {
+		gk_seterr(err, errlen, "--%s: '%s' is not a whole number of "
+		    "seconds from 1 to %d", name, spawn_printable(arg, show,
+		    sizeof(show)), SPAWN_ASK_TIMEOUT_MAX);
+		return RC_USAGE;
+	}
+	o->ask_timeout = (unsigned int)v;
 	return RC_OK;
 }
 
@@ -801,6 +659,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 	o->limits_best_effort = -1;
 	o->reattach_timeout = SPAWN_REATTACH_DEFAULT;
 	o->events_fd = -1;
+	o->decisions_fd = -1;
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	optind = 0;	/* glibc: full reinitialization */
@@ -827,6 +686,43 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 	o->cmd = argv + optind;
 	o->ncmd = argc - optind;
 	return SPAWN_OPT_RUN;
+}
+
+/* --ask and what goes with it: gated, not learning, answered. */
+static int
+ask_finish(struct spawn_opts *o, char *err, size_t errlen)
+{
+	const char *alone = o->ask_timeout != 0 ? "--ask-timeout" :
+	    o->ask_save != NULL ? "--ask-save" : o->decisions_fd != -1 ?
+	    "--decisions-fd" : NULL;
+
+	if (!o->ask && alone != NULL) {
+		gk_seterr(err, errlen, "%s goes with --ask (ask before "
+		    "denying); add --ask", alone);
+		return -1;
+	}
+	if (!o->ask)
+		return 0;
+	if (o->net != SPAWN_NET_GATED) {
+		gk_seterr(err, errlen, "--ask applies to gated runs (with "
+		    "--allow or --net gated): gatekeeperd holds the connection "
+		    "while gk-run asks; --net %s has no gatekeeperd",
+		    spawn_net_name(o->net));
+		return -1;
+	}
+	if (o->learn != NULL) {
+		gk_seterr(err, errlen, "--ask and --learn exclude each other: "
+		    "a learning cage reaches every public name without asking");
+		return -1;
+	}
+	if (o->decisions_fd != -1 && o->events_fd == -1) {
+		gk_seterr(err, errlen, "--decisions-fd needs --events-fd: the "
+		    "supervisor reads the questions there");
+		return -1;
+	}
+	if (o->ask_timeout == 0)
+		o->ask_timeout = SPAWN_ASK_TIMEOUT_DEFAULT;
+	return 0;
 }
 
 int
@@ -870,7 +766,7 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 	}
 	if (o->limits_best_effort == -1)
 		o->limits_best_effort = 0;
-	return 0;
+	return ask_finish(o, err, errlen);
 }
 
 void

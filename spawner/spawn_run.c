@@ -15,10 +15,14 @@
  * whether the command ran at all: bwrap writes {"exit-code": N} only
  * after a successful exec. Without it bwrap
  * failed during setup and printed why: gk-run exits 125.
+ *
+ * The control connection carries the cage's events and the replies to
+ * gk-run's requests, in order. With --ask its questions go to
+ * spawn_ask.c, which also reads the terminal or --decisions-fd and sends
+ * the answers (cage.decide) on the same connection.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,7 +31,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "gatekeeper/base/gk_time.h"
@@ -66,8 +69,7 @@ struct run_state {
 	uint64_t	 deadline;	/* gk_clock_ms() */
 	/* the control connection's lines (denials), and what they said */
 	char		 cbuf[SPAWN_EVENT_LINE_MAX + 1];
-	size_t		 clen;
-	bool		 cskip;		/* in an overlong line: drop to \n */
+	struct spawn_lines clines;	/* an overlong line is dropped */
 	size_t		 ndenied;
 	bool		 more;		/* gatekeeperd stopped telling */
 	char		 summary[SUMMARY_MAX];	/* "a:443, b (DNS), ..." */
@@ -92,6 +94,7 @@ struct run_state {
 	size_t		 evq_off, evq_len;
 	size_t		 ev_dropped;		/* lines it never got */
 	bool		 ev_gone;		/* its reader closed it */
+	struct spawn_ask *ask;			/* --ask; NULL: none */
 };
 
 static void
@@ -326,7 +329,7 @@ on_deny(struct run_state *st, const struct spawn_event *ev)
 	st->ndenied++;
 	if (!st->r->quiet) {
 		spawn_event_text(ev, line, sizeof(line));
-		fprintf(stderr, "%s\n", line);
+		spawn_ask_aside(st->ask, line);
 	}
 	if (st->r->events_fd != -1 && (json = spawn_event_json(ev)) != NULL) {
 		events_put(st, json, strlen(json));
@@ -405,20 +408,45 @@ end_cage(const struct run_state *st)
 	close(fd);
 }
 
+/* A question of the cage and its end: to --events-fd, and to whoever
+ * answers. */
 static void
-ctl_line(struct run_state *st, const char *line, size_t len)
+on_ask(struct run_state *st, enum spawn_event_type t,
+    const struct spawn_event *ev)
 {
+	char *json;
+
+	if (st->ask == NULL)
+		return;
+	if (st->r->events_fd != -1 && (json = spawn_ask_json(t, ev)) != NULL) {
+		events_put(st, json, strlen(json));
+		free(json);
+	}
+	if (t == SPAWN_EVENT_ASK)
+		spawn_ask_question(st->ask, ev);
+	else
+		spawn_ask_done(st->ask, ev);
+}
+
+static bool
+ctl_line(void *arg, const char *line, size_t len, bool toolong)
+{
+	struct run_state *st = arg;
+	enum spawn_event_type t;
 	struct spawn_event ev;
 
-	switch (spawn_event_parse(line, len, &ev)) {
+	if (toolong)
+		return true;
+	switch ((t = spawn_event_parse(line, len, &ev))) {
 	case SPAWN_EVENT_DENY:
 		on_deny(st, &ev);
 		break;
 	case SPAWN_EVENT_MORE:
 		st->more = true;
 		if (!st->r->quiet)
-			fprintf(stderr, "gk-run: more denials than gatekeeperd "
-			    "tells one cage; the rest are in its audit log\n");
+			spawn_ask_aside(st->ask, "gk-run: more denials than "
+			    "gatekeeperd tells one cage; the rest are in its "
+			    "audit log");
 		break;
 	case SPAWN_EVENT_LEARN:
 		if (st->learned.n < LEARN_MAX)
@@ -431,37 +459,21 @@ ctl_line(struct run_state *st, const char *line, size_t len)
 	case SPAWN_EVENT_LIMIT:
 		on_limit(st, &ev);
 		break;
-	case SPAWN_EVENT_NONE:
+	case SPAWN_EVENT_ASK:
+	case SPAWN_EVENT_ASK_DONE:
+		on_ask(st, t, &ev);
+		break;
+	case SPAWN_EVENT_REPLY:
+		/* replies come in order: cage.decide's, then the sync's */
+		if (st->ask != NULL && spawn_ask_reply(st->ask, &ev))
+			break;
 		if (st->syncing)
 			st->synced = true;
 		break;
+	case SPAWN_EVENT_NONE:
+		break;
 	}
-}
-
-/* Split what came into lines; a line too long to be an event is dropped. */
-static void
-ctl_bytes(struct run_state *st, const char *p, size_t n)
-{
-	const char *nl;
-	size_t take;
-
-	while (n > 0) {
-		nl = memchr(p, '\n', n);
-		take = nl != NULL ? (size_t)(nl - p) : n;
-		if (!st->cskip && st->clen + take <= SPAWN_EVENT_LINE_MAX) {
-			memcpy(st->cbuf + st->clen, p, take);
-			st->clen += take;
-		} else
-			st->cskip = true;
-		if (nl == NULL)
-			return;
-		if (!st->cskip)
-			ctl_line(st, st->cbuf, st->clen);
-		st->clen = 0;
-		st->cskip = false;
-		p = nl + 1;
-		n -= take + 1;
-	}
+	return true;
 }
 
 /* Read what gatekeeperd sent (drain: the socket is non-blocking). */
@@ -475,7 +487,8 @@ read_ctl(struct run_state *st)
 	for (i = 0; i < 64; i++) {
 		n = recv(st->ctl_fd, buf, sizeof(buf), MSG_DONTWAIT);
 		if (n > 0) {
-			ctl_bytes(st, buf, (size_t)n);
+			spawn_lines_feed(&st->clines, buf, (size_t)n, ctl_line,
+			    st);
 			continue;
 		}
 		if (n == -1 && (errno == EINTR || errno == EAGAIN))
@@ -486,8 +499,9 @@ read_ctl(struct run_state *st)
 		return;
 	close(st->ctl_fd);
 	st->ctl_fd = -1;
-	st->clen = 0;
-	st->cskip = false;
+	spawn_lines_reset(&st->clines);
+	if (st->ask != NULL)
+		spawn_ask_conn(st->ask, -1, NULL);
 	if (st->r->reattach_req == NULL || st->r->nsfd == -1) {
 		fprintf(stderr, "gk-run: gatekeeperd closed the control "
 		    "connection; the cage is gone and %s has no network any "
@@ -542,6 +556,8 @@ try_reattach(struct run_state *st)
 		return;
 	}
 	st->ctl_fd = sock;
+	if (st->ask != NULL)
+		spawn_ask_conn(st->ask, sock, cage.id);
 	if (cage.kill[0] != '\0')
 		snprintf(st->kill, sizeof(st->kill), "%s", cage.kill);
 	fprintf(stderr, "gk-run: gatekeeperd is back: %s has its network "
@@ -583,17 +599,20 @@ denied_summary(struct run_state *st)
 	if (st->ctl_fd != -1 && (!st->r->quiet || st->r->events_fd != -1 ||
 	    st->r->learn != NULL || st->r->limits))
 		ctl_sync(st);	/* denials told as the command ended */
-	if (st->ndenied == 0 || st->r->quiet)
+	if (st->r->quiet)
 		return;
-	fprintf(stderr, "gk-run: %zu denied%s: %s%s\n", st->ndenied,
-	    st->more ? " (at least)" : "", st->summary,
-	    st->ndenied > st->nlisted ? ", ..." : "");
+	if (st->ndenied > 0)
+		fprintf(stderr, "gk-run: %zu denied%s: %s%s\n", st->ndenied,
+		    st->more ? " (at least)" : "", st->summary,
+		    st->ndenied > st->nlisted ? ", ..." : "");
+	if (st->ask != NULL)
+		spawn_ask_summary(st->ask);
 }
 
 static void
 loop(struct run_state *st)
 {
-	struct pollfd pfd[4];
+	struct pollfd pfd[5];
 	int n, timeout, left;
 
 	while (!st->exited) {
@@ -606,6 +625,8 @@ loop(struct run_state *st)
 		/* -1 (ignored by poll) while nothing waits for the reader */
 		pfd[n++] = (struct pollfd){ .fd = st->evq_off < st->evq_len ?
 		    st->r->events_fd : -1, .events = POLLOUT };
+		pfd[n++] = (struct pollfd){ .fd = st->ask != NULL ?
+		    spawn_ask_fd(st->ask) : -1, .events = POLLIN };
 		timeout = st->r->timeout > 0 ? gk_ms_left(st->deadline, 3600000) : -1;
 		if (timeout == 0) {
 			on_timeout(st);
@@ -629,6 +650,9 @@ loop(struct run_state *st)
 			read_signals(st);
 		if (pfd[3].revents != 0)
 			events_flush(st);
+		if (pfd[4].revents != 0 && pfd[4].fd != -1 &&
+		    pfd[4].fd == spawn_ask_fd(st->ask))
+			spawn_ask_read(st->ask, pfd[4].revents);
 	}
 }
 
@@ -653,76 +677,6 @@ outcome(struct run_state *st)
 		fprintf(stderr, "gk-run: the sandbox could not start %s "
 		    "(bwrap's message above says why)\n", st->r->cmdname);
 	return SPAWN_EXIT_FAIL;
-}
-
-static int
-str_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/*
- * --learn FILE: one pattern per name and port used (host:port), or the
- * name alone when it was only looked up; sorted, under a header saying
- * when and for what. Written whatever the command's end.
- */
-static void
-write_learned(struct run_state *st)
-{
-	struct spawn_strv lines = { 0 };
-	char label[SPAWN_LABEL_MAX + 1], tmp[PATH_MAX], ts[32], *tab;
-	const char *path = st->r->learn;
-	size_t i, j, hl;
-	time_t now = time(NULL);
-	struct tm tm;
-	bool connected;
-	FILE *f;
-
-	for (i = 0; i < st->learned.n; i++) {
-		tab = strchr(st->learned.v[i], '\t');
-		hl = (size_t)(tab - st->learned.v[i]);
-		if (strcmp(tab + 1, "0") != 0) {
-			spawn_strv_pushf(&lines, "%.*s:%s", (int)hl,
-			    st->learned.v[i], tab + 1);
-			continue;
-		}
-		/* a lookup: the name alone, unless a connection names it */
-		connected = false;
-		for (j = 0; j < st->learned.n && !connected; j++)
-			connected = strncmp(st->learned.v[j], st->learned.v[i],
-			    hl + 1) == 0 && strcmp(st->learned.v[j] + hl + 1,
-			    "0") != 0;
-		if (!connected)
-			spawn_strv_pushf(&lines, "%.*s", (int)hl,
-			    st->learned.v[i]);
-	}
-	qsort(lines.v, lines.n, sizeof(lines.v[0]), str_cmp);
-	gmtime_r(&now, &tm);
-	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	spawn_cage_label(st->r->cmd, st->r->ncmd, label);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((f = fopen(tmp, "w")) == NULL) {
-		fprintf(stderr, "gk-run: --learn %s: %s; nothing written\n",
-		    path, strerror(errno));
-		spawn_strv_clear(&lines);
-		return;
-	}
-	fprintf(f, "# learned by gk-run --learn on %s for: %s\n"
-	    "# %zu entries%s; use with: gk-run --allow-file %s -- ...\n",
-	    ts, label + (strncmp(label, "gk-run: ", 8) == 0 ? 8 : 0),
-	    lines.n, st->learn_more ? " (and more gatekeeperd did not tell)" :
-	    "", path);
-	for (i = 0; i < lines.n; i++)
-		if (i == 0 || strcmp(lines.v[i], lines.v[i - 1]) != 0)
-			fprintf(f, "%s\n", lines.v[i]);
-	if (fclose(f) != 0 || rename(tmp, path) == -1) {
-		fprintf(stderr, "gk-run: --learn %s: %s; nothing written\n",
-		    path, strerror(errno));
-		unlink(tmp);
-	} else
-		fprintf(stderr, "gk-run: --learn: %zu entries written to %s "
-		    "(run again with --allow-file %s)\n", lines.n, path, path);
-	spawn_strv_clear(&lines);
 }
 
 int
@@ -753,6 +707,8 @@ spawn_run(const struct spawn_run *r)
 	st.sigfd = r->sigfd;
 	st.status_fd = r->status_rfd;
 	st.ctl_fd = r->ctl_fd;
+	st.clines = (struct spawn_lines){ .buf = st.cbuf,
+	    .cap = SPAWN_EVENT_LINE_MAX };
 	if (r->cg_kill != NULL)
 		snprintf(st.kill, sizeof(st.kill), "%s", r->cg_kill);
 	if (fcntl(st.status_fd, F_SETFL, O_NONBLOCK) == -1) {
@@ -760,17 +716,28 @@ spawn_run(const struct spawn_run *r)
 		    strerror(errno));
 		return SPAWN_EXIT_FAIL;
 	}
+	if (r->ask != NULL) {
+		if ((st.ask = spawn_ask_new(r->ask)) == NULL) {
+			fprintf(stderr, "gk-run: out of memory\n");
+			return SPAWN_EXIT_FAIL;
+		}
+		spawn_ask_conn(st.ask, st.ctl_fd, r->cage_id);
+	}
 	if (r->timeout > 0)
 		now_plus(&st.deadline, r->timeout);
 	loop(&st);
 	close(st.sigfd);
+	if (st.ask != NULL)
+		spawn_ask_end(st.ask);
 	denied_summary(&st);
 	if (r->events_fd != -1)
 		events_end(&st);
 	end_cage(&st);
 	if (r->learn != NULL)
-		write_learned(&st);
+		spawn_learn_write(r->learn, &st.learned, st.learn_more,
+		    r->cmd, r->ncmd);
 	spawn_strv_clear(&st.learned);
+	spawn_ask_free(st.ask);
 	rc = outcome(&st);
 	limits_summary(&st, rc);
 	return rc;

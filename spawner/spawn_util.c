@@ -1,7 +1,7 @@
 /*
  * Small helpers shared by the builders: a vector of owned strings, a
- * growable string, a printable copy of a string, and a message into the
- * caller's buffer.
+ * growable string, lines from a stream, a printable copy of a string, and
+ * a message into the caller's buffer.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -109,6 +109,43 @@ void
 spawn_buf_puts(struct spawn_buf *b, const char *s)
 {
 	spawn_buf_putn(b, s, strlen(s));
+}
+
+void
+spawn_lines_reset(struct spawn_lines *l)
+{
+	l->len = 0;
+	l->skip = false;
+}
+
+void
+spawn_lines_feed(struct spawn_lines *l, const char *p, size_t n,
+    spawn_line_cb cb, void *arg)
+{
+	const char *nl;
+	size_t take;
+	bool more;
+
+	while (n > 0) {
+		nl = memchr(p, '\n', n);
+		take = nl != NULL ? (size_t)(nl - p) : n;
+		if (!l->skip && l->len + take <= l->cap) {
+			memcpy(l->buf + l->len, p, take);
+			l->len += take;
+		} else
+			l->skip = true;
+		if (nl == NULL)
+			return;
+		if (l->skip)
+			l->len = 0;
+		l->buf[l->len] = '\0';
+		more = cb(arg, l->buf, l->len, l->skip);
+		spawn_lines_reset(l);
+		if (!more)
+			return;
+		p = nl + 1;
+		n -= take + 1;
+	}
 }
 
 const char *

@@ -77,7 +77,7 @@ test_request(void **state)
 	spawn_strv_push(&allow, "[2001:db8::/32]:443");
 	spawn_strv_push(&allow, "192.0.2.0/24");
 	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, true,
-	    false, &none, false, NULL, &allow, err, sizeof(err));
+	    false, 0, &none, false, NULL, &allow, err, sizeof(err));
 	assert_non_null(line);
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"transparent\":true,"
@@ -86,13 +86,20 @@ test_request(void **state)
 	free(line);
 	spawn_strv_clear(&allow);
 	/* an empty allowlist is an empty array */
-	line = spawn_cage_request("l", false, false, false, &none, false,
+	line = spawn_cage_request("l", false, false, false, 0, &none, false,
 	    NULL, &allow, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"allow\":[]}\n");
 	free(line);
+	/* --ask: events too (the questions come as events), the timeout */
+	line = spawn_cage_request("l", false, false, false, 45, &none, false,
+	    NULL, &allow, err, sizeof(err));
+	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"label\":\"l\",\"transparent\":false,\"events\":true,"
+	    "\"ask\":true,\"ask_timeout\":45,\"allow\":[]}\n");
+	free(line);
 	/* limits, as numbers gatekeeperd checks again */
-	line = spawn_cage_request("l", false, false, false, &lim, true,
+	line = spawn_cage_request("l", false, false, false, 0, &lim, true,
 	    NULL, &allow, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"limits\":{\"memory\":"
@@ -100,7 +107,7 @@ test_request(void **state)
 	    "\"allow\":[]}\n");
 	free(line);
 	/* the same sandbox again, after a restart */
-	line = spawn_cage_request("l", false, false, false, &none, false,
+	line = spawn_cage_request("l", false, false, false, 0, &none, false,
 	    "cage-ab-1-2-3", &allow, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"reattach\":"
@@ -109,8 +116,8 @@ test_request(void **state)
 	/* over gatekeeperd's line limit */
 	for (i = 0; i < 300; i++)
 		spawn_strv_pushf(&allow, "%0250zu.example", i);
-	assert_null(spawn_cage_request("l", true, true, true, &none, false,
-	    NULL, &allow, err, sizeof(err)));
+	assert_null(spawn_cage_request("l", true, true, true, 0, &none,
+	    false, NULL, &allow, err, sizeof(err)));
 	assert_non_null(strstr(err, "the allowlist is too long for one "
 	    "request"));
 	spawn_strv_clear(&allow);
@@ -237,6 +244,19 @@ test_reply(void **state)
 	    ",\"transparent\":true"), strlen(OKCAGE(MIN_FIELDS
 	    ",\"transparent\":true")), &c, err, sizeof(err)), 0);
 	assert_int_equal(c.transparent, 1);
+	assert_false(c.ask);
+	/* an asking cage: the echo of "ask" and its timeout */
+	assert_int_equal(spawn_cage_reply(OKCAGE(MIN_FIELDS
+	    ",\"ask\":true,\"ask_timeout\":90"), strlen(OKCAGE(MIN_FIELDS
+	    ",\"ask\":true,\"ask_timeout\":90")), &c, err, sizeof(err)), 0);
+	assert_true(c.ask);
+	assert_int_equal(c.ask_timeout, 90);
+	assert_int_equal(spawn_cage_reply(OKCAGE(MIN_FIELDS
+	    ",\"ask\":\"yes\",\"ask_timeout\":90"), strlen(OKCAGE(MIN_FIELDS
+	    ",\"ask\":\"yes\",\"ask_timeout\":90")), &c, err, sizeof(err)),
+	    0);
+	assert_false(c.ask);
+	assert_int_equal(c.ask_timeout, 0);
 	/* a NUL inside the line is not JSON text */
 	assert_int_equal(spawn_cage_reply("{\"ok\":true}\0x", 13, &c, err,
 	    sizeof(err)), -1);

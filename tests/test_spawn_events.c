@@ -1,12 +1,14 @@
 /*
  * Unit tests for gk-run's reading of gatekeeperd's deny events: the parse,
  * the line said to the user (with the --allow to add), the JSON for
- * --events-fd.
+ * --events-fd. --ask: questions and their ends, replies, a supervisor's
+ * decision lines, a person's answers, the prompt; lines from a stream.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +78,8 @@ test_not_events(void **state)
 		"",
 		"not json",
 		"[1,2]",
-		"{\"ok\":true,\"cage\":{\"id\":\"x\"}}",
+		"{\"ok\":1}",
+		"{\"event\":\"x\",\"ok\":true}",
 		"{\"event\":\"deny\"}",
 		"{\"event\":\"deny\",\"kind\":\"dns\",\"host\":\"a\","
 		    "\"reason\":\"r\"}",			/* no port */
@@ -144,6 +147,334 @@ test_printable_and_json(void **state)
 	free(json);
 }
 
+/* ---- --ask -------------------------------------------------------------- */
+
+#define ASK_LINE "{\"event\":\"ask\",\"cage\":\"k3j9x0qa\"," \
+	"\"time\":\"2026-11-25T10:00:00.123Z\",\"id\":\"17\"," \
+	"\"host\":\"example.org\",\"port\":443,\"kind\":\"http\"," \
+	"\"timeout\":60}"
+#define DONE_LINE "{\"event\":\"ask.done\",\"cage\":\"k3j9x0qa\"," \
+	"\"time\":\"T2\",\"id\":\"17\",\"host\":\"example.org\"," \
+	"\"port\":443,\"decision\":\"timeout\",\"by\":\"gatekeeperd\"}"
+
+static void
+test_ask_events(void **state)
+{
+	struct spawn_event ev;
+	char *json;
+
+	(void)state;
+	assert_int_equal(parse(ASK_LINE, &ev), SPAWN_EVENT_ASK);
+	assert_string_equal(ev.id, "17");
+	assert_string_equal(ev.host, "example.org");
+	assert_int_equal(ev.port, 443);
+	assert_string_equal(ev.kind, "http");
+	assert_int_equal(ev.timeout, 60);
+	assert_string_equal(ev.time, "2026-11-25T10:00:00.123Z");
+	assert_non_null(json = spawn_ask_json(SPAWN_EVENT_ASK, &ev));
+	assert_string_equal(json, "{\"event\":\"ask\",\"id\":\"17\","
+	    "\"host\":\"example.org\",\"port\":443,\"kind\":\"http\","
+	    "\"timeout\":60,\"time\":\"2026-11-25T10:00:00.123Z\"}\n");
+	free(json);
+	assert_null(spawn_ask_json(SPAWN_EVENT_DENY, &ev));
+
+	assert_int_equal(parse(DONE_LINE, &ev), SPAWN_EVENT_ASK_DONE);
+	assert_string_equal(ev.id, "17");
+	assert_string_equal(ev.decision, "timeout");
+	assert_string_equal(ev.by, "gatekeeperd");
+	assert_int_equal(ev.port, 443);
+	assert_non_null(json = spawn_ask_json(SPAWN_EVENT_ASK_DONE, &ev));
+	assert_string_equal(json, "{\"event\":\"ask.done\",\"id\":\"17\","
+	    "\"host\":\"example.org\",\"port\":443,\"decision\":"
+	    "\"timeout\",\"by\":\"gatekeeperd\",\"time\":\"T2\"}\n");
+	free(json);
+	/* the longest id, and one digit more */
+	assert_int_equal(parse("{\"event\":\"ask\",\"id\":"
+	    "\"12345678901234567890\",\"host\":\"a\",\"port\":1,"
+	    "\"kind\":\"socks5\",\"timeout\":3600}", &ev), SPAWN_EVENT_ASK);
+	assert_string_equal(ev.id, "12345678901234567890");
+	assert_int_equal(ev.timeout, 3600);
+}
+
+static void
+test_ask_not_events(void **state)
+{
+	static const char *bad[] = {
+		/* ask: the id, host, port, kind and timeout are needed */
+		"{\"event\":\"ask\",\"host\":\"a\",\"port\":1,"
+		    "\"kind\":\"http\",\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":17,\"host\":\"a\",\"port\":1,"
+		    "\"kind\":\"http\",\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"\",\"host\":\"a\","
+		    "\"port\":1,\"kind\":\"http\",\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"1a\",\"host\":\"a\","
+		    "\"port\":1,\"kind\":\"http\",\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"123456789012345678901\","
+		    "\"host\":\"a\",\"port\":1,\"kind\":\"http\","
+		    "\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"1\",\"host\":\"\","
+		    "\"port\":1,\"kind\":\"http\",\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":0,\"kind\":\"http\",\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":65536,\"kind\":\"http\",\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":1,\"timeout\":60}",
+		"{\"event\":\"ask\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":1,\"kind\":\"http\"}",
+		"{\"event\":\"ask\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":1,\"kind\":\"http\",\"timeout\":0}",
+		"{\"event\":\"ask\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":1,\"kind\":\"http\",\"timeout\":3601}",
+		/* ask.done: the decision too */
+		"{\"event\":\"ask.done\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":1,\"by\":\"tty\"}",
+		"{\"event\":\"ask.done\",\"id\":\"x\",\"host\":\"a\","
+		    "\"port\":1,\"decision\":\"run\"}",
+		"{\"event\":\"ask.more\",\"id\":\"1\",\"host\":\"a\","
+		    "\"port\":1,\"decision\":\"run\"}",
+	};
+	struct spawn_event ev;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse(bad[i], &ev) != SPAWN_EVENT_NONE)
+			fail_msg("case %zu: %s", i, bad[i]);
+}
+
+static void
+test_replies(void **state)
+{
+	struct spawn_event ev;
+
+	(void)state;
+	assert_int_equal(parse("{\"ok\":true}", &ev), SPAWN_EVENT_REPLY);
+	assert_true(ev.ok);
+	assert_string_equal(ev.why, "");
+	assert_int_equal(parse("{\"ok\":true,\"cage\":{\"id\":\"x\"}}",
+	    &ev), SPAWN_EVENT_REPLY);
+	assert_true(ev.ok);
+	assert_int_equal(parse("{\"ok\":false,\"error\":\"question 17 is "
+	    "not open\\u0007\"}", &ev), SPAWN_EVENT_REPLY);
+	assert_false(ev.ok);
+	assert_string_equal(ev.why, "question 17 is not open?");
+}
+
+struct dcase {
+	const char		*line;
+	enum spawn_dline_status	 st;
+	const char		*id;
+	enum spawn_decision	 d;
+};
+
+static const struct dcase dcases[] = {
+	{ "{\"id\":\"17\",\"decision\":\"once\"}", SPAWN_DLINE_OK, "17",
+	    SPAWN_DECISION_ONCE },
+	{ "{\"decision\":\"run\",\"id\":\"4\"}", SPAWN_DLINE_OK, "4",
+	    SPAWN_DECISION_RUN },
+	{ " {\"id\":\"4\",\"decision\":\"save\"} \r", SPAWN_DLINE_OK,
+	    "4", SPAWN_DECISION_SAVE },
+	{ "{\"id\":\"12345678901234567890\",\"decision\":\"deny\","
+	    "\"note\":1}", SPAWN_DLINE_OK, "12345678901234567890",
+	    SPAWN_DECISION_DENY },
+	{ "", SPAWN_DLINE_INVALID, "", SPAWN_DECISION_NONE },
+	{ "once", SPAWN_DLINE_INVALID, "", SPAWN_DECISION_NONE },
+	{ "[\"17\",\"once\"]", SPAWN_DLINE_INVALID, "", SPAWN_DECISION_NONE },
+	{ "{\"id\":\"17\",\"decision\":\"once\"", SPAWN_DLINE_INVALID, "",
+	    SPAWN_DECISION_NONE },
+	{ "{\"id\":\"17\",\"decision\":\"once\"}{}", SPAWN_DLINE_INVALID,
+	    "", SPAWN_DECISION_NONE },
+	{ "{\"id\":17,\"decision\":\"once\"}", SPAWN_DLINE_BAD_ID, "",
+	    SPAWN_DECISION_NONE },
+	{ "{\"decision\":\"once\"}", SPAWN_DLINE_BAD_ID, "",
+	    SPAWN_DECISION_NONE },
+	{ "{\"id\":\"-1\",\"decision\":\"once\"}", SPAWN_DLINE_BAD_ID, "",
+	    SPAWN_DECISION_NONE },
+	{ "{\"id\":\"123456789012345678901\",\"decision\":\"once\"}",
+	    SPAWN_DLINE_BAD_ID, "", SPAWN_DECISION_NONE },
+	{ "{\"id\":\"17\",\"decision\":\"timeout\"}",
+	    SPAWN_DLINE_BAD_DECISION, "", SPAWN_DECISION_NONE },
+	{ "{\"id\":\"17\",\"decision\":\"ONCE\"}",
+	    SPAWN_DLINE_BAD_DECISION, "", SPAWN_DECISION_NONE },
+	{ "{\"id\":\"17\",\"decision\":\"\"}", SPAWN_DLINE_BAD_DECISION,
+	    "", SPAWN_DECISION_NONE },
+	{ "{\"id\":\"17\"}", SPAWN_DLINE_BAD_DECISION, "",
+	    SPAWN_DECISION_NONE },
+};
+
+static void
+test_decision_lines(void **state)
+{
+	char id[SPAWN_ASK_ID_MAX + 1], *big;
+	enum spawn_decision d;
+	enum spawn_dline_status st;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(dcases) / sizeof(dcases[0]); i++) {
+		st = spawn_decision_parse(dcases[i].line,
+		    strlen(dcases[i].line), id, sizeof(id), &d);
+		if (st != dcases[i].st || d != dcases[i].d ||
+		    strcmp(id, dcases[i].id) != 0)
+			fail_msg("case %zu (%s): status %d, id '%s', decision "
+			    "%d", i, dcases[i].line, st, id, d);
+		assert_non_null(spawn_dline_strstatus(st));
+	}
+	/* an id that does not fit the caller's buffer */
+#define RUN_1234 "{\"id\":\"1234\",\"decision\":\"run\"}"
+	assert_int_equal(spawn_decision_parse(RUN_1234, strlen(RUN_1234), id,
+	    4, &d), SPAWN_DLINE_BAD_ID);
+	assert_int_equal(spawn_decision_parse(RUN_1234, strlen(RUN_1234), id,
+	    5, &d), SPAWN_DLINE_OK);
+	assert_string_equal(id, "1234");
+	/* a NUL in the line */
+	assert_int_equal(spawn_decision_parse(RUN_1234 "\0",
+	    strlen(RUN_1234) + 1, id, sizeof(id), &d), SPAWN_DLINE_INVALID);
+	/* at the limit, and one byte over */
+	assert_non_null(big = malloc(SPAWN_DECISION_LINE_MAX + 2));
+	memset(big, ' ', SPAWN_DECISION_LINE_MAX + 1);
+	memcpy(big, "{\"id\":\"9\",\"decision\":\"deny\"}",
+	    strlen("{\"id\":\"9\",\"decision\":\"deny\"}"));
+	assert_int_equal(spawn_decision_parse(big, SPAWN_DECISION_LINE_MAX,
+	    id, sizeof(id), &d), SPAWN_DLINE_OK);
+	assert_string_equal(id, "9");
+	assert_int_equal(d, SPAWN_DECISION_DENY);
+	assert_int_equal(spawn_decision_parse(big, SPAWN_DECISION_LINE_MAX + 1,
+	    id, sizeof(id), &d), SPAWN_DLINE_TOO_LONG);
+	free(big);
+	assert_string_equal(spawn_decision_name(SPAWN_DECISION_ONCE), "once");
+	assert_string_equal(spawn_decision_name(SPAWN_DECISION_RUN), "run");
+	assert_string_equal(spawn_decision_name(SPAWN_DECISION_SAVE), "save");
+	assert_string_equal(spawn_decision_name(SPAWN_DECISION_DENY), "deny");
+	assert_string_equal(spawn_decision_name(SPAWN_DECISION_NONE), "");
+}
+
+static void
+test_answers(void **state)
+{
+	static const struct {
+		const char		*typed;
+		bool			 save_ok;
+		enum spawn_decision	 d;
+	} cases[] = {
+		{ "y", false, SPAWN_DECISION_ONCE },
+		{ "Y", false, SPAWN_DECISION_ONCE },
+		{ "yes", false, SPAWN_DECISION_ONCE },
+		{ " YES \r", false, SPAWN_DECISION_ONCE },
+		{ "a", false, SPAWN_DECISION_RUN },
+		{ "A", true, SPAWN_DECISION_RUN },
+		{ "s", true, SPAWN_DECISION_SAVE },
+		{ "S", true, SPAWN_DECISION_SAVE },
+		{ "s", false, SPAWN_DECISION_NONE },	/* not offered */
+		{ "n", false, SPAWN_DECISION_DENY },
+		{ "No", true, SPAWN_DECISION_DENY },
+		{ "", false, SPAWN_DECISION_DENY },
+		{ "  \t", false, SPAWN_DECISION_DENY },
+		{ "ye", false, SPAWN_DECISION_NONE },
+		{ "yess", false, SPAWN_DECISION_NONE },
+		{ "y y", false, SPAWN_DECISION_NONE },
+		{ "always", true, SPAWN_DECISION_NONE },
+		{ "once", false, SPAWN_DECISION_NONE },
+		{ "\033[A", false, SPAWN_DECISION_NONE },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (spawn_answer_parse(cases[i].typed, strlen(cases[i].typed),
+		    cases[i].save_ok) != cases[i].d)
+			fail_msg("case %zu ('%s')", i, cases[i].typed);
+	/* only len bytes count */
+	assert_int_equal(spawn_answer_parse("yes", 1, false),
+	    SPAWN_DECISION_ONCE);
+	assert_int_equal(spawn_answer_parse("no", 0, false),
+	    SPAWN_DECISION_DENY);
+}
+
+static void
+test_prompt(void **state)
+{
+	char buf[256];
+
+	(void)state;
+	spawn_ask_prompt("curl", "example.org:443", false, 60, buf,
+	    sizeof(buf));
+	assert_string_equal(buf, "gk-run: curl wants example.org:443 - [y] "
+	    "once, [a] this run, [N] deny (60 s) ");
+	spawn_ask_prompt("npm", "[2001:db8::7]:22", true, 5, buf, sizeof(buf));
+	assert_string_equal(buf, "gk-run: npm wants [2001:db8::7]:22 - [y] "
+	    "once, [a] this run, [s] save, [N] deny (5 s) ");
+	spawn_ask_prompt("npm", "a:1", true, 5, buf, 10);
+	assert_string_equal(buf, "gk-run: n");
+}
+
+/* ---- lines from a stream ------------------------------------------------ */
+
+struct got {
+	char	 lines[8][16];
+	bool	 toolong[8];
+	size_t	 n;
+	size_t	 stop_after;	/* 0: never stop */
+};
+
+static bool
+got_line(void *arg, const char *line, size_t len, bool toolong)
+{
+	struct got *g = arg;
+
+	assert_int_equal(strlen(line), len);
+	assert_true(g->n < 8);
+	snprintf(g->lines[g->n], sizeof(g->lines[0]), "%s", line);
+	g->toolong[g->n++] = toolong;
+	return g->stop_after == 0 || g->n < g->stop_after;
+}
+
+static void
+test_lines_feed(void **state)
+{
+	char buf[5 + 1];
+	struct spawn_lines l = { .buf = buf, .cap = 5 };
+	struct got g = { .n = 0 };
+
+	(void)state;
+	/* split anywhere; exactly cap bytes fit */
+	spawn_lines_feed(&l, "ab", 2, got_line, &g);
+	assert_int_equal(g.n, 0);
+	spawn_lines_feed(&l, "cde\n\nxy", 8, got_line, &g);
+	assert_int_equal(g.n, 2);
+	assert_string_equal(g.lines[0], "abcde");
+	assert_false(g.toolong[0]);
+	assert_string_equal(g.lines[1], "");
+	/* longer: told once its newline came, then the next line */
+	spawn_lines_feed(&l, "zabcd", 5, got_line, &g);
+	assert_int_equal(g.n, 2);
+	spawn_lines_feed(&l, "ef\nok\n", 6, got_line, &g);
+	assert_int_equal(g.n, 4);
+	assert_true(g.toolong[2]);
+	assert_string_equal(g.lines[2], "");
+	assert_string_equal(g.lines[3], "ok");
+	assert_false(g.toolong[3]);
+	/* cap + 1 bytes */
+	spawn_lines_feed(&l, "123456\n", 7, got_line, &g);
+	assert_int_equal(g.n, 5);
+	assert_true(g.toolong[4]);
+	/* the callback stops: the rest is dropped, the buffer too */
+	g = (struct got){ .stop_after = 1 };
+	spawn_lines_feed(&l, "1\n2\n3", 5, got_line, &g);
+	assert_int_equal(g.n, 1);
+	spawn_lines_feed(&l, "4\n", 2, got_line, &g);
+	assert_int_equal(g.n, 2);
+	assert_string_equal(g.lines[1], "4");
+	/* reset forgets a partial line */
+	g = (struct got){ .n = 0 };
+	spawn_lines_feed(&l, "part", 4, got_line, &g);
+	spawn_lines_reset(&l);
+	spawn_lines_feed(&l, "new\n", 4, got_line, &g);
+	assert_int_equal(g.n, 1);
+	assert_string_equal(g.lines[0], "new");
+}
+
 int
 main(void)
 {
@@ -151,6 +482,13 @@ main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_not_events),
 		cmocka_unit_test(test_printable_and_json),
+		cmocka_unit_test(test_ask_events),
+		cmocka_unit_test(test_ask_not_events),
+		cmocka_unit_test(test_replies),
+		cmocka_unit_test(test_decision_lines),
+		cmocka_unit_test(test_answers),
+		cmocka_unit_test(test_prompt),
+		cmocka_unit_test(test_lines_feed),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -63,7 +63,23 @@ static const struct ecase errors[] = {
 	{ { "--preset", "", "--", "true", NULL }, "is not a preset name" },
 	{ { "--preset", "Npm", "--", "true", NULL }, "is not a preset name" },
 	{ { "--events-fd", "3x", "--", "true", NULL },
-	    "is not a descriptor number" },
+	    "is not a descriptor number (such as 3, open for writing)" },
+	{ { "--decisions-fd", "", "--", "true", NULL },
+	    "--decisions-fd: '' is not a descriptor number (such as 3, open "
+	    "for reading)" },
+	{ { "--ask-timeout", "0", "true", NULL },
+	    "--ask-timeout: '0' is not a whole number of seconds from 1 to "
+	    "3600" },
+	{ { "--ask-timeout", "3601", "true", NULL },
+	    "--ask-timeout: '3601' is not" },
+	{ { "--ask-timeout", "1m", "true", NULL },
+	    "--ask-timeout: '1m' is not" },
+	{ { "--ask-timeout", "-5", "true", NULL }, "--ask-timeout: '-5' is" },
+	{ { "--ask-save", "", "true", NULL }, "--ask-save: the file is empty" },
+	{ { "--ask=yes", "true", NULL }, "--ask does not take a value" },
+	{ { "--ask", "--ask", "true", NULL }, "--ask given twice" },
+	{ { "--ask-save", "a", "--ask-save", "b", "true", NULL },
+	    "--ask-save given twice" },
 	{ { "--memory", "lots", "--", "true", NULL }, "--memory: bad size "
 	    "\"lots\"" },
 	{ { "--memory", "1M", "--", "true", NULL }, "out of range" },
@@ -377,6 +393,91 @@ test_finish_conflicts(void **state)
 	spawn_opts_clear(&o);
 }
 
+/* --ask and what goes with it; each alone is an error, and so is --ask
+ * where no gatekeeperd holds the connection. */
+static void
+test_ask(void **state)
+{
+	static const struct ecase finish_errors[] = {
+		{ { "--ask-timeout", "30", "-a", "x.example", "true", NULL },
+		    "--ask-timeout goes with --ask (ask before denying); add "
+		    "--ask" },
+		{ { "--ask-save", "f", "-a", "x.example", "true", NULL },
+		    "--ask-save goes with --ask" },
+		{ { "--decisions-fd", "4", "--events-fd", "3", "-a",
+		    "x.example", "true", NULL }, "--decisions-fd goes with "
+		    "--ask" },
+		{ { "--ask", "--decisions-fd", "4", "-a", "x.example", "true",
+		    NULL }, "--decisions-fd needs --events-fd: the supervisor "
+		    "reads the questions there" },
+		{ { "--ask", "true", NULL }, "--ask applies to gated runs "
+		    "(with --allow or --net gated): gatekeeperd holds the "
+		    "connection while gk-run asks; --net none has no "
+		    "gatekeeperd" },
+		{ { "--ask", "--net", "host", "true", NULL },
+		    "--net host has no gatekeeperd" },
+		{ { "--ask", "--learn", "f", "true", NULL },
+		    "--ask and --learn exclude each other" },
+	};
+	char err[SPAWN_ERRLEN];
+	struct spawn_opts o;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(finish_errors) / sizeof(finish_errors[0]);
+	    i++) {
+		const char *const *a = finish_errors[i].args;
+
+		assert_int_equal(parse(&o, NULL, err, sizeof(err), a[0], a[1],
+		    a[2], a[3], a[4], a[5], a[6], a[7], NULL), SPAWN_OPT_RUN);
+		if (spawn_opts_finish(&o, err, sizeof(err)) != -1 ||
+		    strstr(err, finish_errors[i].want) == NULL)
+			fail_msg("case %zu: message '%s', expected '%s'", i,
+			    err, finish_errors[i].want);
+		spawn_opts_clear(&o);
+	}
+	/* the defaults: no asking; with --ask, 60 s */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-a", "x.example",
+	    "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_false(o.ask);
+	assert_int_equal(o.ask_timeout, 0);
+	assert_null(o.ask_save);
+	assert_int_equal(o.decisions_fd, -1);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--ask", "-a",
+	    "x.example", "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_true(o.ask);
+	assert_int_equal(o.ask_timeout, SPAWN_ASK_TIMEOUT_DEFAULT);
+	assert_int_equal(o.ask_timeout, 60);
+	spawn_opts_clear(&o);
+	/* everything, gated with an empty allowlist: ask about all */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--ask",
+	    "--ask-timeout", "3600", "--ask-save", "saved.allow",
+	    "--events-fd", "3", "--decisions-fd=4", "--net", "gated", "--",
+	    "npm", "ci", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_true(o.ask);
+	assert_int_equal(o.ask_timeout, 3600);
+	assert_string_equal(o.ask_save, "saved.allow");
+	assert_int_equal(o.events_fd, 3);
+	assert_int_equal(o.decisions_fd, 4);
+	assert_int_equal(o.ncmd, 2);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--ask",
+	    "--ask-timeout", "1", "-a", "x.example", "true", NULL),
+	    SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.ask_timeout, 1);
+	spawn_opts_clear(&o);
+	/* --help teaches them */
+	assert_non_null(strstr(spawn_usage(), "--ask "));
+	assert_non_null(strstr(spawn_usage(), "--ask-timeout SECONDS"));
+	assert_non_null(strstr(spawn_usage(), "--ask-save FILE"));
+	assert_non_null(strstr(spawn_usage(), "--decisions-fd N"));
+}
+
 /* ---- allow-files -------------------------------------------------------- */
 
 struct afcase {
@@ -616,6 +717,7 @@ main(void)
 		cmocka_unit_test(test_every_option),
 		cmocka_unit_test(test_command_and_control),
 		cmocka_unit_test(test_finish_conflicts),
+		cmocka_unit_test(test_ask),
 		cmocka_unit_test(test_presets),
 		cmocka_unit_test(test_allowfile),
 		cmocka_unit_test(test_allowfile_limits),
