@@ -23,6 +23,7 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/gk_plumb.h"
 #include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_conf.h"
 #include "gatekeeper/state/gk_control.h"
@@ -148,7 +149,8 @@ plumb_open(void *arg, const struct gk_addr *addr)
  * The cage table's sync hook: the kernel lets the cage's TCP to `a`
  * through to the transparent listener until `until`. Special addresses
  * are never added: the listener would refuse them anyway, so they are
- * refused (and reported) at the SYN.
+ * refused (and reported) at the SYN. An asking cage's placeholders are
+ * the exception: the listener holds such a connection on its name.
  */
 static int
 plumb_pin_sync(void *arg, const struct gk_cage *c, const struct gk_addr *a,
@@ -161,7 +163,8 @@ plumb_pin_sync(void *arg, const struct gk_cage *c, const struct gk_addr *a,
 	uint64_t ms;
 
 	if (a->family != AF_INET || until <= now ||
-	    gk_special_classify(a, p->proxy->host) != GK_SPECIAL_NONE)
+	    (gk_special_classify(a, p->proxy->host) != GK_SPECIAL_NONE &&
+	    gk_ask_placeholder_name(c, a) == NULL))
 		return 0;
 	memcpy(&dst.s_addr, a->bytes, 4);
 	if (nft_cage_pin(p->np, c->link, dst, (uint32_t)(until - now), err,
