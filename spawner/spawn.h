@@ -188,8 +188,8 @@ char		*spawn_ask_json(enum spawn_event_type t,
  * is {"id":"17","decision":"once|run|save|deny"}; a person answers the
  * terminal's prompt with y (once), a (this run), s (save) or n (deny).
  */
-#define SPAWN_ASK_TIMEOUT_DEFAULT 60	/* seconds */
-#define SPAWN_ASK_TIMEOUT_MAX	3600
+#define SPAWN_ASK_TIMEOUT_DEFAULT GK_ASK_TIMEOUT_DEFAULT	/* seconds */
+#define SPAWN_ASK_TIMEOUT_MAX	GK_ASK_TIMEOUT_MAX
 #define SPAWN_DECISION_LINE_MAX	4096	/* bytes in a --decisions-fd line */
 
 enum spawn_decision {
