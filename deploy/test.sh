@@ -9,7 +9,7 @@
 # The closing line gives the counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-FUZZ_SECONDS=${FUZZ_SECONDS:-15}
+FUZZ_SECONDS=${FUZZ_SECONDS:-10}
 
 bash deploy/install-deps.sh
 

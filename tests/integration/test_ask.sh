@@ -14,7 +14,8 @@
 #     cleanly within the timeout + 1 s; a denied host:port is refused at
 #     once the next time, without a question;
 #   - ten parallel connections to one unlisted host: one question, ten
-#     downloads;
+#     downloads; a client that gives up while held leaves the question
+#     to its answer;
 #   - save appends host:port to --ask-save FILE, and the next run with
 #     --allow-file FILE needs no question;
 #   - special names and addresses are refused without a question, and
@@ -241,6 +242,16 @@ gk_check "ten parallel connections to files.pythonhosted.org: one question" \
 gk_check "... and all ten downloads byte-exact after 'once'" \
 	all_ten
 
+# ---- a client that gives up while held ---------------------------------------------------
+ask_run once 2 --allow github.com -- sh -c "
+	${CURL[*]} --max-time 1 -o /dev/null https://api.github.com/blob.bin; echo gave-up \$?
+	sleep 2"
+detail
+gk_check "a client that gives up while held (curl --max-time 1): its own timeout (28)" \
+	grep -qx "gave-up 28" "$T/run.out"
+gk_check "... the answer after it left ends the question; gatekeeperd runs on" \
+	eval '[ "$(done_with)" = "api.github.com:443=once/supervisor" ] && kill -0 "$GKD_PID"'
+
 # ---- save, then no question -------------------------------------------------------------
 rm -f "$T/work-root/saved.allow"
 ask_run save 0.3 --allow github.com --ask-save "$T/work-root/saved.allow" -- \
@@ -315,8 +326,8 @@ n=$(leaked)
 GK_DETAIL="packets: ${n:-?}"
 gk_check "no packet to a placeholder address reached the internet" test "${n:-1}" = 0
 GK_DETAIL="$(grep asks_total "$T/m1.txt" | oneline "$(cat)")"
-gk_check "gatekeeper_asks_total: once 4, run 1, save 1, deny 3, timeout 3" \
-	eval '[ "$(dm gatekeeper_asks_total decision=once)" = 4 ] &&
+gk_check "gatekeeper_asks_total: once 5, run 1, save 1, deny 3, timeout 3" \
+	eval '[ "$(dm gatekeeper_asks_total decision=once)" = 5 ] &&
 	    [ "$(dm gatekeeper_asks_total decision=run)" = 1 ] &&
 	    [ "$(dm gatekeeper_asks_total decision=save)" = 1 ] &&
 	    [ "$(dm gatekeeper_asks_total decision=deny)" = 3 ] &&
@@ -325,8 +336,8 @@ GK_DETAIL=$(promtool check metrics <"$T/m1.txt" 2>&1 | head -3)
 gk_check "promtool check metrics accepts the output" \
 	eval 'promtool check metrics <"$T/m1.txt" >/dev/null 2>&1'
 GK_DETAIL=$(grep -c '"event":"proxy.ask"' "$AUDIT")
-gk_check "the audit log: one proxy.ask line per question (12), with decision and who" \
-	eval '[ "$(grep -c "\"event\":\"proxy.ask\"" "$AUDIT")" = 12 ] &&
+gk_check "the audit log: one proxy.ask line per question (13), with decision and who" \
+	eval '[ "$(grep -c "\"event\":\"proxy.ask\"" "$AUDIT")" = 13 ] &&
 	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"once\",\"by\":\"tty\"" &&
 	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"timeout\",\"by\":\"gatekeeperd\""'
 
