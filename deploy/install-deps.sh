@@ -15,9 +15,11 @@ PKGS=(
 	# libraries (the whole design, not only today's modules)
 	libevent-dev libc-ares-dev libpsl-dev publicsuffix libjson-c-dev
 	libnftnl-dev libmnl-dev libnl-3-dev libnl-route-3-dev libssl-dev
-	libseccomp-dev libcmocka-dev
+	libseccomp-dev libcmocka-dev libsystemd-dev
 	# runtime pieces of the sandbox
 	bubblewrap nftables iproute2
+	# the unit's checks (systemd-analyze; test_service.sh)
+	systemd
 	# real peers for tests and benchmarks
 	bind9-dnsutils dnsmasq-base dnsperf prometheus curl git openssl
 	nginx-light openssh-client openssh-server python3 procps

@@ -3,7 +3,10 @@
  * socket, the allowlisting DNS resolver, metrics and the audit log on one
  * libevent loop.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,10 +14,12 @@
 #include <unistd.h>
 
 #include <event2/event.h>
+#include <systemd/sd-daemon.h>
 
 #include "config.h"
 #include "dns/dns.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/gk_contain.h"
 #include "gatekeeper/gk_plumb.h"
 #include "gatekeeper/policy/gk_policy.h"
@@ -67,6 +72,7 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)what;
 	log_info("%s: stopping", strsignal((int)sig));
+	(void)sd_notify(0, "STOPPING=1");
 	event_base_loopbreak(d->base);
 }
 
@@ -95,11 +101,15 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 
 	(void)sig;
 	(void)what;
+	(void)sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
+	    (unsigned long long)gk_clock_ms() * 1000);
 	if (gk_conf_load(&nc, d->argc, d->argv, errs, sizeof(errs)) !=
 	    GK_CONF_RUN) {
 		one_line(errs);
 		log_warnx("reload failed, keeping the running configuration: "
 		    "%s", errs);
+		(void)sd_notify(0, "READY=1\nSTATUS=reload failed; the running "
+		    "configuration is kept (see the log)");
 		return;
 	}
 	/* restart-only keys keep their running values: d->conf is what runs */
@@ -108,6 +118,8 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	if (dns_server_reload(d->dns, &sc, errs, sizeof(errs)) == -1) {
 		log_warnx("reload failed, keeping the running configuration: "
 		    "%s", errs);
+		(void)sd_notify(0, "READY=1\nSTATUS=reload failed; the running "
+		    "configuration is kept (see the log)");
 		return;
 	}
 	d->conf = nc;
@@ -116,6 +128,8 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	gk_audit_reopen(d->audit);
 	log_info("reloaded: upstreams %s, ttl-cap %us, %zu cages kept",
 	    dns_server_upstreams(d->dns), nc.ttl_cap, gk_cage_count(d->cages));
+	(void)sd_notifyf(0, "READY=1\nSTATUS=reloaded; %zu cages",
+	    gk_cage_count(d->cages));
 }
 
 static void
@@ -307,6 +321,42 @@ log_ready(const struct gk_daemon *d)
 	    metrics);
 }
 
+/*
+ * -n: what the configuration names must exist as well (the audit log's
+ * directory: gatekeeperd would fail to start without it). 0, or -1 with
+ * one line on stderr.
+ */
+static int
+check_paths(const struct gk_conf *c)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+	char *slash;
+
+	if (c->audit_log[0] == '\0' || strcmp(c->audit_log, "-") == 0)
+		return 0;
+	snprintf(dir, sizeof(dir), "%s", c->audit_log);
+	if ((slash = strrchr(dir, '/')) == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = '\0';
+	else
+		*slash = '\0';
+	if (stat(dir, &st) == -1) {
+		fprintf(stderr, "gatekeeperd: audit-log %s: its directory %s: "
+		    "%s; create it (the unit's LogsDirectory= makes "
+		    "/var/log/gatekeeper)\n", c->audit_log, dir,
+		    strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "gatekeeperd: audit-log %s: %s is not a "
+		    "directory\n", c->audit_log, dir);
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -330,6 +380,8 @@ main(int argc, char **argv)
 		break;
 	}
 	if (d.conf.check_only) {
+		if (check_paths(&d.conf) == -1)
+			return 2;
 		printf("configuration OK\n");
 		return 0;
 	}
@@ -347,6 +399,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	log_ready(&d);
+	/* Type=notify: the control socket and every listener are up */
+	(void)sd_notify(0, "READY=1\nSTATUS=ready");
 	rc = event_base_dispatch(d.base) == -1 ? 1 : 0;
 	stop(&d);
 	log_info("stopped");

@@ -16,7 +16,7 @@
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/state/gk_limit.h"
 
-#define GK_CONF_DEFAULT_PATH	"/etc/gatekeeper/gatekeeperd.conf"
+/* GK_CONF_DEFAULT_PATH (config.h): $sysconfdir/gatekeeper/gatekeeperd.conf */
 #define GK_CONF_MAX_UPSTREAMS	8
 #define GK_CONF_ERRLEN		4096
 

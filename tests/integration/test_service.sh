@@ -1,0 +1,156 @@
+#!/usr/bin/env bash
+#
+# test_service.sh: gatekeeperd as an operator installs and runs it.
+#
+#   - `meson install` into a DESTDIR puts the example config beside the
+#     file gatekeeperd reads by default (its --help names it), the unit,
+#     the sysusers entry, both binaries and the presets; the example
+#     passes `gatekeeperd -n`;
+#   - `gatekeeperd -n` fails (exit 2, naming it) on an audit log whose
+#     directory does not exist, and passes once it does;
+#   - the installed unit: `systemd-analyze verify` has nothing to say,
+#     `systemd-analyze security --offline` rates it 4.0 or lower, and it
+#     is Type=notify;
+#   - the notify protocol, read from a real NOTIFY_SOCKET: READY=1 once
+#     the control socket answers, RELOADING=1 (with MONOTONIC_USEC) and
+#     READY=1 around SIGHUP, STOPPING=1 at SIGTERM.
+#
+#   bash tests/integration/test_service.sh build/gatekeeperd
+#   meson test -C build service_integration      (suite "integration")
+#
+# Runs as root in a network namespace it creates itself (lib.sh), with
+# gatekeeperd on loopback ports only. Prints "ok ..." / "FAIL ..." per
+# check and a summary; exits 1 if any check failed or anything needed is
+# missing (never a silent skip).
+
+# Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
+# shellcheck disable=SC2016
+GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$GK_SELF")/lib.sh"
+
+gk_daemon_arg test_service.sh "$@"
+gk_need test_service.sh meson systemd-analyze unshare ip "$PYTHON"
+gk_enter_netns 77 "$GK_SELF" "$GKD"
+gk_setup
+
+T=$GK_TMP
+if [ -z "$T" ] || [ ! -d "$T" ]; then
+	gk_abort "the temp directory exists (lib.sh: GK_TMP)"
+fi
+BUILD=$(dirname "$GKD")
+echo "# gatekeeperd: $GKD"
+echo "# build: $BUILD; temp $T"
+
+# ---- meson install ----------------------------------------------------------------
+DEST=$T/dest
+out=$(DESTDIR=$DEST meson install -C "$BUILD" --no-rebuild --quiet 2>&1)
+rc=$?
+GK_DETAIL="rc=$rc $(printf '%s' "$out" | tail -3 | tr '\n' ' ')"
+gk_check "meson install into a DESTDIR succeeds" test "$rc" = 0
+CONFPATH=$("$GKD" --help 2>&1 | grep -oE '[^ ]*gatekeeperd\.conf\b' | head -1)
+UNIT=$(find "$DEST" -name gatekeeperd.service | head -1)
+IGKD=$(find "$DEST" -name gatekeeperd -type f -perm -u+x | head -1)
+GK_DETAIL="default config: ${CONFPATH:-?}; installed: $(cd "$DEST" && find . -type f | tr '\n' ' ')"
+gk_check "the example config is installed beside the file gatekeeperd reads ($CONFPATH)" \
+	eval '[ -n "$CONFPATH" ] && [ -f "$DEST$(dirname "$CONFPATH")/gatekeeperd.conf.example" ]'
+gk_check "... and the unit, the sysusers entry, gatekeeperd, gk-run and the presets" \
+	eval '[ -f "$UNIT" ] && [ -n "$IGKD" ] && [ -n "$(find "$DEST" -path "*sysusers.d/gatekeeper.conf")" ] &&
+	    [ -n "$(find "$DEST" -name gk-run -type f)" ] && [ -n "$(find "$DEST" -name npm.allow)" ]'
+out=$("$IGKD" -n -c "$DEST$(dirname "$CONFPATH")/gatekeeperd.conf.example" 2>&1)
+rc=$?
+GK_DETAIL="rc=$rc $out"
+gk_check "the installed example passes gatekeeperd -n" \
+	eval '[ "$rc" = 0 ] && [ "$out" = "configuration OK" ]'
+
+# ---- -n and the audit log's directory --------------------------------------------------
+printf 'audit-log = %s\n' "$T/logs/audit.log" >"$T/audit.conf"
+out=$("$GKD" -n -c "$T/audit.conf" 2>&1)
+rc=$?
+GK_DETAIL="rc=$rc $out"
+gk_check "gatekeeperd -n: an audit-log whose directory does not exist: exit 2, naming it" \
+	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -qF "its directory $T/logs"'
+mkdir "$T/logs"
+out=$("$GKD" -n -c "$T/audit.conf" 2>&1)
+rc=$?
+GK_DETAIL="rc=$rc $out"
+gk_check "... and once it exists: configuration OK" \
+	eval '[ "$rc" = 0 ] && [ "$out" = "configuration OK" ]'
+
+# ---- the unit --------------------------------------------------------------------------
+# verify wants ExecStart's binary where the unit says: the installed one.
+ABS=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$UNIT")
+sed "s|^ExecStart=$ABS|ExecStart=$IGKD|" "$UNIT" >"$T/gatekeeperd.service"
+# (what it says of the machine's own units is not the test's business)
+out=$(systemd-analyze verify "$T/gatekeeperd.service" 2>&1)
+rc=$?
+out=$(printf '%s\n' "$out" | grep gatekeeperd)
+GK_DETAIL="rc=$rc $(printf '%s' "$out" | head -3 | tr '\n' ' ')"
+gk_check "systemd-analyze verify: nothing to say about the installed unit" \
+	eval '[ "$rc" = 0 ] && [ -z "$out" ]'
+score=$(systemd-analyze security --offline=true "$T/gatekeeperd.service" 2>&1 |
+	sed -n 's/.*Overall exposure level for gatekeeperd.service: \([0-9.]*\).*/\1/p')
+GK_DETAIL="exposure ${score:-?}"
+gk_check "systemd-analyze security --offline: exposure ${score:-?}, 4.0 or lower" \
+	eval '[ -n "$score" ] && awk -v s="$score" "BEGIN { exit !(s <= 4.0) }"'
+gk_check "... Type=notify, with the logs and configuration directories" \
+	eval 'grep -qx "Type=notify" "$UNIT" && grep -qx "LogsDirectory=gatekeeper" "$UNIT" &&
+	    grep -qx "ConfigurationDirectory=gatekeeper" "$UNIT"'
+
+# ---- the notify protocol ------------------------------------------------------------------
+ip link set lo up
+NS=$T/notify.sock
+"$PYTHON" - "$NS" "$T/notify.log" <<'EOF' &
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(0.5)
+end = time.monotonic() + 60
+with open(sys.argv[2], "a") as out:
+    while time.monotonic() < end:
+        try:
+            msg = s.recv(4096).decode()
+        except socket.timeout:
+            continue
+        out.write(msg.replace("\n", " ") + "\n")
+        out.flush()
+        if "STOPPING=1" in msg:
+            break
+EOF
+LISTENER=$!
+gk_track_pid "$LISTENER"
+for ((i = 0; i < 50; i++)); do [ -S "$NS" ] && break; sleep 0.1; done
+: >"$T/notify.log"
+: >"$T/gk.conf"
+NOTIFY_SOCKET=$NS gk_start_daemon GKD_PID "$GKD" -f -c "$T/gk.conf" \
+	--control "$T/control.sock" --listen 127.0.0.1 --dns-port 5353 \
+	--socks-port 11080 --http-port 13128 --transparent-port off \
+	--metrics off --plumbing off --cgroup off
+waitfor() {	# waitfor PATTERN: a notify line matching it, within 5 s
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -q "$1" "$T/notify.log" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+waitfor 'READY=1'
+GK_DETAIL="notify: $(tr '\n' '|' <"$T/notify.log")"
+gk_check "READY=1 on NOTIFY_SOCKET, with the control socket there by then" \
+	eval 'grep -q "READY=1" "$T/notify.log" && [ -S "$T/control.sock" ]'
+: >"$T/notify.log"
+kill -HUP "$GKD_PID"
+waitfor 'READY=1'
+GK_DETAIL="notify: $(tr '\n' '|' <"$T/notify.log")"
+gk_check "SIGHUP: RELOADING=1 with MONOTONIC_USEC, then READY=1" \
+	eval 'head -1 "$T/notify.log" | grep -q "RELOADING=1 MONOTONIC_USEC=[0-9]" &&
+	    sed -n 2p "$T/notify.log" | grep -q "READY=1"'
+: >"$T/notify.log"
+gk_stop_daemon "$GKD_PID" TERM
+waitfor 'STOPPING=1'
+GK_DETAIL="rc=$GK_RC notify: $(tr '\n' '|' <"$T/notify.log")"
+gk_check "SIGTERM: STOPPING=1, and exit 0" \
+	eval 'grep -q "STOPPING=1" "$T/notify.log" && [ "$GK_RC" = 0 ]'
+
+# shellcheck disable=SC2119  # no note for the summary
+gk_finish
