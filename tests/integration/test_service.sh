@@ -13,7 +13,9 @@
 #     is Type=notify;
 #   - the notify protocol, read from a real NOTIFY_SOCKET: READY=1 once
 #     the control socket answers, RELOADING=1 (with MONOTONIC_USEC) and
-#     READY=1 around SIGHUP, STOPPING=1 at SIGTERM.
+#     READY=1 around SIGHUP, STOPPING=1 at SIGTERM; gatekeeperd running
+#     under the unit's SystemCallFilter= (syscall_jail, a seccomp filter
+#     of exactly the calls systemd's group holds).
 #
 #   bash tests/integration/test_service.sh build/gatekeeperd
 #   meson test -C build service_integration      (suite "integration")
@@ -97,7 +99,25 @@ gk_check "... Type=notify, with the logs and configuration directories" \
 	eval 'grep -qx "Type=notify" "$UNIT" && grep -qx "LogsDirectory=gatekeeper" "$UNIT" &&
 	    grep -qx "ConfigurationDirectory=gatekeeper" "$UNIT"'
 
-# ---- the notify protocol ------------------------------------------------------------------
+# ---- the notify protocol, under the unit's system call filter -----------------------------
+# gatekeeperd runs through syscall_jail with exactly the calls the unit's
+# SystemCallFilter=@system-service allows (groups expanded as systemd
+# has them): a call it needs outside them fails here as it would there.
+expand() {	# expand @GROUP: its system calls, nested groups expanded
+	systemd-analyze syscall-filter "$1" | awk '/^    /{ print $1 }' |
+	while read -r n; do
+		case $n in
+		@*) expand "$n" ;;
+		*) echo "$n" ;;
+		esac
+	done
+}
+GROUP=$(sed -n 's/^SystemCallFilter=//p' "$UNIT")
+expand "$GROUP" | sort -u >"$T/syscalls.list"
+JAIL=$BUILD/tests/syscall_jail
+GK_DETAIL="SystemCallFilter=$GROUP: $(grep -c . "$T/syscalls.list") calls"
+gk_check "the unit's SystemCallFilter= ($GROUP) expands to a list of calls" \
+	eval '[ -x "$JAIL" ] && [ "$(grep -c . "$T/syscalls.list")" -gt 100 ]'
 ip link set lo up
 NS=$T/notify.sock
 "$PYTHON" - "$NS" "$T/notify.log" <<'EOF' &
@@ -122,7 +142,8 @@ gk_track_pid "$LISTENER"
 for ((i = 0; i < 50; i++)); do [ -S "$NS" ] && break; sleep 0.1; done
 : >"$T/notify.log"
 : >"$T/gk.conf"
-NOTIFY_SOCKET=$NS gk_start_daemon GKD_PID "$GKD" -f -c "$T/gk.conf" \
+NOTIFY_SOCKET=$NS gk_start_daemon GKD_PID "$JAIL" "$T/syscalls.list" -- \
+	"$GKD" -f -c "$T/gk.conf" \
 	--control "$T/control.sock" --listen 127.0.0.1 --dns-port 5353 \
 	--socks-port 11080 --http-port 13128 --transparent-port off \
 	--metrics off --plumbing off --cgroup off
@@ -138,6 +159,12 @@ waitfor 'READY=1'
 GK_DETAIL="notify: $(tr '\n' '|' <"$T/notify.log")"
 gk_check "READY=1 on NOTIFY_SOCKET, with the control socket there by then" \
 	eval 'grep -q "READY=1" "$T/notify.log" && [ -S "$T/control.sock" ]'
+out=$("$PYTHON" "$GK_LIB_DIR/gkctl.py" "$T/control.sock" \
+	'{"op":"cage.create","source":"127.0.0.2","allow":["example.org"],"ask":true}' \
+	'{"op":"stats"}' 2>&1)
+GK_DETAIL=$(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)
+gk_check "... and, under the filter, it makes a cage and answers stats" \
+	eval '[ "$(printf "%s\n" "$out" | grep -c "\"ok\":true")" = 2 ]'
 : >"$T/notify.log"
 kill -HUP "$GKD_PID"
 waitfor 'READY=1'
