@@ -47,6 +47,7 @@ log_level_parse(const char *s)
 	return -1;
 }
 
+/* One line, written at once: "ident: TAG[func: ]msg[: err]". */
 static void
 vlog(const char *tag, const char *func, const char *fmt, va_list ap,
     const char *err)
@@ -57,25 +58,23 @@ vlog(const char *tag, const char *func, const char *fmt, va_list ap,
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (n < 0)
 		msg[0] = '\0';
-	if (func != NULL && err != NULL)
-		fprintf(stderr, "%s: %s%s: %s: %s\n", log_ident, tag, func,
-		    msg, err);
-	else if (func != NULL)
-		fprintf(stderr, "%s: %s%s: %s\n", log_ident, tag, func, msg);
-	else
-		fprintf(stderr, "%s: %s%s\n", log_ident, tag, msg);
+	fprintf(stderr, "%s: %s%s%s%s%s%s\n", log_ident, tag,
+	    func != NULL ? func : "", func != NULL ? ": " : "", msg,
+	    err != NULL ? ": " : "", err != NULL ? err : "");
 }
 
+/* Warnings are for operators: the message alone, never the function. */
 void
 log_warn_(const char *func, const char *fmt, ...)
 {
 	int saved = errno;
 	va_list ap;
 
+	(void)func;
 	if (log_level < LOG_LVL_WARN)
 		return;
 	va_start(ap, fmt);
-	vlog("", func, fmt, ap, strerror(saved));
+	vlog("", NULL, fmt, ap, strerror(saved));
 	va_end(ap);
 	errno = saved;
 }
@@ -85,10 +84,11 @@ log_warnx_(const char *func, const char *fmt, ...)
 {
 	va_list ap;
 
+	(void)func;
 	if (log_level < LOG_LVL_WARN)
 		return;
 	va_start(ap, fmt);
-	vlog("", func, fmt, ap, NULL);
+	vlog("", NULL, fmt, ap, NULL);
 	va_end(ap);
 }
 

@@ -1,6 +1,7 @@
 /*
  * gk_log: the daemon's one logging facility (stderr; journald captures it).
- * warn/debug lines start with the calling function's name.
+ * Info and warning lines are the message alone, for operators; debug and
+ * fatal lines start with the calling function's name.
  */
 #ifndef GK_LOG_H
 #define GK_LOG_H
