@@ -26,6 +26,7 @@
 
 struct dns_waiter {
 	struct dns_waiter	*next;
+	uint64_t		 start_us;	/* the client's query came */
 	struct dns_client	 client;
 	char			 cage_id[GK_CAGE_ID_LEN + 1];
 	struct dns_query	 q;
@@ -62,6 +63,20 @@ key_eq(const struct dns_query *a, const struct dns_query *b)
 }
 
 /*
+ * The verdict of the query being handled (dns_handle_query() reads it
+ * for the answer's latency): counted once, remembered until the next.
+ */
+static enum gk_dns_verdict handled = GK_DNSV__MAX;
+static uint64_t handle_start_us;	/* when it came (gk_clock_us) */
+
+static void
+count_verdict(enum gk_dns_verdict v)
+{
+	gk_stats.dns_queries[v]++;
+	handled = v;
+}
+
+/*
  * The answer's addresses, pinned to the cage for their capped TTL and the
  * grace after it (a client that keeps an answer longer than the TTL it
  * was handed, a JVM or a connection pool, may still connect).
@@ -94,7 +109,7 @@ deny_query(struct dns_server *s, struct gk_cage *c,
 	struct gk_name nm;
 	enum gk_name_status st;
 
-	gk_stats.dns_queries[GK_DNSV_DENIED]++;
+	count_verdict(GK_DNSV_DENIED);
 	gk_stats.denied[GK_KIND_DNS][GK_REASON_NOT_ALLOWLISTED]++;
 	c->denied[GK_KIND_DNS]++;
 	if (c->events && q->name_host)
@@ -134,12 +149,12 @@ answer_placeholder(struct dns_server *s, struct gk_cage *c,
 	    gk_special_name_classify(q->name) != GK_SPECIAL_NONE)
 		return 0;
 	if (q->qtype != DNS_T_A) {
-		gk_stats.dns_queries[GK_DNSV_PLACEHOLDER]++;
+		count_verdict(GK_DNSV_PLACEHOLDER);
 		return dns_reply_empty(q, DNS_RC_NOERROR, out, outlen);
 	}
 	if (gk_ask_placeholder(c, q->name, &a) == -1)
 		return 0;
-	gk_stats.dns_queries[GK_DNSV_PLACEHOLDER]++;
+	count_verdict(GK_DNSV_PLACEHOLDER);
 	gk_cage_pin(c, q->name, &a, now + GK_ASK_PLACEHOLDER_TTL +
 	    (time_t)s->pin_grace);
 	log_debug("cage=%s name=%s qtype=%u action=placeholder", c->id,
@@ -253,6 +268,8 @@ answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
 	}
 	if (len > 0)
 		dns_send_reply(s, &w->client, out, len);
+	gk_hist_observe(&gk_stats.dns_answer[GK_DNSV_ALLOWED],
+	    gk_clock_us() - w->start_us);
 }
 
 static void
@@ -347,6 +364,7 @@ pending_add_waiter(struct dns_pending *p, const struct dns_client *cl,
 
 	if ((w = waiter_new(p, q)) == NULL)
 		return -1;
+	w->start_us = handle_start_us;
 	w->client = *cl;
 	if (cl->tcp != NULL)
 		dns_tcp_ref(cl->tcp);
@@ -464,7 +482,7 @@ answer_allowed(struct dns_server *s, const struct dns_client *cl,
 {
 	const struct dns_cached *e;
 
-	gk_stats.dns_queries[GK_DNSV_ALLOWED]++;
+	count_verdict(GK_DNSV_ALLOWED);
 	if (s->cache != NULL && (e = dns_cache_get(s->cache, q->name,
 	    q->name_len, q->qtype, q->qclass, s->ttl_cap, now)) != NULL) {
 		gk_stats.dns_cache_hits++;
@@ -486,17 +504,17 @@ answer_bad(enum dns_status st, const struct dns_query *q, uint8_t *out,
     size_t outlen)
 {
 	if (st == DNS_NOTIMP) {
-		gk_stats.dns_queries[GK_DNSV_NOTIMP]++;
+		count_verdict(GK_DNSV_NOTIMP);
 		return dns_reply_empty(q, DNS_RC_NOTIMP, out, outlen);
 	}
-	gk_stats.dns_queries[GK_DNSV_MALFORMED]++;
+	count_verdict(GK_DNSV_MALFORMED);
 	if (st == DNS_FORMERR)
 		return dns_reply_empty(q, DNS_RC_FORMERR, out, outlen);
 	return 0;
 }
 
-size_t
-dns_handle_query(struct dns_server *s, const struct dns_client *cl,
+static size_t
+handle_query(struct dns_server *s, const struct dns_client *cl,
     const uint8_t *buf, size_t len, time_t now, uint8_t *out, size_t outlen)
 {
 	struct dns_query q;
@@ -516,17 +534,17 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	if ((st = dns_query_parse(buf, len, &q)) != DNS_OK)
 		return answer_bad(st, &q, out, outlen);
 	if (c == NULL) {
-		gk_stats.dns_queries[GK_DNSV_REFUSED]++;
+		count_verdict(GK_DNSV_REFUSED);
 		gk_stats.denied[GK_KIND_DNS][GK_REASON_UNKNOWN_SOURCE]++;
 		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
 	}
 	c->dns_queries++;
 	if (q.edns && q.edns_version > 0) {
-		gk_stats.dns_queries[GK_DNSV_MALFORMED]++;
+		count_verdict(GK_DNSV_MALFORMED);
 		return dns_reply_empty(&q, DNS_RC_BADVERS, out, outlen);
 	}
 	if (q.qclass != DNS_CLASS_IN) {
-		gk_stats.dns_queries[GK_DNSV_REFUSED]++;
+		count_verdict(GK_DNSV_REFUSED);
 		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
 	}
 	if (!name_allowed(c, &q)) {
@@ -538,18 +556,38 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	case DNS_T_HTTPS:
 	case DNS_T_SVCB:
 		/* no ECH keys (or alt endpoints) reach a cage */
-		gk_stats.dns_queries[GK_DNSV_FILTERED]++;
+		count_verdict(GK_DNSV_FILTERED);
 		return dns_reply_empty(&q, DNS_RC_NOERROR, out, outlen);
 	case DNS_T_ANY:
-		gk_stats.dns_queries[GK_DNSV_ALLOWED]++;
+		count_verdict(GK_DNSV_ALLOWED);
 		return dns_reply_rfc8482(&q, s->ttl_cap, out, outlen);
 	case 251:	/* IXFR */
 	case 252:	/* AXFR */
-		gk_stats.dns_queries[GK_DNSV_NOTIMP]++;
+		count_verdict(GK_DNSV_NOTIMP);
 		return dns_reply_empty(&q, DNS_RC_NOTIMP, out, outlen);
 	default:
 		return answer_allowed(s, cl, c, &q, now, out, outlen);
 	}
+}
+
+/*
+ * The answer's latency, by verdict: now for an answer made at once, when
+ * it comes for one asked upstream (answer_waiter). A query dropped
+ * unanswered (over the cage's rate, unparsable) is not observed.
+ */
+size_t
+dns_handle_query(struct dns_server *s, const struct dns_client *cl,
+    const uint8_t *buf, size_t len, time_t now, uint8_t *out, size_t outlen)
+{
+	size_t n;
+
+	handled = GK_DNSV__MAX;
+	handle_start_us = gk_clock_us();
+	n = handle_query(s, cl, buf, len, now, out, outlen);
+	if (handled != GK_DNSV__MAX && n > 0)
+		gk_hist_observe(&gk_stats.dns_answer[handled],
+		    gk_clock_us() - handle_start_us);
+	return n;
 }
 
 /* ---- lookups for the proxies ---- */

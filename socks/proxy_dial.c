@@ -19,6 +19,7 @@
 
 #include "dns/dns.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/proxy.h"
@@ -43,6 +44,7 @@ struct proxy_dial {
 	bool			 special_seen;
 	char			 special_what[64];
 	int			 fd;
+	uint64_t		 connect_us;	/* connect(2) started */
 	int			 last_err;
 	struct event		*conn_ev;	/* EV_WRITE on fd */
 	struct event		*deadline;	/* the whole dial */
@@ -176,6 +178,8 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == -1)
 		err = errno;
 	if (err == 0) {
+		gk_hist_observe(&gk_stats.upstream_connect,
+		    gk_clock_us() - d->connect_us);
 		dial_finish(d, PROXY_CONNECTED);
 		return;
 	}
@@ -205,6 +209,7 @@ dial_next(struct proxy_dial *d)
 		/* the relay forwards as it comes: no Nagle delay on top */
 		(void)setsockopt(d->fd, IPPROTO_TCP, TCP_NODELAY, &one,
 		    sizeof(one));
+		d->connect_us = gk_clock_us();
 		if (connect(d->fd, (struct sockaddr *)&ss, sl) == 0 ||
 		    errno == EINPROGRESS) {
 			if (d->conn_ev != NULL)

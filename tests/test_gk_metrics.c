@@ -109,12 +109,61 @@ test_counters_and_cage_series(void **state)
 	gk_cage_table_free(t);
 }
 
+/* Buckets hold what is at or below their bound, cumulatively at render;
+ * sum and count follow. */
+static void
+test_histograms(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_hist *h = &gk_stats.dns_answer[GK_DNSV_DENIED];
+	char *s;
+
+	(void)state;
+	memset(h, 0, sizeof(*h));
+	gk_hist_observe(h, 40);		/* <= 100 us */
+	gk_hist_observe(h, 100);	/* on the bound: in it */
+	gk_hist_observe(h, 101);	/* <= 250 us */
+	gk_hist_observe(h, 3000000);	/* <= 10 s */
+	gk_hist_observe(h, 20000000);	/* +Inf */
+	assert_int_equal(h->le[0], 2);
+	assert_int_equal(h->le[1], 1);
+	assert_int_equal(h->le[GK_HIST_BOUNDS - 1], 1);
+	assert_int_equal(h->le[GK_HIST_BOUNDS], 1);
+	gk_hist_observe(&gk_stats.upstream_connect, 1500);
+	s = render(t);
+	assert_non_null(strstr(s, "# TYPE gatekeeper_dns_answer_seconds "
+	    "histogram\n"));
+	assert_non_null(strstr(s, "gatekeeper_dns_answer_seconds_bucket{"
+	    "verdict=\"denied\",le=\"0.0001\"} 2\n"));
+	assert_non_null(strstr(s, "gatekeeper_dns_answer_seconds_bucket{"
+	    "verdict=\"denied\",le=\"0.00025\"} 3\n"));
+	assert_non_null(strstr(s, "gatekeeper_dns_answer_seconds_bucket{"
+	    "verdict=\"denied\",le=\"2.5\"} 3\n"));
+	assert_non_null(strstr(s, "gatekeeper_dns_answer_seconds_bucket{"
+	    "verdict=\"denied\",le=\"10\"} 4\n"));
+	assert_non_null(strstr(s, "gatekeeper_dns_answer_seconds_bucket{"
+	    "verdict=\"denied\",le=\"+Inf\"} 5\n"));
+	assert_non_null(strstr(s, "gatekeeper_dns_answer_seconds_sum{"
+	    "verdict=\"denied\"} 23.000241\n"));
+	assert_non_null(strstr(s, "gatekeeper_dns_answer_seconds_count{"
+	    "verdict=\"denied\"} 5\n"));
+	assert_non_null(strstr(s, "gatekeeper_upstream_connect_seconds_bucket{"
+	    "le=\"0.001\"} 0\n"));
+	assert_non_null(strstr(s, "gatekeeper_upstream_connect_seconds_bucket{"
+	    "le=\"0.0025\"} 1\n"));
+	assert_non_null(strstr(s, "gatekeeper_upstream_connect_seconds_count "
+	    "1\n"));
+	free(s);
+	gk_cage_table_free(t);
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_contract_names),
 		cmocka_unit_test(test_counters_and_cage_series),
+		cmocka_unit_test(test_histograms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -46,6 +46,16 @@ gk_clock_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
+/* Microseconds, precise (CLOCK_MONOTONIC): for latency histograms. */
+static inline uint64_t
+gk_clock_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 /* Milliseconds until `deadline` (a gk_clock_ms() value): 0 once it has
  * passed, at most `max` (a poll(2) timeout fits in an int). */
 static inline int

@@ -102,6 +102,54 @@ render_conns(struct evbuffer *b)
 	    (unsigned long long)gk_stats.active_tunnels);
 }
 
+/* One histogram's series; labels "" or `verdict="allowed",`-style. */
+static void
+render_hist(struct evbuffer *b, const char *name, const char *labels,
+    const struct gk_hist *h)
+{
+	const char *sep = labels[0] != '\0' ? "," : "";
+	uint64_t cum = 0;
+	size_t i;
+
+	for (i = 0; i < GK_HIST_BOUNDS; i++) {
+		cum += h->le[i];
+		evbuffer_add_printf(b, "%s_bucket{%s%sle=\"%g\"} %llu\n", name,
+		    labels, sep, (double)gk_hist_bounds_us[i] / 1e6,
+		    (unsigned long long)cum);
+	}
+	cum += h->le[GK_HIST_BOUNDS];
+	evbuffer_add_printf(b, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name,
+	    labels, sep, (unsigned long long)cum);
+	evbuffer_add_printf(b, "%s_sum%s%s%s %.6f\n", name,
+	    labels[0] != '\0' ? "{" : "", labels, labels[0] != '\0' ? "}" : "",
+	    (double)h->sum_us / 1e6);
+	evbuffer_add_printf(b, "%s_count%s%s%s %llu\n", name,
+	    labels[0] != '\0' ? "{" : "", labels, labels[0] != '\0' ? "}" : "",
+	    (unsigned long long)h->count);
+}
+
+static void
+render_latency(struct evbuffer *b)
+{
+	char labels[64];
+	int v;
+
+	head(b, "gatekeeper_dns_answer_seconds", "histogram",
+	    "Time from a cage's DNS query to its answer, by verdict (asked "
+	    "upstream: until the upstream's answer is sent on).");
+	for (v = 0; v < GK_DNSV__MAX; v++) {
+		snprintf(labels, sizeof(labels), "verdict=\"%s\"",
+		    gk_dns_verdict_name(v));
+		render_hist(b, "gatekeeper_dns_answer_seconds", labels,
+		    &gk_stats.dns_answer[v]);
+	}
+	head(b, "gatekeeper_upstream_connect_seconds", "histogram",
+	    "Time from connect(2) to an established upstream connection, "
+	    "for the proxies' dials that succeeded.");
+	render_hist(b, "gatekeeper_upstream_connect_seconds", "",
+	    &gk_stats.upstream_connect);
+}
+
 static void
 render_asks(struct evbuffer *b)
 {
@@ -254,6 +302,7 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 	evbuffer_add_printf(b, "gatekeeper_cages %zu\n", gk_cage_count(cages));
 	render_dns(b);
 	render_conns(b);
+	render_latency(b);
 	render_asks(b);
 	render_limits(b);
 	head(b, "gatekeeper_cage_denied_total", "counter",

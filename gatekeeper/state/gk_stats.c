@@ -10,6 +10,25 @@ struct gk_stats gk_stats;
 #define NAME_OF(table, v)						\
 	((size_t)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : "unknown")
 
+/* 100 us to 10 s: a cached answer is microseconds, an upstream one
+ * milliseconds, a dead upstream seconds. */
+const uint64_t gk_hist_bounds_us[GK_HIST_BOUNDS] = {
+	100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
+	250000, 1000000, 2500000, 10000000,
+};
+
+void
+gk_hist_observe(struct gk_hist *h, uint64_t us)
+{
+	size_t i;
+
+	for (i = 0; i < GK_HIST_BOUNDS && us > gk_hist_bounds_us[i]; i++)
+		;
+	h->le[i]++;
+	h->count++;
+	h->sum_us += us;
+}
+
 const char *
 gk_dns_verdict_name(enum gk_dns_verdict v)
 {

@@ -79,6 +79,21 @@ enum gk_limit_kind {
 	GK_LIM__MAX
 };
 
+/*
+ * A latency histogram (Prometheus's: cumulative buckets at render): how
+ * many observations fell at or below each bound of gk_hist_bounds_us,
+ * the rest in the last slot (+Inf), their count and sum.
+ */
+#define GK_HIST_BOUNDS	14
+struct gk_hist {
+	uint64_t	le[GK_HIST_BOUNDS + 1];	/* not cumulative */
+	uint64_t	count;
+	uint64_t	sum_us;
+};
+extern const uint64_t gk_hist_bounds_us[GK_HIST_BOUNDS];
+
+void		 gk_hist_observe(struct gk_hist *h, uint64_t us);
+
 struct gk_stats {
 	uint64_t	dns_queries[GK_DNSV__MAX];
 	uint64_t	dns_cache_hits;
@@ -92,6 +107,10 @@ struct gk_stats {
 	uint64_t	cages_created;
 	uint64_t	limit_events[GK_LIM__MAX];
 	uint64_t	asks[GK_DECISION__MAX];	/* questions, by outcome */
+	/* from a query's arrival to its answer, by verdict */
+	struct gk_hist	dns_answer[GK_DNSV__MAX];
+	/* from connect(2) to an upstream connection established */
+	struct gk_hist	upstream_connect;
 };
 
 extern struct gk_stats gk_stats;

@@ -380,6 +380,23 @@ for v in malformed notimp; do
 	gk_check "gatekeeper_dns_queries_total{verdict=$v} is exported (0 is fine)" \
 		test "$(metric "$T/m1.txt" gatekeeper_dns_queries_total verdict=$v)" -ge 0
 done
+# every answered query is one observation of its verdict's latency
+for v in allowed denied filtered; do
+	q=$(metric "$T/m1.txt" gatekeeper_dns_queries_total verdict=$v)
+	h=$(metric "$T/m1.txt" gatekeeper_dns_answer_seconds_count verdict=$v)
+	inf=$(metric "$T/m1.txt" gatekeeper_dns_answer_seconds_bucket verdict=$v le=+Inf)
+	GK_DETAIL="queries $q, observed $h, +Inf bucket $inf"
+	gk_check "gatekeeper_dns_answer_seconds{verdict=$v}: one observation per answered query ($q)" \
+		eval '[ "$q" -gt 0 ] && [ "$h" = "$q" ] && [ "$inf" = "$q" ]'
+done
+# an answer from upstream (dnsmasq on loopback) took more than 0 s and
+# less than the upstream timeout; the cached and denied ones, under 10 ms
+up=$(gk_metric "$T/m1.txt" gatekeeper_dns_answer_seconds_sum verdict=allowed)
+d10=$(metric "$T/m1.txt" gatekeeper_dns_answer_seconds_bucket verdict=denied le=0.01)
+dn=$(metric "$T/m1.txt" gatekeeper_dns_answer_seconds_count verdict=denied)
+GK_DETAIL="allowed sum ${up}s; denied: $d10 of $dn within 10 ms"
+gk_check "... their latencies add up: allowed sum above 0, denials answered within 10 ms" \
+	eval 'awk -v s="$up" "BEGIN { exit !(s > 0 && s < 30) }" && [ "$d10" = "$dn" ]'
 pt=$(promtool check metrics <"$T/m1.txt" 2>&1)
 rc=$?
 GK_DETAIL="promtool (rc=$rc): $(printf '%s' "$pt" | head -5 | paste -sd'|' -)"

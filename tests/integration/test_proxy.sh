@@ -365,6 +365,13 @@ for pv in socks5:4:2 http:3:2; do
 	gk_check "gatekeeper_connections_total{proto=$proto,verdict=${good:-allowed}} rose by exactly $nok" \
 		test -n "$good"
 done
+u0=$(gk_metric_sum "$T/mb0.txt" gatekeeper_upstream_connect_seconds_count)
+u1=$(gk_metric_sum "$T/mb1.txt" gatekeeper_upstream_connect_seconds_count)
+i0=$(gk_metric_sum "$T/mb0.txt" gatekeeper_upstream_connect_seconds_bucket le=+Inf)
+i1=$(gk_metric_sum "$T/mb1.txt" gatekeeper_upstream_connect_seconds_bucket le=+Inf)
+GK_DETAIL="count $u0 -> $u1, +Inf bucket $i0 -> $i1"
+gk_check "gatekeeper_upstream_connect_seconds: one observation per allowed fetch (4)" \
+	eval '[ $((u1 - u0)) = 4 ] && [ $((i1 - i0)) = 4 ]'
 d0=$(gk_metric_sum "$T/mb0.txt" gatekeeper_denied_total reason=not_allowlisted kind!=dns)
 d1=$(gk_metric_sum "$T/mb1.txt" gatekeeper_denied_total reason=not_allowlisted kind!=dns)
 GK_DETAIL="$d0 -> $d1 (kinds: $(metric_values "$T/mb1.txt" gatekeeper_denied_total kind))"
