@@ -18,8 +18,9 @@ PKGS=(
 	libseccomp-dev libcmocka-dev libsystemd-dev
 	# runtime pieces of the sandbox
 	bubblewrap nftables iproute2
-	# the unit's checks (systemd-analyze; test_service.sh)
-	systemd
+	# the unit's checks (systemd-analyze) and the bash completions
+	# (test_service.sh)
+	systemd bash-completion
 	# real peers for tests and benchmarks
 	bind9-dnsutils dnsmasq-base dnsperf prometheus curl git openssl
 	nginx-light openssh-client openssh-server python3 procps
