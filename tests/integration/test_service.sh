@@ -6,6 +6,8 @@
 #     file gatekeeperd reads by default (its --help names it), the unit,
 #     the sysusers entry, both binaries and the presets; the example
 #     passes `gatekeeperd -n`;
+#   - the installed bash completions offer both programs' options and the
+#     values options take (bash-completion's library loaded);
 #   - `gatekeeperd -n` fails (exit 2, naming it) on an audit log whose
 #     directory does not exist, and passes once it does;
 #   - the installed unit: `systemd-analyze verify` has nothing to say,
@@ -64,6 +66,37 @@ rc=$?
 GK_DETAIL="rc=$rc $out"
 gk_check "the installed example passes gatekeeperd -n" \
 	eval '[ "$rc" = 0 ] && [ "$out" = "configuration OK" ]'
+
+# ---- bash completions, as installed -----------------------------------------------------
+# complete_with FILE FUNC LINE: what FUNC offers for the command line LINE
+# (the last word is the one being completed), with bash-completion's
+# library loaded as an interactive shell would.
+complete_with() {
+	local file=$1 fn=$2 line=$3
+	PATH="$(dirname "$GKD")/spawner:$(dirname "$GKD"):$PATH" bash -c '
+		. /usr/share/bash-completion/bash_completion
+		. "$1"
+		read -ra COMP_WORDS <<<"$3"
+		[[ $3 == *" " ]] && COMP_WORDS+=("")
+		COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+		COMP_LINE=$3
+		COMP_POINT=${#COMP_LINE}
+		"$2" "${COMP_WORDS[0]}" "${COMP_WORDS[COMP_CWORD]}" \
+		    "${COMP_WORDS[COMP_CWORD - 1]}"
+		echo "${COMPREPLY[*]}"' _ "$file" "$fn" "$line" 2>&1
+}
+CGK=$(find "$DEST" -path "*bash-completion/completions/gk-run" | head -1)
+CGD=$(find "$DEST" -path "*bash-completion/completions/gatekeeperd" | head -1)
+a=$(complete_with "$CGK" _gk_run "gk-run --as")
+b=$(complete_with "$CGK" _gk_run "gk-run --net ")
+c=$(complete_with "$CGK" _gk_run "gk-run --preset np")
+d=$(complete_with "$CGD" _gatekeeperd "gatekeeperd --log-level ")
+e=$(complete_with "$CGD" _gatekeeperd "gatekeeperd --ttl-c")
+GK_DETAIL="--as: [$a] --net: [$b] --preset np: [$c] --log-level: [$d] --ttl-c: [$e]"
+gk_check "the installed bash completions offer gk-run's and gatekeeperd's options and values" \
+	eval '[ -f /usr/share/bash-completion/bash_completion ] &&
+	    [ "$a" = "--ask --ask-save --ask-timeout" ] && [ "$b" = "gated none host" ] &&
+	    [ "$c" = "npm" ] && [ "$d" = "error warn info debug" ] && [ "$e" = "--ttl-cap" ]'
 
 # ---- -n and the audit log's directory --------------------------------------------------
 printf 'audit-log = %s\n' "$T/logs/audit.log" >"$T/audit.conf"
