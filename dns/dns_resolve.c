@@ -16,6 +16,7 @@
 #include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_audit.h"
@@ -105,18 +106,25 @@ deny_query(struct dns_server *s, struct gk_cage *c,
     const struct dns_client *cl, const struct dns_query *q, uint8_t *out,
     size_t outlen)
 {
+	const struct gk_hostpolicy *hp = gk_cage_policy(c);
+	enum gk_deny_reason r = GK_REASON_NOT_ALLOWLISTED;
 	char why[256];
 	struct gk_name nm;
 	enum gk_name_status st;
 
+	if (q->name_host && gk_hostpolicy_denies_name(hp, q->name,
+	    q->name_len, 0))
+		r = GK_REASON_HOST_POLICY;
 	count_verdict(GK_DNSV_DENIED);
-	gk_stats.denied[GK_KIND_DNS][GK_REASON_NOT_ALLOWLISTED]++;
+	gk_stats.denied[GK_KIND_DNS][r]++;
 	c->denied[GK_KIND_DNS]++;
 	if (c->events && q->name_host)
-		gk_events_deny(c, GK_KIND_DNS, q->name, 0,
-		    GK_REASON_NOT_ALLOWLISTED, NULL);
+		gk_events_deny(c, GK_KIND_DNS, q->name, 0, r, NULL);
 	if (!gk_audit_dns_deny_fold(s->audit, c, q->name, q->qtype)) {
-		if (q->name_host)
+		if (r == GK_REASON_HOST_POLICY)
+			snprintf(why, sizeof(why), "the host policy (version "
+			    "%s) denies it for every cage", hp->version);
+		else if (q->name_host)
 			gk_allow_explain(c->allow, q->name, q->name_len, 0, why,
 			    sizeof(why));
 		else {
@@ -146,7 +154,9 @@ answer_placeholder(struct dns_server *s, struct gk_cage *c,
 	struct gk_addr a;
 
 	if (c->ask == NULL || !q->name_host ||
-	    gk_special_name_classify(q->name) != GK_SPECIAL_NONE)
+	    gk_special_name_classify(q->name) != GK_SPECIAL_NONE ||
+	    !gk_hostpolicy_may_ask(gk_cage_policy(c), q->name, q->name_len,
+	    0))
 		return 0;
 	if (q->qtype != DNS_T_A) {
 		count_verdict(GK_DNSV_PLACEHOLDER);

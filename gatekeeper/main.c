@@ -28,6 +28,7 @@
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_conf.h"
 #include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_hostpol.h"
 #include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_metrics.h"
 #include "socks/proxy.h"
@@ -49,7 +50,41 @@ struct gk_daemon {
 	struct proxy_listener	*socks, *http, *transparent;
 	struct event		*ev_hostaddrs;
 	struct event		*ev_term, *ev_int, *ev_hup;
+	struct gk_hostpolicy	 policy;	/* have_policy: loaded */
+	bool			 have_policy;
 };
+
+/* Is the policy path the configuration's own (it must exist), not the
+ * default one (absent is fine)? */
+static bool
+policy_named(const struct gk_conf *c)
+{
+	return strcmp(c->policy, GK_POLICY_DEFAULT_PATH) != 0;
+}
+
+/* The policy `np` (have: loaded, else none) runs from now on: cages
+ * beyond its bound are narrowed, the table and the audit told. */
+static void
+policy_install(struct gk_daemon *d, struct gk_hostpolicy *np, bool have)
+{
+	size_t n = 0;
+
+	if (have)
+		n = gk_hostpol_narrow(d->cages, np, d->audit);
+	gk_cage_table_set_policy(d->cages, NULL);
+	if (d->have_policy)
+		gk_hostpolicy_clear(&d->policy);
+	d->policy = *np;
+	d->have_policy = have;
+	gk_cage_table_set_policy(d->cages, have ? &d->policy : NULL);
+	gk_audit_set_policy(d->audit, have ? d->policy.version : NULL);
+	if (have)
+		log_info("host policy %s: version %s, %zu deny pattern(s), %s%s",
+		    d->conf.policy, d->policy.version,
+		    gk_allowlist_len(d->policy.deny), d->policy.bound == NULL ?
+		    "no bound" : "a bound", n > 0 ? "; live cages narrowed to it"
+		    : "");
+}
 
 static void
 dns_conf(const struct gk_conf *c, struct dns_server_conf *sc)
@@ -97,7 +132,9 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	struct gk_daemon *d = arg;
 	struct dns_server_conf sc;
 	char errs[GK_CONF_ERRLEN];
+	struct gk_hostpolicy np;
 	struct gk_conf nc;
+	int rc;
 
 	(void)sig;
 	(void)what;
@@ -122,7 +159,13 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 		    "configuration is kept (see the log)");
 		return;
 	}
+	if ((rc = gk_hostpol_load(nc.policy, policy_named(&nc), &np, errs,
+	    sizeof(errs))) == -1)
+		log_warnx("reload: %s; the running host policy (%s) is kept",
+		    errs, d->have_policy ? d->policy.version : "none");
 	d->conf = nc;
+	if (rc != -1)
+		policy_install(d, &np, rc == 1);
 	proxy_conf(d);
 	log_setlevel(nc.log_level);
 	gk_audit_reopen(d->audit);
@@ -189,8 +232,10 @@ static int
 start(struct gk_daemon *d)
 {
 	struct dns_server_conf sc;
+	struct gk_hostpolicy np;
 	char err[1024] = "";
 	uint64_t was, now;
+	int rc;
 
 	now = gk_limit_fds_init(&was);
 	log_info("descriptors: %llu%s (%llu kept for the control socket and "
@@ -206,6 +251,10 @@ start(struct gk_daemon *d)
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
 	}
+	if ((rc = gk_hostpol_load(d->conf.policy, policy_named(&d->conf),
+	    &np, err, sizeof(err))) == -1)
+		goto fail;
+	policy_install(d, &np, rc == 1);
 	dns_conf(&d->conf, &sc);
 	if ((d->dns = dns_server_new(d->base, &sc, d->cages, d->audit, err,
 	    sizeof(err))) == NULL)
@@ -270,6 +319,9 @@ stop(struct gk_daemon *d)
 		event_free(d->ev_hostaddrs);
 	dns_server_free(d->dns);
 	gk_cage_table_free(d->cages);
+	if (d->have_policy)
+		gk_hostpolicy_clear(&d->policy);
+	d->have_policy = false;
 	gk_audit_close(d->audit);
 	if (d->ev_term != NULL)
 		event_free(d->ev_term);
@@ -357,6 +409,24 @@ check_paths(const struct gk_conf *c)
 	return 0;
 }
 
+/* -n: the host policy parses (or is absent where that is fine). */
+static int
+check_policy(const struct gk_conf *c)
+{
+	char err[GK_CONF_ERRLEN];
+	struct gk_hostpolicy p;
+	int rc;
+
+	if ((rc = gk_hostpol_load(c->policy, policy_named(c), &p, err,
+	    sizeof(err))) == -1) {
+		fprintf(stderr, "gatekeeperd: %s\n", err);
+		return -1;
+	}
+	if (rc == 1)
+		gk_hostpolicy_clear(&p);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -380,11 +450,14 @@ main(int argc, char **argv)
 		break;
 	}
 	if (d.conf.check_only) {
-		if (check_paths(&d.conf) == -1)
+		if (check_paths(&d.conf) == -1 || check_policy(&d.conf) == -1)
 			return 2;
 		printf("configuration OK\n");
 		return 0;
 	}
+	/* a host policy the configuration names must be there and valid */
+	if (check_policy(&d.conf) == -1)
+		return 2;
 	log_init("gatekeeperd", d.conf.log_level);
 	if (gk_policy_psl_load(NULL) == -1)
 		log_warnx("no public suffix list could be loaded: every "

@@ -13,6 +13,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_cage.h"
@@ -83,6 +84,15 @@ proxy_session_ask(struct proxy_session *s, struct proxy_outcome *o,
 	    o->reason != GK_REASON_NOT_ALLOWLISTED ||
 	    gk_special_name_classify(s->t.name) != GK_SPECIAL_NONE)
 		return false;
+	/* what the host policy's bound keeps from every cage: not asked */
+	if (!gk_hostpolicy_may_ask(gk_cage_policy(c), s->t.name,
+	    strlen(s->t.name), s->t.port)) {
+		proxy_outcome_deny(o, GK_REASON_HOST_POLICY, "%s:%u is outside "
+		    "the host policy's bound (version %s): no cage may allow "
+		    "it, so it is not asked about", s->t.name, s->t.port,
+		    gk_cage_policy(c)->version);
+		return false;
+	}
 	switch (gk_ask_hold(c, s->t.name, s->t.port, s->who.kind, decided, s,
 	    &s->ask)) {
 	case GK_ASK_HELD:

@@ -20,6 +20,7 @@
 #include "dns/dns.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "socks/proxy.h"
@@ -42,6 +43,7 @@ struct proxy_dial {
 	struct gk_addr		 addrs[DIAL_MAX_ADDRS];
 	size_t			 naddrs, next;
 	bool			 special_seen;
+	bool			 policy_seen;	/* an address it denies */
 	char			 special_what[64];
 	int			 fd;
 	uint64_t		 connect_us;	/* connect(2) started */
@@ -125,6 +127,12 @@ add_addrs(struct proxy_dial *d, const struct dns_lookup_result *r)
 	size_t i;
 
 	for (i = 0; i < r->naddrs && d->naddrs < DIAL_MAX_ADDRS; i++) {
+		/* an address the host policy denies is never dialled */
+		if (c != NULL && gk_hostpolicy_denies_addr(gk_cage_policy(c),
+		    &r->addrs[i], d->t.port)) {
+			d->policy_seen = true;
+			continue;
+		}
 		sp = gk_special_classify(&r->addrs[i], d->ctx->host);
 		if (sp != GK_SPECIAL_NONE && (c == NULL ||
 		    !gk_allow_addr_cidr(c->allow, &r->addrs[i]))) {
@@ -229,6 +237,12 @@ dial_next(struct proxy_dial *d)
 static enum proxy_result
 dial_failure(struct proxy_dial *d)
 {
+	if (d->naddrs == 0 && d->policy_seen) {
+		d->out.reason = GK_REASON_HOST_POLICY;
+		snprintf(d->out.why, sizeof(d->out.why), "%s resolves only to "
+		    "addresses the host policy denies", d->t.name);
+		return PROXY_DENIED;
+	}
 	if (d->naddrs == 0 && d->special_seen) {
 		d->out.reason = GK_REASON_SPECIAL_RANGE;
 		snprintf(d->out.why, sizeof(d->out.why), "%s resolves only to "

@@ -11,6 +11,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
@@ -82,12 +83,23 @@ bool
 proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
     const struct gk_host *t, struct proxy_outcome *o)
 {
+	const struct gk_hostpolicy *hp;
 	char why[PROXY_WHY_MAX];
 	const char *first;
 	enum gk_special sp;
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
+	hp = gk_cage_policy(c);
+	if (!t->is_addr && gk_hostpolicy_denies_name(hp, t->name,
+	    strlen(t->name), t->port))
+		return proxy_outcome_deny(o, GK_REASON_HOST_POLICY, "the host "
+		    "policy (version %s) denies %s:%u for every cage",
+		    hp->version, t->name, t->port);
+	if (t->is_addr && gk_hostpolicy_denies_addr(hp, &t->addr, t->port))
+		return proxy_outcome_deny(o, GK_REASON_HOST_POLICY, "the host "
+		    "policy (version %s) denies %s:%u for every cage",
+		    hp->version, t->name, t->port);
 	if (!t->is_addr) {
 		if (gk_cage_allows_name(c, t->name, strlen(t->name), t->port))
 			return true;
@@ -190,6 +202,8 @@ proxy_reason_phrase(enum gk_deny_reason r)
 		return "(unsupported request)";
 	case GK_REASON_MALFORMED:
 		return "(first bytes that cannot be checked)";
+	case GK_REASON_HOST_POLICY:
+		return "is denied by the host policy";
 	case GK_REASON__MAX:
 		break;
 	}

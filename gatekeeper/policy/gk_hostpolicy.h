@@ -67,4 +67,20 @@ bool		 gk_hostpolicy_within(const struct gk_hostpolicy *p,
 size_t		 gk_hostpolicy_outside(const struct gk_hostpolicy *p,
 		    const struct gk_allowlist *al, char *buf, size_t buflen);
 
+/*
+ * May an asking cage be asked about `name` on `port` (0: on some port:
+ * a lookup's placeholder)? Not what the policy denies, nor what its bound
+ * could not let a cage allow.
+ */
+static inline bool
+gk_hostpolicy_may_ask(const struct gk_hostpolicy *p, const char *name,
+    size_t len, uint16_t port)
+{
+	if (p == NULL)
+		return true;
+	if (gk_hostpolicy_denies_name(p, name, len, port))
+		return false;
+	return p->bound == NULL || gk_allow_name(p->bound, name, len, port);
+}
+
 #endif /* GK_HOSTPOLICY_H */

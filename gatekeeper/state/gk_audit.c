@@ -66,6 +66,7 @@ struct gk_audit {
 	struct event		*flush_ev;
 	struct event		*fold_ev;
 	uint64_t		 dropped;
+	char			 policy[72];	/* the host policy's version */
 	struct fold		 folds[FOLD_SLOTS];
 	struct limit_fold	 limits[LIMIT_SLOTS];
 };
@@ -155,6 +156,14 @@ gk_audit_close(struct gk_audit *a)
 	free(a);
 }
 
+void
+gk_audit_set_policy(struct gk_audit *a, const char *version)
+{
+	if (a != NULL)
+		snprintf(a->policy, sizeof(a->policy), "%s",
+		    version != NULL ? version : "");
+}
+
 int
 gk_audit_reopen(struct gk_audit *a)
 {
@@ -242,6 +251,10 @@ audit_head(struct gk_audit *a, const char *event, const struct gk_cage *c)
 	gk_utc_stamp(ts, sizeof(ts));
 	evbuffer_add_printf(a->buf, "{\"time\":\"%s\",\"event\":", ts);
 	json_str(a->buf, event);
+	if (a->policy[0] != '\0') {
+		evbuffer_add(a->buf, ",\"policy\":", 10);
+		json_str(a->buf, a->policy);
+	}
 	if (c != NULL) {
 		evbuffer_add(a->buf, ",\"cage\":", 8);
 		json_str(a->buf, c->id);

@@ -24,6 +24,9 @@ struct gk_audit	*gk_audit_open(struct event_base *base, const char *path,
 void		 gk_audit_close(struct gk_audit *a);
 /* Reopen the file (after log rotation; SIGHUP). */
 int		 gk_audit_reopen(struct gk_audit *a);
+/* Every line from now on says which host policy ran ("policy":version;
+ * NULL or "": none). */
+void		 gk_audit_set_policy(struct gk_audit *a, const char *version);
 void		 gk_audit_flush(struct gk_audit *a);
 
 /*

@@ -12,6 +12,7 @@
 
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_events.h"
@@ -26,6 +27,7 @@ struct gk_cage_table {
 	size_t		  count;
 	gk_pin_sync_fn	  sync;
 	void		 *sync_arg;
+	const struct gk_hostpolicy *policy;	/* NULL: none */
 };
 
 struct pin {
@@ -282,10 +284,32 @@ gk_cage_by_token(const struct gk_cage_table *t, const char *token)
 	return f.found;
 }
 
+void
+gk_cage_table_set_policy(struct gk_cage_table *t,
+    const struct gk_hostpolicy *p)
+{
+	t->policy = p;
+}
+
+const struct gk_hostpolicy *
+gk_cage_table_policy(const struct gk_cage_table *t)
+{
+	return t->policy;
+}
+
+const struct gk_hostpolicy *
+gk_cage_policy(const struct gk_cage *c)
+{
+	return c->table != NULL ? c->table->policy : NULL;
+}
+
 bool
 gk_cage_allows_name(const struct gk_cage *c, const char *name, size_t len,
     uint16_t port)
 {
+	/* the host policy's denials win over any allowlist */
+	if (gk_hostpolicy_denies_name(gk_cage_policy(c), name, len, port))
+		return false;
 	if (gk_allow_name(c->allow, name, len, port))
 		return true;
 	if (!c->learn)

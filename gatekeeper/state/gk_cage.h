@@ -122,7 +122,18 @@ struct gk_cage	*gk_cage_by_token(const struct gk_cage_table *t,
 void		 gk_cage_set_allow(struct gk_cage *c, struct gk_allowlist *al);
 
 /*
- * Does the cage allow `name` on `port` (0: a lookup)? Its allowlist, or
+ * The host policy every cage of t stays within (gk_hostpolicy.h; NULL:
+ * none). The table keeps the pointer: the caller keeps the policy alive.
+ */
+struct gk_hostpolicy;
+void		 gk_cage_table_set_policy(struct gk_cage_table *t,
+		    const struct gk_hostpolicy *p);
+const struct gk_hostpolicy *gk_cage_table_policy(const struct gk_cage_table *t);
+const struct gk_hostpolicy *gk_cage_policy(const struct gk_cage *c);
+
+/*
+ * Does the cage allow `name` on `port` (0: a lookup)? Never what the
+ * host policy denies; then its allowlist, or
  * any name while it learns (the owner is told each name the allowlist
  * does not cover; special address ranges stay refused elsewhere).
  */

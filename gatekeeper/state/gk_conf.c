@@ -131,6 +131,10 @@ static const struct key keys[K__MAX] = {
 	    "gatekeeper", "the cgroup subtree (under gatekeeperd's own, in "
 	    "each hierarchy) where namespace cages' processes are contained "
 	    "and limited; off: not contained" },
+	[K_POLICY] = { "policy", 0, true, true, KEY_RELOAD, "FILE|off",
+	    GK_POLICY_DEFAULT_PATH, "host policy: deny patterns no cage may "
+	    "reach, allow patterns that bound what cages may ask for (absent "
+	    "is fine unless named; off: none)" },
 	[K_FOREGROUND] = { "foreground", 'f', false, false, KEY_RESTART, NULL,
 	    NULL, "stay in the foreground (the daemon never forks; for "
 	    "compatibility with init scripts)" },
@@ -471,6 +475,9 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_AUDIT_LOG:
 		return set_string(key, c->audit_log, sizeof(c->audit_log),
 		    value, err, errlen);
+	case K_POLICY:
+		return set_string(key, c->policy, sizeof(c->policy), value,
+		    err, errlen);
 	case K_CGROUP:
 		if (strchr(value, '/') != NULL || strcmp(value, ".") == 0 ||
 		    strcmp(value, "..") == 0)

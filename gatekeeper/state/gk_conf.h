@@ -58,6 +58,7 @@ struct gk_conf {
 	struct gk_addr	 metrics_addr;
 	uint16_t	 metrics_port;
 	char		 audit_log[PATH_MAX];	/* "" none, "-" stdout */
+	char		 policy[PATH_MAX];	/* the host policy; "off" */
 	char		 cgroup[64];		/* subtree name, "off" */
 	int		 log_level;
 	bool		 foreground;

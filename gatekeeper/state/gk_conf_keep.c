@@ -115,6 +115,8 @@ gk_conf_keep_key(enum gk_conf_key k, struct gk_conf *nc,
 		return keep_metrics(nc, run);
 	case K_AUDIT_LOG:
 		return KEEP_STR(audit_log);
+	case K_POLICY:
+		return KEEP_STR(policy);
 	case K_CGROUP:
 		return KEEP_STR(cgroup);
 	case K_LOG_LEVEL:

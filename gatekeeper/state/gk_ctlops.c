@@ -17,6 +17,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_cage.h"
@@ -145,11 +146,38 @@ make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
 	struct gk_allowlist *al;
 	char err[CTL_ERRLEN] = "";
 
+	const struct gk_hostpolicy *hp = gk_cage_table_policy(cc->ctl->cages);
+	char outside[CTL_ERRLEN / 2], bound[CTL_ERRLEN / 2];
+	size_t n, i, len;
+
 	al = gk_allowlist_new((const char *const *)req->allow, req->nallow,
 	    err, sizeof(err));
-	if (al == NULL)
+	if (al == NULL) {
 		ctl_reply_error(cc, "%s", err[0] != '\0' ? err :
 		    "cannot build the allowlist: out of memory");
+		return NULL;
+	}
+	/* every pattern within the host policy's bound, or nothing */
+	if ((n = gk_hostpolicy_outside(hp, al, outside, sizeof(outside))) >
+	    0) {
+		bound[0] = '\0';
+		for (i = 0; i < gk_allowlist_len(hp->bound); i++) {
+			len = strlen(bound);
+			if (len + 4 >= sizeof(bound))
+				break;
+			if (i > 0)
+				snprintf(bound + len, sizeof(bound) - len, ", ");
+			len = strlen(bound);
+			gk_pattern_format(gk_allowlist_at(hp->bound, i),
+			    bound + len, sizeof(bound) - len);
+		}
+		ctl_reply_error(cc, "the host policy (version %s) bounds what "
+		    "a cage may allow, and %s outside it: %s; it allows only "
+		    "patterns within: %s", hp->version, n == 1 ? "this is" :
+		    "these are", outside, bound);
+		gk_allowlist_free(al);
+		return NULL;
+	}
 	return al;
 }
 

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_metrics.h"
@@ -291,6 +292,23 @@ render_process(struct evbuffer *b)
 	}
 }
 
+/* The host policy that runs: its version ("none" without one). */
+static void
+render_policy(struct evbuffer *b, const struct gk_hostpolicy *p)
+{
+	const char *v = p != NULL ? p->version : "none";
+
+	head(b, "gatekeeper_policy_info", "gauge",
+	    "The host policy every cage stays within; the value is always 1.");
+	evbuffer_add(b, "gatekeeper_policy_info{version=\"", 32);
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			evbuffer_add(b, "\\", 1);
+		evbuffer_add(b, v, 1);
+	}
+	evbuffer_add(b, "\"} 1\n", 5);
+}
+
 void
 gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 {
@@ -298,6 +316,7 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 	    "Build information; the value is always 1.");
 	evbuffer_add_printf(b, "gatekeeper_build_info{version=\"%s\"} 1\n",
 	    PACKAGE_VERSION);
+	render_policy(b, gk_cage_table_policy(cages));
 	head(b, "gatekeeper_cages", "gauge", "Cages alive now.");
 	evbuffer_add_printf(b, "gatekeeper_cages %zu\n", gk_cage_count(cages));
 	render_dns(b);

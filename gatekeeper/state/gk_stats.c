@@ -72,7 +72,7 @@ gk_deny_reason_name(enum gk_deny_reason r)
 	static const char *names[GK_REASON__MAX] = {
 		"not_allowlisted", "unknown_source", "ip_not_pinned",
 		"special_range", "sni_mismatch", "no_sni", "host_mismatch",
-		"unsupported_command", "malformed",
+		"unsupported_command", "malformed", "host_policy",
 	};
 	return NAME_OF(names, r);
 }

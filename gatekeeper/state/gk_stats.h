@@ -55,6 +55,8 @@ enum gk_deny_reason {
 	GK_REASON_HOST_MISMATCH,
 	GK_REASON_UNSUPPORTED_COMMAND,
 	GK_REASON_MALFORMED,	/* first bytes no parser can vouch for */
+	GK_REASON_HOST_POLICY,	/* the host policy denies it, or it is
+				   outside the policy's bound */
 	GK_REASON__MAX
 };
 
