@@ -59,38 +59,7 @@ e2e_vars
 NOHTTP=(env -u http_proxy -u https_proxy -u HTTP_PROXY -u HTTPS_PROXY)
 NP=("${NOHTTP[@]}" -u ALL_PROXY -u all_proxy)
 CURL=(curl -fsS --max-time 20)
-SUP=$GK_LIB_DIR/ask_supervisor.py
 
-# ask_run ANSWER DELAY GK-RUN-ARGS... -- COMMAND...: `cage root --ask`
-# with ask_supervisor.py answering ANSWER after DELAY s on --events-fd 3
-# and --decisions-fd 4; what it saw in $T/sup.log.
-ask_run() {
-	local answer=$1 delay=$2 sup
-	shift 2
-	rm -f "$T/ev.fifo" "$T/dec.fifo"
-	: >"$T/sup.log"
-	mkfifo "$T/ev.fifo" "$T/dec.fifo"
-	timeout -s KILL 115 "$PYTHON" "$SUP" "$T/ev.fifo" "$T/dec.fifo" \
-		"$T/sup.log" "$answer" "$delay" &
-	sup=$!
-	cage root --ask --events-fd 3 --decisions-fd 4 --ro "$EN_DIR" "$@" \
-		3>"$T/ev.fifo" 4<"$T/dec.fifo"
-	gk_wait_exit "$sup" 50 2>/dev/null || kill -KILL "$sup" 2>/dev/null
-	wait "$sup" 2>/dev/null
-}
-# nevents EVENT: how many lines of that event the supervisor got.
-nevents() {
-	"$PYTHON" - "$T/sup.log" "$1" <<'EOF'
-import json, sys
-n = 0
-for line in open(sys.argv[1]):
-    try:
-        n += json.loads(line).get("event") == sys.argv[2]
-    except ValueError:
-        pass
-print(n)
-EOF
-}
 # done_with: the decisions of the ask.done lines, space-separated.
 done_with() {
 	"$PYTHON" - "$T/sup.log" <<'EOF'

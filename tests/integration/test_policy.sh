@@ -155,6 +155,14 @@ GK_DETAIL="version ${v:-?}"
 gk_check "gatekeeper_policy_info{version=\"t2\"} after the reload; audit lines say t2" \
 	eval '[ "$v" = t2 ] && grep -q "\"policy\":\"t2\"" "$AUDIT"'
 
+# ---- an asking cage is not asked outside the bound ---------------------------------------
+ask_run once 0 --allow github.com -- sh -c "
+	${CURL[*]} -o /dev/null https://codeload.github.com/index.html; echo codeload \$?"
+detail
+gk_check "an asking cage (bound: github.com) is refused codeload.github.com without a question" \
+	eval 'grep -Eq "^codeload [1-9]" "$T/run.out" && [ "$(nevents ask)" = 0 ] &&
+	    grep -q "outside the host policy" "$AUDIT"'
+
 # ---- a broken policy at reload ---------------------------------------------------------------
 printf 'version t3\nallow nonsense pattern here\n' >"$POLICY"
 kill -HUP "$GKD_PID"
