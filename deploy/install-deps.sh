@@ -18,9 +18,9 @@ PKGS=(
 	libseccomp-dev libcmocka-dev libsystemd-dev
 	# runtime pieces of the sandbox
 	bubblewrap nftables iproute2
-	# the unit's checks (systemd-analyze) and the bash completions
-	# (test_service.sh)
-	systemd bash-completion
+	# the unit's checks (systemd-analyze), the bash completions and the
+	# manual pages' lint (test_service.sh)
+	systemd bash-completion mandoc
 	# real peers for tests and benchmarks
 	bind9-dnsutils dnsmasq-base dnsperf prometheus curl git openssl
 	nginx-light openssh-client openssh-server python3 procps

@@ -5,7 +5,9 @@
 #   - `meson install` into a DESTDIR puts the example config beside the
 #     file gatekeeperd reads by default (its --help names it), the unit,
 #     the sysusers entry, both binaries and the presets; the example
-#     passes `gatekeeperd -n`;
+#     passes `gatekeeperd -n`; the manual pages (gk-run.1, gatekeeperd.8,
+#     gatekeeperd.conf.5) are installed and `mandoc -Tlint -W warning` has
+#     nothing to say about them;
 #   - the installed bash completions offer both programs' options and the
 #     values options take (bash-completion's library loaded);
 #   - `gatekeeperd -n` fails (exit 2, naming it) on an audit log whose
@@ -34,7 +36,7 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 . "$(dirname "$GK_SELF")/lib.sh"
 
 gk_daemon_arg test_service.sh "$@"
-gk_need test_service.sh meson systemd-analyze unshare ip "$PYTHON"
+gk_need test_service.sh meson systemd-analyze unshare ip mandoc "$PYTHON"
 gk_enter_netns 77 "$GK_SELF" "$GKD"
 gk_setup
 
@@ -66,6 +68,18 @@ rc=$?
 GK_DETAIL="rc=$rc $out"
 gk_check "the installed example passes gatekeeperd -n" \
 	eval '[ "$rc" = 0 ] && [ "$out" = "configuration OK" ]'
+MAN1=$(find "$DEST" -path "*/man1/gk-run.1" -type f | head -1)
+MAN5=$(find "$DEST" -path "*/man5/gatekeeperd.conf.5" -type f | head -1)
+MAN8=$(find "$DEST" -path "*/man8/gatekeeperd.8" -type f | head -1)
+lint=
+for m in "$MAN1" "$MAN5" "$MAN8"; do
+	[ -n "$m" ] || continue
+	out=$(mandoc -Tlint -W warning "$m" 2>&1) || out="$out (rc=$?)"
+	[ -z "$out" ] || lint+="$out"$'\n'
+done
+GK_DETAIL="gk-run.1: ${MAN1:-missing}; gatekeeperd.conf.5: ${MAN5:-missing}; gatekeeperd.8: ${MAN8:-missing}; lint: $(printf '%s' "$lint" | head -3 | tr '\n' ' ')"
+gk_check "the manual pages are installed (man1, man5, man8) and mandoc -Tlint -W warning has nothing to say" \
+	eval '[ -n "$MAN1" ] && [ -n "$MAN5" ] && [ -n "$MAN8" ] && [ -z "$lint" ]'
 
 # ---- bash completions, as installed -----------------------------------------------------
 # complete_with FILE FUNC LINE: what FUNC offers for the command line LINE
