@@ -148,7 +148,7 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 
 	gk_stats.denied[who->kind][o->reason]++;
 	if (c != NULL)
-		c->denied[who->kind]++;
+		gk_cage_count_denied(c, who->kind);
 	gk_events_deny(c, who->kind, t->name, t->port, o->reason, o->why);
 	/* a flood of denials: its lines within the cage's audit budget */
 	if (!gk_limit_audit_ok(c, "proxy.deny", t->name))

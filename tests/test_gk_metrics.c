@@ -157,6 +157,42 @@ test_histograms(void **state)
 	gk_cage_table_free(t);
 }
 
+/* Denials by label: one series per label, kept, escaped; past the
+ * bound, folded into "_other". */
+static void
+test_label_series(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	char label[32], *s;
+	size_t i;
+
+	(void)state;
+	gk_stats_label_denied("gk-run: npm", GK_KIND_HTTP);
+	gk_stats_label_denied("gk-run: npm", GK_KIND_HTTP);
+	gk_stats_label_denied("gk-run: npm", GK_KIND_DNS);
+	gk_stats_label_denied("say \"hi\" \\", GK_KIND_SOCKS);
+	for (i = 0; i < GK_LABEL_SERIES_MAX + 5; i++) {
+		snprintf(label, sizeof(label), "job-%zu", i);
+		gk_stats_label_denied(label, GK_KIND_TRANSPARENT);
+	}
+	assert_int_equal(gk_stats.nlabels, GK_LABEL_SERIES_MAX);
+	s = render(t);
+	assert_non_null(strstr(s, "gatekeeper_label_denied_total{label="
+	    "\"gk-run: npm\",kind=\"http\"} 2\n"));
+	assert_non_null(strstr(s, "gatekeeper_label_denied_total{label="
+	    "\"gk-run: npm\",kind=\"dns\"} 1\n"));
+	assert_non_null(strstr(s, "gatekeeper_label_denied_total{label="
+	    "\"say \\\"hi\\\" \\\\\",kind=\"socks5\"} 1\n"));
+	assert_non_null(strstr(s, "gatekeeper_label_denied_total{label="
+	    "\"job-0\",kind=\"transparent\"} 1\n"));
+	/* 2 labels before them: 62 job labels fit, 7 are folded */
+	assert_null(strstr(s, "label=\"job-62\""));
+	assert_non_null(strstr(s, "gatekeeper_label_denied_total{label="
+	    "\"_other\",kind=\"transparent\"} 7\n"));
+	free(s);
+	gk_cage_table_free(t);
+}
+
 int
 main(void)
 {
@@ -164,6 +200,7 @@ main(void)
 		cmocka_unit_test(test_contract_names),
 		cmocka_unit_test(test_counters_and_cage_series),
 		cmocka_unit_test(test_histograms),
+		cmocka_unit_test(test_label_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -301,6 +301,28 @@ test_allowed_many_pinned_names(void **state)
 	cage_free();
 }
 
+/* What gk_stats holds for a cage label's series of kind k (0: none). */
+static uint64_t
+label_count(const char *label, enum gk_deny_kind k)
+{
+	size_t i;
+
+	for (i = 0; i < gk_stats.nlabels; i++)
+		if (strcmp(gk_stats.labels[i].label, label) == 0)
+			return gk_stats.labels[i].denied[k];
+	return 0;
+}
+
+/* want's label series are gk_stats' own: they are checked apart. */
+static void
+same_labels(struct gk_stats *want)
+{
+	memcpy(want->labels, gk_stats.labels, sizeof(want->labels));
+	want->nlabels = gk_stats.nlabels;
+	memcpy(want->label_other, gk_stats.label_other,
+	    sizeof(want->label_other));
+}
+
 /* ---- proxy_deny_record ---- */
 
 static void
@@ -323,7 +345,7 @@ test_deny_record(void **state)
 		    GK_REASON_UNSUPPORTED_COMMAND },
 	};
 	struct gk_stats before, want;
-	uint64_t cage_before[GK_KIND__MAX], cage_want[GK_KIND__MAX];
+	uint64_t cage_before[GK_KIND__MAX], cage_want[GK_KIND__MAX], lab;
 	struct proxy_outcome o;
 	struct gk_host t;
 	size_t i;
@@ -343,12 +365,16 @@ test_deny_record(void **state)
 			snprintf(o.why, sizeof(o.why), "case %zu", i);
 			before = gk_stats;
 			memcpy(cage_before, fx.c->denied, sizeof(cage_before));
+			lab = label_count(fx.c->label, cases[i].kind);
 			proxy_deny_record(&fx.ctx, &fx.who, &t, &o);
 			want = before;
 			want.denied[cases[i].kind][cases[i].reason]++;
 			want.connections[cases[i].proto][GK_CONNV_DENIED]++;
 			memcpy(cage_want, cage_before, sizeof(cage_want));
 			cage_want[cases[i].kind]++;
+			assert_int_equal(label_count(fx.c->label,
+			    cases[i].kind), lab + 1);
+			same_labels(&want);
 			assert_memory_equal(&gk_stats, &want, sizeof(want));
 			assert_memory_equal(fx.c->denied, cage_want,
 			    sizeof(cage_want));
@@ -373,7 +399,7 @@ static void
 test_deny_count(void **state)
 {
 	static const char *const pats[NPAT] = { "github.com" };
-	uint64_t cage_before;
+	uint64_t cage_before, lab;
 	struct gk_stats before, want;
 	struct proxy_outcome o;
 	struct gk_host t;
@@ -389,9 +415,13 @@ test_deny_count(void **state)
 	snprintf(o.why, sizeof(o.why), "request 2");
 	before = gk_stats;
 	cage_before = fx.c->denied[GK_KIND_TRANSPARENT];
+	lab = label_count(fx.c->label, GK_KIND_TRANSPARENT);
 	proxy_deny_count(&fx.ctx, &fx.who, &t, &o);
 	want = before;
 	want.denied[GK_KIND_TRANSPARENT][GK_REASON_HOST_MISMATCH]++;
+	assert_int_equal(label_count(fx.c->label, GK_KIND_TRANSPARENT),
+	    lab + 1);
+	same_labels(&want);
 	assert_memory_equal(&gk_stats, &want, sizeof(want));
 	assert_int_equal(fx.c->denied[GK_KIND_TRANSPARENT], cage_before + 1);
 	cage_free();

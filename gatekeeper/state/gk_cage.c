@@ -285,6 +285,13 @@ gk_cage_by_token(const struct gk_cage_table *t, const char *token)
 }
 
 void
+gk_cage_count_denied(struct gk_cage *c, enum gk_deny_kind k)
+{
+	c->denied[k]++;
+	gk_stats_label_denied(c->label, k);
+}
+
+void
 gk_cage_table_set_policy(struct gk_cage_table *t,
     const struct gk_hostpolicy *p)
 {

@@ -121,6 +121,10 @@ struct gk_cage	*gk_cage_by_token(const struct gk_cage_table *t,
  */
 void		 gk_cage_set_allow(struct gk_cage *c, struct gk_allowlist *al);
 
+/* One more denial of kind k by c: its own count, and its label's series
+ * (gk_stats_label_denied). */
+void		 gk_cage_count_denied(struct gk_cage *c, enum gk_deny_kind k);
+
 /*
  * The host policy every cage of t stays within (gk_hostpolicy.h; NULL:
  * none). The table keeps the pointer: the caller keeps the policy alive.

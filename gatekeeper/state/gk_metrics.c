@@ -201,6 +201,30 @@ cage_series(struct gk_cage *c, void *arg)
 		    gk_deny_kind_name(k), (unsigned long long)c->denied[k]);
 }
 
+/* A Prometheus label value: \ and " escaped (labels are printable). */
+static void
+label_value(struct evbuffer *b, const char *v)
+{
+	for (; *v != '\0'; v++) {
+		if (*v == '\\' || *v == '"')
+			evbuffer_add(b, "\\", 1);
+		evbuffer_add(b, v, 1);
+	}
+}
+
+static void
+label_series(struct evbuffer *b, const char *label, const uint64_t *denied)
+{
+	int k;
+
+	for (k = 0; k < GK_KIND__MAX; k++) {
+		evbuffer_add_printf(b, "gatekeeper_label_denied_total{label=\"");
+		label_value(b, label);
+		evbuffer_add_printf(b, "\",kind=\"%s\"} %llu\n",
+		    gk_deny_kind_name(k), (unsigned long long)denied[k]);
+	}
+}
+
 static int
 count_fds(void)
 {
@@ -312,6 +336,8 @@ render_policy(struct evbuffer *b, const struct gk_hostpolicy *p)
 void
 gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 {
+	size_t i;
+
 	head(b, "gatekeeper_build_info", "gauge",
 	    "Build information; the value is always 1.");
 	evbuffer_add_printf(b, "gatekeeper_build_info{version=\"%s\"} 1\n",
@@ -327,6 +353,15 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 	head(b, "gatekeeper_cage_denied_total", "counter",
 	    "Denials per live cage by kind.");
 	gk_cage_foreach(cages, cage_series, b);
+	head(b, "gatekeeper_label_denied_total", "counter",
+	    "Denials by the label of the cage that had them, by kind: one "
+	    "series per label (the first " GK_STR(GK_LABEL_SERIES_MAX) " "
+	    "labels; later ones under \"" GK_LABEL_OTHER "\"), kept after "
+	    "their cages end.");
+	for (i = 0; i < gk_stats.nlabels; i++)
+		label_series(b, gk_stats.labels[i].label,
+		    gk_stats.labels[i].denied);
+	label_series(b, GK_LABEL_OTHER, gk_stats.label_other);
 	render_process(b);
 }
 

@@ -2,6 +2,8 @@
  * gk_stats: global counters and label names.
  */
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "gatekeeper/state/gk_stats.h"
 
@@ -27,6 +29,30 @@ gk_hist_observe(struct gk_hist *h, uint64_t us)
 	h->le[i]++;
 	h->count++;
 	h->sum_us += us;
+}
+
+void
+gk_stats_label_denied(const char *label, enum gk_deny_kind k)
+{
+	struct gk_label_series *ls;
+	size_t i;
+
+	if ((size_t)k >= GK_KIND__MAX)
+		return;
+	for (i = 0; i < gk_stats.nlabels; i++) {
+		if (strcmp(gk_stats.labels[i].label, label) == 0) {
+			gk_stats.labels[i].denied[k]++;
+			return;
+		}
+	}
+	if (gk_stats.nlabels == GK_LABEL_SERIES_MAX ||
+	    strlen(label) > GK_CAGE_LABEL_MAX) {
+		gk_stats.label_other[k]++;
+		return;
+	}
+	ls = &gk_stats.labels[gk_stats.nlabels++];
+	snprintf(ls->label, sizeof(ls->label), "%s", label);
+	ls->denied[k]++;
 }
 
 const char *

@@ -95,6 +95,21 @@ struct gk_hist {
 extern const uint64_t gk_hist_bounds_us[GK_HIST_BOUNDS];
 
 void		 gk_hist_observe(struct gk_hist *h, uint64_t us);
+/* A cage labelled `label` had a denial of kind k. */
+void		 gk_stats_label_denied(const char *label, enum gk_deny_kind k);
+
+/*
+ * Denials by cage label (gatekeeper_label_denied_total{label,kind}):
+ * series that outlive their cages and do not churn with cage ids. The
+ * first GK_LABEL_SERIES_MAX distinct labels get a series each; later ones
+ * are folded into one, labelled GK_LABEL_OTHER.
+ */
+#define GK_LABEL_SERIES_MAX	64
+#define GK_LABEL_OTHER		"_other"
+struct gk_label_series {
+	char		label[GK_CAGE_LABEL_MAX + 1];
+	uint64_t	denied[GK_KIND__MAX];
+};
 
 struct gk_stats {
 	uint64_t	dns_queries[GK_DNSV__MAX];
@@ -113,6 +128,9 @@ struct gk_stats {
 	struct gk_hist	dns_answer[GK_DNSV__MAX];
 	/* from connect(2) to an upstream connection established */
 	struct gk_hist	upstream_connect;
+	struct gk_label_series labels[GK_LABEL_SERIES_MAX];
+	size_t		nlabels;
+	uint64_t	label_other[GK_KIND__MAX];
 };
 
 extern struct gk_stats gk_stats;
