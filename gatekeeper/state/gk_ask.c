@@ -133,16 +133,18 @@ gk_ask_free(struct gk_cage *c)
 
 /* ---- placeholders ------------------------------------------------------ */
 
+/* An IPv4 address as a number, host order. */
+static uint32_t
+v4(const struct gk_addr *a)
+{
+	return ((uint32_t)a->bytes[0] << 24) | ((uint32_t)a->bytes[1] << 16) |
+	    ((uint32_t)a->bytes[2] << 8) | a->bytes[3];
+}
+
 bool
 gk_ask_net(const struct gk_addr *a)
 {
-	uint32_t v;
-
-	if (a->family != AF_INET)
-		return false;
-	v = ((uint32_t)a->bytes[0] << 24) | ((uint32_t)a->bytes[1] << 16) |
-	    ((uint32_t)a->bytes[2] << 8) | a->bytes[3];
-	return (v & NET_MASK) == NET_FIRST;
+	return a->family == AF_INET && (v4(a) & NET_MASK) == NET_FIRST;
 }
 
 /* Placeholder i's address. */
@@ -192,9 +194,7 @@ gk_ask_placeholder_name(const struct gk_cage *c, const struct gk_addr *a)
 
 	if (c->ask == NULL || !gk_ask_net(a))
 		return NULL;
-	v = ((uint32_t)a->bytes[0] << 24) | ((uint32_t)a->bytes[1] << 16) |
-	    ((uint32_t)a->bytes[2] << 8) | a->bytes[3];
-	v -= NET_FIRST + 1;
+	v = v4(a) - (NET_FIRST + 1);
 	if (v >= GK_ASK_PLACEHOLDERS)
 		return NULL;
 	return c->ask->ph[v].name;

@@ -325,11 +325,7 @@ render_policy(struct evbuffer *b, const struct gk_hostpolicy *p)
 	head(b, "gatekeeper_policy_info", "gauge",
 	    "The host policy every cage stays within; the value is always 1.");
 	evbuffer_add(b, "gatekeeper_policy_info{version=\"", 32);
-	for (; *v != '\0'; v++) {
-		if (*v == '\\' || *v == '"')
-			evbuffer_add(b, "\\", 1);
-		evbuffer_add(b, v, 1);
-	}
+	label_value(b, v);
 	evbuffer_add(b, "\"} 1\n", 5);
 }
 
