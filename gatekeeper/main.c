@@ -126,43 +126,40 @@ one_line(char *s)
 			*s = ';';
 }
 
-static void
-hup_cb(evutil_socket_t sig, short what, void *arg)
+/*
+ * Reload the configuration file and the host policy (SIGHUP, or the
+ * control socket's "reload"): 0, or -1 with what was kept in err (the
+ * whole running configuration, or only the running host policy).
+ */
+static int
+reload(struct gk_daemon *d, char *err, size_t errlen)
 {
-	struct gk_daemon *d = arg;
 	struct dns_server_conf sc;
 	char errs[GK_CONF_ERRLEN];
 	struct gk_hostpolicy np;
 	struct gk_conf nc;
 	int rc;
 
-	(void)sig;
-	(void)what;
 	(void)sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu",
 	    (unsigned long long)gk_clock_ms() * 1000);
 	if (gk_conf_load(&nc, d->argc, d->argv, errs, sizeof(errs)) !=
 	    GK_CONF_RUN) {
 		one_line(errs);
-		log_warnx("reload failed, keeping the running configuration: "
-		    "%s", errs);
-		(void)sd_notify(0, "READY=1\nSTATUS=reload failed; the running "
-		    "configuration is kept (see the log)");
-		return;
+		goto failed;
 	}
 	/* restart-only keys keep their running values: d->conf is what runs */
 	gk_conf_keep_running(&nc, &d->conf);
 	dns_conf(&nc, &sc);
-	if (dns_server_reload(d->dns, &sc, errs, sizeof(errs)) == -1) {
-		log_warnx("reload failed, keeping the running configuration: "
-		    "%s", errs);
-		(void)sd_notify(0, "READY=1\nSTATUS=reload failed; the running "
-		    "configuration is kept (see the log)");
-		return;
-	}
+	if (dns_server_reload(d->dns, &sc, errs, sizeof(errs)) == -1)
+		goto failed;
 	if ((rc = gk_hostpol_load(nc.policy, policy_named(&nc), &np, errs,
-	    sizeof(errs))) == -1)
-		log_warnx("reload: %s; the running host policy (%s) is kept",
-		    errs, d->have_policy ? d->policy.version : "none");
+	    sizeof(errs))) == -1) {
+		snprintf(err, errlen, "reload: %s; the running host policy "
+		    "(%s) is kept (the rest of the configuration was "
+		    "reloaded)", errs, d->have_policy ? d->policy.version :
+		    "none");
+		log_warnx("%s", err);
+	}
 	d->conf = nc;
 	if (rc != -1)
 		policy_install(d, &np, rc == 1);
@@ -173,6 +170,37 @@ hup_cb(evutil_socket_t sig, short what, void *arg)
 	    dns_server_upstreams(d->dns), nc.ttl_cap, gk_cage_count(d->cages));
 	(void)sd_notifyf(0, "READY=1\nSTATUS=reloaded; %zu cages",
 	    gk_cage_count(d->cages));
+	return rc == -1 ? -1 : 0;
+failed:
+	snprintf(err, errlen, "reload failed, keeping the running "
+	    "configuration: %s", errs);
+	log_warnx("%s", err);
+	(void)sd_notify(0, "READY=1\nSTATUS=reload failed; the running "
+	    "configuration is kept (see the log)");
+	return -1;
+}
+
+static void
+hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+	char err[GK_CONF_ERRLEN + 128];
+
+	(void)sig;
+	(void)what;
+	(void)reload(arg, err, sizeof(err));
+}
+
+/* The control socket's "reload". */
+static int
+ctl_reload(void *arg, char *policy, size_t policylen, char *err,
+    size_t errlen)
+{
+	struct gk_daemon *d = arg;
+	int rc = reload(d, err, errlen);
+
+	snprintf(policy, policylen, "%s", d->have_policy ? d->policy.version :
+	    "none");
+	return rc;
 }
 
 static void
@@ -295,6 +323,8 @@ start(struct gk_daemon *d)
 		gk_contain_hooks(d->contain, &h);
 		gk_control_set_contain(d->control, &h);
 	}
+	gk_control_set_reload(d->control, &(struct gk_ctl_reload){ d,
+	    ctl_reload });
 	return 0;
 fail:
 	log_warnx("%s", err);

@@ -27,6 +27,7 @@
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_events.h"
 #include "tests/control_testutil.h"
 
 static void
@@ -288,6 +289,101 @@ test_shutdown_destroys(void **state)
 	close(fd);
 }
 
+/* The operator's ops: cage.update add/remove, cage.show with recent
+ * denials, denials (and following them from another connection),
+ * pending, reload without a handler, the error codes. */
+static void
+test_operator_ops(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	char id[16], req[512], line[4096];
+	struct gk_cage *c;
+	int fd = client(f), wfd = client(f), i;
+
+	o = rpc(f, fd, "{\"op\":\"cage.create\",\"source\":\"127.0.0.2\","
+	    "\"allow\":[\"a.example\",\"*.b.example:443\"],\"label\":\"ops\"}");
+	assert_true(ok(o));
+	snprintf(id, sizeof(id), "%s", gets_(o, "cage.id"));
+	json_object_put(o);
+
+	snprintf(req, sizeof(req), "{\"op\":\"cage.update\",\"id\":\"%s\","
+	    "\"add\":[\"C.example.\",\"a.example\"],\"remove\":"
+	    "[\"*.b.example:443\"]}", id);
+	o = rpc(f, fd, req);
+	assert_true(ok(o));
+	assert_string_equal(gets_(o, "cage.allow.0"), "a.example");
+	assert_string_equal(gets_(o, "cage.allow.1"), "c.example");
+	assert_null(get(o, "cage.allow.2"));
+	json_object_put(o);
+	snprintf(req, sizeof(req), "{\"op\":\"cage.update\",\"id\":\"%s\","
+	    "\"remove\":[\"a.example:443\"]}", id);
+	rpc_err(f, fd, req, "has no pattern 'a.example:443' to remove; its "
+	    "allowlist is: a.example, c.example");
+	snprintf(req, sizeof(req), "{\"op\":\"cage.update\",\"id\":\"%s\","
+	    "\"add\":[\"*.com\"]}", id);
+	rpc_err(f, fd, req, "invalid pattern '*.com'");
+	o = rpc(f, fd, "{\"op\":\"cage.show\",\"id\":\"zzzz0000\"}");
+	assert_false(ok(o));
+	assert_string_equal(gets_(o, "code"), "no_such_cage");
+	json_object_put(o);
+
+	/* a follower on another connection, then denials */
+	snprintf(req, sizeof(req), "{\"op\":\"denials\",\"follow\":true}");
+	o = rpc(f, wfd, req);
+	assert_true(ok(o));
+	assert_int_equal(json_object_array_length(get(o, "denials")), 0);
+	json_object_put(o);
+	assert_non_null(c = gk_cage_by_id(f->cages, id));
+	for (i = 0; i < 3; i++)
+		gk_events_deny(c, GK_KIND_HTTP, "x.example", 443,
+		    GK_REASON_NOT_ALLOWLISTED, "not in the allowlist");
+	gk_events_deny(c, GK_KIND_DNS, "y.example", 0,
+	    GK_REASON_NOT_ALLOWLISTED, NULL);
+	for (i = 0; i < 4; i++) {
+		assert_true(read_line(f, wfd, line, sizeof(line)) > 0);
+		o = json_tokener_parse(line);
+		assert_string_equal(gets_(o, "event"), "deny");
+		assert_string_equal(gets_(o, "cage"), id);
+		assert_string_equal(gets_(o, "label"), "ops");
+		assert_string_equal(gets_(o, "host"), i < 3 ? "x.example" :
+		    "y.example");
+		assert_string_equal(gets_(o, "why"), i < 3 ?
+		    "not in the allowlist" : "");
+		json_object_put(o);
+	}
+	snprintf(req, sizeof(req), "{\"op\":\"cage.show\",\"id\":\"%s\"}", id);
+	o = rpc(f, fd, req);
+	assert_true(ok(o));
+	assert_int_equal(json_object_array_length(get(o, "cage.recent")), 2);
+	assert_string_equal(gets_(o, "cage.recent.0.host"), "x.example");
+	assert_string_equal(gets_(o, "cage.recent.0.count"), "3");
+	assert_string_equal(gets_(o, "cage.recent.0.kind"), "http");
+	assert_string_equal(gets_(o, "cage.recent.1.port"), "0");
+	assert_non_null(get(o, "cage.pinned"));
+	assert_null(get(o, "cage.pending"));	/* it does not ask */
+	json_object_put(o);
+	o = rpc(f, fd, "{\"op\":\"denials\"}");
+	assert_int_equal(json_object_array_length(get(o, "denials")), 2);
+	assert_string_equal(gets_(o, "denials.1.host"), "y.example");
+	json_object_put(o);
+	o = rpc(f, fd, "{\"op\":\"pending\"}");
+	assert_true(ok(o));
+	assert_int_equal(json_object_array_length(get(o, "questions")), 0);
+	json_object_put(o);
+	rpc_err(f, fd, "{\"op\":\"reload\"}", "send it SIGHUP");
+
+	/* the cage ends: its followers are told */
+	close(fd);
+	assert_true(read_line(f, wfd, line, sizeof(line)) > 0);
+	o = json_tokener_parse(line);
+	assert_string_equal(gets_(o, "event"), "cage.end");
+	assert_string_equal(gets_(o, "cage"), id);
+	json_object_put(o);
+	close(wfd);
+	spin(f, 4);
+}
+
 int
 main(void)
 {
@@ -307,6 +403,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_long_line, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_shutdown_destroys, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_operator_ops, setup,
 		    teardown),
 	};
 

@@ -81,9 +81,44 @@ static const struct pcase cases[] = {
 	/* op */
 	{ "{}", 0, GK_CTL_BAD_OP, "missing \"op\"" },
 	{ "{\"id\":\"abcd1234\"}", 0, GK_CTL_BAD_OP, "known ops: "
-	    "cage.create, cage.update, cage.destroy, cage.list, cage.attach, "
-	    "cage.decide, "
-	    "stats" },
+	    "cage.create, cage.update, cage.destroy, cage.list, cage.show, "
+	    "cage.attach, cage.decide, denials, pending, stats, reload" },
+	/* the operator's ops */
+	{ "{\"op\":\"cage.show\",\"id\":\"abcd1234\"}", 0, GK_CTL_OK,
+	    "cage.show" },
+	{ "{\"op\":\"cage.show\"}", 0, GK_CTL_MISSING_FIELD,
+	    "missing \"id\" for cage.show" },
+	{ "{\"op\":\"cage.show\",\"id\":\"abcd1234\",\"follow\":true}", 0,
+	    GK_CTL_UNKNOWN_FIELD, "unknown field \"follow\" for cage.show" },
+	{ "{\"op\":\"denials\"}", 0, GK_CTL_OK, "denials" },
+	{ "{\"op\":\"denials\",\"id\":\"abcd1234\",\"follow\":true}", 0,
+	    GK_CTL_OK, "denials" },
+	{ "{\"op\":\"denials\",\"follow\":\"yes\"}", 0, GK_CTL_BAD_TYPE,
+	    "\"follow\" must be true or false" },
+	{ "{\"op\":\"denials\",\"id\":\"NOPE\"}", 0, GK_CTL_BAD_VALUE,
+	    "invalid cage id" },
+	{ "{\"op\":\"pending\"}", 0, GK_CTL_OK, "pending" },
+	{ "{\"op\":\"pending\",\"id\":\"abcd1234\"}", 0,
+	    GK_CTL_UNKNOWN_FIELD, "unknown field \"id\" for pending" },
+	{ "{\"op\":\"reload\"}", 0, GK_CTL_OK, "reload" },
+	{ "{\"op\":\"reload\",\"policy\":\"x\"}", 0, GK_CTL_UNKNOWN_FIELD,
+	    "unknown field \"policy\" for reload" },
+	/* cage.update: a whole list, or a change */
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"add\":[\"a.b\"]}",
+	    0, GK_CTL_OK, "cage.update" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"remove\":[\"a.b\"],"
+	    "\"add\":[\"c.d\"]}", 0, GK_CTL_OK, "cage.update" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"allow\":[],"
+	    "\"add\":[\"c.d\"]}", 0, GK_CTL_BAD_VALUE, "not both" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"add\":[],"
+	    "\"remove\":[]}", 0, GK_CTL_BAD_VALUE, "both empty" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"add\":\"a.b\"}",
+	    0, GK_CTL_BAD_TYPE, "\"add\" must be an array" },
+	{ "{\"op\":\"cage.update\",\"id\":\"abcd1234\",\"remove\":[1]}",
+	    0, GK_CTL_BAD_TYPE, "remove[0] must be a pattern string" },
+	{ "{\"op\":\"cage.create\",\"source\":\"10.0.0.1\",\"allow\":[],"
+	    "\"add\":[\"a.b\"]}", 0, GK_CTL_UNKNOWN_FIELD,
+	    "unknown field \"add\" for cage.create" },
 	{ "{\"op\":\"cage.attach\",\"id\":\"abcd1234\"}", 0, GK_CTL_OK,
 	    "cage.attach" },
 	{ "{\"op\":\"cage.attach\"}", 0, GK_CTL_MISSING_FIELD, "\"id\"" },
@@ -308,6 +343,25 @@ test_fields(void **state)
 	assert_string_equal(req.id, "k3j9x0qa");
 	assert_int_equal(req.nallow, 0);
 	assert_non_null(req.allow);
+	assert_false(req.edit);
+	gk_ctlreq_clear(&req);
+
+	assert_int_equal(parse_str("{\"op\":\"cage.update\",\"id\":"
+	    "\"k3j9x0qa\",\"remove\":[\"a.example\",\"b.example:443\"]}",
+	    &req, err, sizeof(err)), GK_CTL_OK);
+	assert_true(req.edit);
+	assert_null(req.allow);
+	assert_null(req.add);
+	assert_int_equal(req.nremove, 2);
+	assert_string_equal(req.remove[1], "b.example:443");
+	assert_null(req.remove[2]);
+	gk_ctlreq_clear(&req);
+	assert_null(req.remove);
+
+	assert_int_equal(parse_str("{\"op\":\"denials\",\"follow\":true}",
+	    &req, err, sizeof(err)), GK_CTL_OK);
+	assert_true(req.follow);
+	assert_string_equal(req.id, "");
 	gk_ctlreq_clear(&req);
 
 	assert_int_equal(parse_str(CREATE "\"netns\":true,\"events\":true,"
@@ -482,7 +536,8 @@ test_ask(void **state)
 		{ DECIDE "\"ask\":\"3\",\"decision\":\"yes\"}", 0,
 		    GK_CTL_BAD_VALUE, "once, run, save or deny" },
 		{ DECIDE "\"ask\":\"3\",\"decision\":\"run\","
-		    "\"by\":\"me\"}", 0, GK_CTL_BAD_VALUE, "tty or supervisor" },
+		    "\"by\":\"me\"}", 0, GK_CTL_BAD_VALUE,
+		    "tty, supervisor or operator" },
 		{ DECIDE "\"ask\":\"3\",\"decision\":\"run\","
 		    "\"allow\":[]}", 0, GK_CTL_UNKNOWN_FIELD, "\"allow\"" },
 	};

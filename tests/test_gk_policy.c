@@ -671,6 +671,59 @@ test_allowlist(void **state)
 	    "public suffix"));
 }
 
+static bool
+drop_cidr(const struct gk_pattern *p, void *arg)
+{
+	(*(int *)arg)++;
+	return p->kind == GK_PAT_CIDR;
+}
+
+/* A copy, less what drop() says, plus more; the original untouched. */
+static void
+test_allowlist_edit(void **state)
+{
+	static const char *const base[] = { "a.example", "10.0.0.0/8",
+	    "*.b.example:443" };
+	static const char *const more[] = { "A.example.", "c.example" };
+	static const char *const bad[] = { "d.example", "*.com" };
+	struct gk_allowlist *al, *na;
+	char err[512], text[64];
+	int calls = 0;
+
+	(void)state;
+	al = gk_allowlist_new(base, 3, err, sizeof(err));
+	assert_non_null(al);
+	na = gk_allowlist_edit(al, drop_cidr, &calls, more, 2, err,
+	    sizeof(err));
+	assert_non_null(na);
+	assert_int_equal(calls, 3);
+	assert_int_equal(gk_allowlist_len(al), 3);
+	/* a.example merged with its duplicate; the CIDR gone; c added */
+	assert_int_equal(gk_allowlist_len(na), 3);
+	gk_pattern_format(gk_allowlist_at(na, 1), text, sizeof(text));
+	assert_string_equal(text, "*.b.example:443");
+	gk_pattern_format(gk_allowlist_at(na, 2), text, sizeof(text));
+	assert_string_equal(text, "c.example");
+	assert_true(gk_pattern_equal(gk_allowlist_at(na, 0),
+	    gk_allowlist_at(al, 0)));
+	assert_false(gk_pattern_equal(gk_allowlist_at(na, 1),
+	    gk_allowlist_at(al, 1)));
+	gk_allowlist_free(na);
+
+	/* no drop, nothing added: an equal copy */
+	na = gk_allowlist_edit(al, NULL, NULL, NULL, 0, err, sizeof(err));
+	assert_non_null(na);
+	assert_int_equal(gk_allowlist_len(na), 3);
+	gk_allowlist_free(na);
+
+	/* a bad added pattern: NULL, the message, al unchanged */
+	assert_null(gk_allowlist_edit(al, NULL, NULL, bad, 2, err,
+	    sizeof(err)));
+	assert_non_null(strstr(err, "invalid pattern '*.com'"));
+	assert_int_equal(gk_allowlist_len(al), 3);
+	gk_allowlist_free(al);
+}
+
 /* The cap counts distinct patterns. */
 static void
 test_allowlist_cap(void **state)
@@ -721,6 +774,7 @@ main(void)
 		cmocka_unit_test(test_explain),
 		cmocka_unit_test(test_allowlist),
 		cmocka_unit_test(test_allowlist_cap),
+		cmocka_unit_test(test_allowlist_edit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

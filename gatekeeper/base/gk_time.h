@@ -68,19 +68,35 @@ gk_ms_left(uint64_t deadline, int max)
 	return deadline - now > (uint64_t)max ? max : (int)(deadline - now);
 }
 
-/* Wall-clock now in UTC to the millisecond, "2026-11-25T10:00:00.123Z"
- * (audit lines, events). */
+/* Wall-clock milliseconds since the epoch. */
+static inline int64_t
+gk_wall_ms(void)
+{
+	struct timeval tv;
+
+	gettimeofday(&tv, NULL);
+	return (int64_t)tv.tv_sec * 1000 + tv.tv_usec / 1000;
+}
+
+/* `ms` (gk_wall_ms()) in UTC to the millisecond,
+ * "2026-11-25T10:00:00.123Z". */
+static inline void
+gk_utc_stamp_at(char *buf, size_t len, int64_t ms)
+{
+	time_t sec = (time_t)(ms / 1000);
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+	    tm.tm_min, tm.tm_sec, (int)(ms % 1000));
+}
+
+/* Wall-clock now, the same way (audit lines, events). */
 static inline void
 gk_utc_stamp(char *buf, size_t len)
 {
-	struct timeval tv;
-	struct tm tm;
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
-	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-	    tm.tm_min, tm.tm_sec, (long)(tv.tv_usec / 1000));
+	gk_utc_stamp_at(buf, len, gk_wall_ms());
 }
 
 #endif /* GK_TIME_H */

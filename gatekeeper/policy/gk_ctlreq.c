@@ -32,6 +32,9 @@ enum field {
 	F_ASK_TIMEOUT = 1 << 12,
 	F_DECISION = 1 << 13,
 	F_BY = 1 << 14,
+	F_ADD = 1 << 15,
+	F_REMOVE = 1 << 16,
+	F_FOLLOW = 1 << 17,
 };
 
 struct op_spec {
@@ -54,10 +57,11 @@ static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	    "cage's denials, \"ask\":true with \"ask_timeout\":60, and "
 	    "\"limits\":{\"memory\":268435456,\"pids\":64,\"cpus\":1.5} "
 	    "are optional)" },
-	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID | F_ALLOW,
-	    F_OP | F_ID | F_ALLOW,
+	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID,
+	    F_OP | F_ID | F_ALLOW | F_ADD | F_REMOVE,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","
-	    "\"allow\":[\"*.example.com\"]}" },
+	    "\"allow\":[\"*.example.com\"]} to replace the allowlist, or "
+	    "\"add\":[...] and/or \"remove\":[...] to change it" },
 	[GK_CTL_OP_CAGE_DESTROY] = { "cage.destroy", F_OP | F_ID, F_OP | F_ID,
 	    "{\"op\":\"cage.destroy\",\"id\":\"ID\"}" },
 	[GK_CTL_OP_CAGE_LIST] = { "cage.list", F_OP, F_OP,
@@ -71,7 +75,16 @@ static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
 	    F_DECISION | F_BY,
 	    "{\"op\":\"cage.decide\",\"id\":\"ID\",\"ask\":\"17\","
 	    "\"decision\":\"once\",\"by\":\"tty\"} (decision: once, run, "
-	    "save or deny; by: tty or supervisor, optional)" },
+	    "save or deny; by: tty, supervisor or operator, optional)" },
+	[GK_CTL_OP_CAGE_SHOW] = { "cage.show", F_OP | F_ID, F_OP | F_ID,
+	    "{\"op\":\"cage.show\",\"id\":\"ID\"}" },
+	[GK_CTL_OP_DENIALS] = { "denials", F_OP, F_OP | F_ID | F_FOLLOW,
+	    "{\"op\":\"denials\"} (\"id\":\"ID\", one cage's, and "
+	    "\"follow\":true, new ones as they happen, are optional)" },
+	[GK_CTL_OP_PENDING] = { "pending", F_OP, F_OP,
+	    "{\"op\":\"pending\"}" },
+	[GK_CTL_OP_RELOAD] = { "reload", F_OP, F_OP,
+	    "{\"op\":\"reload\"}" },
 };
 
 static const struct {
@@ -93,11 +106,14 @@ static const struct {
 	{ "ask_timeout", F_ASK_TIMEOUT },
 	{ "decision", F_DECISION },
 	{ "by", F_BY },
+	{ "add", F_ADD },
+	{ "remove", F_REMOVE },
+	{ "follow", F_FOLLOW },
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
 #define KNOWN_OPS "cage.create, cage.update, cage.destroy, cage.list, " \
-	"cage.attach, cage.decide, stats"
+	"cage.show, cage.attach, cage.decide, denials, pending, stats, reload"
 
 static const char *const status_str[] = {
 	[GK_CTL_OK] = "ok",
@@ -507,54 +523,91 @@ parse_id(struct json_object *v, struct gk_ctlreq *out, char *err,
 	return GK_CTL_OK;
 }
 
+/* "allow", "add" or "remove": an array of pattern strings, copied. */
 static enum gk_ctl_status
-parse_allow(struct json_object *v, struct gk_ctlreq *out, char *err,
-    size_t errlen)
+parse_patterns(struct json_object *v, const char *field, char ***outp,
+    size_t *np, char *err, size_t errlen)
 {
 	struct json_object *e;
 	const char *s;
 	size_t i, n, len;
 
 	if (!json_object_is_type(v, json_type_array)) {
-		gk_seterr(err, errlen, "\"allow\" must be an array of pattern "
-		    "strings such as [\"*.example.com\"], not %s",
+		gk_seterr(err, errlen, "\"%s\" must be an array of pattern "
+		    "strings such as [\"*.example.com\"], not %s", field,
 		    type_name(v));
 		return GK_CTL_BAD_TYPE;
 	}
 	if ((n = json_object_array_length(v)) > GK_ALLOWLIST_MAX) {
-		gk_seterr(err, errlen, "\"allow\" has %zu patterns; at most %d "
-		    "are allowed", n, GK_ALLOWLIST_MAX);
+		gk_seterr(err, errlen, "\"%s\" has %zu patterns; at most %d "
+		    "are allowed", field, n, GK_ALLOWLIST_MAX);
 		return GK_CTL_BAD_VALUE;
 	}
 	for (i = 0; i < n; i++) {
 		e = json_object_array_get_idx(v, i);
 		if (!json_object_is_type(e, json_type_string)) {
-			gk_seterr(err, errlen, "allow[%zu] must be a pattern "
-			    "string such as \"*.example.com\", not %s", i,
-			    type_name(e));
+			gk_seterr(err, errlen, "%s[%zu] must be a pattern "
+			    "string such as \"*.example.com\", not %s", field,
+			    i, type_name(e));
 			return GK_CTL_BAD_TYPE;
 		}
 		s = json_object_get_string(e);
 		len = (size_t)json_object_get_string_len(e);
 		if (memchr(s, '\0', len) != NULL) {
-			gk_seterr(err, errlen, "allow[%zu] contains a NUL "
-			    "character", i);
+			gk_seterr(err, errlen, "%s[%zu] contains a NUL "
+			    "character", field, i);
 			return GK_CTL_BAD_VALUE;
 		}
 	}
-	if ((out->allow = calloc(n + 1, sizeof(*out->allow))) == NULL)
+	if ((*outp = calloc(n + 1, sizeof(**outp))) == NULL)
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		e = json_object_array_get_idx(v, i);
-		if ((out->allow[i] = strdup(json_object_get_string(e))) ==
-		    NULL)
+		if (((*outp)[i] = strdup(json_object_get_string(e))) == NULL)
 			goto nomem;
-		out->nallow++;
+		(*np)++;
 	}
 	return GK_CTL_OK;
 nomem:
 	gk_seterr(err, errlen, "out of memory");
 	return GK_CTL_NOMEM;
+}
+
+/* update: "allow" (the whole list) or "add"/"remove" (a change). */
+static enum gk_ctl_status
+parse_update(struct json_object *obj, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	struct json_object *v;
+	enum gk_ctl_status st = GK_CTL_OK;
+	bool allow = json_object_object_get_ex(obj, "allow", &v);
+
+	if (json_object_object_get_ex(obj, "add", &v))
+		st = parse_patterns(v, "add", &out->add, &out->nadd, err,
+		    errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "remove", &v))
+		st = parse_patterns(v, "remove", &out->remove, &out->nremove,
+		    err, errlen);
+	if (st != GK_CTL_OK)
+		return st;
+	out->edit = out->add != NULL || out->remove != NULL;
+	if (allow && out->edit) {
+		gk_seterr(err, errlen, "cage.update takes either \"allow\" (the "
+		    "whole new allowlist) or \"add\"/\"remove\" (a change to "
+		    "it), not both");
+		return GK_CTL_BAD_VALUE;
+	}
+	if (!allow && !out->edit) {
+		gk_seterr(err, errlen, "missing \"allow\" for cage.update; use "
+		    "%s", op_specs[GK_CTL_OP_CAGE_UPDATE].usage);
+		return GK_CTL_MISSING_FIELD;
+	}
+	if (out->edit && out->nadd + out->nremove == 0) {
+		gk_seterr(err, errlen, "cage.update: \"add\" and \"remove\" "
+		    "are both empty; name at least one pattern");
+		return GK_CTL_BAD_VALUE;
+	}
+	return GK_CTL_OK;
 }
 
 /* cage.create names its cage by exactly one of "source" and "netns". */
@@ -852,9 +905,10 @@ parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		return GK_CTL_OK;
 	if ((st = get_string(v, "by", &s, &n, err, errlen)) != GK_CTL_OK)
 		return st;
-	if (strcmp(s, "tty") != 0 && strcmp(s, "supervisor") != 0) {
-		gk_seterr(err, errlen, "invalid \"by\" '%s': tty or "
-		    "supervisor", quote(q, sizeof(q), s, n));
+	if (strcmp(s, "tty") != 0 && strcmp(s, "supervisor") != 0 &&
+	    strcmp(s, "operator") != 0) {
+		gk_seterr(err, errlen, "invalid \"by\" '%s': tty, supervisor "
+		    "or operator", quote(q, sizeof(q), s, n));
 		return GK_CTL_BAD_VALUE;
 	}
 	snprintf(out->by, sizeof(out->by), "%s", s);
@@ -877,7 +931,12 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "label", &v))
 		st = parse_label(v, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "allow", &v))
-		st = parse_allow(v, out, err, errlen);
+		st = parse_patterns(v, "allow", &out->allow, &out->nallow, err,
+		    errlen);
+	if (st == GK_CTL_OK && out->op == GK_CTL_OP_CAGE_UPDATE)
+		st = parse_update(obj, out, err, errlen);
+	if (st == GK_CTL_OK)
+		st = parse_flag(obj, "follow", &out->follow, err, errlen);
 	if (st == GK_CTL_OK)
 		st = parse_flag(obj, "events", &out->events, err, errlen);
 	if (st == GK_CTL_OK)
@@ -964,5 +1023,11 @@ gk_ctlreq_clear(struct gk_ctlreq *req)
 	for (i = 0; i < req->nallow; i++)
 		free(req->allow[i]);
 	free(req->allow);
+	for (i = 0; i < req->nadd; i++)
+		free(req->add[i]);
+	free(req->add);
+	for (i = 0; i < req->nremove; i++)
+		free(req->remove[i]);
+	free(req->remove);
 	memset(req, 0, sizeof(*req));
 }

@@ -5,12 +5,18 @@
  *   {"op":"cage.create","source":"10.143.0.2","allow":["*.github.com"],
  *    "label":"demo"}
  *   {"op":"cage.update","id":"k3j9x0qa","allow":["example.com"]}
+ *   {"op":"cage.update","id":"k3j9x0qa","add":["a.example"],
+ *    "remove":["example.com"]}
+ *   {"op":"cage.show","id":"k3j9x0qa"}
  *   {"op":"cage.destroy","id":"k3j9x0qa"}
  *   {"op":"cage.attach","id":"k3j9x0qa"}   (a pidfd sent along)
  *   {"op":"cage.decide","id":"k3j9x0qa","ask":"17","decision":"run",
  *    "by":"tty"}
  *   {"op":"cage.list"}
+ *   {"op":"denials","id":"k3j9x0qa","follow":true}  (both optional)
+ *   {"op":"pending"}
  *   {"op":"stats"}
+ *   {"op":"reload"}
  *
  * The parser checks the JSON, the shape of the request (known op, known
  * fields, their types, required fields, no duplicate keys) and the
@@ -44,6 +50,10 @@ enum gk_ctl_op {
 	GK_CTL_OP_STATS,
 	GK_CTL_OP_CAGE_ATTACH,
 	GK_CTL_OP_CAGE_DECIDE,
+	GK_CTL_OP_CAGE_SHOW,
+	GK_CTL_OP_DENIALS,
+	GK_CTL_OP_PENDING,
+	GK_CTL_OP_RELOAD,
 	GK_CTL_OP__MAX
 };
 
@@ -64,7 +74,7 @@ enum gk_ctl_status {
 
 struct gk_ctlreq {
 	enum gk_ctl_op	 op;
-	/* update, destroy, attach */
+	/* update, destroy, attach, show, decide; denials (optional) */
 	char		 id[GK_CAGE_ID_LEN + 1];
 	/* create: either source, or netns (the namespace fd came along);
 	 * label "" if none */
@@ -96,6 +106,15 @@ struct gk_ctlreq {
 	/* create, update: nallow strings (and a NULL after them) */
 	char		**allow;
 	size_t		 nallow;
+	/* update: a change instead of a whole list (edit): patterns to add
+	 * and to remove, each NULL-terminated, either may be NULL */
+	bool		 edit;
+	char		**add;
+	size_t		 nadd;
+	char		**remove;
+	size_t		 nremove;
+	/* denials: stay and be told each new one */
+	bool		 follow;
 };
 
 /*

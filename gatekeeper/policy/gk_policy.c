@@ -533,8 +533,8 @@ gk_pattern_format(const struct gk_pattern *p, char *buf, size_t len)
 	return sb.pos;
 }
 
-static bool
-pat_equal(const struct gk_pattern *a, const struct gk_pattern *b)
+bool
+gk_pattern_equal(const struct gk_pattern *a, const struct gk_pattern *b)
 {
 	if (a->kind != b->kind || a->port != b->port)
 		return false;
@@ -550,7 +550,7 @@ allowlist_add(struct gk_allowlist *al, const struct gk_pattern *p)
 	size_t i, n = strlen(p->name);
 
 	for (i = 0; i < al->n; i++) {
-		if (al->namelen[i] == n && pat_equal(&al->pat[i], p))
+		if (al->namelen[i] == n && gk_pattern_equal(&al->pat[i], p))
 			return true;
 	}
 	if (al->n == GK_ALLOWLIST_MAX)
@@ -561,41 +561,53 @@ allowlist_add(struct gk_allowlist *al, const struct gk_pattern *p)
 }
 
 struct gk_allowlist *
-gk_allowlist_new(const char *const *patterns, size_t n, char *err,
-    size_t errlen)
+gk_allowlist_edit(const struct gk_allowlist *al,
+    bool (*drop)(const struct gk_pattern *, void *), void *arg,
+    const char *const *add, size_t nadd, char *err, size_t errlen)
 {
-	struct gk_allowlist *al;
+	struct gk_allowlist *na;
 	struct gk_pattern p;
 	enum gk_pat_status st;
-	size_t i, cap = n < GK_ALLOWLIST_MAX ? n : GK_ALLOWLIST_MAX;
+	size_t i, n = gk_allowlist_len(al), cap;
 	const char *s;
 
 	if (errlen > 0)
 		err[0] = '\0';
-	if ((al = calloc(1, sizeof(*al))) == NULL ||
-	    (al->pat = calloc(cap + 1, sizeof(*al->pat))) == NULL ||
-	    (al->namelen = calloc(cap + 1, sizeof(*al->namelen))) == NULL) {
+	cap = n + nadd < GK_ALLOWLIST_MAX ? n + nadd : GK_ALLOWLIST_MAX;
+	if ((na = calloc(1, sizeof(*na))) == NULL ||
+	    (na->pat = calloc(cap + 1, sizeof(*na->pat))) == NULL ||
+	    (na->namelen = calloc(cap + 1, sizeof(*na->namelen))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	for (i = 0; i < n; i++) {
-		s = patterns[i] != NULL ? patterns[i] : "";
+	for (i = 0; i < n; i++)
+		if (drop == NULL || !drop(&al->pat[i], arg))
+			(void)allowlist_add(na, &al->pat[i]);
+	for (i = 0; i < nadd; i++) {
+		s = add[i] != NULL ? add[i] : "";
 		st = gk_pattern_parse((const uint8_t *)s, strlen(s), &p);
 		if (st != GK_PAT_OK) {
 			gk_pattern_error((const uint8_t *)s, strlen(s), st,
 			    err, errlen);
 			goto fail;
 		}
-		if (!allowlist_add(al, &p)) {
+		if (!allowlist_add(na, &p)) {
 			snprintf(err, errlen, "too many patterns: the limit "
 			    "is %d", GK_ALLOWLIST_MAX);
 			goto fail;
 		}
 	}
-	return al;
+	return na;
 fail:
-	gk_allowlist_free(al);
+	gk_allowlist_free(na);
 	return NULL;
+}
+
+struct gk_allowlist *
+gk_allowlist_new(const char *const *patterns, size_t n, char *err,
+    size_t errlen)
+{
+	return gk_allowlist_edit(NULL, NULL, NULL, patterns, n, err, errlen);
 }
 
 void

@@ -85,6 +85,9 @@ size_t		 gk_pattern_format(const struct gk_pattern *p, char *buf,
 size_t		 gk_pattern_error(const uint8_t *buf, size_t len,
 		    enum gk_pat_status st, char *msg, size_t msglen);
 const char	*gk_pat_strstatus(enum gk_pat_status st);
+/* Same kind, port and name or network. */
+bool		 gk_pattern_equal(const struct gk_pattern *a,
+		    const struct gk_pattern *b);
 
 struct gk_allowlist;
 
@@ -95,6 +98,16 @@ struct gk_allowlist;
  */
 struct gk_allowlist *gk_allowlist_new(const char *const *patterns, size_t n,
 		    char *err, size_t errlen);
+/*
+ * A new allowlist: al's patterns but those drop() says go (drop NULL:
+ * none go), then the pattern texts add[0..nadd) merged in as by
+ * gk_allowlist_new(). al is not changed. NULL with a message in err on
+ * a bad added pattern, too many, or no memory.
+ */
+struct gk_allowlist *gk_allowlist_edit(const struct gk_allowlist *al,
+		    bool (*drop)(const struct gk_pattern *, void *), void *arg,
+		    const char *const *add, size_t nadd, char *err,
+		    size_t errlen);
 void		 gk_allowlist_free(struct gk_allowlist *al);
 size_t		 gk_allowlist_len(const struct gk_allowlist *al);
 const struct gk_pattern *gk_allowlist_at(const struct gk_allowlist *al,

@@ -243,30 +243,19 @@ add_denied(struct gk_ask *a, const char *host, uint16_t port)
 static int
 allow_more(struct gk_cage *c, const char *host, uint16_t port)
 {
-	size_t n = gk_allowlist_len(c->allow), i;
-	struct gk_allowlist *al = NULL;
-	char **pats, err[256];
+	char pat[GK_PATTERN_TEXT_MAX], err[256];
+	const char *add[1] = { pat };
+	struct gk_allowlist *al;
 
-	if ((pats = calloc(n + 1, sizeof(*pats))) == NULL)
-		return -1;
-	for (i = 0; i <= n; i++)
-		if ((pats[i] = malloc(GK_PATTERN_TEXT_MAX)) == NULL)
-			goto out;
-	for (i = 0; i < n; i++)
-		gk_pattern_format(gk_allowlist_at(c->allow, i), pats[i],
-		    GK_PATTERN_TEXT_MAX);
-	snprintf(pats[n], GK_PATTERN_TEXT_MAX, "%s:%u", host, port);
-	if ((al = gk_allowlist_new((const char *const *)pats, n + 1, err,
-	    sizeof(err))) == NULL)
+	snprintf(pat, sizeof(pat), "%s:%u", host, port);
+	if ((al = gk_allowlist_edit(c->allow, NULL, NULL, add, 1, err,
+	    sizeof(err))) == NULL) {
 		log_warnx("cage=%s host=%s port=%u: cannot add it to the "
 		    "allowlist: %s", c->id, host, port, err);
-	else
-		gk_cage_set_allow(c, al);
-out:
-	for (i = 0; i <= n; i++)
-		free(pats[i]);
-	free(pats);
-	return al != NULL ? 0 : -1;
+		return -1;
+	}
+	gk_cage_set_allow(c, al);
+	return 0;
 }
 
 static void
@@ -440,6 +429,30 @@ size_t
 gk_ask_open(const struct gk_cage *c)
 {
 	return c->ask != NULL ? c->ask->nquestions : 0;
+}
+
+void
+gk_ask_foreach(const struct gk_cage *c,
+    void (*cb)(const struct gk_ask_info *, void *), void *arg)
+{
+	const struct question *q;
+	struct gk_ask_info info;
+	uint64_t now = gk_clock_ms(), age;
+
+	if (c->ask == NULL)
+		return;
+	TAILQ_FOREACH(q, &c->ask->questions, entry) {
+		age = now > q->asked_ms ? now - q->asked_ms : 0;
+		info.id = q->id;
+		info.host = q->host;
+		info.port = q->port;
+		info.kind = q->kind;
+		info.age_ms = age;
+		info.left_ms = (uint64_t)c->ask->timeout * 1000 > age ?
+		    (uint64_t)c->ask->timeout * 1000 - age : 0;
+		info.held = q->held;
+		cb(&info, arg);
+	}
 }
 
 uint32_t

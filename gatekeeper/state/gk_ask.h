@@ -93,4 +93,18 @@ uint32_t	 gk_ask_timeout(const struct gk_cage *c);
 /* Open questions (for cage.list). */
 size_t		 gk_ask_open(const struct gk_cage *c);
 
+/* An open question, as cage.show and pending tell it. */
+struct gk_ask_info {
+	uint64_t	 id;
+	const char	*host;
+	uint16_t	 port;
+	enum gk_deny_kind kind;
+	uint64_t	 age_ms;	/* since it was asked */
+	uint64_t	 left_ms;	/* until it times out */
+	uint32_t	 held;		/* connections held on it, ever */
+};
+/* Each open question of c, oldest first (none if c does not ask). */
+void		 gk_ask_foreach(const struct gk_cage *c,
+		    void (*cb)(const struct gk_ask_info *, void *), void *arg);
+
 #endif /* GK_ASK_H */

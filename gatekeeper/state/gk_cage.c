@@ -670,6 +670,20 @@ gk_cage_pin_names(const struct gk_cage *c, const struct gk_addr *a,
 	return n;
 }
 
+void
+gk_cage_pin_foreach(const struct gk_cage *c, time_t now,
+    void (*cb)(const char *, const struct gk_addr *, time_t, void *),
+    void *arg)
+{
+	const struct gk_pinset *ps = c->pins;
+	size_t i;
+
+	for (i = 0; ps != NULL && i < ps->count; i++)
+		if (ps->heap[i]->expires > now)
+			cb(ps->heap[i]->name, &ps->heap[i]->addr,
+			    ps->heap[i]->expires, arg);
+}
+
 size_t
 gk_cage_pin_count(const struct gk_cage *c)
 {

@@ -44,6 +44,7 @@
 struct gk_ask;
 struct gk_pinset;
 struct gk_cage_events;
+struct gk_cage_recent;
 
 struct gk_cage {
 	char		 id[GK_CAGE_ID_LEN + 1];
@@ -71,6 +72,7 @@ struct gk_cage {
 	struct gk_ask	*ask;			/* holds and asks (gk_ask.c's;
 						 * NULL: denies at once) */
 	struct gk_cage_events *ev;		/* gk_events.c's */
+	struct gk_cage_recent *recent;		/* gk_events.c's */
 	struct gk_cage_lim lim;			/* budgets, holdings */
 	void		*cg;			/* its cgroup (gk_contain.c's;
 						 * NULL: not contained) */
@@ -176,6 +178,11 @@ size_t		 gk_cage_pin_names(const struct gk_cage *c,
 		    const struct gk_addr *a, time_t now, const char **names,
 		    size_t max);
 size_t		 gk_cage_pin_count(const struct gk_cage *c);
+/* Every unexpired pin: name, address, when it expires (gk_now() clock);
+ * unordered. cb may not change the cage. */
+void		 gk_cage_pin_foreach(const struct gk_cage *c, time_t now,
+		    void (*cb)(const char *, const struct gk_addr *, time_t,
+		    void *), void *arg);
 /*
  * Drop expired pins; returns how many went. A pin due by now +
  * GK_PIN_INUSE_AHEAD whose address a connection of the cage still uses

@@ -30,6 +30,7 @@
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_control.h"
 #include "gatekeeper/state/gk_control_int.h"
+#include "gatekeeper/state/gk_events.h"
 #include "gatekeeper/state/gk_stats.h"
 
 #define CTL_OUT_HIGH	(1024 * 1024)	/* stop reading above */
@@ -200,6 +201,7 @@ ctlconn_close(struct ctlconn *cc, const char *why)
 
 	reason = strcmp(why, "shutdown") == 0 ? "shutdown" :
 	    "connection closed";
+	gk_events_unwatch(cc);
 	while (cc->ncages > 0)
 		ctl_cage_drop(ctl, cc->cages[cc->ncages - 1], reason);
 	log_debug("ctl=%llu uid=%u pid=%d closed: %s",
@@ -477,6 +479,12 @@ void
 gk_control_set_contain(struct gk_control *ctl, const struct gk_ctl_contain *h)
 {
 	ctl->contain = *h;
+}
+
+void
+gk_control_set_reload(struct gk_control *ctl, const struct gk_ctl_reload *h)
+{
+	ctl->reload = *h;
 }
 
 size_t

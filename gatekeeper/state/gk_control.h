@@ -118,4 +118,17 @@ struct gk_ctl_contain {
 void		 gk_control_set_contain(struct gk_control *c,
 		    const struct gk_ctl_contain *h);
 
+/*
+ * The "reload" request (root only): what SIGHUP does. fn returns 0 with
+ * the running host policy's version (or "none") in `policy`, or -1 with
+ * why nothing changed in err.
+ */
+struct gk_ctl_reload {
+	void	*arg;
+	int	(*fn)(void *arg, char *policy, size_t policylen, char *err,
+		    size_t errlen);
+};
+void		 gk_control_set_reload(struct gk_control *c,
+		    const struct gk_ctl_reload *h);
+
 #endif /* GK_CONTROL_H */

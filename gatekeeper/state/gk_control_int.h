@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "gatekeeper/base/gk_peer.h"
+#include "gatekeeper/policy/gk_proto.h"
 #include "gatekeeper/state/gk_control.h"
 
 struct gk_cage;
@@ -50,6 +51,11 @@ struct ctlconn {
 	bool			 eof;	/* the peer stopped sending */
 	uid_t			 uid;
 	pid_t			 pid;
+	/* following denials (gk_events_watch) */
+	bool			 watching;
+	char			 watch_id[GK_CAGE_ID_LEN + 1];
+	uint64_t		 watch_dropped;
+	TAILQ_ENTRY(ctlconn)	 watch_entry;
 	struct gk_cage		**cages;	/* created here */
 	size_t			 ncages;
 	size_t			 cagecap;
@@ -66,6 +72,7 @@ struct gk_control {
 	struct gk_audit		*audit;
 	struct gk_ctl_plumb	 plumb;		/* fn NULL: no plumbing */
 	struct gk_ctl_contain	 contain;	/* fn NULL: not contained */
+	struct gk_ctl_reload	 reload;	/* fn NULL: no reload op */
 	TAILQ_HEAD(, ctlconn)	 conns;
 	size_t			 nconns;
 	uint64_t		 next_id;
@@ -75,6 +82,11 @@ struct gk_control {
 void	ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len);
 void	ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
 	    __attribute__((format(printf, 2, 3)));
+/* With "code": CTL_NOT_PERMITTED or CTL_NO_SUCH_CAGE. */
+#define CTL_NOT_PERMITTED	"not_permitted"
+#define CTL_NO_SUCH_CAGE	"no_such_cage"
+void	ctl_reply_coded(struct ctlconn *cc, const char *code,
+	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void	ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c,
 	    const char *reason);
 

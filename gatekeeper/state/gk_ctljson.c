@@ -4,15 +4,18 @@
  */
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_addr.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_ctljson.h"
+#include "gatekeeper/state/gk_events.h"
 #include "gatekeeper/state/gk_stats.h"
 
 struct json_object *
@@ -74,6 +77,77 @@ gk_ctl_cage_json(const struct gk_cage *c, bool full)
 	if (c->ask != NULL)
 		json_object_object_add(o, "questions",
 		    u64_json(gk_ask_open(c)));
+	return o;
+}
+
+static void
+pin_json(const char *name, const struct gk_addr *a, time_t expires,
+    void *arg)
+{
+	struct json_object *o = json_object_new_object();
+	char addr[GK_ADDR_STRLEN];
+	time_t now = gk_now();
+
+	json_object_object_add(o, "name", json_object_new_string(name));
+	json_object_object_add(o, "addr", json_object_new_string(
+	    gk_addr_ntop(a, addr, sizeof(addr))));
+	json_object_object_add(o, "expires_in", json_object_new_int64(
+	    expires > now ? (int64_t)(expires - now) : 0));
+	json_object_array_add(arg, o);
+}
+
+struct q_arg {
+	const struct gk_cage	*c;
+	struct json_object	*arr;
+};
+
+static void
+question_json(const struct gk_ask_info *q, void *arg)
+{
+	struct q_arg *qa = arg;
+	struct json_object *o = json_object_new_object();
+	char id[24];
+
+	snprintf(id, sizeof(id), "%llu", (unsigned long long)q->id);
+	json_object_object_add(o, "cage", json_object_new_string(qa->c->id));
+	json_object_object_add(o, "label",
+	    json_object_new_string(qa->c->label));
+	json_object_object_add(o, "id", json_object_new_string(id));
+	json_object_object_add(o, "host", json_object_new_string(q->host));
+	json_object_object_add(o, "port", json_object_new_int(q->port));
+	json_object_object_add(o, "kind",
+	    json_object_new_string(gk_deny_kind_name(q->kind)));
+	json_object_object_add(o, "age", u64_json(q->age_ms / 1000));
+	json_object_object_add(o, "expires_in",
+	    u64_json((q->left_ms + 999) / 1000));
+	json_object_object_add(o, "connections", u64_json(q->held));
+	json_object_array_add(qa->arr, o);
+}
+
+void
+gk_ctl_questions_json(const struct gk_cage *c, struct json_object *arr)
+{
+	struct q_arg qa = { c, arr };
+
+	gk_ask_foreach(c, question_json, &qa);
+}
+
+struct json_object *
+gk_ctl_cage_show_json(const struct gk_cage *c)
+{
+	struct json_object *o = gk_ctl_cage_json(c, true), *a;
+
+	a = json_object_new_array();
+	gk_cage_pin_foreach(c, gk_now(), pin_json, a);
+	json_object_object_add(o, "pinned", a);
+	a = json_object_new_array();
+	gk_events_recent_json(c, a);
+	json_object_object_add(o, "recent", a);
+	if (c->ask != NULL) {
+		a = json_object_new_array();
+		gk_ctl_questions_json(c, a);
+		json_object_object_add(o, "pending", a);
+	}
 	return o;
 }
 

@@ -1,7 +1,7 @@
 /*
  * gk_ctlops: the control requests (cage.create, cage.update,
- * cage.destroy, cage.attach, cage.decide, cage.list, stats) and their
- * replies, for gk_control.
+ * cage.destroy, cage.attach, cage.decide, cage.list, cage.show, denials,
+ * pending, stats, reload) and their replies, for gk_control.
  */
 #include <sys/socket.h>
 
@@ -53,19 +53,39 @@ reply_ok(struct ctlconn *cc, const char *key, struct json_object *v)
 	reply(cc, o);
 }
 
-void
-ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
+static void
+reply_error(struct ctlconn *cc, const char *code, const char *fmt,
+    va_list ap)
 {
 	struct json_object *o = json_object_new_object();
 	char msg[CTL_ERRLEN];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	if (code != NULL)
+		json_object_object_add(o, "code", json_object_new_string(code));
+	reply(cc, o);
+}
+
+void
+ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	reply_error(cc, NULL, fmt, ap);
 	va_end(ap);
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg));
-	reply(cc, o);
+}
+
+void
+ctl_reply_coded(struct ctlconn *cc, const char *code, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	reply_error(cc, code, fmt, ap);
+	va_end(ap);
 }
 
 /* ---- cages owned by a connection -------------------------------------- */
@@ -128,6 +148,7 @@ ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
 	log_info("cage=%s label=\"%s\" source=%s action=destroy reason=\"%s\"",
 	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),
 	    reason);
+	gk_events_cage_end(c);
 	if (c->owner != NULL)
 		disown_cage(c->owner, c);
 	/* its processes first: nothing of the cage outlives its network */
@@ -140,18 +161,43 @@ ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
 
 /* ---- operations ------------------------------------------------------- */
 
-static struct gk_allowlist *
-make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
+/* "a, b, c" (cut to fit; "" when empty). */
+static void
+join_patterns(const struct gk_allowlist *al, char *buf, size_t len)
 {
-	struct gk_allowlist *al;
-	char err[CTL_ERRLEN] = "";
+	size_t i, n;
 
+	buf[0] = '\0';
+	for (i = 0; i < gk_allowlist_len(al); i++) {
+		n = strlen(buf);
+		if (n + 4 >= len)
+			break;
+		if (i > 0) {
+			snprintf(buf + n, len - n, ", ");
+			n += 2;
+		}
+		gk_pattern_format(gk_allowlist_at(al, i), buf + n, len - n);
+	}
+}
+
+/*
+ * The allowlist built from (base less what drop() says goes) plus the
+ * patterns add, if every pattern is within the host policy's bound; else
+ * reply and NULL.
+ */
+static struct gk_allowlist *
+build_allow(struct ctlconn *cc, const struct gk_allowlist *base,
+    bool (*drop)(const struct gk_pattern *, void *), void *arg,
+    char *const *add, size_t nadd)
+{
 	const struct gk_hostpolicy *hp = gk_cage_table_policy(cc->ctl->cages);
 	char outside[CTL_ERRLEN / 2], bound[CTL_ERRLEN / 2];
-	size_t n, i, len;
+	char err[CTL_ERRLEN] = "";
+	struct gk_allowlist *al;
+	size_t n;
 
-	al = gk_allowlist_new((const char *const *)req->allow, req->nallow,
-	    err, sizeof(err));
+	al = gk_allowlist_edit(base, drop, arg, (const char *const *)add,
+	    nadd, err, sizeof(err));
 	if (al == NULL) {
 		ctl_reply_error(cc, "%s", err[0] != '\0' ? err :
 		    "cannot build the allowlist: out of memory");
@@ -160,17 +206,7 @@ make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
 	/* every pattern within the host policy's bound, or nothing */
 	if ((n = gk_hostpolicy_outside(hp, al, outside, sizeof(outside))) >
 	    0) {
-		bound[0] = '\0';
-		for (i = 0; i < gk_allowlist_len(hp->bound); i++) {
-			len = strlen(bound);
-			if (len + 4 >= sizeof(bound))
-				break;
-			if (i > 0)
-				snprintf(bound + len, sizeof(bound) - len, ", ");
-			len = strlen(bound);
-			gk_pattern_format(gk_allowlist_at(hp->bound, i),
-			    bound + len, sizeof(bound) - len);
-		}
+		join_patterns(hp->bound, bound, sizeof(bound));
 		ctl_reply_error(cc, "the host policy (version %s) bounds what "
 		    "a cage may allow, and %s outside it: %s; it allows only "
 		    "patterns within: %s", hp->version, n == 1 ? "this is" :
@@ -178,6 +214,83 @@ make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
 		gk_allowlist_free(al);
 		return NULL;
 	}
+	return al;
+}
+
+static struct gk_allowlist *
+make_allow(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	return build_allow(cc, NULL, NULL, NULL, req->allow, req->nallow);
+}
+
+/* The patterns a cage.update removes, parsed. */
+struct removal {
+	struct gk_pattern	*pat;
+	size_t			 n;
+};
+
+static bool
+removed(const struct gk_pattern *p, void *arg)
+{
+	const struct removal *rm = arg;
+	size_t i;
+
+	for (i = 0; i < rm->n; i++)
+		if (gk_pattern_equal(p, &rm->pat[i]))
+			return true;
+	return false;
+}
+
+static bool
+has_pattern(const struct gk_allowlist *al, const struct gk_pattern *p)
+{
+	size_t i;
+
+	for (i = 0; i < gk_allowlist_len(al); i++)
+		if (gk_pattern_equal(gk_allowlist_at(al, i), p))
+			return true;
+	return false;
+}
+
+/* cage.update with "add"/"remove": c's allowlist changed, or reply. */
+static struct gk_allowlist *
+edit_allow(struct ctlconn *cc, const struct gk_ctlreq *req,
+    const struct gk_cage *c)
+{
+	char err[CTL_ERRLEN], have[CTL_ERRLEN / 2];
+	struct removal rm = { NULL, 0 };
+	struct gk_allowlist *al = NULL;
+	enum gk_pat_status st;
+	const char *s;
+	size_t i;
+
+	if (req->nremove > 0 && (rm.pat = calloc(req->nremove,
+	    sizeof(*rm.pat))) == NULL) {
+		ctl_reply_error(cc, "cannot change the allowlist: out of "
+		    "memory");
+		return NULL;
+	}
+	for (i = 0; i < req->nremove; i++) {
+		s = req->remove[i];
+		if ((st = gk_pattern_parse((const uint8_t *)s, strlen(s),
+		    &rm.pat[rm.n])) != GK_PAT_OK) {
+			gk_pattern_error((const uint8_t *)s, strlen(s), st, err,
+			    sizeof(err));
+			ctl_reply_error(cc, "%s", err);
+			goto out;
+		}
+		if (!has_pattern(c->allow, &rm.pat[rm.n])) {
+			join_patterns(c->allow, have, sizeof(have));
+			ctl_reply_error(cc, "cage %s has no pattern '%s' to "
+			    "remove; its allowlist is: %s", c->id, s,
+			    have[0] != '\0' ? have : "(empty)");
+			goto out;
+		}
+		rm.n++;
+	}
+	al = build_allow(cc, c->allow, removed, &rm, req->add, req->nadd);
+out:
+	free(rm.pat);
 	return al;
 }
 
@@ -381,22 +494,24 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 	reply_created(cc, c, req);
 }
 
-/* The cage named by req->id, if this peer may manage it; else reply. */
+/* The cage named by req->id, if this peer may see and manage it; else
+ * reply. */
 static struct gk_cage *
 find_managed(struct ctlconn *cc, const struct gk_ctlreq *req)
 {
 	struct gk_cage *c;
 
-	if ((c = gk_cage_by_id(cc->ctl->cages, req->id)) == NULL ||
-	    (cc->uid != 0 && c->uid != cc->uid)) {
-		if (c == NULL)
-			ctl_reply_error(cc, "unknown cage id '%s': no such cage "
-			    "(cages go when their connection closes); "
-			    "cage.list shows the current ones", req->id);
-		else
-			ctl_reply_error(cc, "not permitted: cage %s belongs to "
-			    "uid %u; only its owner or root may change it",
-			    c->id, (unsigned)c->uid);
+	if ((c = gk_cage_by_id(cc->ctl->cages, req->id)) == NULL) {
+		ctl_reply_coded(cc, CTL_NO_SUCH_CAGE, "unknown cage id '%s': "
+		    "no such cage (cages go when their connection closes); "
+		    "cage.list shows the current ones", req->id);
+		return NULL;
+	}
+	if (cc->uid != 0 && c->uid != cc->uid) {
+		ctl_reply_coded(cc, CTL_NOT_PERMITTED, "not permitted: cage "
+		    "%s belongs to uid %u; uid %u sees and changes only its "
+		    "own cages (root manages all)", c->id, (unsigned)c->uid,
+		    (unsigned)cc->uid);
 		return NULL;
 	}
 	return c;
@@ -409,7 +524,8 @@ op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
 	struct gk_cage *c;
 
 	if ((c = find_managed(cc, req)) == NULL ||
-	    (al = make_allow(cc, req)) == NULL)
+	    (al = req->edit ? edit_allow(cc, req, c) :
+	    make_allow(cc, req)) == NULL)
 		return;
 	gk_cage_set_allow(c, al);
 	if (c->plumbed && cc->ctl->plumb.open != NULL &&
@@ -500,6 +616,107 @@ op_list(struct ctlconn *cc)
 	reply_ok(cc, "cages", la.arr);
 }
 
+static void
+op_show(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	struct gk_cage *c;
+
+	if ((c = find_managed(cc, req)) != NULL)
+		reply_ok(cc, "cage", gk_ctl_cage_show_json(c));
+}
+
+/* Cages this peer may see: all for root, else its own uid's. */
+struct seen_arg {
+	struct json_object	*arr;
+	uid_t			 uid;
+	bool			 questions;	/* else denials */
+};
+
+static void
+seen_one(struct gk_cage *c, void *arg)
+{
+	struct seen_arg *sa = arg;
+
+	if (sa->uid != 0 && sa->uid != c->uid)
+		return;
+	if (sa->questions)
+		gk_ctl_questions_json(c, sa->arr);
+	else
+		gk_events_recent_json(c, sa->arr);
+}
+
+static int
+by_time(const void *x, const void *y)
+{
+	struct json_object *const *a = x, *const *b = y, *ta, *tb;
+
+	if (!json_object_object_get_ex(*a, "time", &ta) ||
+	    !json_object_object_get_ex(*b, "time", &tb))
+		return 0;
+	return strcmp(json_object_get_string(ta), json_object_get_string(tb));
+}
+
+/* Recent denials (one cage's, or every visible one's, oldest first);
+ * with follow, new ones as they come. */
+static void
+op_denials(struct ctlconn *cc, const struct gk_ctlreq *req)
+{
+	struct seen_arg sa = { NULL, cc->uid, false };
+	struct gk_cage *c;
+
+	if (req->id[0] != '\0') {
+		if ((c = find_managed(cc, req)) == NULL)
+			return;
+		sa.arr = json_object_new_array();
+		gk_events_recent_json(c, sa.arr);
+	} else {
+		sa.arr = json_object_new_array();
+		gk_cage_foreach(cc->ctl->cages, seen_one, &sa);
+		json_object_array_sort(sa.arr, by_time);
+	}
+	reply_ok(cc, "denials", sa.arr);
+	if (req->follow)
+		gk_events_watch(cc, req->id);
+}
+
+static void
+op_pending(struct ctlconn *cc)
+{
+	struct seen_arg sa = { json_object_new_array(), cc->uid, true };
+
+	gk_cage_foreach(cc->ctl->cages, seen_one, &sa);
+	reply_ok(cc, "questions", sa.arr);
+}
+
+static void
+op_reload(struct ctlconn *cc)
+{
+	const struct gk_ctl_reload *h = &cc->ctl->reload;
+	char policy[128], err[CTL_ERRLEN];
+	struct json_object *o;
+
+	if (cc->uid != 0) {
+		ctl_reply_coded(cc, CTL_NOT_PERMITTED, "not permitted: reload "
+		    "is for root (uid %u manages only its own cages)",
+		    (unsigned)cc->uid);
+		return;
+	}
+	if (h->fn == NULL) {
+		ctl_reply_error(cc, "this gatekeeperd cannot reload over the "
+		    "control socket; send it SIGHUP");
+		return;
+	}
+	if (h->fn(h->arg, policy, sizeof(policy), err, sizeof(err)) == -1) {
+		ctl_reply_error(cc, "%s", err);
+		return;
+	}
+	o = json_object_new_object();
+	json_object_object_add(o, "policy", json_object_new_string(policy));
+	json_object_object_add(o, "cages",
+	    json_object_new_uint64(gk_cage_count(cc->ctl->cages)));
+	reply_ok(cc, "reload", o);
+}
+
 /* The fd passed with the line starting at the input's start, if any. */
 static int
 take_nsfd(struct ctlconn *cc)
@@ -554,6 +771,18 @@ ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 		break;
 	case GK_CTL_OP_CAGE_DECIDE:
 		op_decide(cc, &req);
+		break;
+	case GK_CTL_OP_CAGE_SHOW:
+		op_show(cc, &req);
+		break;
+	case GK_CTL_OP_DENIALS:
+		op_denials(cc, &req);
+		break;
+	case GK_CTL_OP_PENDING:
+		op_pending(cc);
+		break;
+	case GK_CTL_OP_RELOAD:
+		op_reload(cc);
 		break;
 	case GK_CTL_OP_NONE:
 	case GK_CTL_OP__MAX:

@@ -14,6 +14,7 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_hash.h"
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_control_int.h"
@@ -31,6 +32,24 @@ struct gk_cage_events {
 	struct seen	 deny;
 	struct seen	 learn;
 };
+
+/* A cage's recent distinct denials, for cage.show and denials. */
+struct recent {
+	int64_t		 ms;		/* the last one, gk_wall_ms() */
+	uint32_t	 count;
+	uint16_t	 port;
+	uint8_t		 kind;		/* enum gk_deny_kind */
+	uint8_t		 reason;	/* enum gk_deny_reason */
+	char		 host[GK_NAME_MAX + 1];
+};
+
+struct gk_cage_recent {
+	struct recent	 r[GK_EVENTS_RECENT];
+	size_t		 n;		/* oldest first */
+};
+
+/* Connections following denials ("denials" with "follow"). */
+static TAILQ_HEAD(, ctlconn) watchers = TAILQ_HEAD_INITIALIZER(watchers);
 
 #define NSLOTS	(2 * GK_EVENTS_DISTINCT)
 
@@ -135,23 +154,192 @@ tell_once(const struct gk_cage *c, struct seen *e, uint32_t h,
 	return false;
 }
 
-void
-gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
-    uint16_t port, enum gk_deny_reason reason, const char *why)
+/* Remember the denial among c's recent ones (moved to the newest). */
+static void
+remember(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
+    uint16_t port, enum gk_deny_reason reason)
 {
-	struct json_object *o;
+	struct gk_cage_recent *rc = c->recent;
+	struct recent r;
+	size_t i;
 
-	if (c == NULL || !c->events || c->owner == NULL || c->ev == NULL ||
-	    !tell_once(c, &c->ev->deny, gk_hash_str(GK_HASH_INIT ^ port ^
-	    ((uint32_t)reason << 16), host), "deny.more"))
+	if (rc == NULL && (rc = c->recent = calloc(1, sizeof(*rc))) == NULL)
 		return;
-	o = event_new(c, "deny");
+	for (i = 0; i < rc->n; i++)
+		if (rc->r[i].port == port && rc->r[i].kind == kind &&
+		    rc->r[i].reason == reason &&
+		    strcmp(rc->r[i].host, host) == 0)
+			break;
+	if (i < rc->n)
+		r = rc->r[i];
+	else {
+		memset(&r, 0, sizeof(r));
+		snprintf(r.host, sizeof(r.host), "%s", host);
+		r.port = port;
+		r.kind = (uint8_t)kind;
+		r.reason = (uint8_t)reason;
+		if (rc->n == GK_EVENTS_RECENT)
+			i = 0;		/* the oldest makes room */
+		else
+			i = rc->n++;
+	}
+	memmove(&rc->r[i], &rc->r[i + 1], (rc->n - 1 - i) * sizeof(r));
+	r.ms = gk_wall_ms();
+	r.count++;
+	rc->r[rc->n - 1] = r;
+}
+
+/* What a denial line says of the denial itself. */
+static void
+deny_members(struct json_object *o, enum gk_deny_kind kind,
+    const char *host, uint16_t port, enum gk_deny_reason reason)
+{
 	json_object_object_add(o, "kind",
 	    json_object_new_string(gk_deny_kind_name(kind)));
 	json_object_object_add(o, "host", json_object_new_string(host));
 	json_object_object_add(o, "port", json_object_new_int(port));
 	json_object_object_add(o, "reason",
 	    json_object_new_string(gk_deny_reason_name(reason)));
+}
+
+static struct json_object *
+denial_json(const struct gk_cage *c, const char *event, int64_t ms,
+    enum gk_deny_kind kind, const char *host, uint16_t port,
+    enum gk_deny_reason reason)
+{
+	struct json_object *o = json_object_new_object();
+	char ts[GK_UTC_STAMP_LEN];
+
+	gk_utc_stamp_at(ts, sizeof(ts), ms);
+	if (event != NULL)
+		json_object_object_add(o, "event",
+		    json_object_new_string(event));
+	json_object_object_add(o, "cage", json_object_new_string(c->id));
+	json_object_object_add(o, "label", json_object_new_string(c->label));
+	json_object_object_add(o, "time", json_object_new_string(ts));
+	deny_members(o, kind, host, port, reason);
+	return o;
+}
+
+void
+gk_events_recent_json(const struct gk_cage *c, struct json_object *arr)
+{
+	const struct recent *r;
+	struct json_object *o;
+	size_t i;
+
+	for (i = 0; c->recent != NULL && i < c->recent->n; i++) {
+		r = &c->recent->r[i];
+		o = denial_json(c, NULL, r->ms, r->kind, r->host, r->port,
+		    r->reason);
+		json_object_object_add(o, "count",
+		    json_object_new_int64(r->count));
+		json_object_array_add(arr, o);
+	}
+}
+
+/* May this watcher see cage c's events? */
+static bool
+watches(const struct ctlconn *cc, const struct gk_cage *c)
+{
+	return (cc->uid == 0 || cc->uid == c->uid) &&
+	    (cc->watch_id[0] == '\0' || strcmp(cc->watch_id, c->id) == 0);
+}
+
+/* A line for a watcher, after a note of what was dropped before it. */
+static void
+watch_send(struct ctlconn *cc, struct json_object *o)
+{
+	struct evbuffer *out;
+	struct json_object *d;
+	size_t len;
+
+	if (cc->bev == NULL || cc->state != CTL_ST_READY) {
+		json_object_put(o);
+		return;
+	}
+	out = bufferevent_get_output(cc->bev);
+	len = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE));
+	if (evbuffer_get_length(out) + len + 64 >= GK_EVENTS_BUFFERED) {
+		cc->watch_dropped++;
+		json_object_put(o);
+		return;
+	}
+	if (cc->watch_dropped > 0) {
+		d = json_object_new_object();
+		json_object_object_add(d, "event",
+		    json_object_new_string("deny.dropped"));
+		json_object_object_add(d, "count",
+		    json_object_new_uint64(cc->watch_dropped));
+		cc->watch_dropped = 0;
+		send_line(cc, d);
+	}
+	send_line(cc, o);
+}
+
+void
+gk_events_watch(struct ctlconn *cc, const char *id)
+{
+	snprintf(cc->watch_id, sizeof(cc->watch_id), "%s", id);
+	if (!cc->watching)
+		TAILQ_INSERT_TAIL(&watchers, cc, watch_entry);
+	cc->watching = true;
+}
+
+void
+gk_events_unwatch(struct ctlconn *cc)
+{
+	if (cc->watching)
+		TAILQ_REMOVE(&watchers, cc, watch_entry);
+	cc->watching = false;
+}
+
+void
+gk_events_cage_end(const struct gk_cage *c)
+{
+	struct json_object *o;
+	struct ctlconn *cc;
+
+	TAILQ_FOREACH(cc, &watchers, watch_entry) {
+		if (!watches(cc, c))
+			continue;
+		o = json_object_new_object();
+		json_object_object_add(o, "event",
+		    json_object_new_string("cage.end"));
+		json_object_object_add(o, "cage", json_object_new_string(c->id));
+		json_object_object_add(o, "label",
+		    json_object_new_string(c->label));
+		watch_send(cc, o);
+	}
+}
+
+void
+gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
+    uint16_t port, enum gk_deny_reason reason, const char *why)
+{
+	struct json_object *o;
+	struct ctlconn *cc;
+
+	if (c == NULL)
+		return;
+	remember(c, kind, host, port, reason);
+	TAILQ_FOREACH(cc, &watchers, watch_entry) {
+		if (!watches(cc, c))
+			continue;
+		o = denial_json(c, "deny", gk_wall_ms(), kind, host, port,
+		    reason);
+		if (why != NULL && why[0] != '\0')
+			json_object_object_add(o, "why",
+			    json_object_new_string(why));
+		watch_send(cc, o);
+	}
+	if (!c->events || c->owner == NULL || c->ev == NULL ||
+	    !tell_once(c, &c->ev->deny, gk_hash_str(GK_HASH_INIT ^ port ^
+	    ((uint32_t)reason << 16), host), "deny.more"))
+		return;
+	o = event_new(c, "deny");
+	deny_members(o, kind, host, port, reason);
 	if (why != NULL && why[0] != '\0')
 		json_object_object_add(o, "why", json_object_new_string(why));
 	send_line(c->owner, o);
@@ -252,4 +440,6 @@ gk_events_free(struct gk_cage *c)
 {
 	free(c->ev);
 	c->ev = NULL;
+	free(c->recent);
+	c->recent = NULL;
 }

@@ -24,6 +24,7 @@
 #include "gatekeeper/state/gk_stats.h"
 
 #define GK_EVENTS_DISTINCT	1024
+#define GK_EVENTS_RECENT	32	/* distinct denials kept per cage */
 #define GK_EVENTS_BUFFERED	(256 * 1024)
 
 struct gk_cage;
@@ -58,9 +59,33 @@ void		 gk_events_ask_done(const struct gk_cage *c, uint64_t id,
 void		 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind,
 		    const char *host, uint16_t port, enum gk_deny_reason reason,
 		    const char *why);
+/*
+ * Every denial is also kept among the cage's GK_EVENTS_RECENT most recent
+ * distinct (kind, host, port, reason) ones, with how often and when last,
+ * and told to every connection following denials (gk_events_watch) that
+ * may see the cage: every one, not deduplicated,
+ *   {"event":"deny","cage":...,"label":"demo","time":...,"kind":"http",
+ *    "host":...,"port":443,"reason":...,"why":...},
+ * {"event":"deny.dropped","count":N} first when N lines were dropped for
+ * a watcher that read too slowly, and {"event":"cage.end","cage":...,
+ * "label":...} when a cage it may see ends.
+ */
+struct ctlconn;
+struct json_object;
+/* c's recent denials appended to arr, oldest first: {"cage","label",
+ * "time","kind","host","port","reason","count"}. */
+void		 gk_events_recent_json(const struct gk_cage *c,
+		    struct json_object *arr);
+/* cc follows the denials of cage `id` ("": of every cage), of its own
+ * uid's cages only unless it is root; again: a new id. */
+void		 gk_events_watch(struct ctlconn *cc, const char *id);
+/* Before cc goes. */
+void		 gk_events_unwatch(struct ctlconn *cc);
+void		 gk_events_cage_end(const struct gk_cage *c);
+
 /* Before any event of c's: its sets of what was told. -1: no memory. */
 int		 gk_events_enable(struct gk_cage *c);
-/* With the cage (gk_cage.c). */
+/* With the cage (gk_cage.c): its sets and recent denials. */
 void		 gk_events_free(struct gk_cage *c);
 
 #endif /* GK_EVENTS_H */

@@ -16,7 +16,6 @@
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_hostpol.h"
 
-#define PATTERN_TEXT_MAX	(GK_NAME_MAX + 64)
 
 int
 gk_hostpol_load(const char *path, bool named, struct gk_hostpolicy *out,
@@ -67,32 +66,32 @@ struct narrow {
 	size_t				 changed;
 };
 
+/* Patterns outside the bound go. */
+static bool
+outside(const struct gk_pattern *pat, void *arg)
+{
+	return !gk_hostpolicy_within(arg, pat);
+}
+
 static void
 narrow_one(struct gk_cage *c, void *arg)
 {
 	struct narrow *nw = arg;
-	size_t n = gk_allowlist_len(c->allow), i, k = 0;
-	char removed[1024], err[256], **keep;
+	char removed[1024], err[256];
 	struct gk_allowlist *al;
-	const struct gk_pattern *pat;
 	json_object *d;
 
 	if (gk_hostpolicy_outside(nw->p, c->allow, removed,
 	    sizeof(removed)) == 0)
 		return;
-	if ((keep = calloc(n + 1, sizeof(*keep))) == NULL)
-		goto nomem;
-	for (i = 0; i < n; i++) {
-		pat = gk_allowlist_at(c->allow, i);
-		if (!gk_hostpolicy_within(nw->p, pat))
-			continue;
-		if ((keep[k] = malloc(PATTERN_TEXT_MAX)) == NULL)
-			goto nomem;
-		gk_pattern_format(pat, keep[k++], PATTERN_TEXT_MAX);
+	if ((al = gk_allowlist_edit(c->allow, outside, (void *)nw->p, NULL,
+	    0, err, sizeof(err))) == NULL) {
+		/* out of memory: the cage is left whole, and says so */
+		log_warnx("cage=%s: cannot narrow its allowlist to the host "
+		    "policy (version %s): %s; still allowed: %s", c->id,
+		    nw->p->version, err, removed);
+		return;
 	}
-	if ((al = gk_allowlist_new((const char *const *)keep, k, err,
-	    sizeof(err))) == NULL)
-		goto nomem;
 	gk_cage_set_allow(c, al);
 	nw->changed++;
 	log_info("cage=%s action=update reason=policy: the host policy "
@@ -102,18 +101,6 @@ narrow_one(struct gk_cage *c, void *arg)
 	json_object_object_add(d, "reason", json_object_new_string("policy"));
 	json_object_object_add(d, "removed", json_object_new_string(removed));
 	gk_audit_event(nw->audit, "cage.update", c, d);
-	for (i = 0; i < k; i++)
-		free(keep[i]);
-	free(keep);
-	return;
-nomem:
-	/* out of memory: the cage is left whole, and says so */
-	log_warnx("cage=%s: no memory to narrow its allowlist to the host "
-	    "policy (version %s); still allowed: %s", c->id, nw->p->version,
-	    removed);
-	for (i = 0; keep != NULL && i < k; i++)
-		free(keep[i]);
-	free(keep);
 }
 
 size_t
