@@ -363,7 +363,10 @@ cage_request(const struct spawn_opts *o, const char *reattach)
 {
 	char err[SPAWN_ERRLEN], label[SPAWN_LABEL_MAX + 1], *req;
 
-	spawn_cage_label(o->cmd, o->ncmd, label);
+	if (o->label != NULL)
+		snprintf(label, sizeof(label), "%s", o->label);
+	else
+		spawn_cage_label(o->cmd, o->ncmd, label);
 	if ((req = spawn_cage_request(label, o->transparent == 1,
 	    !o->quiet || o->events_fd != -1 || o->learn != NULL,
 	    o->learn != NULL, o->ask ? o->ask_timeout : 0, &o->limits,

@@ -266,6 +266,7 @@ struct spawn_opts {
 	unsigned int		 ask_timeout;	/* seconds; 0: not given */
 	const char		*ask_save;	/* --ask-save FILE, or NULL */
 	int			 decisions_fd;	/* a supervisor's; -1 */
+	const char		*label;		/* --label, or NULL */
 	char *const		*cmd;		/* into argv, NULL-terminated */
 	int			 ncmd;
 };

@@ -46,6 +46,7 @@
 	X("ask-timeout", required_argument, 281,  false, opt_ask_timeout) \
 	X("ask-save",	 required_argument, 282,  false, opt_ask_save)	\
 	X("decisions-fd", required_argument, 283, false, opt_decisions_fd) \
+	X("label",	 required_argument, 284,  false, opt_label)	\
 	X("verbose",	 no_argument,	    'v',  true,  opt_verbose)	\
 	X("help",	 no_argument,	    'h',  true,  opt_help)	\
 	X("version",	 no_argument,	    'V',  true,  opt_version)
@@ -521,6 +522,26 @@ opt_decisions_fd(struct spawn_opts *o, const char *name, const char *arg,
     char *err, size_t errlen)
 {
 	return fd_number(name, arg, "reading", &o->decisions_fd, err, errlen);
+}
+
+/* --label: what gatekeeperd shows for the cage (gk_proto.h's rule). */
+static enum opt_rc
+opt_label(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	char show[68];
+	size_t i, n = strlen(arg);
+
+	for (i = 0; i < n && arg[i] >= 0x20 && arg[i] < 0x7f; i++)
+		;
+	if (n == 0 || n > SPAWN_LABEL_MAX || i < n) {
+		gk_seterr(err, errlen, "--%s: '%s' is not a label: 1 to %d "
+		    "bytes of printable ASCII", name, spawn_printable(arg, show,
+		    sizeof(show)), SPAWN_LABEL_MAX);
+		return RC_USAGE;
+	}
+	o->label = arg;
+	return RC_OK;
 }
 
 static enum opt_rc

@@ -77,6 +77,11 @@ static const struct ecase errors[] = {
 	{ { "--ask-timeout", "-5", "true", NULL }, "--ask-timeout: '-5' is" },
 	{ { "--ask-save", "", "true", NULL }, "--ask-save: the file is empty" },
 	{ { "--ask=yes", "true", NULL }, "--ask does not take a value" },
+	{ { "--label", "", "true", NULL }, "--label: '' is not a label: 1 to "
+	    "64 bytes of printable ASCII" },
+	{ { "--label", "a\nb", "true", NULL }, "--label: 'a?b' is not" },
+	{ { "--label", "x", "--label", "y", "true", NULL },
+	    "--label given twice" },
 	{ { "--ask", "--ask", "true", NULL }, "--ask given twice" },
 	{ { "--ask-save", "a", "--ask-save", "b", "true", NULL },
 	    "--ask-save given twice" },
@@ -220,6 +225,13 @@ test_defaults(void **state)
 	assert_int_equal(o.allow.n, 1);
 	assert_string_equal(o.allow.v[0], "*.github.com");
 	assert_int_equal(o.ncmd, 3);
+	assert_null(o.label);
+	spawn_opts_clear(&o);
+
+	/* --label names the cage */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "-a", "x.example",
+	    "--label", "ci build #42", "--", "make", NULL), SPAWN_OPT_RUN);
+	assert_string_equal(o.label, "ci build #42");
 	spawn_opts_clear(&o);
 
 	/* an allow-file alone asks for gated too */

@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+#
+# test_ctl.sh: gatekeeperctl, the operator's command, against the real
+# gatekeeperd, with real curl and dig in gk-run cages on e2e_net.sh's
+# hermetic internet:
+#
+#   - list, show, denials (DNS and proxy alike), denials --follow, stats,
+#     as root (every cage) and as a member of group gatekeeper (only its
+#     own cages; another's is "not permitted", exit 4);
+#   - allow and revoke change a running cage's allowlist: a loop in the
+#     cage that kept being refused gets through, then is refused again;
+#   - pending and approve answer an asking cage's question (its own
+#     supervisor never answers);
+#   - reload (root only) picks up a new host policy; destroy ends a cage
+#     and its processes, and a follower of that cage is told;
+#   - exit codes: 2 usage, 3 no daemon, 1 refused, 4 not permitted.
+#
+#   bash tests/integration/test_ctl.sh build/gatekeeperd build/spawner/gk-run \
+#       build/gatekeeper/gatekeeperctl
+#   meson test -C build ctl_integration      (suite "integration")
+#
+# Runs as root in namespaces it creates itself (lib.sh). Prints "ok ..." /
+# "FAIL ..." per check and a summary; exits 1 if any check failed or
+# anything needed is missing (never a silent skip).
+
+# Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
+# shellcheck disable=SC2016,SC2317,SC2034
+GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
+# shellcheck source=tests/integration/lib.sh
+. "$(dirname "$GK_SELF")/lib.sh"
+
+# shellcheck source=tests/integration/e2e_lib.sh
+. "$GK_LIB_DIR/e2e_lib.sh"
+E2E_NAME=test_ctl.sh
+
+[ $# -eq 3 ] || {
+	echo "usage: bash $E2E_NAME GATEKEEPERD GK-RUN GATEKEEPERCTL" >&2
+	exit 2
+}
+e2e_args 0 "$1" "$2"
+GKCTL=$(readlink -f "$3")
+[ -x "$GKCTL" ] || e2e_die "$3: not an executable (gatekeeperctl)"
+e2e_preamble dig dnsmasq curl unshare nsenter ip mount nginx fcgiwrap \
+    openssl git nft bwrap timeout mkfifo setpriv promtool "$PYTHON"
+GK_SKIP_CODE=1
+gk_enter_netns 1 "$GK_SELF" "$@"
+gk_setup
+
+# shellcheck source=tests/integration/e2e_net.sh
+. "$GK_LIB_DIR/e2e_net.sh"
+
+e2e_vars
+CURL=(curl -sS --max-time 10)
+POLICY=$T/policy
+
+# ctl ARGS...: gatekeeperctl as root; ctlu ARGS...: as the test user (in
+# group gatekeeper). Output in $T/ctl.out and $T/ctl.err, status CTL_RC.
+ctl_as() {
+	local who=$1
+	shift
+	if [ "$who" = user ]; then
+		timeout -s KILL 30 setpriv --reuid="$E2E_USER" --regid="$E2E_USER" \
+			--init-groups -- "$GKCTL" --control "$SOCK" "$@" \
+			>"$T/ctl.out" 2>"$T/ctl.err" </dev/null
+	else
+		timeout -s KILL 30 "$GKCTL" --control "$SOCK" "$@" \
+			>"$T/ctl.out" 2>"$T/ctl.err" </dev/null
+	fi
+	CTL_RC=$?
+	GK_DETAIL="rc=$CTL_RC | out: $(oneline "$(head -c 700 "$T/ctl.out")") | err: $(oneline "$(head -c 400 "$T/ctl.err")")"
+}
+ctl() { ctl_as root "$@"; }
+ctlu() { ctl_as user "$@"; }
+# jq-less JSON: jget PATH < FILE (last line), as gkctl.py --get.
+jget() { "$PYTHON" "$GK_LIB_DIR/gkctl.py" --get "$1" "$T/ctl.out"; }
+# cage_id LABEL: the id of the cage with that label (gatekeeperctl --json).
+cage_id() {
+	"$GKCTL" --control "$SOCK" --json list 2>/dev/null | "$PYTHON" -c '
+import json, sys
+for c in json.loads(sys.stdin.readline()).get("cages", []):
+    if c.get("label") == sys.argv[1]:
+        print(c["id"])' "$1"
+}
+has_cage() { [ -n "$(cage_id "$1")" ]; }
+
+# ---- no daemon; usage ------------------------------------------------------------------
+e2e_begin
+gk_ok "the test internet is up (nginx, dnsmasq)"
+e2e_user
+"$GKCTL" --control "$T/none.sock" list >"$T/ctl.out" 2>"$T/ctl.err" </dev/null
+CTL_RC=$?
+GK_DETAIL="rc=$CTL_RC err: $(oneline "$(cat "$T/ctl.err")")"
+gk_check "no gatekeeperd: exit 3, asking whether it runs, naming the socket" \
+	eval '[ "$CTL_RC" = 3 ] && grep -q "is gatekeeperd running" "$T/ctl.err" &&
+	    grep -qF "$T/none.sock" "$T/ctl.err"'
+ctl frobnicate
+gk_check "an unknown command: exit 2, pointing at --help" \
+	eval '[ "$CTL_RC" = 2 ] && grep -q -- "--help" "$T/ctl.err"'
+ctl approve 12x
+gk_check "approve with a question id that is not a number: exit 2" test "$CTL_RC" = 2
+ctl allow
+gk_check "allow without a cage id: exit 2" test "$CTL_RC" = 2
+ctl --help
+gk_check "--help lists the commands and the exit codes" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "revoke" "$T/ctl.out" && grep -q "pending" "$T/ctl.out" &&
+	    grep -qi "exit" "$T/ctl.out"'
+
+# ---- two cages: one root's, one the test user's ----------------------------------------
+mkdir -p "$T/home-root" "$T/work-root" "$SHARE" "$T/run"
+chmod 755 "$T/run"
+: >"$T/gk.conf"
+printf 'version c1\ndeny api.github.com\n' >"$POLICY"
+gk_start_daemon GKD_PID "$GKD" -f -c "$T/gk.conf" --control "$SOCK" \
+	--upstream "$EN_RESOLVER" --metrics "$METRICS" --audit-log "$AUDIT" \
+	--policy "$POLICY"
+daemon_ready "$GKD_PID" ||
+	gk_abort "gatekeeperd starts" "$T/GKD_PID.log"
+
+# root's cage tries codeload.github.com every 0.2 s (one line per try in
+# tries) until the file stop appears (at most 90 s)
+rm -f "$T/work-root/stop" "$T/work-root/tries"
+cage_bg RB root --label rootjob --allow github.com --ro "$EN_DIR" -- sh -c "
+	i=0
+	while [ ! -e stop ] && [ \$i -lt 450 ]; do
+		${CURL[*]} -o /dev/null https://codeload.github.com/index.html 2>/dev/null
+		echo \$? >>tries
+		sleep 0.2; i=\$((i + 1))
+	done"
+# the user's cage looks pypi.org up and asks for it once, then waits
+cage_bg UB user --label userjob --allow github.com --ro "$EN_DIR" -- sh -c "
+	dig +short @$GW pypi.org A; ${CURL[*]} -o /dev/null https://pypi.org/simple/ 2>/dev/null
+	echo done >asked
+	i=0; while [ ! -e stop ] && [ \$i -lt 900 ]; do sleep 0.1; i=\$((i + 1)); done"
+wait_ms 150 has_cage rootjob
+wait_ms 150 test -s "$T/work-user/asked"
+wait_ms 100 eval '[ "$(grep -c . "$T/work-root/tries" 2>/dev/null)" -ge 2 ]'
+RID=$(cage_id rootjob)
+UID_CAGE=$(cage_id userjob)
+GK_DETAIL="root cage '$RID', user cage '$UID_CAGE' | $(oneline "$(tail -c 300 "$T/RB.err") $(tail -c 300 "$T/UB.err")")"
+gk_check "both cages run (root's rootjob, the user's userjob)" \
+	eval '[ -n "$RID" ] && [ -n "$UID_CAGE" ]'
+
+# ---- list, show, denials: root sees all, the user its own ------------------------------
+ctl list
+gk_check "list (root): both cages, with labels, uids and sources" \
+	eval '[ "$CTL_RC" = 0 ] && grep "$RID" "$T/ctl.out" | grep -q rootjob &&
+	    grep "$UID_CAGE" "$T/ctl.out" | grep -q "$E2E_UID" && grep -q "10.143." "$T/ctl.out"'
+ctl --json list
+gk_check "list --json: the daemon's reply, two cages" \
+	eval '[ "$CTL_RC" = 0 ] && [ "$(jget cages.1.id)" != "" ] && ! jget cages.2.id >/dev/null'
+ctlu list
+gk_check "list as a member of group gatekeeper: only its own cage, and says so" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "$UID_CAGE" "$T/ctl.out" && ! grep -q "$RID" "$T/ctl.out" &&
+	    grep -q "uid $E2E_UID" "$T/ctl.err"'
+ctl show "$RID"
+gk_check "show: the allowlist, and the recent proxy denial of codeload.github.com" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "github.com" "$T/ctl.out" &&
+	    grep "codeload.github.com" "$T/ctl.out" | grep -q "not_allowlisted"'
+ctlu show "$UID_CAGE"
+gk_check "show (user, own cage): the DNS denial and the proxy denial of pypi.org" \
+	eval '[ "$CTL_RC" = 0 ] && grep "pypi.org" "$T/ctl.out" | grep -q "dns" &&
+	    grep "pypi.org:443" "$T/ctl.out" | grep -Eq "http|transparent"'
+ctlu show "$RID"
+gk_check "show (user, root's cage): not permitted, exit 4" \
+	eval '[ "$CTL_RC" = 4 ] && grep -q "not permitted" "$T/ctl.err"'
+ctl show zzzz0000
+gk_check "show of a cage that does not exist: exit 1, said" \
+	eval '[ "$CTL_RC" = 1 ] && grep -q "zzzz0000" "$T/ctl.err"'
+ctl denials
+gk_check "denials (root): DNS and proxy denials of both cages, readable" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "codeload.github.com" "$T/ctl.out" &&
+	    grep "pypi.org" "$T/ctl.out" | grep -q dns'
+ctlu denials
+gk_check "denials (user): only its own cage's" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "pypi.org" "$T/ctl.out" && ! grep -q "codeload" "$T/ctl.out"'
+
+# ---- follow, allow, revoke --------------------------------------------------------------
+( exec timeout -s KILL 100 "$GKCTL" --control "$SOCK" denials --follow --cage "$RID" \
+	>"$T/follow.out" 2>"$T/follow.err" </dev/null ) &
+FOLLOW=$!
+gk_track_pid "$FOLLOW"
+( exec timeout -s KILL 100 setpriv --reuid="$E2E_USER" --regid="$E2E_USER" --init-groups -- \
+	"$GKCTL" --control "$SOCK" denials --follow \
+	>"$T/ufollow.out" 2>"$T/ufollow.err" </dev/null ) &
+UFOLLOW=$!
+gk_track_pid "$UFOLLOW"
+wait_ms 100 grep -q "codeload.github.com" "$T/follow.out"
+GK_DETAIL="$(oneline "$(tail -c 500 "$T/follow.out") | $(cat "$T/follow.err")")"
+gk_check "denials --follow --cage: the loop's new denials, live" \
+	grep -q "codeload.github.com" "$T/follow.out"
+
+ctl allow "$RID" codeload.github.com:443
+gk_check "allow: exit 0, the new allowlist printed" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "codeload.github.com:443" "$T/ctl.out"'
+n0=$(grep -c . "$T/work-root/tries")
+wait_ms 100 eval '[ "$(tail -n +$((n0 + 1)) "$T/work-root/tries" | grep -c "^0$")" -ge 2 ]'
+GK_DETAIL="after allow: $(tail -n +$((n0 + 1)) "$T/work-root/tries" | head -20 | tr '\n' ' ')"
+gk_check "... the running cage reaches codeload.github.com from then on" \
+	eval '[ "$(tail -n +$((n0 + 1)) "$T/work-root/tries" | grep -c "^0$")" -ge 2 ]'
+ctl revoke "$RID" codeload.github.com:443
+gk_check "revoke: exit 0, the allowlist without it" \
+	eval '[ "$CTL_RC" = 0 ] && ! grep -q "codeload" "$T/ctl.out" && grep -q "github.com" "$T/ctl.out"'
+n1=$(grep -c . "$T/work-root/tries")
+wait_ms 100 eval '[ "$(tail -n +$((n1 + 2)) "$T/work-root/tries" | grep -c "^[1-9]")" -ge 2 ]'
+GK_DETAIL="after revoke: $(tail -n +$((n1 + 1)) "$T/work-root/tries" | head -20 | tr '\n' ' ')"
+gk_check "... and is refused again (the next tries fail)" \
+	eval '[ "$(tail -n +$((n1 + 2)) "$T/work-root/tries" | grep -c "^[1-9]")" -ge 2 ] &&
+	    [ "$(tail -n +$((n1 + 3)) "$T/work-root/tries" | grep -c "^0$")" = 0 ]'
+ctl revoke "$RID" nothere.example
+gk_check "revoke of a pattern the cage does not have: exit 1, naming it and the allowlist" \
+	eval '[ "$CTL_RC" = 1 ] && grep -q "nothere.example" "$T/ctl.err" && grep -q "github.com" "$T/ctl.err"'
+ctl allow "$RID" '*.com'
+gk_check "allow of a wildcard over a public suffix: exit 1, the pattern's error" \
+	eval '[ "$CTL_RC" = 1 ] && grep -q "public suffix" "$T/ctl.err"'
+ctlu allow "$RID" pypi.org
+gk_check "allow (user) on root's cage: not permitted, exit 4" \
+	eval '[ "$CTL_RC" = 4 ] && grep -q "not permitted" "$T/ctl.err"'
+ctlu allow "$UID_CAGE" pypi.org:443
+gk_check "allow (user) on its own cage: exit 0" test "$CTL_RC" = 0
+gk_check "the audit log has the changes as cage.update, with the caller's uid" \
+	eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep -q "codeload.github.com" &&
+	    grep "\"event\":\"cage.update\"" "$AUDIT" | grep -q "\"uid\":$E2E_UID"'
+GK_DETAIL="$(oneline "$(tail -c 500 "$T/ufollow.out")")"
+gk_check "the user's follower saw its own cage's denials only (none of root's loop)" \
+	eval '! grep -q "codeload" "$T/ufollow.out"'
+
+# ---- stats, reload -----------------------------------------------------------------------
+ctl stats
+gk_check "stats: exit 0, readable counters (cages, denials)" \
+	eval '[ "$CTL_RC" = 0 ] && grep -qi "cages" "$T/ctl.out" && grep -qi "denied\|denials" "$T/ctl.out"'
+ctl --json stats
+gk_check "stats --json: the daemon's counters" \
+	eval '[ "$CTL_RC" = 0 ] && [ "$(jget stats.cages)" -ge 2 ]'
+printf 'version c2\ndeny api.github.com\ndeny pypi.org\n' >"$POLICY"
+ctlu reload
+gk_check "reload as a group member: not permitted, exit 4" \
+	eval '[ "$CTL_RC" = 4 ] && grep -q "root" "$T/ctl.err"'
+ctl reload
+gk_check "reload as root: exit 0, the new policy version c2 said" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "c2" "$T/ctl.out"'
+printf 'version c3\nallow nonsense here\n' >"$POLICY"
+ctl reload
+gk_check "reload of a broken policy: exit 1, FILE:LINE, c2 kept" \
+	eval '[ "$CTL_RC" = 1 ] && grep -qF "$POLICY:2" "$T/ctl.err" && grep -q "c2" "$T/ctl.err"'
+
+# ---- pending and approve --------------------------------------------------------------------
+rm -f "$T/ev.fifo" "$T/dec.fifo"
+: >"$T/sup.log"
+mkfifo "$T/ev.fifo" "$T/dec.fifo"
+timeout -s KILL 100 "$PYTHON" "$GK_LIB_DIR/ask_supervisor.py" "$T/ev.fifo" "$T/dec.fifo" \
+	"$T/sup.log" none &
+SUP=$!
+gk_track_pid "$SUP"
+cage_bg AB root --label askjob --ask --ask-timeout 60 --events-fd 3 --decisions-fd 4 \
+	--allow github.com --ro "$EN_DIR" -- sh -c "
+	${CURL[*]} --max-time 50 -o /dev/null https://codeload.github.com/index.html; echo got \$? >asked" \
+	3>"$T/ev.fifo" 4<"$T/dec.fifo"
+qid=
+wait_ms 150 eval 'grep -q "\"event\": *\"ask\"" "$T/sup.log"'
+ctl --json pending
+qid=$(jget questions.0.id 2>/dev/null)
+ctl pending
+gk_check "pending: the asking cage's question (codeload.github.com:443, askjob)" \
+	eval '[ "$CTL_RC" = 0 ] && [ -n "$qid" ] && grep "$qid" "$T/ctl.out" |
+	    grep "codeload.github.com" | grep -q askjob'
+ctlu pending
+gk_check "pending as the user: root's question is not shown" \
+	eval '[ "$CTL_RC" = 0 ] && ! grep -q "codeload" "$T/ctl.out"'
+ctlu approve "$qid"
+gk_check "approve (user) of root's question: refused (1 or 4), not answered" \
+	eval '[ "$CTL_RC" = 1 ] || [ "$CTL_RC" = 4 ]'
+ctl approve "$qid"
+gk_check "approve (root): exit 0" test "$CTL_RC" = 0
+gk_wait_exit "$AB" 300
+GK_DETAIL="$(cat "$T/work-root/asked" 2>&1) | $(oneline "$(tail -c 400 "$T/AB.err")")"
+gk_check "... the held connection went on: the download worked" grep -qx "got 0" "$T/work-root/asked"
+gk_check "... gk-run's supervisor saw ask.done, by operator" \
+	grep -q '"by": *"operator"' "$T/sup.log"
+gk_wait_exit "$SUP" 50 2>/dev/null || kill -KILL "$SUP" 2>/dev/null
+ctl approve 999999
+gk_check "approve of a question that is not pending: exit 1, said" \
+	eval '[ "$CTL_RC" = 1 ] && grep -q "999999" "$T/ctl.err"'
+
+# ---- destroy -------------------------------------------------------------------------------
+ctlu destroy "$RID"
+gk_check "destroy (user) of root's cage: not permitted, exit 4" test "$CTL_RC" = 4
+ctlu destroy "$UID_CAGE"
+gk_check "destroy (user) of its own cage: exit 0" test "$CTL_RC" = 0
+gk_wait_exit "$UB" 100
+GK_DETAIL="gk-run rc=$GK_RC | $(oneline "$(tail -c 400 "$T/UB.err")")"
+gk_check "... its gk-run ends at once (the cage's processes are gone), and says why" \
+	eval '! kill -0 "$UB" 2>/dev/null'
+ctl destroy "$RID"
+gk_check "destroy (root) of root's loop cage: exit 0" test "$CTL_RC" = 0
+gk_wait_exit "$RB" 100
+gk_wait_exit "$FOLLOW" 100
+fr=$GK_RC
+GK_DETAIL="follow rc=$fr | $(oneline "$(tail -c 300 "$T/follow.out") $(cat "$T/follow.err")")"
+gk_check "the follower of that cage is told it ended and exits 0" \
+	eval '[ "$fr" = 0 ] && grep -q "$RID" "$T/follow.out" && grep -qi "ended" "$T/follow.out" "$T/follow.err"'
+kill9 "$UFOLLOW"
+ctl list
+gk_check "list: no cages left" eval '[ "$CTL_RC" = 0 ] && ! grep -q "$RID" "$T/ctl.out"'
+ctl --json list
+gk_check "... and the JSON says so too" eval '[ "$(jget cages)" = "[]" ] || [ "$(jget cages)" = "[ ]" ]'
+
+e2e_stop_daemon
+# shellcheck disable=SC2119  # no note for the summary
+gk_finish
