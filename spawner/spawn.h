@@ -148,6 +148,7 @@ enum spawn_event_type {
 	SPAWN_EVENT_ASK,	/* question `id` about host:port (`kind`) */
 	SPAWN_EVENT_ASK_DONE,	/* question `id` ended: `decision`, `by` */
 	SPAWN_EVENT_REPLY,	/* a reply: `ok`; `why` holds its error */
+	SPAWN_EVENT_END,	/* someone else ended the cage: `why` */
 };
 
 struct spawn_event {

@@ -150,6 +150,11 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 		return event[0] == 'd' ? SPAWN_EVENT_MORE :
 		    SPAWN_EVENT_LEARN_MORE;
 	}
+	if (strcmp(event, "cage.end") == 0) {
+		member(o, "reason", ev->why, sizeof(ev->why));
+		json_object_put(o);
+		return ev->why[0] != '\0' ? SPAWN_EVENT_END : SPAWN_EVENT_NONE;
+	}
 	if (strcmp(event, "limit") == 0) {
 		member(o, "limit", ev->kind, sizeof(ev->kind));
 		if (json_object_object_get_ex(o, "value", &v) &&

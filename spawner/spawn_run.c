@@ -434,6 +434,7 @@ ctl_line(void *arg, const char *line, size_t len, bool toolong)
 	struct run_state *st = arg;
 	enum spawn_event_type t;
 	struct spawn_event ev;
+	char why[sizeof(ev.why)];
 
 	if (toolong)
 		return true;
@@ -462,6 +463,12 @@ ctl_line(void *arg, const char *line, size_t len, bool toolong)
 	case SPAWN_EVENT_ASK:
 	case SPAWN_EVENT_ASK_DONE:
 		on_ask(st, t, &ev);
+		break;
+	case SPAWN_EVENT_END:
+		/* its processes are being killed: say why before they die */
+		fprintf(stderr, "gk-run: gatekeeperd ended the cage (%s); %s "
+		    "is killed\n", spawn_printable(ev.why, why, sizeof(why)),
+		    st->r->cmdname);
 		break;
 	case SPAWN_EVENT_REPLY:
 		/* replies come in order: cage.decide's, then the sync's */

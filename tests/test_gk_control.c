@@ -299,7 +299,7 @@ test_operator_ops(void **state)
 	struct json_object *o;
 	char id[16], req[512], line[4096];
 	struct gk_cage *c;
-	int fd = client(f), wfd = client(f), i;
+	int fd = client(f), wfd = client(f), dfd = client(f), i;
 
 	o = rpc(f, fd, "{\"op\":\"cage.create\",\"source\":\"127.0.0.2\","
 	    "\"allow\":[\"a.example\",\"*.b.example:443\"],\"label\":\"ops\"}");
@@ -373,8 +373,20 @@ test_operator_ops(void **state)
 	json_object_put(o);
 	rpc_err(f, fd, "{\"op\":\"reload\"}", "send it SIGHUP");
 
-	/* the cage ends: its followers are told */
+	/* another connection destroys it: the owner is told first */
+	snprintf(req, sizeof(req), "{\"op\":\"cage.destroy\",\"id\":\"%s\"}",
+	    id);
+	o = rpc(f, dfd, req);
+	assert_true(ok(o));
+	json_object_put(o);
+	assert_true(read_line(f, fd, line, sizeof(line)) > 0);
+	o = json_tokener_parse(line);
+	assert_string_equal(gets_(o, "event"), "cage.end");
+	assert_string_equal(gets_(o, "reason"), "destroyed by uid 0");
+	json_object_put(o);
 	close(fd);
+	close(dfd);
+	/* its followers are told it ended */
 	assert_true(read_line(f, wfd, line, sizeof(line)) > 0);
 	o = json_tokener_parse(line);
 	assert_string_equal(gets_(o, "event"), "cage.end");

@@ -124,6 +124,14 @@ test_not_events(void **state)
 	    "\"value\":32,\"count\":0}", &ev), SPAWN_EVENT_NONE);
 	assert_int_equal(parse("{\"event\":\"limit\",\"limit\":\"pids\","
 	    "\"value\":\"32\",\"count\":1}", &ev), SPAWN_EVENT_NONE);
+	/* an operator ended the cage */
+	assert_int_equal(parse("{\"event\":\"cage.end\",\"cage\":\"k3j9x0qa\","
+	    "\"reason\":\"destroyed by uid 0\"}", &ev), SPAWN_EVENT_END);
+	assert_string_equal(ev.why, "destroyed by uid 0");
+	assert_int_equal(parse("{\"event\":\"cage.end\",\"reason\":7}", &ev),
+	    SPAWN_EVENT_NONE);
+	assert_int_equal(parse("{\"event\":\"cage.end\"}", &ev),
+	    SPAWN_EVENT_NONE);
 }
 
 static void

@@ -589,6 +589,8 @@ op_destroy(struct ctlconn *cc, const struct gk_ctlreq *req)
 
 	if ((c = find_managed(cc, req)) == NULL)
 		return;
+	if (c->owner != cc)
+		gk_events_owner_end(c, cc->uid);
 	ctl_cage_drop(cc->ctl, c, "request");
 	reply_ok(cc, "destroyed", json_object_new_string(req->id));
 }

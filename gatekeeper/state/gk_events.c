@@ -315,6 +315,20 @@ gk_events_cage_end(const struct gk_cage *c)
 }
 
 void
+gk_events_owner_end(const struct gk_cage *c, uid_t by)
+{
+	struct json_object *o;
+	char why[64];
+
+	if (c->owner == NULL)
+		return;
+	snprintf(why, sizeof(why), "destroyed by uid %u", (unsigned)by);
+	o = event_new(c, "cage.end");
+	json_object_object_add(o, "reason", json_object_new_string(why));
+	send_line(c->owner, o);
+}
+
+void
 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
     uint16_t port, enum gk_deny_reason reason, const char *why)
 {

@@ -18,6 +18,8 @@
 #ifndef GK_EVENTS_H
 #define GK_EVENTS_H
 
+#include <sys/types.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +84,10 @@ void		 gk_events_watch(struct ctlconn *cc, const char *id);
 /* Before cc goes. */
 void		 gk_events_unwatch(struct ctlconn *cc);
 void		 gk_events_cage_end(const struct gk_cage *c);
+/* Someone other than its owner ends the cage: the owner is told first,
+ * {"event":"cage.end","cage":...,"time":...,"reason":"destroyed by uid
+ * 0"} (gk-run says so before its command is killed). */
+void		 gk_events_owner_end(const struct gk_cage *c, uid_t by);
 
 /* Before any event of c's: its sets of what was told. -1: no memory. */
 int		 gk_events_enable(struct gk_cage *c);
