@@ -151,15 +151,6 @@ spawn_lines_feed(struct spawn_lines *l, const char *p, size_t n,
 const char *
 spawn_printable(const char *s, char *buf, size_t len)
 {
-	size_t i;
-
-	if (len == 0)
-		return "";
-	for (i = 0; s[i] != '\0' && i + 1 < len; i++)
-		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	buf[i] = '\0';
-	if (s[i] != '\0' && len > 4)
-		memcpy(buf + len - 4, "...", 4);
-	return buf;
+	return gk_printable(s, buf, len);
 }
 

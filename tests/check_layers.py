@@ -30,8 +30,10 @@ The layers, bottom to top (README.md, "Architecture", has the same table):
   4 daemon    gatekeeper/main.c, gatekeeper/gk_plumb.c and
               gatekeeper/gk_contain.c: gatekeeperd,
               composing the services
-  spawner/ (gk-run) may use layers 0 and 1 only: it shares the control
-  protocol's description with gatekeeperd, never its state.
+  The clients of the control socket, spawner/ (gk-run) and
+  gatekeeper/ctl/ (gatekeeperctl), may use layers 0 and 1 only: they
+  share the control protocol's description with gatekeeperd, never its
+  state. A client's headers are its own: no other file includes them.
 """
 
 import os
@@ -56,8 +58,9 @@ LAYER_MAP = [
 ]
 LAYER_NAMES = {0: "base", 1: "protocol", 2: "state", 3: "services",
                4: "daemon"}
-SPAWNER = "spawner/"
-SPAWNER_MAX = 1
+# The control socket's clients: folder -> program; layers 0-CLIENT_MAX.
+CLIENTS = {"spawner/": "gk-run", "gatekeeper/ctl/": "gatekeeperctl"}
+CLIENT_MAX = 1
 PRODUCT = ("gatekeeper/", "dns/", "sni/", "socks/", "nft/", "spawner/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -80,8 +83,17 @@ def product_files(root):
                     yield os.path.relpath(full, root).replace(os.sep, "/")
 
 
+def client_of(path):
+    """The client folder path is in, or None."""
+    for folder in CLIENTS:
+        if path.startswith(folder):
+            return folder
+    return None
+
+
 def check_file(root, rel, errors):
-    own = SPAWNER_MAX if rel.startswith(SPAWNER) else layer_of(rel)
+    client = client_of(rel)
+    own = CLIENT_MAX if client else layer_of(rel)
     if own is None:
         errors.append("%s:1: not on the layer map (tests/check_layers.py)"
                       % rel)
@@ -100,19 +112,21 @@ def check_file(root, rel, errors):
                               "the source root, with its folder" %
                               (rel, n, inc))
                 continue
-            if inc.startswith(SPAWNER) and rel.startswith(SPAWNER):
+            theirs_client = client_of(inc)
+            if theirs_client and theirs_client == client:
                 continue
-            if inc.startswith(SPAWNER):
-                errors.append("%s:%d: #include \"%s\": gk-run's headers are "
-                              "its own" % (rel, n, inc))
+            if theirs_client:
+                errors.append("%s:%d: #include \"%s\": %s's headers are "
+                              "its own" % (rel, n, inc,
+                                           CLIENTS[theirs_client]))
                 continue
             theirs = layer_of(inc)
             if theirs is None:
                 errors.append("%s:%d: #include \"%s\": not on the layer map"
                               % (rel, n, inc))
             elif theirs > own:
-                what = ("gk-run may use layers 0-%d only" % SPAWNER_MAX
-                        if rel.startswith(SPAWNER) else
+                what = ("%s may use layers 0-%d only" %
+                        (CLIENTS[client], CLIENT_MAX) if client else
                         "layer %d (%s) may not include layer %d (%s)" %
                         (own, LAYER_NAMES[own], theirs, LAYER_NAMES[theirs]))
                 errors.append("%s:%d: #include \"%s\": %s" %

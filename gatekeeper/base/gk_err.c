@@ -1,8 +1,9 @@
 /*
- * gk_err: the one error formatter (gk_err.h).
+ * gk_err: the one error formatter, and printable quoting (gk_err.h).
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "gatekeeper/base/gk_err.h"
 
@@ -17,4 +18,19 @@ gk_seterr(char *err, size_t errlen, const char *fmt, ...)
 	vsnprintf(err, errlen, fmt, ap);
 	va_end(ap);
 	return -1;
+}
+
+const char *
+gk_printable(const char *s, char *buf, size_t len)
+{
+	size_t i;
+
+	if (len == 0)
+		return "";
+	for (i = 0; s[i] != '\0' && i + 1 < len; i++)
+		buf[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
+	buf[i] = '\0';
+	if (s[i] != '\0' && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+	return buf;
 }

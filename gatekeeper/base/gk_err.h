@@ -1,6 +1,7 @@
 /*
  * gk_err: a message for the caller, in the caller's buffer: the one
- * formatter of every "0, or -1 with a message in err" function.
+ * formatter of every "0, or -1 with a message in err" function, and the
+ * one way to quote a string from elsewhere in such a message.
  */
 #ifndef GK_ERR_H
 #define GK_ERR_H
@@ -14,5 +15,11 @@
  */
 int	gk_seterr(char *err, size_t errlen, const char *fmt, ...)
 	    __attribute__((format(printf, 3, 4)));
+/*
+ * `s` for a one-line message: bytes outside printable ASCII become '?',
+ * cut to len - 1 bytes (with "..." when cut). Returns buf ("" when len
+ * is 0).
+ */
+const char *gk_printable(const char *s, char *buf, size_t len);
 
 #endif /* GK_ERR_H */

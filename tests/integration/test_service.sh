@@ -4,12 +4,13 @@
 #
 #   - `meson install` into a DESTDIR puts the example config beside the
 #     file gatekeeperd reads by default (its --help names it), the unit,
-#     the sysusers entry, both binaries and the presets; the example
+#     the sysusers entry, the three programs and the presets; the example
 #     passes `gatekeeperd -n`; the manual pages (gk-run.1, gatekeeperd.8,
-#     gatekeeperd.conf.5) are installed and `mandoc -Tlint -W warning` has
-#     nothing to say about them;
-#   - the installed bash completions offer both programs' options and the
-#     values options take (bash-completion's library loaded);
+#     gatekeeperd.conf.5, gatekeeperctl.8) are installed and `mandoc
+#     -Tlint -W warning` has nothing to say about them;
+#   - the installed bash completions offer the programs' options and the
+#     values options take, and gatekeeperctl's commands (bash-completion's
+#     library loaded);
 #   - `gatekeeperd -n` fails (exit 2, naming it) on an audit log whose
 #     directory does not exist, and passes once it does;
 #   - the installed unit: `systemd-analyze verify` has nothing to say,
@@ -19,7 +20,10 @@
 #     the control socket answers, RELOADING=1 (with MONOTONIC_USEC) and
 #     READY=1 around SIGHUP, STOPPING=1 at SIGTERM; gatekeeperd running
 #     under the unit's SystemCallFilter= (syscall_jail, a seccomp filter
-#     of exactly the calls systemd's group holds).
+#     of exactly the calls systemd's group holds);
+#   - the installed gatekeeperctl against that gatekeeperd: list (a cage
+#     held open, its id completed by the bash completion), stats, --json,
+#     destroy; exit 3 and "is gatekeeperd running?" without a socket.
 #
 #   bash tests/integration/test_service.sh build/gatekeeperd
 #   meson test -C build service_integration      (suite "integration")
@@ -60,9 +64,11 @@ IGKD=$(find "$DEST" -name gatekeeperd -type f -perm -u+x | head -1)
 GK_DETAIL="default config: ${CONFPATH:-?}; installed: $(cd "$DEST" && find . -type f | tr '\n' ' ')"
 gk_check "the example config is installed beside the file gatekeeperd reads ($CONFPATH)" \
 	eval '[ -n "$CONFPATH" ] && [ -f "$DEST$(dirname "$CONFPATH")/gatekeeperd.conf.example" ]'
-gk_check "... and the unit, the sysusers entry, gatekeeperd, gk-run and the presets" \
+ICTL=$(find "$DEST" -path "*/sbin/gatekeeperctl" -type f -perm -u+x | head -1)
+gk_check "... and the unit, the sysusers entry, gatekeeperd, gk-run, gatekeeperctl and the presets" \
 	eval '[ -f "$UNIT" ] && [ -n "$IGKD" ] && [ -n "$(find "$DEST" -path "*sysusers.d/gatekeeper.conf")" ] &&
-	    [ -n "$(find "$DEST" -name gk-run -type f)" ] && [ -n "$(find "$DEST" -name npm.allow)" ]'
+	    [ -n "$(find "$DEST" -name gk-run -type f)" ] && [ -n "$ICTL" ] &&
+	    [ -n "$(find "$DEST" -name npm.allow)" ]'
 out=$("$IGKD" -n -c "$DEST$(dirname "$CONFPATH")/gatekeeperd.conf.example" 2>&1)
 rc=$?
 GK_DETAIL="rc=$rc $out"
@@ -71,15 +77,16 @@ gk_check "the installed example passes gatekeeperd -n" \
 MAN1=$(find "$DEST" -path "*/man1/gk-run.1" -type f | head -1)
 MAN5=$(find "$DEST" -path "*/man5/gatekeeperd.conf.5" -type f | head -1)
 MAN8=$(find "$DEST" -path "*/man8/gatekeeperd.8" -type f | head -1)
+MANC=$(find "$DEST" -path "*/man8/gatekeeperctl.8" -type f | head -1)
 lint=
-for m in "$MAN1" "$MAN5" "$MAN8"; do
+for m in "$MAN1" "$MAN5" "$MAN8" "$MANC"; do
 	[ -n "$m" ] || continue
 	out=$(mandoc -Tlint -W warning "$m" 2>&1) || out="$out (rc=$?)"
 	[ -z "$out" ] || lint+="$out"$'\n'
 done
-GK_DETAIL="gk-run.1: ${MAN1:-missing}; gatekeeperd.conf.5: ${MAN5:-missing}; gatekeeperd.8: ${MAN8:-missing}; lint: $(printf '%s' "$lint" | head -3 | tr '\n' ' ')"
+GK_DETAIL="gk-run.1: ${MAN1:-missing}; gatekeeperd.conf.5: ${MAN5:-missing}; gatekeeperd.8: ${MAN8:-missing}; gatekeeperctl.8: ${MANC:-missing}; lint: $(printf '%s' "$lint" | head -3 | tr '\n' ' ')"
 gk_check "the manual pages are installed (man1, man5, man8) and mandoc -Tlint -W warning has nothing to say" \
-	eval '[ -n "$MAN1" ] && [ -n "$MAN5" ] && [ -n "$MAN8" ] && [ -z "$lint" ]'
+	eval '[ -n "$MAN1" ] && [ -n "$MAN5" ] && [ -n "$MAN8" ] && [ -n "$MANC" ] && [ -z "$lint" ]'
 
 # ---- bash completions, as installed -----------------------------------------------------
 # complete_with FILE FUNC LINE: what FUNC offers for the command line LINE
@@ -87,7 +94,7 @@ gk_check "the manual pages are installed (man1, man5, man8) and mandoc -Tlint -W
 # library loaded as an interactive shell would.
 complete_with() {
 	local file=$1 fn=$2 line=$3
-	PATH="$(dirname "$GKD")/spawner:$(dirname "$GKD"):$PATH" bash -c '
+	PATH="$(dirname "$GKD")/spawner:$(dirname "$GKD"):$(dirname "${ICTL:-/}"):$PATH" bash -c '
 		. /usr/share/bash-completion/bash_completion
 		. "$1"
 		read -ra COMP_WORDS <<<"$3"
@@ -106,11 +113,16 @@ b=$(complete_with "$CGK" _gk_run "gk-run --net ")
 c=$(complete_with "$CGK" _gk_run "gk-run --preset np")
 d=$(complete_with "$CGD" _gatekeeperd "gatekeeperd --log-level ")
 e=$(complete_with "$CGD" _gatekeeperd "gatekeeperd --ttl-c")
-GK_DETAIL="--as: [$a] --net: [$b] --preset np: [$c] --log-level: [$d] --ttl-c: [$e]"
-gk_check "the installed bash completions offer gk-run's and gatekeeperd's options and values" \
+CCTL=$(find "$DEST" -path "*bash-completion/completions/gatekeeperctl" | head -1)
+f=$(complete_with "$CCTL" _gatekeeperctl "gatekeeperctl de")
+g=$(complete_with "$CCTL" _gatekeeperctl "gatekeeperctl denials --f")
+h=$(complete_with "$CCTL" _gatekeeperctl "gatekeeperctl --js")
+GK_DETAIL="--as: [$a] --net: [$b] --preset np: [$c] --log-level: [$d] --ttl-c: [$e] gatekeeperctl de: [$f] denials --f: [$g] --js: [$h]"
+gk_check "the installed bash completions offer gk-run's, gatekeeperd's and gatekeeperctl's options, values and commands" \
 	eval '[ -f /usr/share/bash-completion/bash_completion ] &&
 	    [ "$a" = "--ask --ask-save --ask-timeout" ] && [ "$b" = "gated none host" ] &&
-	    [ "$c" = "npm" ] && [ "$d" = "error warn info debug" ] && [ "$e" = "--ttl-cap" ]'
+	    [ "$c" = "npm" ] && [ "$d" = "error warn info debug" ] && [ "$e" = "--ttl-cap" ] &&
+	    [ "$f" = "denials destroy deny" ] && [ "$g" = "--follow" ] && [ "$h" = "--json" ]'
 
 # ---- -n and the audit log's directory --------------------------------------------------
 printf 'audit-log = %s\n' "$T/logs/audit.log" >"$T/audit.conf"
@@ -218,6 +230,38 @@ out=$("$PYTHON" "$GK_LIB_DIR/gkctl.py" "$T/control.sock" \
 GK_DETAIL=$(printf '%s' "$out" | tr '\n' ' ' | cut -c1-300)
 gk_check "... and, under the filter, it makes a cage and answers stats" \
 	eval '[ "$(printf "%s\n" "$out" | grep -c "\"ok\":true")" = 2 ]'
+
+# ---- gatekeeperctl, as installed, against it ---------------------------------------
+SOCK=$T/control.sock
+gk_ctl_open held "$SOCK"
+r=$(gk_ctl_send held '{"op":"cage.create","source":"127.0.0.3","allow":["example.org"],"label":"held"}')
+CID=$(gk_json_get cage.id "$r")
+out=$("$ICTL" --control "$SOCK" list 2>&1)
+rc=$?
+GK_DETAIL="cage ${CID:-?}; rc=$rc $(printf '%s' "$out" | tr '\n' '|')"
+gk_check "gatekeeperctl list: a header, and the held cage with its label and uid" \
+	eval '[ "$rc" = 0 ] && [ -n "$CID" ] && printf "%s\n" "$out" | head -1 | grep -q "^ID  *LABEL  *UID" &&
+	    printf "%s\n" "$out" | grep -qE "^$CID  +held  +0  +127\.0\.0\.3  "'
+i=$(complete_with "$CCTL" _gatekeeperctl "gatekeeperctl --control $SOCK show ")
+j=$("$ICTL" -C "$SOCK" --json list 2>&1)
+k=$("$ICTL" -C "$SOCK" stats 2>&1)
+rc=$?
+GK_DETAIL="show: [$i] --json: $(printf '%s' "$j" | cut -c1-200) stats: rc=$rc $(printf '%s' "$k" | tr '\n' '|' | cut -c1-300)"
+gk_check "... its id completed after show, list --json as gatekeeperd said it, stats readable" \
+	eval '[ "$i" = "$CID" ] && [ "$(gk_json_get cages.0.id "$j")" = "$CID" ] && [ "$rc" = 0 ] &&
+	    printf "%s\n" "$k" | grep -qE "^cages: [0-9]+$" && printf "%s\n" "$k" | grep -q "^connections:"'
+out=$("$ICTL" -C "$SOCK" destroy "$CID" 2>&1)
+rc=$?
+l=$("$ICTL" -C "$SOCK" list 2>&1)
+GK_DETAIL="rc=$rc $out; then: $(printf '%s' "$l" | tr '\n' '|')"
+gk_check "gatekeeperctl destroy ends the cage" \
+	eval '[ "$rc" = 0 ] && [ "$out" = "destroyed $CID" ] && [ "$l" = "no cages" ]'
+gk_ctl_close held
+out=$("$ICTL" -C "$T/nothing.sock" list 2>&1)
+rc=$?
+GK_DETAIL="rc=$rc $out"
+gk_check "gatekeeperctl without gatekeeperd: exit 3, is gatekeeperd running?" \
+	eval '[ "$rc" = 3 ] && [ "$out" = "gatekeeperctl: is gatekeeperd running? (socket $T/nothing.sock: No such file or directory)" ]'
 : >"$T/notify.log"
 kill -HUP "$GKD_PID"
 waitfor 'READY=1'
