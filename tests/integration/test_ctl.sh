@@ -210,8 +210,8 @@ ctl revoke "$RID" nothere.example
 gk_check "revoke of a pattern the cage does not have: exit 1, naming it and the allowlist" \
 	eval '[ "$CTL_RC" = 1 ] && grep -q "nothere.example" "$T/ctl.err" && grep -q "github.com" "$T/ctl.err"'
 ctl allow "$RID" '*.com'
-gk_check "allow of a wildcard over a public suffix: exit 1, the pattern's error" \
-	eval '[ "$CTL_RC" = 1 ] && grep -q "public suffix" "$T/ctl.err"'
+gk_check "allow of a wildcard over a public suffix: a usage error (2) before any request, the pattern's error" \
+	eval '[ "$CTL_RC" = 2 ] && grep -q "public suffix" "$T/ctl.err"'
 ctlu allow "$RID" pypi.org
 gk_check "allow (user) on root's cage: not permitted, exit 4" \
 	eval '[ "$CTL_RC" = 4 ] && grep -q "not permitted" "$T/ctl.err"'
@@ -289,7 +289,8 @@ gk_check "destroy (user) of its own cage: exit 0" test "$CTL_RC" = 0
 gk_wait_exit "$UB" 100
 GK_DETAIL="gk-run rc=$GK_RC | $(oneline "$(tail -c 400 "$T/UB.err")")"
 gk_check "... its gk-run ends at once (the cage's processes are gone), and says why" \
-	eval '! kill -0 "$UB" 2>/dev/null'
+	eval '! kill -0 "$UB" 2>/dev/null &&
+	    grep -q "gatekeeperd ended the cage (destroyed by uid $E2E_UID)" "$T/UB.err"'
 ctl destroy "$RID"
 gk_check "destroy (root) of root's loop cage: exit 0" test "$CTL_RC" = 0
 gk_wait_exit "$RB" 100
