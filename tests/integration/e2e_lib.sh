@@ -123,24 +123,25 @@ leftover_detail() {
 # ---------------------------------------------------------------------------
 # The test user
 
+# e2e_make_user: the group and the user, made if missing (under
+# gk_users_locked: tests run two at a time).
+e2e_make_user() {
+	gk_group_exists "$E2E_GROUP" || return 1
+	if ! getent passwd "$E2E_USER" >/dev/null; then
+		useradd --system --user-group --no-create-home --home-dir /nonexistent \
+			--shell /usr/sbin/nologin --comment "gatekeeper e2e test" \
+			--groups "$E2E_GROUP" "$E2E_USER" || return 1
+	fi
+	if ! id -nG "$E2E_USER" | tr ' ' '\n' | grep -qx "$E2E_GROUP"; then
+		usermod -aG "$E2E_GROUP" "$E2E_USER" || return 1
+	fi
+}
+
 # e2e_user: the group and the user (created if missing, idempotently, as a
 # system user without a home), their directories under $T, and the check
 # that the user is not root and is in the group. Sets E2E_UID.
 e2e_user() {
-	if ! getent group "$E2E_GROUP" >/dev/null; then
-		groupadd --system "$E2E_GROUP" ||
-			gk_abort "create the group $E2E_GROUP (groupadd --system)"
-	fi
-	if ! getent passwd "$E2E_USER" >/dev/null; then
-		useradd --system --user-group --no-create-home --home-dir /nonexistent \
-			--shell /usr/sbin/nologin --comment "gatekeeper e2e test" \
-			--groups "$E2E_GROUP" "$E2E_USER" ||
-			gk_abort "create the test user $E2E_USER (useradd)"
-	fi
-	if ! id -nG "$E2E_USER" | tr ' ' '\n' | grep -qx "$E2E_GROUP"; then
-		usermod -aG "$E2E_GROUP" "$E2E_USER" ||
-			gk_abort "add $E2E_USER to group $E2E_GROUP"
-	fi
+	gk_users_locked e2e_make_user || gk_abort "create the test user $E2E_USER in group $E2E_GROUP"
 	E2E_UID=$(id -u "$E2E_USER")
 	mkdir -p "$T/home-user" "$T/work-user" "$T/work-root" "$SHARE" "$T/run"
 	chown "$E2E_USER:" "$T/home-user" "$T/work-user"

@@ -358,14 +358,33 @@ gk_ctl_answers() {
 		gk_ctl_once '{"op":"cage.list"}' 2>/dev/null | grep -q '"ok":true'
 }
 
+# gk_users_locked CMD...: run CMD holding the lock every test takes to
+# create users and groups (tests run two at a time; useradd and groupadd
+# refuse to run while another holds /etc/passwd's lock). Bounded: 60 s.
+gk_users_locked() {
+	local rc
+	exec {GK_USERS_FD}>>/tmp/gk-tests-users.lock || return 1
+	if ! flock -w 60 "$GK_USERS_FD"; then
+		exec {GK_USERS_FD}>&-
+		return 1
+	fi
+	"$@"
+	rc=$?
+	exec {GK_USERS_FD}>&-
+	return "$rc"
+}
+# gk_group_exists NAME: the system group NAME, created if missing.
+gk_group_exists() {
+	getent group "$1" >/dev/null || groupadd --system "$1"
+}
+
 # gk_start_local_daemon: the group GK_GROUP, then gatekeeperd (GKD_PID)
 # with its defaults, its control socket at $SOCK, upstream 127.0.0.1:5353,
 # log level debug; ready once the control socket answers (gk_wait_ready
 # probes DNS on the listen address, which nothing routes to before the
 # first cage). 0, or a failed check and 1.
 gk_start_local_daemon() {
-	if ! getent group "$GK_GROUP" >/dev/null &&
-	    ! groupadd --system "$GK_GROUP"; then
+	if ! gk_users_locked gk_group_exists "$GK_GROUP"; then
 		gk_fail "create the group $GK_GROUP (groupadd --system)"
 		return 1
 	fi
