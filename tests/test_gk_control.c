@@ -396,6 +396,51 @@ test_operator_ops(void **state)
 	spin(f, 4);
 }
 
+/* A cage keeps its 32 most recent distinct denials: a repeat counts and
+ * becomes the newest; past 32 the first remembered goes. */
+static void
+test_recent_ring(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o, *r;
+	char id[16], req[128], host[32], want[32];
+	struct gk_cage *c;
+	int fd = client(f), i;
+
+	o = rpc(f, fd, "{\"op\":\"cage.create\",\"source\":\"127.0.0.3\","
+	    "\"allow\":[]}");
+	snprintf(id, sizeof(id), "%s", gets_(o, "cage.id"));
+	json_object_put(o);
+	assert_non_null(c = gk_cage_by_id(f->cages, id));
+	for (i = 0; i < 40; i++) {
+		snprintf(host, sizeof(host), "h%d.example", i);
+		gk_events_deny(c, GK_KIND_SOCKS, host, 443,
+		    GK_REASON_NOT_ALLOWLISTED, NULL);
+	}
+	/* h39 again, and on another port: one more count, one new entry */
+	gk_events_deny(c, GK_KIND_SOCKS, "h39.example", 443,
+	    GK_REASON_NOT_ALLOWLISTED, NULL);
+	gk_events_deny(c, GK_KIND_SOCKS, "h39.example", 80,
+	    GK_REASON_NOT_ALLOWLISTED, NULL);
+	snprintf(req, sizeof(req), "{\"op\":\"cage.show\",\"id\":\"%s\"}", id);
+	o = rpc(f, fd, req);
+	r = get(o, "cage.recent");
+	assert_int_equal(json_object_array_length(r), 32);
+	/* h0..h8 went (h8 for the new port-80 entry); h9 is the oldest */
+	for (i = 0; i < 30; i++) {
+		snprintf(want, sizeof(want), "h%d.example", i + 9);
+		snprintf(req, sizeof(req), "%d.host", i);
+		assert_string_equal(gets_(r, req), want);
+	}
+	assert_string_equal(gets_(r, "30.host"), "h39.example");
+	assert_string_equal(gets_(r, "30.count"), "2");
+	assert_string_equal(gets_(r, "31.port"), "80");
+	assert_string_equal(gets_(r, "31.count"), "1");
+	json_object_put(o);
+	close(fd);
+	spin(f, 4);
+}
+
 int
 main(void)
 {
@@ -417,6 +462,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_shutdown_destroys, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_operator_ops, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_recent_ring, setup,
 		    teardown),
 	};
 

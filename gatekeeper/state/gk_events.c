@@ -36,6 +36,8 @@ struct gk_cage_events {
 /* A cage's recent distinct denials, for cage.show and denials. */
 struct recent {
 	int64_t		 ms;		/* the last one, gk_wall_ms() */
+	uint64_t	 seq;		/* when last, in the cage's order */
+	uint32_t	 hash;		/* of host, port, kind, reason */
 	uint32_t	 count;
 	uint16_t	 port;
 	uint8_t		 kind;		/* enum gk_deny_kind */
@@ -45,7 +47,9 @@ struct recent {
 
 struct gk_cage_recent {
 	struct recent	 r[GK_EVENTS_RECENT];
-	size_t		 n;		/* oldest first */
+	size_t		 n;
+	size_t		 next;		/* full: the slot a new one takes */
+	uint64_t	 seq;
 };
 
 /* Connections following denials ("denials" with "follow"). */
@@ -154,39 +158,48 @@ tell_once(const struct gk_cage *c, struct seen *e, uint32_t h,
 	return false;
 }
 
-/* Remember the denial among c's recent ones (moved to the newest). */
+/*
+ * Remember the denial among c's recent ones: a repeat updates its entry
+ * in place, a new one takes the slot of the one first remembered (a ring;
+ * no copying on the denial path).
+ */
 static void
 remember(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
     uint16_t port, enum gk_deny_reason reason)
 {
 	struct gk_cage_recent *rc = c->recent;
-	struct recent r;
+	uint32_t h = gk_hash_str(GK_HASH_INIT ^ port ^ ((uint32_t)kind << 16) ^
+	    ((uint32_t)reason << 24), host);
+	struct recent *r;
 	size_t i;
 
 	if (rc == NULL && (rc = c->recent = calloc(1, sizeof(*rc))) == NULL)
 		return;
-	for (i = 0; i < rc->n; i++)
-		if (rc->r[i].port == port && rc->r[i].kind == kind &&
-		    rc->r[i].reason == reason &&
-		    strcmp(rc->r[i].host, host) == 0)
+	for (i = 0; i < rc->n; i++) {
+		r = &rc->r[i];
+		if (r->hash == h && r->port == port && r->kind == kind &&
+		    r->reason == reason && strcmp(r->host, host) == 0)
 			break;
-	if (i < rc->n)
-		r = rc->r[i];
-	else {
-		memset(&r, 0, sizeof(r));
-		snprintf(r.host, sizeof(r.host), "%s", host);
-		r.port = port;
-		r.kind = (uint8_t)kind;
-		r.reason = (uint8_t)reason;
-		if (rc->n == GK_EVENTS_RECENT)
-			i = 0;		/* the oldest makes room */
-		else
-			i = rc->n++;
 	}
-	memmove(&rc->r[i], &rc->r[i + 1], (rc->n - 1 - i) * sizeof(r));
-	r.ms = gk_wall_ms();
-	r.count++;
-	rc->r[rc->n - 1] = r;
+	if (i == rc->n) {
+		if (rc->n < GK_EVENTS_RECENT)
+			i = rc->n++;
+		else {
+			i = rc->next;
+			rc->next = (rc->next + 1) % GK_EVENTS_RECENT;
+		}
+		r = &rc->r[i];
+		snprintf(r->host, sizeof(r->host), "%s", host);
+		r->hash = h;
+		r->port = port;
+		r->kind = (uint8_t)kind;
+		r->reason = (uint8_t)reason;
+		r->count = 0;
+	}
+	r = &rc->r[i];
+	r->ms = gk_wall_ms();
+	r->seq = ++rc->seq;
+	r->count++;
 }
 
 /* What a denial line says of the denial itself. */
@@ -221,19 +234,30 @@ denial_json(const struct gk_cage *c, const char *event, int64_t ms,
 	return o;
 }
 
+static int
+by_last(const void *x, const void *y)
+{
+	const struct recent *a = *(const struct recent *const *)x;
+	const struct recent *b = *(const struct recent *const *)y;
+
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
 void
 gk_events_recent_json(const struct gk_cage *c, struct json_object *arr)
 {
-	const struct recent *r;
+	const struct recent *v[GK_EVENTS_RECENT];
 	struct json_object *o;
-	size_t i;
+	size_t i, n = c->recent != NULL ? c->recent->n : 0;
 
-	for (i = 0; c->recent != NULL && i < c->recent->n; i++) {
-		r = &c->recent->r[i];
-		o = denial_json(c, NULL, r->ms, r->kind, r->host, r->port,
-		    r->reason);
+	for (i = 0; i < n; i++)
+		v[i] = &c->recent->r[i];
+	qsort(v, n, sizeof(v[0]), by_last);	/* oldest last one first */
+	for (i = 0; i < n; i++) {
+		o = denial_json(c, NULL, v[i]->ms, v[i]->kind, v[i]->host,
+		    v[i]->port, v[i]->reason);
 		json_object_object_add(o, "count",
-		    json_object_new_int64(r->count));
+		    json_object_new_int64(v[i]->count));
 		json_object_array_add(arr, o);
 	}
 }
