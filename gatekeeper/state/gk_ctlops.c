@@ -504,7 +504,8 @@ find_managed(struct ctlconn *cc, const struct gk_ctlreq *req)
 	if ((c = gk_cage_by_id(cc->ctl->cages, req->id)) == NULL) {
 		ctl_reply_coded(cc, CTL_NO_SUCH_CAGE, "unknown cage id '%s': "
 		    "no such cage (cages go when their connection closes); "
-		    "cage.list shows the current ones", req->id);
+		    "cage.list (gatekeeperctl list) shows the current ones",
+		    req->id);
 		return NULL;
 	}
 	if (cc->uid != 0 && c->uid != cc->uid) {
