@@ -118,7 +118,8 @@ deny_query(struct dns_server *s, struct gk_cage *c,
 	count_verdict(GK_DNSV_DENIED);
 	gk_stats.denied[GK_KIND_DNS][r]++;
 	gk_cage_count_denied(c, GK_KIND_DNS);
-	if (c->events && q->name_host)
+	/* its owner (if told), its recent denials, who follows them */
+	if (q->name_host)
 		gk_events_deny(c, GK_KIND_DNS, q->name, 0, r, NULL);
 	if (!gk_audit_dns_deny_fold(s->audit, c, q->name, q->qtype)) {
 		if (r == GK_REASON_HOST_POLICY)

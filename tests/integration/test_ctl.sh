@@ -127,7 +127,9 @@ cage_bg RB root --label rootjob --allow github.com --ro "$EN_DIR" -- sh -c "
 		sleep 0.2; i=\$((i + 1))
 	done"
 # the user's cage looks pypi.org up and asks for it once, then waits
-cage_bg UB user --label userjob --allow github.com --ro "$EN_DIR" -- sh -c "
+# (--quiet: gk-run asks for no denial events; the operator sees them all
+# the same)
+cage_bg UB user --quiet --label userjob --allow github.com --ro "$EN_DIR" -- sh -c "
 	dig +short @$GW pypi.org A; ${CURL[*]} -o /dev/null https://pypi.org/simple/ 2>/dev/null
 	echo done >asked
 	i=0; while [ ! -e stop ] && [ \$i -lt 900 ]; do sleep 0.1; i=\$((i + 1)); done"
