@@ -16,17 +16,6 @@ is_space(uint8_t c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* "FILE" for messages: printable, bounded. */
-static void
-show_name(const char *name, char *out, size_t len)
-{
-	size_t i, j = 0;
-
-	for (i = 0; name[i] != '\0' && j + 1 < len; i++)
-		out[j++] = (name[i] >= 0x20 && name[i] < 0x7f) ? name[i] : '?';
-	out[j] = '\0';
-}
-
 static int
 one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
     struct spawn_strv *allow, char *err, size_t errlen)
@@ -47,7 +36,7 @@ one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
 		n--;
 	if (n == 0)
 		return 0;
-	show_name(name, shown, sizeof(shown));
+	spawn_printable(name, shown, sizeof(shown));
 	for (i = 0; i < n; i++) {
 		if (s[i] == '\0' || is_space(s[i])) {
 			gk_seterr(err, errlen, "%s:%zu: %s; put one pattern "
@@ -85,7 +74,7 @@ spawn_allowfile_parse(const uint8_t *buf, size_t len, const char *name,
 	char shown[256];
 
 	if (len > SPAWN_ALLOWFILE_MAX) {
-		show_name(name, shown, sizeof(shown));
+		spawn_printable(name, shown, sizeof(shown));
 		gk_seterr(err, errlen, "%s: larger than %d bytes; is it "
 		    "really an allow-file?", shown, SPAWN_ALLOWFILE_MAX);
 		return -1;

@@ -34,19 +34,6 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* "FILE" for messages: printable, bounded. */
-static void
-show_name(const char *name, char *out, size_t len)
-{
-	size_t i, j = 0;
-
-	if (name == NULL)
-		name = "(policy)";
-	for (i = 0; name[i] != '\0' && j + 1 < len; i++)
-		out[j++] = (name[i] >= 0x20 && name[i] < 0x7f) ? name[i] : '?';
-	out[j] = '\0';
-}
-
 /* Quote-safe text: printable ASCII, others (and \ ') as \xNN; bounded. */
 static const char *
 escape(const char *s, size_t n, char *out, size_t len)
@@ -267,7 +254,8 @@ gk_hostpolicy_parse(const uint8_t *buf, size_t len, const char *name,
 	ps.out = out;
 	ps.err = err;
 	ps.errlen = errlen;
-	show_name(name, ps.shown, sizeof(ps.shown));
+	gk_printable(name != NULL ? name : "(policy)", ps.shown,
+	    sizeof(ps.shown));
 	if (buf == NULL)
 		len = 0;
 	if (len > GK_HOSTPOLICY_MAX)
