@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -21,5 +22,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 		abort();						\
 	}								\
 } while (0)
+
+/*
+ * Text for a person: a NUL within the first max bytes of s, and every
+ * byte before it printable ASCII. Returns its length.
+ */
+static inline size_t
+fuzz_printable(const char *s, size_t max)
+{
+	size_t i, n = strnlen(s, max);
+
+	CHECK(n < max);
+	for (i = 0; i < n; i++)
+		CHECK(s[i] >= 0x20 && s[i] < 0x7f);
+	return n;
+}
 
 #endif /* FUZZ_CHECK_H */

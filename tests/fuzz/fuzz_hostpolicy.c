@@ -15,16 +15,6 @@
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "tests/fuzz/fuzz_check.h"
 
-static void
-check_text(const char *s, size_t size)
-{
-	size_t i, n = strnlen(s, size);
-
-	CHECK(n < size);
-	for (i = 0; i < n; i++)
-		CHECK(s[i] >= 0x20 && s[i] < 0x7f);
-}
-
 /* computed: the input has no version line (a given one may look like
  * anything printable, "sha256:..." too) */
 static void
@@ -81,7 +71,7 @@ check_policy(const struct gk_hostpolicy *p, bool computed)
 	CHECK(gk_hostpolicy_outside(p, p->bound, out, sizeof(out)) == 0);
 	CHECK(out[0] == '\0');
 	(void)gk_hostpolicy_outside(p, p->deny, out, sizeof(out));
-	check_text(out, sizeof(out));
+	(void)fuzz_printable(out, sizeof(out));
 }
 
 int
@@ -99,10 +89,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	CHECK(p.deny == NULL && p.bound == NULL && p.version[0] == '\0');
-	check_text(err, sizeof(err));
+	(void)fuzz_printable(err, sizeof(err));
 	CHECK(strncmp(err, "fuzz:", 5) == 0);
 	CHECK(gk_hostpolicy_parse(data, size, "fuzz", &p, small,
 	    sizeof(small)) == -1);
-	check_text(small, sizeof(small));
+	(void)fuzz_printable(small, sizeof(small));
 	return 0;
 }

@@ -14,16 +14,11 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "tests/fuzz/fuzz_check.h"
 
+/* text is n printable bytes and its NUL, within size. */
 static void
 check_text(const char *s, size_t n, size_t size)
 {
-	size_t i;
-
-	CHECK(n < size);
-	CHECK(s[n] == '\0');
-	CHECK(strlen(s) == n);
-	for (i = 0; i < n; i++)
-		CHECK(s[i] >= 0x20 && s[i] < 0x7f);
+	CHECK(fuzz_printable(s, size) == n);
 }
 
 static void

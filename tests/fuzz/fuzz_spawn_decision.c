@@ -15,16 +15,6 @@
 #include "tests/fuzz/fuzz_check.h"
 
 static void
-printable(const char *s, size_t max)
-{
-	size_t i, n = strnlen(s, max);
-
-	CHECK(n < max);
-	for (i = 0; i < n; i++)
-		CHECK(s[i] >= 0x20 && s[i] < 0x7f);
-}
-
-static void
 check_ask(const char *line, size_t len)
 {
 	struct spawn_event ev;
@@ -36,12 +26,12 @@ check_ask(const char *line, size_t len)
 	if (t != SPAWN_EVENT_ASK && t != SPAWN_EVENT_ASK_DONE)
 		return;
 	CHECK(spawn_ask_id_valid(ev.id, strlen(ev.id)));
-	printable(ev.host, sizeof(ev.host));
+	(void)fuzz_printable(ev.host, sizeof(ev.host));
 	CHECK(ev.host[0] != '\0');
-	printable(ev.kind, sizeof(ev.kind));
-	printable(ev.decision, sizeof(ev.decision));
-	printable(ev.by, sizeof(ev.by));
-	printable(ev.time, sizeof(ev.time));
+	(void)fuzz_printable(ev.kind, sizeof(ev.kind));
+	(void)fuzz_printable(ev.decision, sizeof(ev.decision));
+	(void)fuzz_printable(ev.by, sizeof(ev.by));
+	(void)fuzz_printable(ev.time, sizeof(ev.time));
 	if (t == SPAWN_EVENT_ASK)
 		CHECK(ev.timeout >= 1 && ev.timeout <= SPAWN_ASK_TIMEOUT_MAX);
 	if ((json = spawn_ask_json(t, &ev)) == NULL)
