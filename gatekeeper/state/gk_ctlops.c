@@ -665,15 +665,14 @@ static void
 op_denials(struct ctlconn *cc, const struct gk_ctlreq *req)
 {
 	struct seen_arg sa = { NULL, cc->uid, false };
-	struct gk_cage *c;
+	struct gk_cage *c = NULL;
 
-	if (req->id[0] != '\0') {
-		if ((c = find_managed(cc, req)) == NULL)
-			return;
-		sa.arr = json_object_new_array();
+	if (req->id[0] != '\0' && (c = find_managed(cc, req)) == NULL)
+		return;
+	sa.arr = json_object_new_array();
+	if (c != NULL)
 		gk_events_recent_json(c, sa.arr);
-	} else {
-		sa.arr = json_object_new_array();
+	else {
 		gk_cage_foreach(cc->ctl->cages, seen_one, &sa);
 		json_object_array_sort(sa.arr, by_time);
 	}

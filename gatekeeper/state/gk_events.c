@@ -37,7 +37,7 @@ struct gk_cage_events {
 struct recent {
 	int64_t		 ms;		/* the last one, gk_wall_ms() */
 	uint64_t	 seq;		/* when last, in the cage's order */
-	uint32_t	 hash;		/* of host, port, kind, reason */
+	uint32_t	 hash;		/* deny_hash() */
 	uint32_t	 count;
 	uint16_t	 port;
 	uint8_t		 kind;		/* enum gk_deny_kind */
@@ -158,18 +158,24 @@ tell_once(const struct gk_cage *c, struct seen *e, uint32_t h,
 	return false;
 }
 
+/* A denial's hash: the owner's set of what was told, the recent ones. */
+static uint32_t
+deny_hash(const char *host, uint16_t port, enum gk_deny_reason reason)
+{
+	return gk_hash_str(GK_HASH_INIT ^ port ^ ((uint32_t)reason << 16),
+	    host);
+}
+
 /*
- * Remember the denial among c's recent ones: a repeat updates its entry
+ * Remember the denial (hashed to h by deny_hash) among c's recent ones: a repeat updates its entry
  * in place, a new one takes the slot of the one first remembered (a ring;
  * no copying on the denial path).
  */
 static void
-remember(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
-    uint16_t port, enum gk_deny_reason reason)
+remember(struct gk_cage *c, uint32_t h, enum gk_deny_kind kind,
+    const char *host, uint16_t port, enum gk_deny_reason reason)
 {
 	struct gk_cage_recent *rc = c->recent;
-	uint32_t h = gk_hash_str(GK_HASH_INIT ^ port ^ ((uint32_t)kind << 16) ^
-	    ((uint32_t)reason << 24), host);
 	struct recent *r;
 	size_t i;
 
@@ -358,10 +364,12 @@ gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
 {
 	struct json_object *o;
 	struct ctlconn *cc;
+	uint32_t h;
 
 	if (c == NULL)
 		return;
-	remember(c, kind, host, port, reason);
+	h = deny_hash(host, port, reason);
+	remember(c, h, kind, host, port, reason);
 	TAILQ_FOREACH(cc, &watchers, watch_entry) {
 		if (!watches(cc, c))
 			continue;
@@ -373,8 +381,7 @@ gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
 		watch_send(cc, o);
 	}
 	if (!c->events || c->owner == NULL || c->ev == NULL ||
-	    !tell_once(c, &c->ev->deny, gk_hash_str(GK_HASH_INIT ^ port ^
-	    ((uint32_t)reason << 16), host), "deny.more"))
+	    !tell_once(c, &c->ev->deny, h, "deny.more"))
 		return;
 	o = event_new(c, "deny");
 	deny_members(o, kind, host, port, reason);
