@@ -53,22 +53,36 @@ e2e_vars
 CURL=(curl -sS --max-time 10)
 POLICY=$T/policy
 
-# ctl ARGS...: gatekeeperctl as root; ctlu ARGS...: as the test user (in
-# group gatekeeper). Output in $T/ctl.out and $T/ctl.err, status CTL_RC.
+# ctl_cmd WHO SECONDS: CTL_CMD runs gatekeeperctl as WHO (root, or the
+# test user, in group gatekeeper: e2e_lib.sh's as_cmd), bounded.
+ctl_cmd() {
+	as_cmd "$1"
+	CTL_CMD=(timeout -s KILL "$2" "${AS_CMD[@]}" "$GKCTL" --control "$SOCK")
+}
+# ctl ARGS...: gatekeeperctl as root; ctlu ARGS...: as the test user.
+# Output in $T/ctl.out and $T/ctl.err, status CTL_RC.
 ctl_as() {
-	local who=$1
+	ctl_cmd "$1" 30
 	shift
-	if [ "$who" = user ]; then
-		timeout -s KILL 30 setpriv --reuid="$E2E_USER" --regid="$E2E_USER" \
-			--init-groups -- "$GKCTL" --control "$SOCK" "$@" \
-			>"$T/ctl.out" 2>"$T/ctl.err" </dev/null
-	else
-		timeout -s KILL 30 "$GKCTL" --control "$SOCK" "$@" \
-			>"$T/ctl.out" 2>"$T/ctl.err" </dev/null
-	fi
+	"${CTL_CMD[@]}" "$@" >"$T/ctl.out" 2>"$T/ctl.err" </dev/null
 	CTL_RC=$?
 	GK_DETAIL="rc=$CTL_RC | out: $(oneline "$(head -c 700 "$T/ctl.out")") | err: $(oneline "$(head -c 400 "$T/ctl.err")")"
 }
+# follow_bg VAR WHO NAME ARGS...: `gatekeeperctl denials --follow ARGS`
+# as WHO in the background (VAR: its pid), output in $T/NAME.out, .err.
+follow_bg() {
+	local var=$1 name=$3 pid
+	ctl_cmd "$2" 100
+	shift 3
+	( exec "${CTL_CMD[@]}" denials --follow "$@" \
+		>"$T/$name.out" 2>"$T/$name.err" </dev/null ) &
+	pid=$!
+	gk_track_pid "$pid"
+	printf -v "$var" '%s' "$pid"
+}
+# tries_after N REGEX: how many of root's loop's tries after the first N
+# match REGEX.
+tries_after() { tail -n +$(($1 + 1)) "$T/work-root/tries" | grep -c "$2"; }
 ctl() { ctl_as root "$@"; }
 ctlu() { ctl_as user "$@"; }
 # jq-less JSON: jget PATH < FILE (last line), as gkctl.py --get.
@@ -177,15 +191,8 @@ gk_check "denials (user): only its own cage's" \
 	eval '[ "$CTL_RC" = 0 ] && grep -q "pypi.org" "$T/ctl.out" && ! grep -q "codeload" "$T/ctl.out"'
 
 # ---- follow, allow, revoke --------------------------------------------------------------
-( exec timeout -s KILL 100 "$GKCTL" --control "$SOCK" denials --follow --cage "$RID" \
-	>"$T/follow.out" 2>"$T/follow.err" </dev/null ) &
-FOLLOW=$!
-gk_track_pid "$FOLLOW"
-( exec timeout -s KILL 100 setpriv --reuid="$E2E_USER" --regid="$E2E_USER" --init-groups -- \
-	"$GKCTL" --control "$SOCK" denials --follow \
-	>"$T/ufollow.out" 2>"$T/ufollow.err" </dev/null ) &
-UFOLLOW=$!
-gk_track_pid "$UFOLLOW"
+follow_bg FOLLOW root follow --cage "$RID"
+follow_bg UFOLLOW user ufollow
 wait_ms 100 grep -q "codeload.github.com" "$T/follow.out"
 GK_DETAIL="$(oneline "$(tail -c 500 "$T/follow.out") | $(cat "$T/follow.err")")"
 gk_check "denials --follow --cage: the loop's new denials, live" \
@@ -195,19 +202,19 @@ ctl allow "$RID" codeload.github.com:443
 gk_check "allow: exit 0, the new allowlist printed" \
 	eval '[ "$CTL_RC" = 0 ] && grep -q "codeload.github.com:443" "$T/ctl.out"'
 n0=$(grep -c . "$T/work-root/tries")
-wait_ms 100 eval '[ "$(tail -n +$((n0 + 1)) "$T/work-root/tries" | grep -c "^0$")" -ge 2 ]'
+wait_ms 100 eval '[ "$(tries_after "$n0" "^0$")" -ge 2 ]'
 GK_DETAIL="after allow: $(tail -n +$((n0 + 1)) "$T/work-root/tries" | head -20 | tr '\n' ' ')"
 gk_check "... the running cage reaches codeload.github.com from then on" \
-	eval '[ "$(tail -n +$((n0 + 1)) "$T/work-root/tries" | grep -c "^0$")" -ge 2 ]'
+	eval '[ "$(tries_after "$n0" "^0$")" -ge 2 ]'
 ctl revoke "$RID" codeload.github.com:443
 gk_check "revoke: exit 0, the allowlist without it" \
 	eval '[ "$CTL_RC" = 0 ] && ! grep -q "codeload" "$T/ctl.out" && grep -q "github.com" "$T/ctl.out"'
 n1=$(grep -c . "$T/work-root/tries")
-wait_ms 100 eval '[ "$(tail -n +$((n1 + 2)) "$T/work-root/tries" | grep -c "^[1-9]")" -ge 2 ]'
+wait_ms 100 eval '[ "$(tries_after $((n1 + 1)) "^[1-9]")" -ge 2 ]'
 GK_DETAIL="after revoke: $(tail -n +$((n1 + 1)) "$T/work-root/tries" | head -20 | tr '\n' ' ')"
 gk_check "... and is refused again (the next tries fail)" \
-	eval '[ "$(tail -n +$((n1 + 2)) "$T/work-root/tries" | grep -c "^[1-9]")" -ge 2 ] &&
-	    [ "$(tail -n +$((n1 + 3)) "$T/work-root/tries" | grep -c "^0$")" = 0 ]'
+	eval '[ "$(tries_after $((n1 + 1)) "^[1-9]")" -ge 2 ] &&
+	    [ "$(tries_after $((n1 + 2)) "^0$")" = 0 ]'
 ctl revoke "$RID" nothere.example
 gk_check "revoke of a pattern the cage does not have: exit 1, naming it and the allowlist" \
 	eval '[ "$CTL_RC" = 1 ] && grep -q "nothere.example" "$T/ctl.err" && grep -q "github.com" "$T/ctl.err"'
