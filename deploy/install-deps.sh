@@ -21,6 +21,9 @@ PKGS=(
 	# the unit's checks (systemd-analyze), the bash completions and the
 	# manual pages' lint (test_service.sh)
 	systemd bash-completion mandoc
+	# gk-run's AppArmor profile parses (apparmor_parser -QT, test_service.sh;
+	# nothing is loaded)
+	apparmor
 	# real peers for tests and benchmarks
 	bind9-dnsutils dnsmasq-base dnsperf prometheus curl git openssl
 	nginx-light openssh-client openssh-server python3 procps

@@ -544,4 +544,32 @@ void		*spawn_seccomp_build(enum spawn_seccomp profile, char *err,
 		    size_t errlen);
 const char	*spawn_seccomp_name(enum spawn_seccomp profile);
 
+/* ---- user namespaces (spawn_userns.c) ------------------------------- */
+
+/* The step that failed making the sandbox's user namespace. */
+enum spawn_userns_step {
+	SPAWN_USERNS_CREATE,	/* unshare(CLONE_NEWUSER [| CLONE_NEWNET]) */
+	SPAWN_USERNS_MAP,	/* uid_map, setgroups, gid_map */
+	SPAWN_USERNS_NESTED,	/* one inside it (bwrap's, in the cage's) */
+};
+
+/* What the host says about user namespaces (-1: absent, unreadable). */
+struct spawn_userns_host {
+	long		 max_user;	/* user.max_user_namespaces */
+	long		 max_net;	/* user.max_net_namespaces */
+	long		 aa_restrict;	/* kernel.apparmor_restrict_
+					 * unprivileged_userns */
+	long		 clone;		/* kernel.unprivileged_userns_clone */
+	bool		 aa_confined;	/* AppArmor names a profile for us */
+	const char	*profile;	/* gatekeeper's AppArmor profile */
+};
+
+/*
+ * One line (no "gk-run: ") saying why `step` failed with errno `err` on
+ * this host and how to allow it: the setting that forbids user
+ * namespaces and the command that changes it, or the AppArmor profile.
+ */
+void		 spawn_userns_diagnose(enum spawn_userns_step step, int err,
+		    const struct spawn_userns_host *h, char *msg, size_t len);
+
 #endif /* SPAWN_H */

@@ -19,7 +19,6 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,23 +57,6 @@ spawn_ctl_connect(const char *path, char *err, size_t errlen)
 	return -1;
 }
 
-static int
-write_file(const char *path, const char *s)
-{
-	ssize_t n = (ssize_t)strlen(s);
-	int fd, e;
-
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	if (write(fd, s, (size_t)n) != n) {
-		e = errno;
-		close(fd);
-		errno = e;
-		return -1;
-	}
-	return close(fd);
-}
-
 /* Best effort: gatekeeperd brings lo up too. */
 static void
 loopback_up(void)
@@ -96,35 +78,23 @@ loopback_up(void)
 int
 spawn_ctl_netns(char *err, size_t errlen)
 {
-	uid_t uid = getuid();
-	gid_t gid = getgid();
-	char map[64];
 	int fd;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
-		gk_seterr(err, errlen, "cannot create a user namespace: %s "
-		    "(unprivileged user namespaces are disabled here; allow "
-		    "them: sysctl -w kernel.unprivileged_userns_clone=1 "
-		    "user.max_user_namespaces=15000, or lift an AppArmor "
-		    "userns restriction)", strerror(errno));
+		spawn_userns_explain(SPAWN_USERNS_CREATE, errno, err, errlen);
 		return -1;
 	}
-	snprintf(map, sizeof(map), "%u %u 1\n", uid, uid);
-	if (write_file("/proc/self/uid_map", map) == -1)
-		goto fail;
-	if (write_file("/proc/self/setgroups", "deny") == -1 && errno != ENOENT)
-		goto fail;
-	snprintf(map, sizeof(map), "%u %u 1\n", gid, gid);
-	if (write_file("/proc/self/gid_map", map) == -1)
-		goto fail;
+	if (spawn_userns_map(getuid(), getgid()) == -1) {
+		spawn_userns_explain(SPAWN_USERNS_MAP, errno, err, errlen);
+		return -1;
+	}
 	loopback_up();
-	if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1)
-		goto fail;
+	if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1) {
+		gk_seterr(err, errlen, "cannot open the cage's network "
+		    "namespace: %s", strerror(errno));
+		return -1;
+	}
 	return fd;
-fail:
-	gk_seterr(err, errlen, "cannot set up the cage's user namespace: %s",
-	    strerror(errno));
-	return -1;
 }
 
 void
@@ -267,19 +237,4 @@ spawn_ctl_attach(int sock, const char *id, pid_t pid, const char *path,
 	r = spawn_cage_ack(line, (size_t)n, err, errlen);
 	free(line);
 	return r;
-}
-
-bool
-spawn_userns_works(void)
-{
-	int status;
-	pid_t pid;
-
-	if ((pid = fork()) == -1)
-		return true;
-	if (pid == 0)
-		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

@@ -142,8 +142,22 @@ int		 spawn_ctl_create(int sock, int nsfd, const char *request,
  */
 int		 spawn_ctl_attach(int sock, const char *id, pid_t pid,
 		    const char *path, char *err, size_t errlen);
-/* After a sandbox failure: are user namespaces the reason? */
-bool		 spawn_userns_works(void);
+
+/* spawn_userns.c */
+/* The settings spawn_userns_diagnose() reads, from /proc. */
+void		 spawn_userns_host_read(struct spawn_userns_host *h);
+/* spawn_userns_diagnose() with this host's settings. */
+void		 spawn_userns_explain(enum spawn_userns_step step, int err,
+		    char *msg, size_t len);
+/* Identity uid and gid maps (setgroups denied) for the calling process,
+ * just after unshare(CLONE_NEWUSER); 0 or -1 (errno). */
+int		 spawn_userns_map(uid_t uid, gid_t gid);
+/*
+ * After bwrap failed: can gk-run make a user namespace, map itself and
+ * make one inside it (in a child)? 0: yes, or it cannot tell; -1 with
+ * the reason in msg (spawn_userns_explain()).
+ */
+int		 spawn_userns_probe(char *msg, size_t len);
 
 /* Data fds bwrap reads (hidden files, resolv.conf, seccomp, status). */
 #define SPAWN_DATA_FDS_MAX	256

@@ -667,6 +667,8 @@ loop(struct run_state *st)
 static int
 outcome(struct run_state *st)
 {
+	char why[SPAWN_ERRLEN];
+
 	if (st->status_fd != -1)
 		read_status(st);
 	if (st->timed_out > 0)
@@ -675,11 +677,10 @@ outcome(struct run_state *st)
 		return st->exit_code;
 	if (WIFSIGNALED(st->wstatus))
 		return 128 + WTERMSIG(st->wstatus);
-	if (!spawn_userns_works())
-		fprintf(stderr, "gk-run: the sandbox could not start: user "
-		    "namespaces are not available to this user (allow them: "
-		    "sysctl -w kernel.unprivileged_userns_clone=1 "
-		    "user.max_user_namespaces=15000)\n");
+	/* bwrap said why in its words; say what to change, if it is
+	 * the host's user namespaces */
+	if (spawn_userns_probe(why, sizeof(why)) == -1)
+		fprintf(stderr, "gk-run: %s\n", why);
 	else
 		fprintf(stderr, "gk-run: the sandbox could not start %s "
 		    "(bwrap's message above says why)\n", st->r->cmdname);

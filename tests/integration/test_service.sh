@@ -7,7 +7,9 @@
 #     the sysusers entry, the three programs and the presets; the example
 #     passes `gatekeeperd -n`; the manual pages (gk-run.1, gatekeeperd.8,
 #     gatekeeperd.conf.5, gatekeeperctl.8) are installed and `mandoc
-#     -Tlint -W warning` has nothing to say about them;
+#     -Tlint -W warning` has nothing to say about them; gk-run's AppArmor
+#     profile is in /etc/apparmor.d and `apparmor_parser -QT` (parse only,
+#     nothing loaded) accepts it when apparmor_parser is installed;
 #   - the installed bash completions offer the programs' options and the
 #     values options take, and gatekeeperctl's commands (bash-completion's
 #     library loaded);
@@ -87,6 +89,28 @@ done
 GK_DETAIL="gk-run.1: ${MAN1:-missing}; gatekeeperd.conf.5: ${MAN5:-missing}; gatekeeperd.8: ${MAN8:-missing}; gatekeeperctl.8: ${MANC:-missing}; lint: $(printf '%s' "$lint" | head -3 | tr '\n' ' ')"
 gk_check "the manual pages are installed (man1, man5, man8) and mandoc -Tlint -W warning has nothing to say" \
 	eval '[ -n "$MAN1" ] && [ -n "$MAN5" ] && [ -n "$MAN8" ] && [ -n "$MANC" ] && [ -z "$lint" ]'
+
+# ---- gk-run's AppArmor profile, as installed -----------------------------------------
+# Parsed only (-Q: nothing is loaded into the kernel; -T -K: no cache read
+# or written), with the host's apparmor_parser when there is one.
+AAPROF=$(find "$DEST" -path "*/apparmor.d/gk-run" -type f | head -1)
+IGKRUN=$(find "$DEST" -path "*/bin/gk-run" -type f | head -1)
+IGKRUN=${IGKRUN#"$DEST"}
+if command -v apparmor_parser >/dev/null 2>&1; then
+	out=$(apparmor_parser -QT -K "$AAPROF" 2>&1)
+	rc=$?
+	GK_DETAIL="rc=$rc profile ${AAPROF:-missing}: $(printf '%s' "$out" | grep -v 'Cache read/write disabled' | head -3 | tr '\n' ' ')"
+	gk_check "gk-run's AppArmor profile is installed in /etc/apparmor.d and apparmor_parser accepts it (parse only)" \
+		eval '[ "$AAPROF" = "$DEST/etc/apparmor.d/gk-run" ] && [ "$rc" = 0 ]'
+else
+	gk_check "gk-run's AppArmor profile is installed in /etc/apparmor.d" \
+		test "$AAPROF" = "$DEST/etc/apparmor.d/gk-run"
+	gk_info "apparmor_parser is missing: the profile was not parsed"
+fi
+case $IGKRUN in
+/usr/bin/gk-run | /usr/local/bin/gk-run) ;;
+*) gk_info "gk-run is installed as $IGKRUN: the AppArmor profile attaches to /usr/bin/gk-run and /usr/local/bin/gk-run only" ;;
+esac
 
 # ---- bash completions, as installed -----------------------------------------------------
 # complete_with FILE FUNC LINE: what FUNC offers for the command line LINE
