@@ -38,6 +38,8 @@ PKGS=(
 	tmux
 	# package managers in cages (test_pkg.sh)
 	nodejs python3-pip python3-venv cargo
+	# the Debian package: deploy/build-deb.sh and test_deb.sh
+	debhelper dh-apparmor lintian dpkg-dev fakeroot
 )
 # npm: Debian's, unless npm is there already (NodeSource's nodejs carries
 # its own and conflicts with Debian's npm package).

@@ -34,6 +34,7 @@ struct gk_contain {
 	struct gk_cage_table	*cages;
 	struct event		*poll_ev;
 	bool			 leaving;	/* cages end without a kill */
+	bool			 retire;	/* and the slice goes too */
 };
 
 /* c->cg */
@@ -42,6 +43,10 @@ struct cage_cg {
 	struct gk_rlimits	 lim;		/* enforced */
 	uint64_t		 oom_seen;
 	uint64_t		 pids_seen;
+	/* a cage.attach under way (a systemd scope being made) */
+	struct gk_cage		*cage;
+	gk_ctl_attach_done	 done;
+	void			*done_arg;
 };
 
 /* New counts of c's limit events: counted, audited, told to the owner. */
@@ -136,18 +141,23 @@ adopt_cgroup(struct gk_contain *k, const struct gk_cage *c,
     const char *name, const struct gk_cg_owner *peer, char *err,
     size_t errlen)
 {
+	char id[GK_CG_NAME_MAX + 1], bare[GK_CG_NAME_MAX + 1];
 	struct gk_cg_owner o;
-	char id[GK_CG_NAME_MAX + 1];
 	struct gk_cg_cage *cgc;
+	size_t n = strlen(name);
 
-	if (!gk_cg_name_parse(name, id, sizeof(id), &o) ||
+	/* a systemd scope's directory is its unit: "cage-....scope" */
+	if (n > 6 && strcmp(name + n - 6, ".scope") == 0)
+		n -= 6;
+	snprintf(bare, sizeof(bare), "%.*s", (int)n, name);
+	if (!gk_cg_name_parse(bare, id, sizeof(id), &o) ||
 	    o.pidns != peer->pidns || o.pid != peer->pid ||
 	    o.start != peer->start) {
 		snprintf(err, errlen, "cgroup %s is not one this process "
 		    "created", name);
 		return NULL;
 	}
-	if ((cgc = gk_cg_cage_adopt(k->cg, name, c->uid, err, errlen)) !=
+	if ((cgc = gk_cg_cage_adopt(k->cg, bare, c->uid, err, errlen)) !=
 	    NULL)
 		log_info("cage=%s cgroup=%s action=reattach: its processes "
 		    "are this cage's again", c->id, name);
@@ -235,9 +245,24 @@ proc_uid(pid_t pid)
 	return proc_field(path, "Uid");
 }
 
+/* A systemd scope's start ended: the cage.attach's answer. */
+static void
+attached_cb(void *arg, int rc, const char *err)
+{
+	struct cage_cg *r = arg;
+	gk_ctl_attach_done done = r->done;
+
+	r->done = NULL;
+	if (rc == -1)
+		log_warnx("cage=%s cannot put its process in its cgroup: %s",
+		    r->cage->id, err);
+	done(r->done_arg, r->cage, rc, err);
+}
+
 static int
 contain_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
-    uid_t uid, char *err, size_t errlen)
+    uid_t uid, gk_ctl_attach_done done, void *done_arg, char *err,
+    size_t errlen)
 {
 	struct cage_cg *r = c->cg;
 	uint64_t start;
@@ -259,7 +284,10 @@ contain_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
 		    (int)pid, (unsigned)uid);
 		return -1;
 	}
-	return gk_cg_cage_attach(r->cgc, pid, err, errlen);
+	r->cage = c;
+	r->done = done;
+	r->done_arg = done_arg;
+	return gk_cg_cage_attach(r->cgc, pid, attached_cb, r, err, errlen);
 }
 
 static void
@@ -268,6 +296,8 @@ contain_end(void *arg, struct gk_cage *c)
 	struct cage_cg *r = c->cg;
 
 	poll_cage(c);		/* what happened last, before the kill */
+	if (r->done != NULL)	/* its cage.attach is answered */
+		attached_cb(r, -1, "the cage ended while its cgroup was made");
 	if (((struct gk_contain *)arg)->leaving)
 		gk_cg_cage_forget(r->cgc);	/* for a later gatekeeperd */
 	else
@@ -363,11 +393,19 @@ gk_contain_hooks(struct gk_contain *k, struct gk_ctl_contain *h)
 	h->describe = contain_describe;
 }
 
-void
+bool
 gk_contain_leave(struct gk_contain *k)
 {
-	if (k != NULL)
-		k->leaving = true;
+	if (k == NULL)
+		return true;
+	if (gk_cg_stopping(k->cg) == 1) {
+		log_info("cgroups: the service is stopped (not restarted): "
+		    "every cage's processes end with it");
+		k->retire = true;
+		return false;
+	}
+	k->leaving = true;
+	return true;
 }
 
 void
@@ -376,6 +414,8 @@ gk_contain_stop(struct gk_contain *k)
 	if (k == NULL)
 		return;
 	event_free(k->poll_ev);
+	if (k->retire)
+		gk_cg_retire(k->cg);
 	gk_cg_close(k->cg);
 	free(k);
 }

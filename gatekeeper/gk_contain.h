@@ -9,6 +9,7 @@
 #ifndef GK_CONTAIN_H
 #define GK_CONTAIN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct event_base;
@@ -26,9 +27,14 @@ struct gk_ctl_contain;
 int	gk_contain_start(struct gk_contain **out, struct event_base *base,
 	    const struct gk_conf *c, struct gk_cage_table *cages);
 void	gk_contain_hooks(struct gk_contain *k, struct gk_ctl_contain *h);
-/* Before the cages go at shutdown: their cgroups and processes stay (a
- * restart strands nothing; gk-run ends them itself). */
-void	gk_contain_leave(struct gk_contain *k);
+/*
+ * Before the cages go at shutdown. A restart (or a crash, or no service
+ * manager to ask): their cgroups and processes stay, for gk-run to
+ * register them again with the next gatekeeperd: true. The service is
+ * stopped for good (systemd's stop job): false, and cages' processes are
+ * killed as the cages go.
+ */
+bool	gk_contain_leave(struct gk_contain *k);
 void	gk_contain_stop(struct gk_contain *k);
 
 #endif /* GK_CONTAIN_H */

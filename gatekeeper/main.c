@@ -28,6 +28,7 @@
 #include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_conf.h"
 #include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/state/gk_events.h"
 #include "gatekeeper/state/gk_hostpol.h"
 #include "gatekeeper/state/gk_limit.h"
 #include "gatekeeper/state/gk_metrics.h"
@@ -332,15 +333,26 @@ fail:
 }
 
 static void
+tell_stopped(struct gk_cage *c, void *arg)
+{
+	(void)arg;
+	gk_events_owner_told(c, "gatekeeperd stopped");
+}
+
+static void
 stop(struct gk_daemon *d)
 {
 	proxy_listener_free(d->socks);
 	proxy_listener_free(d->http);
 	proxy_listener_free(d->transparent);
 	proxy_tunnels_free_all();
-	/* relays free their memory on the next loop turn */
+	/* a restart: cages' processes stay, for gk-run to register again;
+	 * a stop: they end, and their owners are told why */
+	if (!gk_contain_leave(d->contain))
+		gk_cage_foreach(d->cages, tell_stopped, NULL);
+	/* relays free their memory on the next loop turn, and owners'
+	 * last lines go out */
 	event_base_loop(d->base, EVLOOP_NONBLOCK);
-	gk_contain_leave(d->contain);	/* their processes stay */
 	gk_control_free(d->control);	/* destroys the cages */
 	gk_contain_stop(d->contain);
 	gk_plumb_stop(d->plumb);	/* their links, then the table */

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <event2/event.h>
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_log.h"
@@ -60,6 +61,32 @@ rpc_fd(struct fixture *f, int fd, const char *req, int pfd)
 		fail_msg("no reply to %s", req);
 	if ((o = json_tokener_parse(line)) == NULL)
 		fail_msg("reply is not JSON: %s", line);
+	return o;
+}
+
+/*
+ * cage.attach (pfd along) and a stats request in one write: the first
+ * reply must be the attach's (a cage), the second the stats'. Returns
+ * the attach's.
+ */
+static struct json_object *
+rpc_attach_then_stats(struct fixture *f, int fd, const char *id, int pfd)
+{
+	static char line[65536];
+	struct json_object *o, *s;
+	char req[256];
+
+	snprintf(req, sizeof(req), "{\"op\":\"cage.attach\",\"id\":\"%s\"}"
+	    "\n{\"op\":\"stats\"}", id);
+	o = rpc_fd(f, fd, req, pfd);
+	assert_true(ok(o));
+	assert_non_null(get(o, "cage.id"));
+	if (read_line(f, fd, line, sizeof(line)) < 0)
+		fail_msg("no reply to stats after an attach answered later");
+	assert_non_null(s = json_tokener_parse(line));
+	assert_true(ok(s));
+	assert_null(get(s, "cage"));
+	json_object_put(s);
 	return o;
 }
 
@@ -202,6 +229,12 @@ static struct {
 	pid_t		 owner;
 	bool		 refuse;
 	int		 token;		/* c->cg points here */
+	/* an attach answered later, from the loop (a systemd scope's) */
+	bool		 later;
+	struct event_base *base;
+	gk_ctl_attach_done done;
+	void		*done_arg;
+	struct gk_cage	*cage;
 } crec;
 
 static int
@@ -223,10 +256,26 @@ rec_create(void *arg, struct gk_cage *c, pid_t owner,
 	return 0;
 }
 
+static void
+rec_attached_cb(evutil_socket_t fd, short what, void *arg)
+{
+	gk_ctl_attach_done done = crec.done;
+
+	(void)fd;
+	(void)what;
+	(void)arg;
+	crec.done = NULL;
+	if (done != NULL)
+		done(crec.done_arg, crec.cage, 0, NULL);
+}
+
 static int
 rec_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
-    uid_t uid, char *err, size_t errlen)
+    uid_t uid, gk_ctl_attach_done done, void *done_arg, char *err,
+    size_t errlen)
 {
+	struct timeval tv = { 0, 20000 };
+
 	(void)arg;
 	(void)uid;
 	(void)err;
@@ -235,7 +284,13 @@ rec_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
 	assert_true(pidfd >= 0);
 	assert_int_equal(owner, getpid());
 	crec.attaches++;
-	return 0;
+	if (!crec.later)
+		return 0;
+	crec.done = done;
+	crec.done_arg = done_arg;
+	crec.cage = c;
+	event_base_once(crec.base, -1, EV_TIMEOUT, rec_attached_cb, NULL, &tv);
+	return 1;
 }
 
 static void
@@ -322,6 +377,14 @@ test_netns_contain(void **state)
 	o = rpc_id(f, fd, "cage.attach", id, "", pfd);
 	assert_true(ok(o));
 	assert_int_equal(crec.attaches, 1);
+	json_object_put(o);
+	/* answered later (a systemd scope): a request sent behind it is
+	 * answered after it, in order */
+	crec.later = true;
+	crec.base = f->base;
+	o = rpc_attach_then_stats(f, fd, id, pfd);
+	assert_int_equal(crec.attaches, 2);
+	assert_null(crec.done);
 	json_object_put(o);
 	/* the connection closes: the cage ends, its processes with it */
 	close(fd);

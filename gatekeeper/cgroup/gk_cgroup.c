@@ -20,6 +20,7 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cgroup/gk_cgroup.h"
+#include "gatekeeper/cgroup/gk_cgsd.h"
 
 #define CG_FILE_MAX		8192
 #define CG_MOUNTINFO_MAX	(256 * 1024)
@@ -27,6 +28,8 @@
 #define CG_RM_TRY_MS		20
 #define CG_RM_GIVEUP_MS		10000
 #define CG_KILL_ROUNDS		64		/* v1-only end */
+#define CG_DIR_MAX		(GK_CG_NAME_MAX + 8)	/* a name, ".scope" */
+#define CG_SCOPE		".scope"
 
 enum cg_dir {
 	CG_V2,				/* lifetime (and limits on v2) */
@@ -46,15 +49,23 @@ struct gk_cg {
 	char			 desc[512];
 	struct event		*rm_ev;
 	TAILQ_HEAD(, gk_cg_cage) dying;
+	struct gk_cgsd		*sd;		/* systemd's scopes, or NULL */
+	char			 slice[GK_CG_NAME_MAX * 4 + 8];
 };
 
 struct gk_cg_cage {
 	TAILQ_ENTRY(gk_cg_cage)	 entry;
 	struct gk_cg		*g;
-	char			 name[GK_CG_NAME_MAX + 1];
+	char			 name[CG_DIR_MAX + 1];	/* its directory */
 	bool			 made[CG__DIRS];
-	char			 kill[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 16];
+	char			 kill[GK_CG_PATH_MAX + CG_DIR_MAX + 16];
 	uint64_t		 dying_since;	/* gk_clock_ms */
+	/* a systemd scope: what it is started with, and its start */
+	struct gk_rlimits	 lim;
+	uid_t			 owner;
+	struct gk_cgsd_job	*job;
+	gk_cg_attach_cb		 cb;
+	void			*cb_arg;
 };
 
 /* ---- files ------------------------------------------------------------ */
@@ -216,57 +227,72 @@ open_v2(struct gk_cg *g, const char *mnt, const char *own, const char *sub,
 	return 0;
 }
 
-struct gk_cg *
-gk_cg_open(struct event_base *base, const char *subtree, char *why,
-    size_t whylen)
+/* Any v1 controller mounted (a hybrid or legacy layout)? */
+static bool
+any_v1(const struct gk_cg_mounts *m)
 {
-	struct gk_cg_mounts m;
-	struct gk_cg_self self;
-	struct gk_cg *g;
-	char buf[CG_FILE_MAX], v2why[256] = "", *mi;
-	ssize_t n;
-	size_t o;
 	int c;
 
-	if (subtree[0] == '\0' || strchr(subtree, '/') != NULL ||
-	    strcmp(subtree, ".") == 0 || strcmp(subtree, "..") == 0) {
-		gk_seterr(why, whylen, "bad cgroup subtree name \"%s\"",
-		    subtree);
-		return NULL;
+	for (c = 0; c < GK_CG__CTLS; c++)
+		if (m->v1[c][0] != '\0')
+			return true;
+	return false;
+}
+
+/*
+ * systemd's scopes, where systemd manages the cgroups (PID 1, cgroup v2
+ * alone): 1 in use, 0 not such a host, -1 such a host but systemd cannot
+ * be asked (why).
+ */
+static int
+open_systemd(struct gk_cg *g, const struct gk_cg_mounts *m,
+    const char *subtree, char *why, size_t whylen)
+{
+	char sdwhy[256], ctl[128];
+	unsigned bits;
+
+	if (!gk_cgsd_usable(m->v2[0] != '\0' && !any_v1(m), sdwhy,
+	    sizeof(sdwhy))) {
+		log_debug("cgroup: not systemd's scopes: %s", sdwhy);
+		return 0;
 	}
-	if ((mi = malloc(CG_MOUNTINFO_MAX)) == NULL ||
-	    (n = read_file("/proc/self/mountinfo", mi, CG_MOUNTINFO_MAX)) <
-	    0) {
-		gk_seterr(why, whylen, "/proc/self/mountinfo: %s",
-		    strerror(errno));
-		free(mi);
-		return NULL;
+	if (!gk_cgsd_slice_name(subtree, g->slice, sizeof(g->slice)) ||
+	    !path2(g->dir[CG_V2], sizeof(g->dir[CG_V2]), m->v2, g->slice)) {
+		gk_seterr(why, whylen, "cgroup name \"%s\" too long", subtree);
+		return -1;
 	}
-	gk_cg_mounts_parse(mi, (size_t)n, &m);
-	free(mi);
-	if (read_file("/proc/self/cgroup", buf, sizeof(buf)) < 0) {
-		gk_seterr(why, whylen, "/proc/self/cgroup: %s",
-		    strerror(errno));
-		return NULL;
+	if ((g->sd = gk_cgsd_open(g->base, sdwhy, sizeof(sdwhy))) == NULL) {
+		gk_seterr(why, whylen, "systemd manages this host's cgroups, "
+		    "but %s", sdwhy);
+		return -1;
 	}
-	gk_cg_self_parse(buf, strlen(buf), &self);
-	if ((g = calloc(1, sizeof(*g))) == NULL) {
-		gk_seterr(why, whylen, "out of memory");
-		return NULL;
-	}
-	g->base = base;
-	TAILQ_INIT(&g->dying);
-	if (m.v2[0] != '\0' && self.v2[0] != '\0' &&
-	    open_v2(g, m.v2, self.v2, subtree, v2why, sizeof(v2why)) == -1)
+	/* systemd enables them down to the slice as a scope's limits ask */
+	v2_controllers(m->v2, ctl, sizeof(ctl), &bits);
+	g->v2_limits = bits != 0;
+	g->can = bits;
+	return 1;
+}
+
+/* Our own cgroup's subtree in each hierarchy we can write. */
+static int
+open_cgroupfs(struct gk_cg *g, const struct gk_cg_mounts *m,
+    const struct gk_cg_self *self, const char *subtree, char *why,
+    size_t whylen)
+{
+	char v2why[256] = "";
+	int c;
+
+	if (m->v2[0] != '\0' && self->v2[0] != '\0' &&
+	    open_v2(g, m->v2, self->v2, subtree, v2why, sizeof(v2why)) == -1)
 		g->dir[CG_V2][0] = '\0';
-	else if (m.v2[0] == '\0')
+	else if (m->v2[0] == '\0')
 		snprintf(v2why, sizeof(v2why), "no cgroup2 hierarchy mounted");
 	/* v1 controllers: only those v2 does not have */
 	for (c = 0; c < GK_CG__CTLS; c++) {
-		if ((g->can & (1u << c)) || m.v1[c][0] == '\0' ||
-		    self.v1[c][0] == '\0' ||
-		    !subtree_path(g->dir[CG_V1_MEMORY + c], m.v1[c],
-		    self.v1[c], subtree))
+		if ((g->can & (1u << c)) || m->v1[c][0] == '\0' ||
+		    self->v1[c][0] == '\0' ||
+		    !subtree_path(g->dir[CG_V1_MEMORY + c], m->v1[c],
+		    self->v1[c], subtree))
 			continue;
 		if (!make_dir(g->dir[CG_V1_MEMORY + c])) {
 			log_warnx("cgroup: mkdir %s: %s", g->dir[CG_V1_MEMORY +
@@ -281,15 +307,20 @@ gk_cg_open(struct event_base *base, const char *subtree, char *why,
 		gk_seterr(why, whylen, "%s, and no writable v1 pids or memory "
 		    "hierarchy", v2why[0] != '\0' ? v2why :
 		    "no writable cgroup2 hierarchy");
-		free(g);
-		return NULL;
+		return -1;
 	}
-	if ((g->rm_ev = evtimer_new(base, rm_cb, g)) == NULL) {
-		gk_seterr(why, whylen, "out of memory");
-		free(g);
-		return NULL;
-	}
-	o = (size_t)snprintf(g->desc, sizeof(g->desc), "cages' processes in %s",
+	return 0;
+}
+
+/* For the start-up log: where cages go and what limits them. */
+static void
+describe(struct gk_cg *g)
+{
+	size_t o;
+	int c;
+
+	o = (size_t)snprintf(g->desc, sizeof(g->desc), "cages' processes in "
+	    "%s%s", g->sd != NULL ? "systemd scopes in " : "",
 	    g->dir[CG_V2][0] != '\0' ? g->dir[CG_V2] :
 	    g->dir[CG_V1_PIDS][0] != '\0' ? g->dir[CG_V1_PIDS] :
 	    g->dir[CG_V1_MEMORY]);
@@ -304,13 +335,77 @@ gk_cg_open(struct event_base *base, const char *subtree, char *why,
 	if (g->can == 0 && o < sizeof(g->desc))
 		snprintf(g->desc + o, sizeof(g->desc) - o, "; no limits "
 		    "(no memory, pids or cpu controller to write)");
+}
+
+/* /proc/self/mountinfo and /proc/self/cgroup, parsed. */
+static int
+read_layout(struct gk_cg_mounts *m, struct gk_cg_self *self, char *why,
+    size_t whylen)
+{
+	char buf[CG_FILE_MAX], *mi;
+	ssize_t n;
+
+	if ((mi = malloc(CG_MOUNTINFO_MAX)) == NULL ||
+	    (n = read_file("/proc/self/mountinfo", mi, CG_MOUNTINFO_MAX)) <
+	    0) {
+		gk_seterr(why, whylen, "/proc/self/mountinfo: %s",
+		    strerror(errno));
+		free(mi);
+		return -1;
+	}
+	gk_cg_mounts_parse(mi, (size_t)n, m);
+	free(mi);
+	if (read_file("/proc/self/cgroup", buf, sizeof(buf)) < 0) {
+		gk_seterr(why, whylen, "/proc/self/cgroup: %s",
+		    strerror(errno));
+		return -1;
+	}
+	gk_cg_self_parse(buf, strlen(buf), self);
+	return 0;
+}
+
+struct gk_cg *
+gk_cg_open(struct event_base *base, const char *subtree, char *why,
+    size_t whylen)
+{
+	struct gk_cg_mounts m;
+	struct gk_cg_self self;
+	struct gk_cg *g;
+	int sd;
+
+	if (subtree[0] == '\0' || strchr(subtree, '/') != NULL ||
+	    strcmp(subtree, ".") == 0 || strcmp(subtree, "..") == 0) {
+		gk_seterr(why, whylen, "bad cgroup subtree name \"%s\"",
+		    subtree);
+		return NULL;
+	}
+	if (read_layout(&m, &self, why, whylen) == -1)
+		return NULL;
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		gk_seterr(why, whylen, "out of memory");
+		return NULL;
+	}
+	g->base = base;
+	TAILQ_INIT(&g->dying);
+	if ((sd = open_systemd(g, &m, subtree, why, whylen)) == 0)
+		sd = open_cgroupfs(g, &m, &self, subtree, why, whylen);
+	if (sd != -1 && (g->rm_ev = evtimer_new(base, rm_cb, g)) == NULL) {
+		gk_seterr(why, whylen, "out of memory");
+		sd = -1;
+	}
+	if (sd == -1) {
+		gk_cgsd_close(g->sd);
+		free(g);
+		return NULL;
+	}
+	describe(g);
 	return g;
 }
 
 static bool
 cage_rmdirs(struct gk_cg_cage *c)
 {
-	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
+	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 2];
 	bool all = true;
 	int d;
 
@@ -341,9 +436,10 @@ gk_cg_close(struct gk_cg *g)
 	}
 	if (g->rm_ev != NULL)
 		event_free(g->rm_ev);
-	for (d = 0; d < CG__DIRS; d++)	/* if nothing is left in it */
+	for (d = 0; d < CG__DIRS && g->sd == NULL; d++)	/* if empty */
 		if (g->dir[d][0] != '\0')
 			(void)rmdir(g->dir[d]);
+	gk_cgsd_close(g->sd);	/* systemd removes the slice's scopes */
 	free(g);
 }
 
@@ -387,7 +483,7 @@ static int
 cage_write(struct gk_cg_cage *c, int d, const char *file, const char *val,
     char *err, size_t errlen)
 {
-	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 64];
+	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 64];
 
 	snprintf(path, sizeof(path), "%s/%s/%s", c->g->dir[d], c->name, file);
 	return write_file(path, val, err, errlen);
@@ -413,7 +509,7 @@ root_remake(struct gk_cg *g, int d)
 static int
 cage_mkdir(struct gk_cg_cage *c, int d, char *err, size_t errlen)
 {
-	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
+	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 2];
 
 	if (c->made[d])
 		return 0;
@@ -493,6 +589,14 @@ gk_cg_cage_new(struct gk_cg *g, const char *name, const struct gk_rlimits *l,
 		return NULL;
 	}
 	c->g = g;
+	if (g->sd != NULL) {	/* systemd makes it when its process comes */
+		snprintf(c->name, sizeof(c->name), "%s%s", name, CG_SCOPE);
+		snprintf(c->kill, sizeof(c->kill), "%s/%s/cgroup.kill",
+		    g->dir[CG_V2], c->name);
+		c->lim = *l;
+		c->owner = owner;
+		return c;
+	}
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	life = g->dir[CG_V2][0] != '\0' ? CG_V2 :
 	    g->dir[CG_V1_PIDS][0] != '\0' ? CG_V1_PIDS : CG_V1_MEMORY;
@@ -519,7 +623,7 @@ fail:
 static void
 cage_found(struct gk_cg_cage *c)
 {
-	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 2];
+	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 2];
 	struct stat st;
 	int d;
 
@@ -541,7 +645,8 @@ gk_cg_cage_adopt(struct gk_cg *g, const char *name, uid_t owner, char *err,
 		return NULL;
 	}
 	c->g = g;
-	snprintf(c->name, sizeof(c->name), "%s", name);
+	snprintf(c->name, sizeof(c->name), "%s%s", name, g->sd != NULL ?
+	    CG_SCOPE : "");
 	cage_found(c);
 	if (!c->made[CG_V2] && !c->made[CG_V1_PIDS] && !c->made[CG_V1_MEMORY]) {
 		gk_seterr(err, errlen, "its cgroup %s is gone", name);
@@ -557,12 +662,49 @@ gk_cg_cage_adopt(struct gk_cg *g, const char *name, uid_t owner, char *err,
 	return c;
 }
 
+/* The scope's start ended: its cgroup.kill is its owner's too. */
+static void
+scope_done(void *arg, int rc, const char *err)
+{
+	struct gk_cg_cage *c = arg;
+
+	c->job = NULL;
+	if (rc == 0) {
+		c->made[CG_V2] = true;
+		if (c->owner != 0 && chown(c->kill, c->owner, (gid_t)-1) ==
+		    -1) {
+			log_warn("cgroup: chown %s", c->kill);
+			c->kill[0] = '\0';
+		}
+	}
+	c->cb(c->cb_arg, rc, err);
+}
+
+static int
+scope_start(struct gk_cg_cage *c, pid_t pid, gk_cg_attach_cb cb, void *arg,
+    char *err, size_t errlen)
+{
+	char desc[160];
+
+	snprintf(desc, sizeof(desc), "gatekeeper cage %s of uid %u",
+	    c->name, (unsigned)c->owner);
+	c->cb = cb;
+	c->cb_arg = arg;
+	if ((c->job = gk_cgsd_scope_start(c->g->sd, c->name, c->g->slice,
+	    desc, pid, &c->lim, c->kill, scope_done, c, err, errlen)) == NULL)
+		return -1;
+	return 1;
+}
+
 int
-gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, char *err, size_t errlen)
+gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, gk_cg_attach_cb cb,
+    void *arg, char *err, size_t errlen)
 {
 	char v[32];
 	int d;
 
+	if (c->g->sd != NULL && !c->made[CG_V2])
+		return scope_start(c, pid, cb, arg, err, errlen);
 	snprintf(v, sizeof(v), "%d", (int)pid);
 	for (d = 0; d < CG__DIRS; d++)
 		if (c->made[d] && cage_write(c, d, "cgroup.procs", v, err,
@@ -575,7 +717,7 @@ static int
 cage_counter(struct gk_cg_cage *c, int d, const char *file, const char *key,
     uint64_t *out)
 {
-	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 64], buf[1024];
+	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 64], buf[1024];
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/%s/%s", c->g->dir[d], c->name, file);
@@ -609,7 +751,7 @@ gk_cg_cage_kill_path(const struct gk_cg_cage *c)
 static void
 kill_listed(struct gk_cg_cage *c, int d)
 {
-	char path[GK_CG_PATH_MAX + GK_CG_NAME_MAX + 64], buf[CG_FILE_MAX];
+	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 64], buf[CG_FILE_MAX];
 	char *p, *end;
 	long pid;
 	int round;
@@ -674,6 +816,18 @@ gk_cg_cage_end(struct gk_cg_cage *c)
 	if (c == NULL)
 		return;
 	g = c->g;
+	if (c->job != NULL) {	/* killed when systemd has made it */
+		gk_cgsd_job_cancel(c->job);
+		free(c);
+		return;
+	}
+	if (g->sd != NULL) {	/* systemd removes the scope, once empty */
+		if (c->made[CG_V2] && cage_write(c, CG_V2, "cgroup.kill", "1",
+		    err, sizeof(err)) == -1 && errno != ENOENT)
+			log_warnx("cgroup: %s", err);
+		free(c);
+		return;
+	}
 	if (c->made[CG_V2]) {
 		if (cage_write(c, CG_V2, "cgroup.kill", "1", err,
 		    sizeof(err)) == -1)
@@ -694,6 +848,8 @@ gk_cg_cage_end(struct gk_cg_cage *c)
 void
 gk_cg_cage_forget(struct gk_cg_cage *c)
 {
+	if (c != NULL && c->job != NULL)	/* half made: not kept */
+		gk_cgsd_job_cancel(c->job);
 	free(c);
 }
 
@@ -729,10 +885,22 @@ gk_cg_owner_of(pid_t pid, struct gk_cg_owner *o)
 	return gk_proc_start(pid, &ppid, &o->start);
 }
 
+/* "NAME.scope" -> "NAME": false if it has no such suffix. */
+static bool
+strip_scope(char *name)
+{
+	size_t n = strlen(name), k = strlen(CG_SCOPE);
+
+	if (n <= k || strcmp(name + n - k, CG_SCOPE) != 0)
+		return false;
+	name[n - k] = '\0';
+	return true;
+}
+
 size_t
 gk_cg_sweep(struct gk_cg *g)
 {
-	char id[GK_CG_NAME_MAX + 1];
+	char id[GK_CG_NAME_MAX + 1], bare[CG_DIR_MAX + 1];
 	struct gk_cg_owner o, now;
 	struct gk_cg_cage *c;
 	struct dirent *de;
@@ -746,14 +914,17 @@ gk_cg_sweep(struct gk_cg *g)
 	if ((dir = opendir(g->dir[life])) == NULL)
 		return 0;
 	while ((de = readdir(dir)) != NULL) {
-		if (!gk_cg_name_parse(de->d_name, id, sizeof(id), &o) ||
+		snprintf(bare, sizeof(bare), "%.*s", CG_DIR_MAX, de->d_name);
+		if (g->sd != NULL && !strip_scope(bare))
+			continue;
+		if (!gk_cg_name_parse(bare, id, sizeof(id), &o) ||
 		    o.pidns != ns || (gk_cg_owner_of(o.pid, &now) == 0 &&
 		    now.start == o.start))
 			continue;
 		if ((c = calloc(1, sizeof(*c))) == NULL)
 			break;
 		c->g = g;
-		snprintf(c->name, sizeof(c->name), "%.*s", GK_CG_NAME_MAX,
+		snprintf(c->name, sizeof(c->name), "%.*s", CG_DIR_MAX,
 		    de->d_name);
 		cage_found(c);
 		gk_cg_cage_end(c);
@@ -761,4 +932,17 @@ gk_cg_sweep(struct gk_cg *g)
 	}
 	closedir(dir);
 	return went;
+}
+
+int
+gk_cg_stopping(struct gk_cg *g)
+{
+	return g == NULL || g->sd == NULL ? 0 : gk_cgsd_unit_stopping(g->sd);
+}
+
+void
+gk_cg_retire(struct gk_cg *g)
+{
+	if (g != NULL && g->sd != NULL)
+		gk_cgsd_slice_stop(g->sd, g->slice);
 }

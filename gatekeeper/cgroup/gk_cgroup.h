@@ -4,9 +4,12 @@
  * (memory, pids, cpu), and killed all at once when the cage ends.
  *
  * Layouts (found at start from /proc/self/mountinfo and /proc/self/cgroup):
- *  - cgroup v2 with controllers (a systemd host; the unit has
- *    Delegate=yes): everything in one directory per cage under
- *    <our cgroup>/<subtree>/, cgroup.kill for the end;
+ *  - systemd as PID 1 with cgroup v2 alone (a stock systemd host): a
+ *    transient scope unit per cage in <subtree>.slice (gk_cgsd.h), made
+ *    and limited by systemd, cgroup.kill for the end;
+ *  - cgroup v2 with controllers, without systemd: everything in one
+ *    directory per cage under <our cgroup>/<subtree>/, cgroup.kill for
+ *    the end;
  *  - hybrid (v1 controllers, an empty v2 hierarchy, e.g. at
  *    /sys/fs/cgroup/unified): the v2 directory for lifetime
  *    (cgroup.kill), one directory per cage in the v1 memory, pids and cpu
@@ -70,9 +73,14 @@ struct gk_cg_cage *gk_cg_cage_new(struct gk_cg *g, const char *name,
  * directories as they are; NULL with err when it is gone. */
 struct gk_cg_cage *gk_cg_cage_adopt(struct gk_cg *g, const char *name,
 		    uid_t owner, char *err, size_t errlen);
-/* Put process pid (and the children it makes later) in the cage. */
-int		 gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, char *err,
-		    size_t errlen);
+/*
+ * Put process pid (and the children it makes later) in the cage: 0 done,
+ * -1 with err, or 1 under way (a systemd scope): cb(arg, rc, err) comes
+ * from the loop later, unless the cage ends first.
+ */
+typedef void	(*gk_cg_attach_cb)(void *arg, int rc, const char *err);
+int		 gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid,
+		    gk_cg_attach_cb cb, void *arg, char *err, size_t errlen);
 /* Counters since creation: processes the memory limit killed, forks
  * the pids limit refused. 0, or -1 when none can be read. */
 int		 gk_cg_cage_events(struct gk_cg_cage *c, uint64_t *oom_kills,
@@ -92,6 +100,12 @@ void		 gk_cg_cage_forget(struct gk_cg_cage *c);
  * the others left for their owner. Returns how many went.
  */
 size_t		 gk_cg_sweep(struct gk_cg *g);
+
+/* Does the service stop for good (systemd's stop job for its unit, not a
+ * restart)? 1 yes, 0 no, -1 unknown. Blocks up to 2 s: at shutdown. */
+int		 gk_cg_stopping(struct gk_cg *g);
+/* The service stops for good: the slice of its scopes goes too. */
+void		 gk_cg_retire(struct gk_cg *g);
 
 /* Start time (clock ticks since boot) and parent of pid: 0 or -1. */
 int		 gk_proc_start(pid_t pid, pid_t *ppid, uint64_t *start);

@@ -778,9 +778,11 @@ parse_reattach(struct json_object *v, struct gk_ctlreq *out, char *err,
 	}
 	for (i = 0; i < n; i++) {
 		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' &&
-		    s[i] <= '9') || s[i] == '-')) {
+		    s[i] <= '9') || s[i] == '-' || (s[i] == '.' && i > 0 &&
+		    s[i - 1] != '.'))) {
 			gk_seterr(err, errlen, "\"reattach\" has a byte that "
-			    "is not a-z, 0-9 or '-' at offset %zu", i);
+			    "is not a-z, 0-9, '-' or a single '.' at offset %zu",
+			    i);
 			return GK_CTL_BAD_VALUE;
 		}
 	}

@@ -39,7 +39,7 @@
 #define GK_CTL_DEPTH_MAX	3	/* object > array > string */
 #define GK_CTL_SOURCE_MAX	63	/* source address text */
 #define GK_CTL_ERRLEN		512	/* any parser message fits */
-#define GK_CTL_CGNAME_MAX	64	/* a cage's cgroup name */
+#define GK_CTL_CGNAME_MAX	72	/* a cage's cgroup (or scope) name */
 
 enum gk_ctl_op {
 	GK_CTL_OP_NONE,		/* only on error */

@@ -50,6 +50,8 @@ ctlconn_strstate(enum ctlconn_state st)
 	switch (st) {
 	case CTL_ST_READY:
 		return "ready";
+	case CTL_ST_WAITING:
+		return "waiting";
 	case CTL_ST_FLUSHING:
 		return "flushing";
 	}
@@ -81,7 +83,8 @@ ctlconn_read_lines(struct ctlconn *cc)
 	size_t eol_len, n;
 	uint8_t *line;
 
-	while (evbuffer_get_length(out) < CTL_OUT_HIGH) {
+	while (cc->state == CTL_ST_READY &&
+	    evbuffer_get_length(out) < CTL_OUT_HIGH) {
 		p = evbuffer_search_eol(in, NULL, &eol_len, EVBUFFER_EOL_LF);
 		n = p.pos == -1 ? evbuffer_get_length(in) : (size_t)p.pos;
 		if (n > GK_CTL_LINE_MAX) {
@@ -105,6 +108,22 @@ ctlconn_read_lines(struct ctlconn *cc)
 		}
 	}
 	return true;
+}
+
+void
+ctlconn_wait(struct ctlconn *cc)
+{
+	ctlconn_enter_state(cc, CTL_ST_WAITING);
+}
+
+void
+ctlconn_resume(struct ctlconn *cc)
+{
+	if (cc->state != CTL_ST_WAITING)
+		return;
+	ctlconn_enter_state(cc, CTL_ST_READY);
+	/* on the next loop turn, not inside whoever answered */
+	event_active(cc->rev, EV_READ, 0);
 }
 
 /* Keep the first fd of an SCM_RIGHTS message, at stream offset `off`;
@@ -157,8 +176,10 @@ ctlconn_read_cb(evutil_socket_t fd, short what, void *arg)
 	msg.msg_control = cbuf.b;
 	msg.msg_controllen = sizeof(cbuf.b);
 	if ((n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) == -1) {
-		if (errno == EAGAIN || errno == EINTR)
+		if (errno == EAGAIN || errno == EINTR) {
+			ctlconn_drive(cc);	/* resumed: lines read before */
 			return;
+		}
 		log_debug("ctl=%llu recvmsg: %s", (unsigned long long)cc->id,
 		    strerror(errno));
 		ctlconn_close(cc, "connection error");

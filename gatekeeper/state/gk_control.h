@@ -92,6 +92,8 @@ void		 gk_control_set_plumb(struct gk_control *c,
  * refused (unless best_effort) and cage.attach answers that processes
  * are not contained.
  */
+typedef void	(*gk_ctl_attach_done)(void *arg, struct gk_cage *c, int rc,
+		    const char *err);
 struct gk_ctl_contain {
 	void	*arg;
 	/* A namespace cage was made for peer `owner`: its cgroup, with
@@ -103,9 +105,12 @@ struct gk_ctl_contain {
 		    const struct gk_rlimits *l, bool best_effort,
 		    const char *adopt, char *err, size_t errlen);
 	/* cage.attach: the process of `pidfd`, a child of peer `owner`
-	 * with uid `uid`, into c's cgroup. 0 or -1 with a message. */
+	 * with uid `uid`, into c's cgroup. 0 done, -1 with a message, or
+	 * 1 under way: done(done_arg, c, rc, err) follows from the loop,
+	 * unless c ends first. */
 	int	(*attach)(void *arg, struct gk_cage *c, int pidfd,
-		    pid_t owner, uid_t uid, char *err, size_t errlen);
+		    pid_t owner, uid_t uid, gk_ctl_attach_done done,
+		    void *done_arg, char *err, size_t errlen);
 	/* c ends: its processes are killed, its cgroup goes. */
 	void	(*end)(void *arg, struct gk_cage *c);
 	/* Before a reply to c's owner: c's limit events so far are

@@ -34,6 +34,7 @@ int	gk_ctlsock_bind(const char *path, dev_t *dev, ino_t *ino, char *err,
 
 enum ctlconn_state {
 	CTL_ST_READY,		/* reading requests */
+	CTL_ST_WAITING,		/* a request's answer waits on another */
 	CTL_ST_FLUSHING,	/* no more requests: flush replies, close */
 };
 
@@ -77,6 +78,12 @@ struct gk_control {
 	size_t			 nconns;
 	uint64_t		 next_id;
 };
+
+/* A request's answer comes later (from the loop): no other request is
+ * read until ctlconn_resume() (after which the next loop turn goes on
+ * with cc's requests). */
+void	ctlconn_wait(struct ctlconn *cc);
+void	ctlconn_resume(struct ctlconn *cc);
 
 /* gk_ctlops.c: requests and replies */
 void	ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len);

@@ -553,12 +553,27 @@ op_decide(struct ctlconn *cc, const struct gk_ctlreq *req)
 	reply_ok(cc, NULL, NULL);
 }
 
+/* The answer to a cage.attach that waited for its cgroup. */
+static void
+attach_done(void *arg, struct gk_cage *c, int rc, const char *err)
+{
+	struct ctlconn *cc = arg;
+
+	if (rc == -1)
+		ctl_reply_error(cc, "cannot put the process in cage %s: %s",
+		    c->id, err);
+	else
+		reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
+	ctlconn_resume(cc);
+}
+
 static void
 op_attach(struct ctlconn *cc, const struct gk_ctlreq *req, int pidfd)
 {
 	const struct gk_ctl_contain *h = &cc->ctl->contain;
 	char err[CTL_ERRLEN];
 	struct gk_cage *c;
+	int rc;
 
 	if ((c = find_managed(cc, req)) == NULL)
 		return;
@@ -574,13 +589,13 @@ op_attach(struct ctlconn *cc, const struct gk_ctlreq *req, int pidfd)
 		    c->id);
 		return;
 	}
-	if (h->attach(h->arg, c, pidfd, cc->pid, cc->uid, err,
-	    sizeof(err)) == -1) {
-		ctl_reply_error(cc, "cannot put the process in cage %s: %s",
-		    c->id, err);
+	rc = h->attach(h->arg, c, pidfd, cc->pid, cc->uid, attach_done, cc,
+	    err, sizeof(err));
+	if (rc == 1) {		/* its answer when systemd is done */
+		ctlconn_wait(cc);
 		return;
 	}
-	reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
+	attach_done(cc, c, rc, err);
 }
 
 static void

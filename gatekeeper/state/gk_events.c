@@ -347,12 +347,19 @@ gk_events_cage_end(const struct gk_cage *c)
 void
 gk_events_owner_end(const struct gk_cage *c, uid_t by)
 {
-	struct json_object *o;
 	char why[64];
+
+	snprintf(why, sizeof(why), "destroyed by uid %u", (unsigned)by);
+	gk_events_owner_told(c, why);
+}
+
+void
+gk_events_owner_told(const struct gk_cage *c, const char *why)
+{
+	struct json_object *o;
 
 	if (c->owner == NULL)
 		return;
-	snprintf(why, sizeof(why), "destroyed by uid %u", (unsigned)by);
 	o = event_new(c, "cage.end");
 	json_object_object_add(o, "reason", json_object_new_string(why));
 	send_line(c->owner, o);

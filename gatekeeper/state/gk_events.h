@@ -88,6 +88,9 @@ void		 gk_events_cage_end(const struct gk_cage *c);
  * {"event":"cage.end","cage":...,"time":...,"reason":"destroyed by uid
  * 0"} (gk-run says so before its command is killed). */
 void		 gk_events_owner_end(const struct gk_cage *c, uid_t by);
+/* The same, for another reason ("gatekeeperd stopped"). */
+void		 gk_events_owner_told(const struct gk_cage *c,
+		    const char *why);
 
 /* Before any event of c's: its sets of what was told. -1: no memory. */
 int		 gk_events_enable(struct gk_cage *c);
