@@ -78,13 +78,16 @@ loopback_up(void)
 int
 spawn_ctl_netns(char *err, size_t errlen)
 {
+	/* our ids outside: inside, before the map, they read 65534 */
+	uid_t uid = getuid();
+	gid_t gid = getgid();
 	int fd;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
 		spawn_userns_explain(SPAWN_USERNS_CREATE, errno, err, errlen);
 		return -1;
 	}
-	if (spawn_userns_map(getuid(), getgid()) == -1) {
+	if (spawn_userns_map(uid, gid) == -1) {
 		spawn_userns_explain(SPAWN_USERNS_MAP, errno, err, errlen);
 		return -1;
 	}

@@ -230,11 +230,13 @@ spawn_userns_map(uid_t uid, gid_t gid)
 static void __attribute__((noreturn))
 probe_child(int fd)
 {
+	uid_t uid = getuid();	/* outside: 65534 once unshared */
+	gid_t gid = getgid();
 	int r[2] = { -1, 0 };
 
 	if (unshare(CLONE_NEWUSER) == -1)
 		r[0] = SPAWN_USERNS_CREATE;
-	else if (spawn_userns_map(getuid(), getgid()) == -1)
+	else if (spawn_userns_map(uid, gid) == -1)
 		r[0] = SPAWN_USERNS_MAP;
 	else if (unshare(CLONE_NEWUSER) == -1)
 		r[0] = SPAWN_USERNS_NESTED;

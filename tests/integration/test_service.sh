@@ -166,8 +166,10 @@ gk_check "... and once it exists: configuration OK" \
 # verify wants ExecStart's binary where the unit says: the installed one.
 ABS=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$UNIT")
 sed "s|^ExecStart=$ABS|ExecStart=$IGKD|" "$UNIT" >"$T/gatekeeperd.service"
-# (what it says of the machine's own units is not the test's business)
-out=$(systemd-analyze verify "$T/gatekeeperd.service" 2>&1)
+# (what it says of the machine's own units is not the test's business;
+# its Documentation= pages are looked up among the ones installed here)
+MANDIR=$(find "$DEST" -type d -name man8 -path '*/man/man8' | head -1)
+out=$(MANPATH=${MANDIR%/man8} systemd-analyze verify "$T/gatekeeperd.service" 2>&1)
 rc=$?
 out=$(printf '%s\n' "$out" | grep gatekeeperd)
 GK_DETAIL="rc=$rc $(printf '%s' "$out" | head -3 | tr '\n' ' ')"
