@@ -83,6 +83,7 @@ struct run_state {
 	uint64_t	 forks_refused, pids_limit;
 	/* gatekeeperd went away: registering the sandbox again */
 	bool		 reattaching;
+	bool		 ended;		/* gatekeeperd ended the cage */
 	uint64_t	 reattach_at;		/* next try, gk_clock_ms() */
 	uint64_t	 reattach_until;
 	uint32_t	 reattach_wait;		/* ms, doubling up to 1 s */
@@ -469,6 +470,7 @@ ctl_line(void *arg, const char *line, size_t len, bool toolong)
 		fprintf(stderr, "gk-run: gatekeeperd ended the cage (%s); %s "
 		    "is killed\n", spawn_printable(ev.why, why, sizeof(why)),
 		    st->r->cmdname);
+		st->ended = true;	/* not registered again */
 		break;
 	case SPAWN_EVENT_REPLY:
 		/* replies come in order: cage.decide's, then the sync's */
@@ -509,6 +511,8 @@ read_ctl(struct run_state *st)
 	spawn_lines_reset(&st->clines);
 	if (st->ask != NULL)
 		spawn_ask_conn(st->ask, -1, NULL);
+	if (st->ended)		/* said already; its processes are dying */
+		return;
 	if (st->r->reattach_req == NULL || st->r->nsfd == -1) {
 		fprintf(stderr, "gk-run: gatekeeperd closed the control "
 		    "connection; the cage is gone and %s has no network any "

@@ -46,6 +46,7 @@ struct gk_cgsd {
 	struct event		*tev;		/* sd-bus's next timeout */
 	sd_bus_slot		*removed;	/* JobRemoved */
 	bool			 lost;		/* the connection is gone */
+	unsigned		 version;	/* systemd's, 0 unknown */
 	TAILQ_HEAD(, gk_cgsd_job) jobs;
 };
 
@@ -296,6 +297,25 @@ gk_cgsd_usable(bool unified_only, char *why, size_t whylen)
 	return true;
 }
 
+/* systemd's version ("252.38-1~deb12u1": 252); 0 if unknown. */
+static unsigned
+manager_version(struct gk_cgsd *sd)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	char *v = NULL;
+	unsigned n = 0;
+
+	if (sd_bus_get_property_string(sd->bus, SD_DEST, SD_PATH, SD_MANAGER,
+	    "Version", &e, &v) >= 0 && v != NULL)
+		n = (unsigned)strtoul(v, NULL, 10);
+	if (n == 0)
+		log_warnx("cgroup: systemd's version unknown (%s)",
+		    e.message != NULL ? e.message : "not a number");
+	free(v);
+	sd_bus_error_free(&e);
+	return n;
+}
+
 static int
 connect_bus(struct gk_cgsd *sd, char *why, size_t whylen)
 {
@@ -334,6 +354,7 @@ connect_bus(struct gk_cgsd *sd, char *why, size_t whylen)
 		return -1;
 	}
 	sd->lost = false;
+	sd->version = manager_version(sd);
 	bus_update(sd);
 	return 0;
 }
@@ -414,8 +435,8 @@ gk_cgsd_slice_name(const char *name, char *out, size_t len)
 /* The scope's properties: who is in it, where, its limits, and that a
  * failed one (a limit's kill) is collected, not kept as failed. */
 static int
-scope_props(sd_bus_message *m, const char *slice, const char *desc,
-    pid_t pid, const struct gk_rlimits *l)
+scope_props(struct gk_cgsd *sd, sd_bus_message *m, const char *slice,
+    const char *desc, pid_t pid, const struct gk_rlimits *l)
 {
 	int r;
 
@@ -427,6 +448,12 @@ scope_props(sd_bus_message *m, const char *slice, const char *desc,
 	    (uint32_t)pid)) < 0 ||
 	    (r = sd_bus_message_append(m, "(sv)", "CollectMode", "s",
 	    "inactive-or-failed")) < 0)
+		return r;
+	/* scopes have an OOM policy from systemd 253 on, "stop" unless
+	 * told: a process the memory limit kills is that process alone,
+	 * as the kernel does it (252 and older only log it) */
+	if (sd->version >= 253 && (r = sd_bus_message_append(m, "(sv)",
+	    "OOMPolicy", "s", "continue")) < 0)
 		return r;
 	if (l->memory != 0 && ((r = sd_bus_message_append(m, "(sv)",
 	    "MemoryMax", "t", l->memory)) < 0 ||
@@ -494,7 +521,7 @@ gk_cgsd_scope_start(struct gk_cgsd *sd, const char *unit, const char *slice,
 	if ((r = sd_bus_message_new_method_call(sd->bus, &m, SD_DEST, SD_PATH,
 	    SD_MANAGER, "StartTransientUnit")) < 0 ||
 	    (r = sd_bus_message_append(m, "ss", unit, "fail")) < 0 ||
-	    (r = scope_props(m, slice, desc, pid, l)) < 0 ||
+	    (r = scope_props(sd, m, slice, desc, pid, l)) < 0 ||
 	    (r = sd_bus_call_async(sd->bus, &j->call, m, started_cb, j,
 	    (uint64_t)JOB_TIMEOUT_MS * 1000)) < 0)
 		goto fail;
