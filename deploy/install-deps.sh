@@ -38,6 +38,9 @@ PKGS=(
 	tmux
 	# package managers in cages (test_pkg.sh)
 	nodejs python3-pip python3-venv cargo
+	# a Debian 12 guest booted under qemu with the package installed in it
+	# (tests/guest/: debootstrap, mkfs.ext4 -d, TCG, a 9p share)
+	debootstrap qemu-system-x86 qemu-utils e2fsprogs
 	# the Debian package: deploy/build-deb.sh and test_deb.sh
 	debhelper dh-apparmor lintian dpkg-dev fakeroot
 )

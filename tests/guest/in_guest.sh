@@ -314,7 +314,7 @@ detail memory
 gk_check "alice: --memory 64M, python3 allocating 512 MiB: exit 137, 'out of memory'" \
 	eval '[ "$RC" = 137 ] && grep -q "out of memory" "$T/memory.err" && ! grep -q allocated "$T/memory.out"'
 
-as_alice bomb 120 "gk-run --allow github.com --pids 32 --timeout 8 -- sh -c 'b() { b | b & }; b; sleep 30' gk-guest-bomb" &
+(as_alice bomb 120 "gk-run --allow github.com --pids 32 --timeout 8 -- sh -c 'b() { b | b & }; b; sleep 30' gk-guest-bomb"; exit "$RC") &
 BOMB=$!
 peak=0 bombcg=
 for ((i = 0; i < 300; i++)); do
@@ -373,7 +373,7 @@ wait_while() {
 	"$@"
 }
 
-as_alice loop 180 "$LOOP" &
+(as_alice loop 180 "$LOOP"; exit "$RC") &
 LOOPPID=$!
 GK_DETAIL=$(tail -c 400 "$T/loop.err" | oneline)
 gk_check "alice's fetching cage is up (a first ok)" \
@@ -423,7 +423,7 @@ fi
 # ---------------------------------------------------------------------------
 part "e. stop under a live cage, start again"
 
-as_alice stop 180 "gk-run --allow github.com -- sh -c 'sleep 120' gk-guest-stop" &
+(as_alice stop 180 "gk-run --allow github.com -- sh -c 'sleep 120' gk-guest-stop"; exit "$RC") &
 STOPPID=$!
 GK_DETAIL=$(tail -c 400 "$T/stop.err" | oneline)
 gk_check "alice's cage for the stop is up" \
