@@ -226,8 +226,9 @@ gk_check "allow (user) on root's cage: not permitted, exit 4" \
 	eval '[ "$CTL_RC" = 4 ] && grep -q "not permitted" "$T/ctl.err"'
 ctlu allow "$UID_CAGE" pypi.org:443
 gk_check "allow (user) on its own cage: exit 0" test "$CTL_RC" = 0
+# (the audit log is written from a buffer every 100 ms: wait for it)
 gk_check "the audit log has the changes as cage.update, with the caller's uid" \
-	eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep -q "codeload.github.com" &&
+	gk_wait_for 50 eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep -q "codeload.github.com" &&
 	    grep "\"event\":\"cage.update\"" "$AUDIT" | grep -q "\"uid\":$E2E_UID"'
 GK_DETAIL="$(oneline "$(tail -c 500 "$T/ufollow.out")")"
 gk_check "the user's follower saw its own cage's denials only (none of root's loop)" \
