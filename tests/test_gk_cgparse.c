@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gatekeeper/cgroup/gk_cgparse.h"
+#include "gatekeeper/cgroup/gk_cgsd.h"
 
 static const char hybrid[] =
     "30 22 0:27 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n"
@@ -150,6 +151,45 @@ test_truncated(void **state)
 	}
 }
 
+/* --cgroup NAME -> the slice: systemd's escaping, bounded. */
+static void
+test_slice_name(void **state)
+{
+	static const struct {
+		const char	*in;
+		const char	*out;	/* NULL: refused */
+	} cases[] = {
+		{ "gatekeeper", "gatekeeper.slice" },
+		{ "gk-test-17", "gk\\x2dtest\\x2d17.slice" },
+		{ "a_b:c.d", "a_b:c.d.slice" },
+		{ "x y", "x\\x20y.slice" },
+		{ "", NULL },
+		{ ".hidden", NULL },
+	};
+	char out[64], small[13];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		if (cases[i].out == NULL) {
+			assert_false(gk_cgsd_slice_name(cases[i].in, out,
+			    sizeof(out)));
+			continue;
+		}
+		assert_true(gk_cgsd_slice_name(cases[i].in, out, sizeof(out)));
+		assert_string_equal(out, cases[i].out);
+	}
+	/* "gatekeeper.slice" needs 17 bytes: cut at every size below */
+	for (i = 1; i < 17; i++)
+		assert_false(gk_cgsd_slice_name("gatekeeper", small,
+		    i < sizeof(small) ? i : sizeof(small)));
+	/* "a\\x2db.slice": 12 bytes and its NUL */
+	assert_false(gk_cgsd_slice_name("a-b", small, 9));
+	assert_false(gk_cgsd_slice_name("a-b", small, 12));
+	assert_true(gk_cgsd_slice_name("a-b", small, 13));
+	assert_string_equal(small, "a\\x2db.slice");
+}
+
 int
 main(void)
 {
@@ -160,6 +200,7 @@ main(void)
 		cmocka_unit_test(test_stat),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_truncated),
+		cmocka_unit_test(test_slice_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
