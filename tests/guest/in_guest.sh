@@ -10,13 +10,13 @@
 #      shell in user.slice/user-UID.slice/session-N.scope), then root:
 #      curl of an allowed name, of a denied one, git clone
 #   c. alice's limits: --memory, --pids (a fork bomb), --cpus
-#   d. systemctl reload, then restart, of gatekeeperd under alice's live
-#      cage: the unit comes back, the cage's fetches work again
-#   e. systemctl stop under a live cage: no cage, table, link or cgroup
+#   d, e. systemctl reload, then restart, of gatekeeperd under alice's
+#      live cage: the unit comes back, the cage's fetches work again
+#   f. systemctl stop under a live cage: no cage, table, link or cgroup
 #      left; start again
-#   f. AppArmor: the package's gk-run profile; gk-run's message when user
+#   g. AppArmor: the package's gk-run profile; gk-run's message when user
 #      namespaces are off (user.max_user_namespaces=0)
-#   g. apt-get purge: nothing of the package left
+#   h. apt-get purge: nothing of the package left
 #
 # The internet is the guest's own: a network namespace "inet" behind a
 # veth (documentation addresses: github.com 203.0.113.10, evil.example
@@ -316,6 +316,17 @@ gk_check "alice: --memory 64M, python3 allocating 512 MiB: exit 137, 'out of mem
 
 (as_alice bomb 120 "gk-run --allow github.com --pids 32 --timeout 8 -- sh -c 'b() { b | b & }; b; sleep 30' gk-guest-bomb"; exit "$RC") &
 BOMB=$!
+# bomb_snapshot DIR: the cage's pids files, cgroups and tasks
+bomb_snapshot() {
+	local t c
+	echo "pids.current $(cat "$1/pids.current") pids.max $(cat "$1/pids.max") events $(tr '\n' ' ' <"$1/pids.events")"
+	find "$1" -mindepth 1 -type d
+	for t in $(cat "$1/cgroup.threads"); do
+		read -r c <"/proc/$t/comm" 2>/dev/null
+		echo "task $t $c $(sed -n 's/^PPid:\t*//p' "/proc/$t/status" 2>/dev/null) $(sed -n 's/^0:://p' "/proc/$t/cgroup" 2>/dev/null)"
+	done
+}
+rm -f "$T/bomb-over.txt"
 peak=0 bombcg=
 for ((i = 0; i < 300; i++)); do
 	if [ -z "$bombcg" ]; then
@@ -324,6 +335,10 @@ for ((i = 0; i < 300; i++)); do
 	if [ -n "$bombcg" ]; then
 		read -r n 2>/dev/null <"$bombcg/pids.current" || break
 		[ "$n" -gt "$peak" ] && peak=$n
+		# past the limit: what is in the cage then, once
+		if [ "$n" -gt 32 ] && [ ! -s "$T/bomb-over.txt" ]; then
+			bomb_snapshot "$bombcg" >"$T/bomb-over.txt" 2>&1
+		fi
 	fi
 	kill -0 "$BOMB" 2>/dev/null || break
 	sleep 0.05
@@ -337,6 +352,10 @@ GK_DETAIL="cage cgroup ${bombcg:-not found}; peak $peak tasks; $GK_DETAIL"
 info "fork bomb: cage cgroup ${bombcg:-not found}, peak $peak tasks"
 gk_check "alice: --pids 32, a fork bomb: never more than 32 tasks in its cage" \
 	eval '[ -n "$bombcg" ] && [ "$peak" -ge 4 ] && [ "$peak" -le 32 ]'
+if [ -s "$T/bomb-over.txt" ]; then
+	echo "       the cage when it held more than 32 tasks (task, name, parent, cgroup):"
+	sed 's/^/       | /' "$T/bomb-over.txt" | head -n 50
+fi
 gk_check "... and gk-run says the process limit was reached" \
 	grep -q "process limit" "$T/bomb.err"
 
@@ -353,7 +372,7 @@ gk_check "alice: --cpus 0.5, a 4 s busy loop: CPU time about half of wall time (
 	eval '[ "$RC" = 0 ] && [ -n "$ratio" ] && awk -v r="$ratio" "BEGIN { exit !(r >= 0.3 && r <= 0.7) }"'
 
 # ---------------------------------------------------------------------------
-part "d. reload and restart under a live cage (alice)"
+part "d, e. reload, then restart, under a live cage (alice)"
 
 # a cage fetching every 0.5 s for ~45 s: "ok EPOCH" / "fail EPOCH" a try
 LOOP="gk-run --allow github.com -- sh -c 'end=\$((\$(date +%s) + 45)); while [ \$(date +%s) -lt \$end ]; do if $CURL --max-time 5 -o /dev/null https://github.com/ 2>/dev/null; then echo ok \$(date +%s); else echo fail \$(date +%s); fi; sleep 0.5; done' gk-guest-loop"
@@ -421,7 +440,7 @@ if ! unit_active; then
 fi
 
 # ---------------------------------------------------------------------------
-part "e. stop under a live cage, start again"
+part "f. stop under a live cage, start again"
 
 (as_alice stop 180 "gk-run --allow github.com -- sh -c 'sleep 120' gk-guest-stop"; exit "$RC") &
 STOPPID=$!
@@ -457,7 +476,7 @@ gk_check "alice: a gated curl works after the start" \
 	eval '[ "$RC" = 0 ] && grep -q "hello from github.com" "$T/curl-again.out"'
 
 # ---------------------------------------------------------------------------
-part "f. AppArmor and restricted user namespaces"
+part "g. AppArmor and restricted user namespaces"
 
 if [ -f /etc/apparmor.d/gk-run ]; then
 	GK_DETAIL=$(apparmor_parser -QT /etc/apparmor.d/gk-run 2>&1 | oneline)
@@ -482,7 +501,7 @@ gk_check "alice with user.max_user_namespaces=0: exit 125 and gk-run names user.
 	eval '[ "$RC" = 125 ] && grep -q "user.max_user_namespaces" "$T/userns.err"'
 
 # ---------------------------------------------------------------------------
-part "g. purge"
+part "h. purge"
 
 if [ "$PKG" = deb ]; then
 	apt-get purge -y gatekeeper >"$T/purge.log" 2>&1
