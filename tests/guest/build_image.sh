@@ -16,7 +16,8 @@
 #
 # IMGDIR/inputs.sha256 is a hash of what the image is made from (the
 # package list, the mirror, this script); an image whose hash matches is
-# reused as it is. Run as root (debootstrap, chroot).
+# reused as it is (GK_GUEST_PRINT_HASH=1: print that hash, build nothing).
+# GK_GUEST_MIRROR: another Debian mirror. Run as root (debootstrap, chroot).
 set -euo pipefail
 
 IMGDIR=${1:?usage: build_image.sh IMGDIR [DEB]}
