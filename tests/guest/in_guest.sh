@@ -375,7 +375,8 @@ gk_check "alice: --cpus 0.5, a 4 s busy loop: CPU time about half of wall time (
 part "d, e. reload, then restart, under a live cage (alice)"
 
 # a cage fetching every 0.5 s for ~45 s: "ok EPOCH" / "fail EPOCH" a try
-LOOP="gk-run --allow github.com -- sh -c 'end=\$((\$(date +%s) + 45)); while [ \$(date +%s) -lt \$end ]; do if $CURL --max-time 5 -o /dev/null https://github.com/ 2>/dev/null; then echo ok \$(date +%s); else echo fail \$(date +%s); fi; sleep 0.5; done' gk-guest-loop"
+BODY='end=$(($(date +%s) + 45)); while [ $(date +%s) -lt $end ]; do if '"$CURL"' --max-time 5 -o /dev/null https://github.com/ 2>/dev/null; then echo ok $(date +%s); else echo fail $(date +%s); fi; sleep 0.5; done'
+LOOP="gk-run --allow github.com -- sh -c '$BODY' gk-guest-loop"
 # oks_after EPOCH NAME: an "ok" try at or after EPOCH
 oks_after() { awk -v t="$1" '$1 == "ok" && $2 >= t { f = 1 } END { exit !f }' "$T/$2.out"; }
 restarts() { systemctl show -p NRestarts --value gatekeeperd; }
@@ -394,9 +395,16 @@ wait_while() {
 
 (as_alice loop 180 "$LOOP"; exit "$RC") &
 LOOPPID=$!
+# and one of root's beside it
+(as_root loop-root 180 gk-run --allow github.com -- sh -c "$BODY" \
+	gk-guest-rootloop; exit "$RC") &
+ROOTLOOPPID=$!
 GK_DETAIL=$(tail -c 400 "$T/loop.err" | oneline)
 gk_check "alice's fetching cage is up (a first ok)" \
 	wait_while "$LOOPPID" 600 oks_after 0 loop
+GK_DETAIL=$(tail -c 400 "$T/loop-root.err" | oneline)
+gk_check "root's fetching cage is up (a first ok)" \
+	wait_while "$ROOTLOOPPID" 600 oks_after 0 loop-root
 
 t_reload=$(date +%s)
 systemctl reload gatekeeperd >"$T/reload.log" 2>&1
@@ -413,7 +421,7 @@ systemctl restart gatekeeperd >"$T/restart.log" 2>&1
 rc=$?
 t_restart=$(date +%s)
 GK_DETAIL="exit $rc: $(oneline <"$T/restart.log"); $(systemctl status gatekeeperd --no-pager 2>&1 | tail -n 6 | oneline)"
-gk_check "systemctl restart gatekeeperd under alice's cage: exit 0" test "$rc" = 0
+gk_check "systemctl restart gatekeeperd under alice's and root's cages: exit 0" test "$rc" = 0
 gk_check "... the unit is active again" gk_wait_for 300 unit_active
 sleep 2
 GK_DETAIL="NRestarts $n0 before, $(restarts) after"
@@ -427,10 +435,17 @@ gk_check "... alice's command keeps running" \
 GK_DETAIL="restart at $t_restart; tries: $(tail -n 12 "$T/loop.out" | oneline)"
 gk_check "... and its fetches work again after the restart" \
 	wait_while "$LOOPPID" 450 oks_after $((t_restart + 1)) loop
+GK_DETAIL="restart at $t_restart; tries: $(tail -n 12 "$T/loop-root.out" | oneline)"
+gk_check "... root's command keeps running, and its fetches work again after the restart" \
+	wait_while "$ROOTLOOPPID" 450 oks_after $((t_restart + 1)) loop-root
 wait "$LOOPPID"
 RC=$?
 detail loop
-gk_check "... gk-run exits 0 at the end" test "$RC" = 0
+gk_check "... alice's gk-run exits 0 at the end" test "$RC" = 0
+wait "$ROOTLOOPPID"
+RC=$?
+detail loop-root
+gk_check "... root's gk-run exits 0 at the end" test "$RC" = 0
 info "tries: $(grep -c '^ok' "$T/loop.out") ok, $(grep -c '^fail' "$T/loop.out") failed"
 if ! unit_active; then
 	info "gatekeeperd is not active ($(systemctl show -p Result --value gatekeeperd)): reset-failed and start, for what follows"
