@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,11 +448,14 @@ scope_props(struct gk_cgsd *sd, sd_bus_message *m, const char *slice,
 	    (r = sd_bus_message_append(m, "(sv)", "PIDs", "au", 1,
 	    (uint32_t)pid)) < 0 ||
 	    (r = sd_bus_message_append(m, "(sv)", "CollectMode", "s",
-	    "inactive-or-failed")) < 0)
+	    "inactive-or-failed")) < 0 ||
+	    /* whoever ends a cage ends it at once, as cgroup.kill does */
+	    (r = sd_bus_message_append(m, "(sv)", "KillSignal", "i",
+	    SIGKILL)) < 0)
 		return r;
-	/* scopes have an OOM policy from systemd 253 on, "stop" unless
-	 * told: a process the memory limit kills is that process alone,
-	 * as the kernel does it (252 and older only log it) */
+	/* a process the memory limit kills is that process alone, as the
+	 * kernel does it: OOMPolicy=continue, from systemd 253 on; 252
+	 * stops the whole scope after an OOM kill (with SIGKILL, above) */
 	if (sd->version >= 253 && (r = sd_bus_message_append(m, "(sv)",
 	    "OOMPolicy", "s", "continue")) < 0)
 		return r;
