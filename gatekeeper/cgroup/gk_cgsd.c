@@ -28,6 +28,7 @@
 
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/cgroup/gk_cgroup_int.h"
 #include "gatekeeper/cgroup/gk_cgsd.h"
 
 #define SD_DEST		"org.freedesktop.systemd1"
@@ -202,18 +203,10 @@ static bool
 moved(const struct gk_cgsd_job *j)
 {
 	char path[64], buf[1024];
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)j->pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return strstr(buf, j->want) != NULL;
+	return cg_read_file(path, buf, sizeof(buf)) > 0 &&
+	    strstr(buf, j->want) != NULL;
 }
 
 static int
