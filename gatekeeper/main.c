@@ -276,6 +276,12 @@ start(struct gk_daemon *d)
 	    (d->audit = gk_audit_open(d->base, d->conf.audit_log, err,
 	    sizeof(err))) == NULL)
 		goto fail;
+	if (d->conf.audit_log[0] == '/' && strncmp(d->conf.audit_log,
+	    GK_AUDIT_DIR_DEFAULT "/", sizeof(GK_AUDIT_DIR_DEFAULT)) != 0)
+		log_warnx("audit-log %s: every sandbox has %s hidden, not "
+		    "this file: a sandbox run as root could read it (keep it "
+		    "in %s)", d->conf.audit_log, GK_AUDIT_DIR_DEFAULT,
+		    GK_AUDIT_DIR_DEFAULT);
 	if ((d->cages = gk_cage_table_new()) == NULL) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;

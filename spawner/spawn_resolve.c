@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "spawner/spawn_int.h"
 
 /* The usual secret stores, relative to $HOME (spawn_usage() lists
@@ -287,6 +288,40 @@ spawn_home(void)
  * next, or no daemon is involved; gatekeeperd refuses peers from inside
  * a sandbox in any case).
  */
+/*
+ * gatekeeperd's own files: its audit log's directory (every cage's names
+ * and labels; the unit's LogsDirectory=) and its configuration (the host
+ * policy), hidden (forced) in every mode as its socket's directory is:
+ * a sandbox run as root could read them otherwise.
+ */
+static const char *const daemon_dirs[] = {
+	GK_AUDIT_DIR_DEFAULT,
+	GK_CONF_DIR_DEFAULT,
+	NULL,
+};
+
+static int
+daemon_hide(struct spawn_mlist *l, const char *dir, const char *cwd,
+    char *err, size_t errlen)
+{
+	char show[256], *real;
+
+	if ((real = realpath(dir, NULL)) == NULL)
+		return 0;		/* not here: nothing to hide */
+	if (strcmp(real, "/") == 0 || spawn_path_under(cwd, real)) {
+		spawn_printable(real, show, sizeof(show));
+		gk_seterr(err, errlen, "the working directory is in %s, "
+		    "gatekeeperd's own files, which no sandbox may see: run "
+		    "from elsewhere (--cwd)", show);
+		free(real);
+		return -1;
+	}
+	if (spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, real, true) == -1)
+		return -1;
+	l->m[l->n - 1].forced = true;
+	return 0;
+}
+
 static int
 control_hide(struct spawn_mlist *l, const char *sock, const char *cwd, char *err,
     size_t errlen)
@@ -431,6 +466,8 @@ default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 	r |= control_hide(l, o->control, cwd, err, errlen);
 	if (r == 0 && strcmp(o->control, SPAWN_CONTROL_DEFAULT) != 0)
 		r |= control_hide(l, SPAWN_CONTROL_DEFAULT, cwd, err, errlen);
+	for (i = 0; r == 0 && daemon_dirs[i] != NULL; i++)
+		r |= daemon_hide(l, daemon_dirs[i], cwd, err, errlen);
 	return r;
 }
 

@@ -12,6 +12,9 @@
 
 /* The control socket and who may use it. */
 #define GK_CONTROL_PATH_DEFAULT	"/run/gatekeeper/control.sock"
+/* the unit's LogsDirectory=: where an operator's audit log goes (and
+ * what every sandbox has hidden) */
+#define GK_AUDIT_DIR_DEFAULT	"/var/log/gatekeeper"
 #define GK_CONTROL_GROUP	"gatekeeper"
 #define GK_CTL_LINE_MAX		65536	/* bytes in one request or reply */
 

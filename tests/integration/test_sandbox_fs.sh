@@ -347,6 +347,16 @@ if [ -d /etc/ssl/private ] &&
 	SSL_PRIVATE=1
 fi
 
+# gatekeeperd's audit log where the unit keeps it (/var/log/gatekeeper,
+# its LogsDirectory=): every cage's names and labels; a tmpfs on /var/log
+# in this script's mount namespace only.
+AUDIT_DIR=0
+if mount -t tmpfs -o mode=0755 gk-fs-log /var/log; then
+	mkdir -m 0750 /var/log/gatekeeper &&
+		echo '{"event":"proxy.deny","host":"gk-secret-audit.example"}' \
+			>/var/log/gatekeeper/audit.log && AUDIT_DIR=1
+fi
+
 # The host's daemons: a unix socket on /run, an abstract one.
 RUNSOCK=/run/gk-test-$$.sock
 ABSTRACT=gk-test-$TOK
@@ -693,6 +703,15 @@ checks_secrets() {
 		GK_DETAIL=$(detail)
 		gk_check "$who: /etc/ssl/private (a key in it) is empty inside" \
 			eval '! grep -q gk-secret "$T/out" && ! grep -q gk-test.key "$T/out"'
+	fi
+	if [ "$AUDIT_DIR" = 1 ]; then
+		for fs in sandbox host; do
+			run "$who" "$w" --fs "$fs" --ro /var/log/gatekeeper -- \
+				sh -c 'ls -A /var/log/gatekeeper; cat /var/log/gatekeeper/audit.log'
+			GK_DETAIL=$(detail)
+			gk_check "$who: gatekeeperd's audit log (/var/log/gatekeeper) is hidden, --fs $fs, even with --ro" \
+				eval '! grep -q gk-secret "$T/out" && ! grep -q audit.log "$T/out"'
+		done
 	fi
 }
 
