@@ -17,7 +17,9 @@
 #     downloads; a client that gives up while held leaves the question
 #     to its answer;
 #   - save appends host:port to --ask-save FILE, and the next run with
-#     --allow-file FILE needs no question;
+#     --allow-file FILE needs no question; the command cannot write FILE
+#     (read-only inside), and a FILE planted as a link to a file outside
+#     is refused at start (125), the link's target untouched;
 #   - special names and addresses are refused without a question, and
 #     their lookups get no placeholder;
 #   - the terminal: the question on the tty, answered with "y" + Enter;
@@ -224,14 +226,25 @@ gk_check "... the answer after it left ends the question; gatekeeperd runs on" \
 # ---- save, then no question -------------------------------------------------------------
 rm -f "$T/work-root/saved.allow"
 ask_run save 0.3 --allow github.com --ask-save "$T/work-root/saved.allow" -- \
-	"${CURL[@]}" -o save.bin https://registry.npmjs.org/blob.bin
+	sh -c "echo evil.example >>saved.allow && echo appended
+	    ${CURL[*]} -o save.bin https://registry.npmjs.org/blob.bin"
 detail
 gk_check "'save': the download works, the question ended 'save'" \
 	eval '[ "$RUN_RC" = 0 ] && same save.bin registry.npmjs.org &&
 	    [ "$(done_with)" = "registry.npmjs.org:443=save/supervisor" ]'
 GK_DETAIL=$(oneline "$(cat "$T/work-root/saved.allow" 2>&1)")
-gk_check "... and --ask-save's file holds registry.npmjs.org:443" \
-	grep -qx "registry.npmjs.org:443" "$T/work-root/saved.allow"
+gk_check "... and --ask-save's file holds registry.npmjs.org:443 alone (the command could not append)" \
+	eval '[ "$(cat "$T/work-root/saved.allow")" = registry.npmjs.org:443 ] &&
+	    ! grep -q appended "$T/run.out"'
+echo victim.example >"$T/victim"
+ln -sfn "$T/victim" "$T/work-root/link.allow"
+ask_run save 0.3 --allow github.com --ask-save "$T/work-root/link.allow" -- \
+	"${CURL[@]}" -o /dev/null https://registry.npmjs.org/blob.bin
+detail
+gk_check "--ask-save FILE planted as a link to a file outside: refused at start (125), its target untouched" \
+	eval '[ "$RUN_RC" = 125 ] && grep -q "a symbolic link" "$T/run.err" &&
+	    [ "$(cat "$T/victim")" = victim.example ]'
+rm -f "$T/work-root/link.allow"
 rm -f "$T/work-root/save.bin"
 ask_run deny 0 --allow github.com --allow-file "$T/work-root/saved.allow" -- \
 	"${CURL[@]}" -o save.bin https://registry.npmjs.org/blob.bin
@@ -306,7 +319,7 @@ gk_check "promtool check metrics accepts the output" \
 	eval 'promtool check metrics <"$T/m1.txt" >/dev/null 2>&1'
 GK_DETAIL=$(grep -c '"event":"proxy.ask"' "$AUDIT")
 gk_check "the audit log: one proxy.ask line per question (13), with decision and who" \
-	eval '[ "$(grep -c "\"event\":\"proxy.ask\"" "$AUDIT")" = 13 ] &&
+	gk_wait_for 50 eval '[ "$(grep -c "\"event\":\"proxy.ask\"" "$AUDIT")" = 13 ] &&
 	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"once\",\"by\":\"tty\"" &&
 	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"timeout\",\"by\":\"gatekeeperd\""'
 

@@ -101,15 +101,16 @@ gk_check "... but not api.github.com, which the policy denies (refused by the pr
 	eval 'grep -Eq "^api [1-9]" "$T/run.out" && grep -q "api.github.com:443" "$T/run.err"'
 gk_check "... its lookup of api.github.com: NXDOMAIN" \
 	grep -qx "status: NXDOMAIN" "$T/run.out"
+# (the audit log is written from a buffer every 100 ms: its checks wait)
 gk_check "... the audit says host_policy, and the policy's version" \
-	eval 'grep "\"event\":\"proxy.deny\"" "$AUDIT" | grep "api.github.com" |
+	gk_wait_for 50 eval 'grep "\"event\":\"proxy.deny\"" "$AUDIT" | grep "api.github.com" |
 	    grep -q "\"policy\":\"t1\".*\"reason\":\"host_policy\""'
 
 cage root --allow evil.example:443 --ro "$EN_DIR" -- \
 	"${CURL[@]}" -o /dev/null https://evil.example/index.html
 detail
 gk_check "evil.example (allowed, within the bound) resolves only into a denied CIDR: refused" \
-	eval '[ "$RUN_RC" != 0 ] && grep "\"event\":\"proxy.deny\"" "$AUDIT" |
+	gk_wait_for 50 eval '[ "$RUN_RC" != 0 ] && grep "\"event\":\"proxy.deny\"" "$AUDIT" |
 	    grep "evil.example" | grep -q "\"reason\":\"host_policy\""'
 
 # ---- the bound -------------------------------------------------------------------------
@@ -148,19 +149,19 @@ gk_check "a live cage with github.com and codeload.github.com reached codeload b
 gk_check "... the reload narrowed the bound to github.com: codeload is refused, github.com works" \
 	eval 'grep -qx "github 0" "$T/work-root/r2" && grep -Eq "^after [1-9]" "$T/work-root/r3"'
 gk_check "... an audit line cage.update, reason policy, removed codeload.github.com" \
-	eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep "\"reason\":\"policy\"" |
+	gk_wait_for 50 eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep "\"reason\":\"policy\"" |
 	    grep -q "codeload.github.com"'
 v=$(info_version)
 GK_DETAIL="version ${v:-?}"
 gk_check "gatekeeper_policy_info{version=\"t2\"} after the reload; audit lines say t2" \
-	eval '[ "$v" = t2 ] && grep -q "\"policy\":\"t2\"" "$AUDIT"'
+	gk_wait_for 50 eval '[ "$v" = t2 ] && grep -q "\"policy\":\"t2\"" "$AUDIT"'
 
 # ---- an asking cage is not asked outside the bound ---------------------------------------
 ask_run once 0 --allow github.com -- sh -c "
 	${CURL[*]} -o /dev/null https://codeload.github.com/index.html; echo codeload \$?"
 detail
 gk_check "an asking cage (bound: github.com) is refused codeload.github.com without a question" \
-	eval 'grep -Eq "^codeload [1-9]" "$T/run.out" && [ "$(nevents ask)" = 0 ] &&
+	gk_wait_for 50 eval 'grep -Eq "^codeload [1-9]" "$T/run.out" && [ "$(nevents ask)" = 0 ] &&
 	    grep -q "outside the host policy" "$AUDIT"'
 
 # ---- a broken policy at reload ---------------------------------------------------------------
