@@ -107,59 +107,121 @@ add_rw(struct spawn_mlist *l, const char *path, const char *home,
 	return 0;
 }
 
+/* The first line of dir/name (no link followed), in out: false if none. */
+static bool
+first_line(const char *dir, const char *name, char out[PATH_MAX])
+{
+	char path[PATH_MAX];
+	uint8_t *buf;
+	size_t len;
+	int fd;
+
+	if (!join(path, dir, name) ||
+	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
+		return false;
+	buf = spawn_fd_slurp(fd, 4096, &len);
+	close(fd);
+	if (buf == NULL)
+		return false;
+	buf[len] = '\0';
+	buf[strcspn((char *)buf, "\r\n")] = '\0';
+	len = (size_t)snprintf(out, PATH_MAX, "%s", (char *)buf);
+	free(buf);
+	return len > 0 && len < PATH_MAX;
+}
+
+/* A path a git file names, relative to `base` unless absolute, as a real
+ * path (malloc'd), or NULL. */
+static char *
+named_path(const char *base, const char *s)
+{
+	char path[PATH_MAX];
+
+	if (s[0] == '/' ? snprintf(path, sizeof(path), "%s", s) >=
+	    (int)sizeof(path) : !join(path, base, s))
+		return NULL;
+	return realpath(path, NULL);
+}
+
+/* Is path in a place that is writable already (--rw, the working
+ * directory)? */
+static bool
+writable_already(const struct spawn_mlist *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->m[i].kind == SPAWN_MNT_RW &&
+		    spawn_path_under(path, l->m[i].path))
+			return true;
+	return false;
+}
+
+/* "COMMON/worktrees/NAME" -> COMMON (malloc'd), else NULL. */
+static char *
+worktrees_parent(const char *gitdir)
+{
+	char *common, *slash;
+
+	if ((common = strdup(gitdir)) == NULL)
+		return NULL;
+	if ((slash = strrchr(common, '/')) != NULL && slash != common) {
+		*slash = '\0';
+		if ((slash = strrchr(common, '/')) != NULL &&
+		    strcmp(slash, "/worktrees") == 0 && slash != common) {
+			*slash = '\0';
+			return common;
+		}
+	}
+	free(common);
+	return NULL;
+}
+
 /*
- * A worktree's .git file: "gitdir: PATH". Its git directory and the
- * repository's common one (the "commondir" file in it, relative to it),
- * both git directories for the guards.
+ * A worktree's .git file says "gitdir: PATH", but the file is the
+ * sandbox's: an earlier run could have written any PATH there. So PATH is
+ * taken only when the repository vouches for the worktree: PATH is
+ * COMMON/worktrees/NAME of a git directory COMMON (its HEAD there), and
+ * PATH/gitdir, which only who can write COMMON wrote, names this very
+ * .git file. Then COMMON and PATH become writable (git directories: their
+ * hooks, config, info and commondir are guarded). Anything else (a
+ * submodule's git directory, a forged or stale file) is left read-only,
+ * said once with how to name it.
  */
 static int
 worktree_dirs(struct spawn_mlist *l, const char *top, const char *home)
 {
-	char path[PATH_MAX], gitdir[PATH_MAX], common[PATH_MAX];
-	uint8_t *buf;
-	size_t len;
-	char *s, *e;
-	int fd, r;
+	char line[PATH_MAX], back[PATH_MAX], dotgit[PATH_MAX];
+	char *gitdir = NULL, *common = NULL, *self = NULL, *named = NULL;
+	char show[256];
+	struct stat st;
+	int r = 0;
 
-	if (!join(path, top, ".git") ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
-		return 0;
-	buf = spawn_fd_slurp(fd, 4096, &len);
-	close(fd);
-	if (buf == NULL)
-		return 0;
-	buf[len] = '\0';
-	s = (char *)buf;
-	if (strncmp(s, "gitdir: ", 8) != 0) {
-		free(buf);
-		return 0;
-	}
-	s += 8;
-	s[strcspn(s, "\r\n")] = '\0';
-	if (s[0] == '/' ? snprintf(gitdir, sizeof(gitdir), "%s", s) >=
-	    (int)sizeof(gitdir) : !join(gitdir, top, s)) {
-		free(buf);
-		return 0;
-	}
-	free(buf);
-	/* the common directory */
-	memcpy(common, gitdir, sizeof(common));
-	if (join(path, gitdir, "commondir") &&
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) != -1) {
-		if ((buf = spawn_fd_slurp(fd, 4096, &len)) != NULL) {
-			buf[len] = '\0';
-			e = (char *)buf;
-			e[strcspn(e, "\r\n")] = '\0';
-			if (e[0] == '/' ? snprintf(common, sizeof(common),
-			    "%s", e) >= (int)sizeof(common) :
-			    !join(common, gitdir, e))
-				memcpy(common, gitdir, sizeof(common));
-			free(buf);
-		}
-		close(fd);
+	if (!first_line(top, ".git", line) || strncmp(line, "gitdir: ", 8) != 0 ||
+	    (gitdir = named_path(top, line + 8)) == NULL ||
+	    writable_already(l, gitdir) || !join(dotgit, top, ".git"))
+		goto out;	/* nothing, or already visible */
+	self = realpath(dotgit, NULL);
+	if (first_line(gitdir, "gitdir", back))
+		named = named_path(gitdir, back);
+	if (self != NULL && named != NULL && strcmp(self, named) == 0)
+		common = worktrees_parent(gitdir);
+	if (common == NULL || !join(back, common, "HEAD") ||
+	    stat(back, &st) == -1) {
+		spawn_printable(gitdir, show, sizeof(show));
+		fprintf(stderr, "gk-run: %s/.git names the git directory %s, "
+		    "which is not a worktree its repository vouches for; it "
+		    "stays read-only (--rw %s makes it writable)\n", top, show,
+		    show);
+		goto out;
 	}
 	if ((r = add_rw(l, common, home, true)) == 0)
 		r = add_rw(l, gitdir, home, true);
+out:
+	free(gitdir);
+	free(common);
+	free(self);
+	free(named);
 	return r;
 }
 

@@ -117,18 +117,73 @@ spawn_ml_covering(const struct spawn_mlist *l, const char *path)
 	return best;
 }
 
+/*
+ * A directory the sandbox gets writable, as the user named it, must not
+ * be a symbolic link: where it lies, an earlier run may have written (a
+ * project, a build directory), and that run could have made it a link to
+ * anywhere the user can write. Its target, named itself, is fine; links
+ * higher up the path are followed as usual.
+ */
+static int
+not_a_link(const char *what, const char *path, const char *fix, char *err,
+    size_t errlen)
+{
+	char show[256], tshow[256], target[PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	if (lstat(path, &st) == -1 || !S_ISLNK(st.st_mode))
+		return 0;
+	if ((n = readlink(path, target, sizeof(target) - 1)) < 0)
+		n = 0;
+	target[n] = '\0';
+	gk_seterr(err, errlen, "%s %s is a symbolic link (to %s), which a run "
+	    "that could write beside it may have made; gk-run does not follow "
+	    "it: %s", what, spawn_printable(path, show, sizeof(show)),
+	    spawn_printable(target, tshow, sizeof(tshow)), fix);
+	return -1;
+}
+
+/* The shell's idea of the working directory ($PWD), when it names the
+ * same directory by another path (through links): it is what the user
+ * typed. */
+static int
+cwd_not_a_link(const char *real, char *err, size_t errlen)
+{
+	const char *pwd = getenv("PWD");
+	char *p;
+	int r = 0;
+
+	if (pwd == NULL || pwd[0] != '/' || strcmp(pwd, real) == 0 ||
+	    (p = realpath(pwd, NULL)) == NULL)
+		return 0;
+	if (strcmp(p, real) == 0)
+		r = not_a_link("the working directory", pwd, "run from the "
+		    "directory itself (cd -P), or name it with --cwd", err,
+		    errlen);
+	free(p);
+	return r;
+}
+
 char *
 spawn_resolve_cwd(const char *opt_cwd, char *err, size_t errlen)
 {
 	struct stat st;
 	char show[256], *p;
 
+	if (opt_cwd != NULL && not_a_link("--cwd", opt_cwd, "name the "
+	    "directory itself", err, errlen) == -1)
+		return NULL;
 	p = realpath(opt_cwd != NULL ? opt_cwd : ".", NULL);
 	if (p == NULL || stat(p, &st) == -1 || !S_ISDIR(st.st_mode)) {
 		gk_seterr(err, errlen, "%s %s: %s", opt_cwd != NULL ?
 		    "--cwd" : "the current directory", opt_cwd != NULL ?
 		    spawn_printable(opt_cwd, show, sizeof(show)) : "",
 		    p == NULL ? strerror(errno) : "not a directory");
+		free(p);
+		return NULL;
+	}
+	if (opt_cwd == NULL && cwd_not_a_link(p, err, errlen) == -1) {
 		free(p);
 		return NULL;
 	}
@@ -200,6 +255,9 @@ user_mount(struct spawn_mlist *l, const struct spawn_optpath *op, bool macos,
 	struct stat st;
 	char show[256], *p, *cwd;
 
+	if (op->kind == SPAWN_PATH_RW && !macos && not_a_link("--rw",
+	    op->path, "name its target with --rw instead", err, errlen) == -1)
+		return -1;
 	/* --rw of a missing path: a new directory (for --dry-run, the path
 	 * as it would be) */
 	if (op->kind == SPAWN_PATH_RW && !macos && !dry_run &&

@@ -61,6 +61,10 @@ setup(void **state)
 	/* a worktree of it, elsewhere */
 	make(fx, "repo/.git/worktrees/wt", true, NULL);
 	make(fx, "repo/.git/worktrees/wt/commondir", false, "../..\n");
+	make(fx, "repo/.git/HEAD", false, "ref: refs/heads/main\n");
+	/* the repository vouches for it: its gitdir names the .git file */
+	snprintf(text, sizeof(text), "%s/wt/.git\n", fx->root);
+	make(fx, "repo/.git/worktrees/wt/gitdir", false, text);
 	make(fx, "wt", true, NULL);
 	snprintf(text, sizeof(text), "gitdir: %s/repo/.git/worktrees/wt\n",
 	    fx->root);
