@@ -69,4 +69,53 @@ const char	*sni_strstatus(enum sni_status st);
 bool		 sni_matches(const struct sni_result *r, const char *host,
 		    size_t host_len);
 
+/*
+ * After a ClientHello: the server's first handshake message, far enough
+ * to tell a HelloRetryRequest (RFC 8446 §4.1.3), which a second
+ * ClientHello answers.
+ */
+enum sni_srv_status {
+	SNI_SRV_NEED_MORE,	/* a valid prefix: call again with more bytes */
+	SNI_SRV_HRR,		/* a ServerHello with the HelloRetryRequest
+				   random: a second ClientHello follows */
+	SNI_SRV_HELLO,		/* another ServerHello (TLS 1.3 or earlier) */
+	SNI_SRV_OTHER,		/* no handshake record or no ServerHello
+				   first (an alert, not TLS) */
+	SNI_SRV_INVALID,	/* a ServerHello's first bytes malformed: an
+				   empty or overlong record, another record
+				   type or message type inside it, more than
+				   SNI_MAX_RECORDS records */
+};
+
+/* Bytes after which sni_srv_parse() never returns SNI_SRV_NEED_MORE:
+ * the handshake header, legacy_version and random over records. */
+#define SNI_SRV_MAX_WIRE	(SNI_MAX_RECORDS * SNI_REC_HDR + 4 + 2 + 32)
+
+struct sni_srv_result {
+	unsigned int	nrecords;	/* records looked at */
+	uint16_t	record_version;	/* of the first record */
+	uint16_t	legacy_version;	/* ServerHello.legacy_version (HRR,
+					   HELLO) */
+};
+
+/*
+ * buf: the first len bytes the server sent. Only the ServerHello's
+ * header, version and random are read (its fragments may span records);
+ * every prefix of an input says SNI_SRV_NEED_MORE or what the whole
+ * input says.
+ */
+enum sni_srv_status sni_srv_parse(const uint8_t *buf, size_t len,
+		    struct sni_srv_result *out);
+const char	*sni_srv_strstatus(enum sni_srv_status st);
+
+/*
+ * The client's bytes after its first ClientHello, once the server sent a
+ * HelloRetryRequest: at most one change_cipher_spec record of TLS 1.3's
+ * middlebox compatibility mode (20 3 x 0 1 1; SNI_INVALID if otherwise),
+ * then the second ClientHello as sni_parse() reads it (consumed counts
+ * the change_cipher_spec record too).
+ */
+enum sni_status	 sni_parse_retry(const uint8_t *buf, size_t len,
+		    struct sni_result *out);
+
 #endif /* SNI_H */

@@ -16,6 +16,7 @@
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/state/gk_stats.h"
+#include "sni/sni.h"
 #include "socks/parse/socks.h"
 #include "socks/relay.h"
 
@@ -95,15 +96,37 @@ struct proxy_dial *proxy_dial_start(const struct proxy_ctx *ctx,
 void		 proxy_dial_cancel(struct proxy_dial *d);
 
 /* What the peek knows of a tunnel's client stream between calls. */
+/* Where a TLS handshake is, after its first ClientHello passed. */
+enum proxy_tls_stage {
+	PROXY_TLS_NONE,		/* no hello passed (yet) */
+	PROXY_TLS_WATCH,	/* the server's answer to it not yet known */
+	PROXY_TLS_RETRY,	/* a HelloRetryRequest: the second hello due */
+	PROXY_TLS_BAD_SERVER,	/* an answer that cannot be read */
+	PROXY_TLS_DONE,		/* no more plaintext hellos to look at */
+};
+
 struct proxy_peek_state {
 	bool			 following;	/* plain HTTP: every request */
 	struct http_follow	 f;
+	enum proxy_tls_stage	 tls;
+	char			 tls_name[SNI_MAX_NAME + 1]; /* of the first
+						   hello ("": none) */
 };
 
 void		 proxy_peek_init(struct proxy_peek_state *ps);
 /*
+ * A relay_watch_cb for the peek's WATCH (a TLS ClientHello passed): the
+ * server's first bytes; true once they tell whether it asked for a
+ * HelloRetryRequest (then the next peek wants a second ClientHello with
+ * the first one's server name).
+ */
+bool		 proxy_peek_watch(struct proxy_peek_state *ps,
+		    const uint8_t *buf, size_t len, bool eof);
+/*
  * The peek (a relay_peek_cb's decision): MORE, ALLOW (the rest of the
- * stream unexamined: TLS, a line protocol, websocket frames), DENY
+ * stream unexamined: a line protocol, websocket frames, TLS once no
+ * second ClientHello can come), WATCH *pass bytes (a ClientHello that
+ * passed: proxy_peek_watch() then sees the server's answer), DENY
  * (reason/why filled) or PASS *pass bytes (checked requests and what
  * their framing says follows them, possibly more than len), then show
  * what comes next; ps keeps where the stream is.

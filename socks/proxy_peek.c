@@ -6,7 +6,13 @@
  * address target: an allowed name this cage resolved to that address; no
  * server name only for CIDR-allowed addresses). Anything that looks like
  * TLS but is no hello a server name can be read from (other records
- * first, an SSLv2-format hello, a malformed hello) is refused.
+ * first, an SSLv2-format hello, a malformed hello) is refused. A hello
+ * that passed goes to the server, and what the client sends next is held
+ * until the server's first handshake message is seen: after a
+ * HelloRetryRequest the client's second ClientHello (RFC 8446 4.1.4)
+ * must name the same server (or none, as the first) before it goes on;
+ * any other answer ends the looking (a TLS 1.3 server asks for a retry
+ * at most once; the rest of the handshake is encrypted).
  *
  * Plain bytes: http_sniff() says whether they start like an HTTP request
  * (after up to HTTP_BLANK_MAX blank bytes, as servers skip them). A
@@ -33,6 +39,9 @@
 #include "socks/proxy_int.h"
 
 #define HTTP_PORT	80	/* only HTTP (or TLS) is expected there */
+
+/* the watch decides within what the relay shows it */
+_Static_assert(SNI_SRV_MAX_WIRE <= RELAY_WATCH_MAX, "RELAY_WATCH_MAX");
 
 enum peek_tls {
 	PEEK_TLS_SNI,		/* a ClientHello with a server name */
@@ -258,6 +267,92 @@ ech_seen(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	gk_audit_event(ctx->audit, "proxy.ech", c, d);
 }
 
+/* A first hello passed: send it, and watch what the server answers. */
+static enum relay_peek
+peek_tls_pass(struct proxy_peek_state *ps, const struct sni_result *r,
+    enum relay_peek v, uint64_t *pass)
+{
+	if (v != RELAY_PEEK_ALLOW)
+		return v;
+	snprintf(ps->tls_name, sizeof(ps->tls_name), "%s", r->name);
+	ps->tls = PROXY_TLS_WATCH;
+	*pass = r->consumed;
+	return RELAY_PEEK_WATCH;
+}
+
+bool
+proxy_peek_watch(struct proxy_peek_state *ps, const uint8_t *buf,
+    size_t len, bool eof)
+{
+	struct sni_srv_result sr;
+
+	if (ps->tls != PROXY_TLS_WATCH)
+		return true;
+	switch (sni_srv_parse(buf, len, &sr)) {
+	case SNI_SRV_NEED_MORE:
+		if (!eof)
+			return false;
+		/* the server ended before it could ask for a retry */
+		ps->tls = PROXY_TLS_DONE;
+		return true;
+	case SNI_SRV_HRR:
+		ps->tls = PROXY_TLS_RETRY;
+		return true;
+	case SNI_SRV_INVALID:
+		ps->tls = PROXY_TLS_BAD_SERVER;
+		return true;
+	case SNI_SRV_HELLO:
+	case SNI_SRV_OTHER:
+		break;
+	}
+	ps->tls = PROXY_TLS_DONE;
+	return true;
+}
+
+/* What follows a first hello, once the server's answer is known. */
+static enum relay_peek
+peek_retry(struct proxy_peek_state *ps, const struct gk_host *t,
+    const uint8_t *buf, size_t len, bool eof, struct proxy_outcome *o)
+{
+	struct sni_result r;
+	enum sni_status st;
+
+	switch (ps->tls) {
+	case PROXY_TLS_WATCH:		/* (the relay waits for the watch) */
+		return RELAY_PEEK_MORE;
+	case PROXY_TLS_BAD_SERVER:
+		return peek_deny(o, GK_REASON_MALFORMED, "a TLS server answer "
+		    "to a ClientHello that cannot be read (a HelloRetryRequest "
+		    "or not)", t);
+	case PROXY_TLS_RETRY:
+		break;
+	case PROXY_TLS_NONE:
+	case PROXY_TLS_DONE:
+	default:
+		return RELAY_PEEK_ALLOW;
+	}
+	st = sni_parse_retry(buf, len, &r);
+	if (st == SNI_NEED_MORE && !eof)
+		return RELAY_PEEK_MORE;
+	if (st == SNI_OK && r.name[0] != '\0')
+		snprintf(o->seen, sizeof(o->seen), "%s", r.name);
+	if ((st == SNI_ABSENT && ps->tls_name[0] == '\0') ||
+	    (st == SNI_OK && sni_matches(&r, ps->tls_name,
+	    strlen(ps->tls_name)))) {
+		ps->tls = PROXY_TLS_DONE;
+		return RELAY_PEEK_ALLOW;
+	}
+	if (st == SNI_OK || st == SNI_ABSENT) {
+		proxy_outcome_deny(o, GK_REASON_SNI_MISMATCH, "TLS server name "
+		    "%s of the ClientHello after a HelloRetryRequest differs "
+		    "from the first one's %s", st == SNI_OK ? r.name : "(none)",
+		    ps->tls_name[0] != '\0' ? ps->tls_name : "(none)");
+		return RELAY_PEEK_DENY;
+	}
+	return peek_deny(o, GK_REASON_MALFORMED, "malformed TLS ClientHello "
+	    "after a HelloRetryRequest", t);
+}
+
 /* The first bytes: TLS, or plain bytes. */
 static enum relay_peek
 peek_first(const struct proxy_ctx *ctx, const struct proxy_who *who,
@@ -277,9 +372,11 @@ peek_first(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	case SNI_OK:
 		if (r.ech)
 			ech_seen(ctx, who, c, t, &r);
-		return peek_tls(c, t, &r, PEEK_TLS_SNI, o);
+		return peek_tls_pass(ps, &r, peek_tls(c, t, &r, PEEK_TLS_SNI,
+		    o), pass);
 	case SNI_ABSENT:
-		return peek_tls(c, t, &r, PEEK_TLS_ABSENT, o);
+		return peek_tls_pass(ps, &r, peek_tls(c, t, &r,
+		    PEEK_TLS_ABSENT, o), pass);
 	case SNI_SSL2:
 		return peek_tls(c, t, &r, PEEK_TLS_SSL2, o);
 	case SNI_NOT_TLS:
@@ -321,6 +418,8 @@ proxy_peek(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	}
 	if (ps->following)
 		return peek_follow(c, t, ps, buf, len, eof, pass, o);
+	if (ps->tls != PROXY_TLS_NONE)
+		return peek_retry(ps, t, buf, len, eof, o);
 	/* a client that only listened (server-first) and left: nothing of
 	 * its went anywhere */
 	if (len == 0)

@@ -54,7 +54,8 @@ tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
 
 	v = proxy_peek(tn->ctx, &tn->who, &tn->t, &tn->ps, buf, len, eof,
 	    pass, &o);
-	if (v == RELAY_PEEK_ALLOW || v == RELAY_PEEK_PASS)
+	if (v == RELAY_PEEK_ALLOW || v == RELAY_PEEK_PASS ||
+	    v == RELAY_PEEK_WATCH)
 		tunnel_allowed(tn);
 	else if (v == RELAY_PEEK_DENY) {
 		/* a later request: the connection was counted allowed */
@@ -65,6 +66,14 @@ tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
 		tn->decided = true;
 	}
 	return v;
+}
+
+static bool
+tunnel_watch_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
+{
+	struct proxy_tunnel *tn = arg;
+
+	return proxy_peek_watch(&tn->ps, buf, len, eof);
 }
 
 static void
@@ -133,6 +142,7 @@ proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	proxy_peek_init(&tn->ps);
 	o->idle_sec = ctx->idle_sec;
 	o->peek = peek ? tunnel_peek_cb : NULL;
+	o->watch = tunnel_watch_cb;
 	o->peek_ms = ctx->handshake_timeout_ms;
 	if (!peek)
 		tunnel_allowed(tn);

@@ -265,6 +265,8 @@ fill_buf(struct relay *r, int i)
 		room = (size_t)d->left;
 	if ((n = read(from, d->buf + d->buf_len, room)) == -1)
 		return relay_io_error(r, i, EV_READ, "read");
+	if (i == RELAY_DOWN && from == r->fd[i] && n > 0)
+		relay_watch_record(r, d->buf + d->buf_len, (size_t)n);
 	d->buf_len += n;
 	if (from != r->fd[i])
 		d->piped -= n;		/* left in the pipe by splice */
@@ -431,6 +433,7 @@ dir_step(struct relay *r, int i)
 {
 	struct relay_dir	*d = &r->dir[i];
 	int			 rv = 0, st;
+	bool			 was_eof = d->eof;
 
 	if (d->shut)
 		return 0;
@@ -449,7 +452,9 @@ dir_step(struct relay *r, int i)
 	}
 	if (rv == -1)
 		return -1;
-	if (i == RELAY_UP && relay_held(r) && r->peek_new) {
+	if (i == RELAY_DOWN && d->eof && !was_eof)
+		r->sv_new = true;	/* a watch is told the server ended */
+	if (relay_held(r) && (i == RELAY_UP ? r->peek_new : r->sv_new)) {
 		if ((st = relay_peek_decide(r)) == -1)
 			return -1;
 		rv |= st;
@@ -552,6 +557,7 @@ relay_check(const struct relay *r)
 	assert(r->peek_off <= r->peek_len);
 	assert(r->peek_len <= RELAY_PEEK_MAX);
 	assert(relay_held(r) || r->peek == NULL);
+	assert(relay_held(r) || !r->watching);
 	assert(r->state != RELAY_ST_PASSING || r->dir[RELAY_UP].limited);
 }
 
@@ -757,6 +763,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	r->refs = 1;
 	r->state = o->peek != NULL ? RELAY_ST_HELD : RELAY_ST_OPEN;
 	r->peek_cb = o->peek;
+	r->watch_cb = o->peek != NULL ? o->watch : NULL;
 	r->done_cb = done;
 	r->arg = arg;
 	r->idle_ms = o->idle_sec > UINT32_MAX / 1000 ? UINT32_MAX :

@@ -27,7 +27,14 @@ enum relay_peek {
 	RELAY_PEEK_DENY,	/* close both sides, forward nothing more */
 	RELAY_PEEK_PASS,	/* forward the next *pass bytes, then hold
 				   again and show what follows them */
+	RELAY_PEEK_WATCH,	/* forward the next *pass bytes (held ones),
+				   hold what follows them until the watch
+				   callback has seen the server's first
+				   bytes, then show the held bytes again */
 };
+
+/* The server's first bytes a watch callback is shown, at most. */
+#define RELAY_WATCH_MAX	128
 
 /*
  * Called after each read while the client->server direction is held,
@@ -57,6 +64,17 @@ typedef enum relay_peek (*relay_peek_cb)(void *arg, const uint8_t *buf,
  * prefixes included. Both fds are closed already; the relay is freed
  * after the callback returns, which must not call relay_free().
  */
+/*
+ * After a WATCH verdict: called with the first len bytes of the server's
+ * stream (at most RELAY_WATCH_MAX, from its very first byte) each time
+ * more came, or the server ended (eof), until it returns true: then the
+ * held client bytes are shown to the peek callback again (with none held
+ * too). It must decide by RELAY_WATCH_MAX bytes; until it does, the
+ * client's bytes stay held. It must not call relay_free().
+ */
+typedef bool (*relay_watch_cb)(void *arg, const uint8_t *buf, size_t len,
+    bool eof);
+
 typedef void (*relay_done_cb)(void *arg, const char *reason, uint64_t up,
     uint64_t down);
 
@@ -64,6 +82,8 @@ struct relay_opts {
 	uint64_t	 conn;		/* the connection's id, for logs */
 	unsigned	 idle_sec;	/* 0: no idle timeout */
 	relay_peek_cb	 peek;		/* NULL: no peek, relay at once */
+	relay_watch_cb	 watch;		/* with peek: for its WATCH verdicts
+					   (without: WATCH is a DENY) */
 	/*
 	 * With peek: the first verdict is due this long after the start,
 	 * unless the server sends a byte first (a server-speaks-first

@@ -60,6 +60,11 @@ struct relay {
 	uint32_t		 peek_off;	/* [peek_off, peek_len) */
 	uint32_t		 peek_len;
 	bool			 peek_new;	/* not yet shown to peek_cb */
+	bool			 watching;	/* WATCH: held until watch_cb */
+	bool			 sv_new;	/* sv[] grew, or the server's
+						   EOF: not yet shown */
+	uint32_t		 sv_len;	/* server bytes in sv[] */
+	uint8_t			 sv[RELAY_WATCH_MAX]; /* its first ones */
 	bool			 active;	/* bytes moved in this drive */
 	bool			 releasing;	/* tick due within RELEASE_MS */
 	const char		*why;		/* set by a failing step */
@@ -70,6 +75,7 @@ struct relay {
 	uint64_t		 peek_deadline;
 	uint64_t		 down_pre;	/* to_client bytes */
 	relay_peek_cb		 peek_cb;
+	relay_watch_cb		 watch_cb;
 	relay_done_cb		 done_cb;
 	void			*arg;
 };
@@ -102,6 +108,9 @@ int	 relay_peek_read(struct relay *r);
 /* Show the held bytes to peek_cb (again, while it passes some of them
  * and others are still held) and act on its verdicts. */
 int	 relay_peek_decide(struct relay *r);
+/* The server's bytes just read into a buffer: keep the first ones while
+ * the client's are held (a WATCH may come). */
+void	 relay_watch_record(struct relay *r, const uint8_t *p, size_t n);
 /* PASSING: once the last passed byte left, hold again. */
 int	 relay_pass_step(struct relay *r);
 

@@ -5,7 +5,11 @@
  * that are held go to the prefix of the client->server direction; those
  * beyond, relay.c forwards as they come (spliced, unexamined), counted
  * down in dir->left (RELAY_ST_PASSING); once the last of them has left
- * for the server, the direction is held again.
+ * for the server, the direction is held again. WATCH: the bytes after a
+ * passed prefix stay held, unshown, until the watch callback has seen
+ * enough of the server's first bytes (kept in sv[] while the client's
+ * are held); a TLS peek lets a ClientHello go and waits for what the
+ * server answers it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -111,6 +115,57 @@ peek_pass(struct relay *r, uint64_t n)
 	return 1;
 }
 
+/* WATCH n: the first n held bytes go; what follows them is held until
+ * the watch callback is done with the server's bytes. */
+static int
+peek_watch(struct relay *r, uint64_t n)
+{
+	if (r->watch_cb == NULL || n == 0 || n > relay_peek_held(r)) {
+		r->why = "denied";
+		return -1;
+	}
+	if (peek_take(r, (size_t)n) == -1)
+		return -1;
+	r->watching = true;
+	r->sv_new = true;	/* the server may have spoken already */
+	r->peek_deadline = 0;	/* a verdict came */
+	return 1;
+}
+
+void
+relay_watch_record(struct relay *r, const uint8_t *p, size_t n)
+{
+	size_t room = RELAY_WATCH_MAX - r->sv_len;
+
+	if (r->watch_cb == NULL || !relay_held(r) || room == 0)
+		return;
+	if (n > room)
+		n = room;
+	memcpy(r->sv + r->sv_len, p, n);
+	r->sv_len += (uint32_t)n;
+	r->sv_new = true;
+}
+
+/* WATCH: show the server's first bytes; 1 once the callback is done. */
+static int
+watch_once(struct relay *r)
+{
+	bool done;
+
+	r->sv_new = false;
+	done = r->watch_cb(r->arg, r->sv, r->sv_len,
+	    r->dir[RELAY_DOWN].eof);
+	if (r->state == RELAY_ST_DONE) {	/* relay_free() in watch_cb */
+		r->why = NULL;
+		return -1;
+	}
+	if (!done)
+		return 0;
+	r->watching = false;
+	r->peek_new = true;	/* the held bytes, shown again */
+	return 1;
+}
+
 /* One verdict on the held bytes: 1 after ALLOW or PASS, 0 to wait. */
 static int
 peek_once(struct relay *r)
@@ -145,6 +200,8 @@ peek_once(struct relay *r)
 		return 1;
 	case RELAY_PEEK_PASS:
 		return peek_pass(r, pass);
+	case RELAY_PEEK_WATCH:
+		return peek_watch(r, pass);
 	case RELAY_PEEK_DENY:
 		break;
 	}
@@ -158,13 +215,21 @@ relay_peek_decide(struct relay *r)
 	int	 rv = 0, st;
 
 	/* Bounded: a PASS that keeps holding took at least one held byte,
-	 * or was the answer to the end (no bytes, eof) and left HELD. */
-	while (relay_held(r) && r->peek_new) {
-		if ((st = peek_once(r)) == -1)
+	 * or was the answer to the end (no bytes, eof) and left HELD; a
+	 * watch ends at most once per WATCH, which took a byte. */
+	for (;;) {
+		if (relay_held(r) && r->watching && r->sv_new)
+			st = watch_once(r);
+		else if (relay_held(r) && !r->watching && r->peek_new)
+			st = peek_once(r);
+		else
+			return rv;
+		if (st == -1)
 			return -1;
+		if (st == 0)
+			return rv;
 		rv |= st;
 	}
-	return rv;
 }
 
 int

@@ -148,7 +148,7 @@ peek_st(const struct gk_host *t, struct proxy_peek_state *ps,
 	peek_pass = 0xa5a5;
 	rp = proxy_peek(&fx.ctx, &fx.who, t, ps, cp, n, eof, &peek_pass, o);
 	free(cp);
-	if (rp == RELAY_PEEK_PASS)
+	if (rp == RELAY_PEEK_PASS || rp == RELAY_PEEK_WATCH)
 		assert_true(peek_pass >= 1);
 	else
 		assert_int_equal(peek_pass, 0);
@@ -168,8 +168,8 @@ peek_n(const struct gk_host *t, const uint8_t *b, size_t n, bool eof,
 bool
 peek_allows(enum relay_peek rp, size_t n)
 {
-	return rp == RELAY_PEEK_ALLOW || (rp == RELAY_PEEK_PASS &&
-	    peek_pass >= n);
+	return rp == RELAY_PEEK_ALLOW || rp == RELAY_PEEK_WATCH ||
+	    (rp == RELAY_PEEK_PASS && peek_pass >= n);
 }
 
 const char *
@@ -184,6 +184,8 @@ peek_name(enum relay_peek rp)
 		return "DENY";
 	case RELAY_PEEK_PASS:
 		return "PASS";
+	case RELAY_PEEK_WATCH:
+		return "WATCH";
 	}
 	return "?";
 }

@@ -35,7 +35,7 @@ static const struct {
 #define EX	{ "*.example.test", "localhost", "140.82.112.0/20" }
 #define NOPIN	{ { NULL, NULL, 0 } }
 #define PIN(n, ttl)	{ { n, "185.199.108.153", ttl } }
-#define OK	RELAY_PEEK_ALLOW, 0, NULL
+#define OK	RELAY_PEEK_WATCH, 0, NULL	/* the server's answer next */
 #define NO	RELAY_PEEK_DENY
 	/* name targets: the SNI must be the requested name */
 	{ "curl_h2", EX, NOPIN, "web.example.test", 443, OK },
@@ -165,7 +165,7 @@ test_peek_tls_prefixes(void **state)
 		load(caps[i].file, &cap);
 		target(&t, caps[i].host, 443);
 		assert_int_equal(peek_n(&t, cap.b, cap.n, false, &o),
-		    RELAY_PEEK_ALLOW);
+		    RELAY_PEEK_WATCH);
 		for (n = 0; n < cap.n; n++) {
 			rp = peek_n(&t, cap.b, n, false, &o);
 			if (rp != RELAY_PEEK_MORE)
@@ -553,7 +553,7 @@ test_peek_cage_gone(void **state)
 	target(&t, "web.example.test", 443);
 	assert_ptr_equal(proxy_cage(&fx.ctx, &fx.who), fx.c);
 	assert_int_equal(peek_n(&t, cap.b, cap.n, false, &o),
-	    RELAY_PEEK_ALLOW);
+	    RELAY_PEEK_WATCH);
 	old = fx.who;
 	cage_free();
 	assert_null(proxy_cage(&fx.ctx, &old));
@@ -575,11 +575,166 @@ test_peek_cage_gone(void **state)
 	cage_free();
 }
 
+/* A hello passed: the server's answer decides whether a second one is
+ * looked at; after a HelloRetryRequest it must name the same server. */
+static void
+test_peek_tls_retry(void **state)
+{
+	static const char *const pats[NPAT] = { "*.example.test",
+	    "140.82.112.0/20" };
+	static struct capture ch, other, nosni, hrr, sh13, sh12, two;
+	static const uint8_t ccs[6] = { 20, 3, 3, 0, 1, 1 };
+	struct proxy_peek_state ps;
+	struct proxy_outcome o;
+	struct gk_host t;
+	size_t n;
+
+	(void)state;
+	load("curl_h2", &ch);		/* web.example.test */
+	load("openssl_sni", &other);	/* api.example.test */
+	load("openssl_nosni", &nosni);
+	load("server_hrr", &hrr);
+	load("server_tls13", &sh13);
+	load("server_tls12", &sh12);
+	cage_new(pats, NULL);
+	target(&t, "web.example.test", 443);
+
+	/* a retry request; the second hello for the same name passes,
+	 * after a change_cipher_spec record or not */
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_int_equal(peek_pass, ch.n);
+	/* told by the record header, handshake header, version, random */
+	for (n = 0; n < SNI_REC_HDR + 38; n++)
+		assert_false(proxy_peek_watch(&ps, hrr.b, n, false));
+	assert_true(proxy_peek_watch(&ps, hrr.b, n, false));
+	assert_int_equal(ps.tls, PROXY_TLS_RETRY);
+	assert_int_equal(peek_st(&t, &ps, NULL, 0, false, &o),
+	    RELAY_PEEK_MORE);
+	assert_int_equal(peek_st(&t, &ps, ccs, 3, false, &o),
+	    RELAY_PEEK_MORE);
+	memcpy(two.b, ccs, sizeof(ccs));
+	memcpy(two.b + sizeof(ccs), ch.b, ch.n);
+	two.n = sizeof(ccs) + ch.n;
+	for (n = 0; n < two.n; n++)
+		assert_int_equal(peek_st(&t, &ps, two.b, n, false, &o),
+		    RELAY_PEEK_MORE);
+	assert_int_equal(peek_st(&t, &ps, two.b, two.n, false, &o),
+	    RELAY_PEEK_ALLOW);
+	assert_int_equal(ps.tls, PROXY_TLS_DONE);
+	assert_int_equal(peek_st(&t, &ps, other.b, other.n, false, &o),
+	    RELAY_PEEK_ALLOW);	/* encrypted by now: not looked at */
+
+	/* another name, or none, after the retry request: cut */
+	memcpy(two.b + sizeof(ccs), other.b, other.n);
+	two.n = sizeof(ccs) + other.n;
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, hrr.b, hrr.n, false));
+	assert_int_equal(peek_st(&t, &ps, two.b, two.n, false, &o),
+	    RELAY_PEEK_DENY);
+	check_deny("retry, other name", &o, GK_REASON_SNI_MISMATCH,
+	    "api.example.test");
+	assert_string_equal(o.seen, "api.example.test");
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, hrr.b, hrr.n, false));
+	assert_int_equal(peek_st(&t, &ps, other.b, other.n, false, &o),
+	    RELAY_PEEK_DENY);
+	check_deny("retry, other name, no ccs", &o, GK_REASON_SNI_MISMATCH,
+	    "HelloRetryRequest");
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, hrr.b, hrr.n, false));
+	assert_int_equal(peek_st(&t, &ps, nosni.b, nosni.n, false, &o),
+	    RELAY_PEEK_DENY);
+	check_deny("retry, no name", &o, GK_REASON_SNI_MISMATCH, "(none)");
+	/* unreadable, or the client ends inside it */
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, hrr.b, hrr.n, false));
+	assert_int_equal(peek_st(&t, &ps, ccs, sizeof(ccs), true, &o),
+	    RELAY_PEEK_DENY);
+	check_deny("retry, ended", &o, GK_REASON_MALFORMED,
+	    "HelloRetryRequest");
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, hrr.b, hrr.n, false));
+	assert_int_equal(peek_st(&t, &ps, (const uint8_t *)"\x15\x03\x03"
+	    "\x00\x02\x01\x00", 7, false, &o), RELAY_PEEK_DENY);
+	check_deny("retry, alert", &o, GK_REASON_MALFORMED, NULL);
+
+	/* a first hello without a name (a CIDR): the second has none */
+	target(&t, "140.82.112.3", 443);
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, nosni.b, nosni.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, hrr.b, hrr.n, false));
+	assert_int_equal(peek_st(&t, &ps, nosni.b, nosni.n, false, &o),
+	    RELAY_PEEK_ALLOW);
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, nosni.b, nosni.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, hrr.b, hrr.n, false));
+	assert_int_equal(peek_st(&t, &ps, other.b, other.n, false, &o),
+	    RELAY_PEEK_DENY);
+	check_deny("retry, a name after none", &o, GK_REASON_SNI_MISMATCH,
+	    "(none)");
+	target(&t, "web.example.test", 443);
+
+	/* any other answer ends the looking: the next bytes pass */
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, sh13.b, sh13.n, false));
+	assert_int_equal(ps.tls, PROXY_TLS_DONE);
+	assert_int_equal(peek_st(&t, &ps, NULL, 0, false, &o),
+	    RELAY_PEEK_ALLOW);
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, sh12.b, sh12.n, false));
+	assert_int_equal(peek_st(&t, &ps, other.b, other.n, false, &o),
+	    RELAY_PEEK_ALLOW);
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, (const uint8_t *)"\x15\x03\x03",
+	    3, false));	/* an alert */
+	assert_int_equal(peek_st(&t, &ps, other.b, other.n, false, &o),
+	    RELAY_PEEK_ALLOW);
+	/* the server ended before it could ask */
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_false(proxy_peek_watch(&ps, hrr.b, 20, false));
+	assert_true(proxy_peek_watch(&ps, hrr.b, 20, true));
+	assert_int_equal(ps.tls, PROXY_TLS_DONE);
+	/* an answer that cannot be read: cut */
+	proxy_peek_init(&ps);
+	assert_int_equal(peek_st(&t, &ps, ch.b, ch.n, false, &o),
+	    RELAY_PEEK_WATCH);
+	assert_true(proxy_peek_watch(&ps, (const uint8_t *)"\x16\x03\x03"
+	    "\x00\x00", 5, false));
+	assert_int_equal(peek_st(&t, &ps, NULL, 0, false, &o),
+	    RELAY_PEEK_DENY);
+	check_deny("server unreadable", &o, GK_REASON_MALFORMED, "server");
+	cage_free();
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_peek_tls, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_peek_tls_retry, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_peek_tls_prefixes, setup,
 		    teardown),

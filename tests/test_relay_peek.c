@@ -273,6 +273,142 @@ test_pass_eof(void **state)
 		assert_true(t->peek_eof && t->peek_len == 0);
 }
 
+/* ---- watch: a prefix goes, the rest waits for the server's answer ------ */
+
+static int	watch_calls;
+static size_t	watch_len;
+static bool	watch_eof;
+static uint8_t	watch_seen[RELAY_WATCH_MAX];
+
+/* WATCH 5 once 5 bytes are held; later calls: t->verdict. */
+static enum relay_peek
+watch_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
+    uint64_t *pass)
+{
+	struct tctx	*t = arg;
+	size_t		 k = (size_t)t->peek_calls;
+
+	(void)buf;
+	if (k < sizeof(t->lens) / sizeof(t->lens[0]))
+		t->lens[k] = len;
+	t->peek_calls++;
+	t->peek_len = len;
+	t->peek_eof = eof;
+	memcpy(t->peek_seen, buf, len);
+	if (k > 0)
+		return t->verdict;
+	if (len < 5)
+		return RELAY_PEEK_MORE;
+	*pass = 5;
+	return RELAY_PEEK_WATCH;
+}
+
+/* Done once 3 server bytes (or the server's end) were seen. */
+static bool
+watch_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
+{
+	(void)arg;
+	watch_calls++;
+	watch_len = len;
+	watch_eof = eof;
+	memcpy(watch_seen, buf, len);
+	return len >= 3 || eof;
+}
+
+static void
+watch_start(struct tctx *t, enum relay_peek later)
+{
+	watch_calls = 0;
+	watch_len = 0;
+	watch_eof = false;
+	t->verdict = later;
+	start(t, &(struct relay_opts){ .peek = watch_peek_cb,
+	    .watch = watch_cb, .no_splice = t->prm.no_splice });
+	peer_send(&t->cage, "HELLOxyz", 8, 0, END_NONE);
+	assert_true(UNTIL(t, t->up.rx_len >= 5, DEADLINE_MS));
+	RUN_FOR(t, 50);
+	/* the prefix went; what follows waits, unshown */
+	assert_int_equal(t->up.rx_len, 5);
+	assert_memory_equal(t->up.rx_keep, "HELLO", 5);
+	assert_int_equal(t->peek_calls, 1);
+}
+
+/* The server answers in two writes: the watch sees both, from the
+ * server's first byte; then the held bytes are shown and allowed. */
+static void
+test_watch_allow(void **state)
+{
+	struct tctx	*t = *state;
+
+	watch_start(t, RELAY_PEEK_ALLOW);
+	peer_send(&t->up, "ab", 2, 0, END_NONE);
+	assert_true(UNTIL(t, t->cage.rx_len >= 2, DEADLINE_MS));
+	RUN_FOR(t, 50);
+	assert_int_equal(t->up.rx_len, 5);	/* still held */
+	assert_int_equal(t->peek_calls, 1);
+	peer_send(&t->up, "cdef", 4, 0, END_NONE);
+	assert_true(UNTIL(t, t->up.rx_len >= 8, DEADLINE_MS));
+	assert_memory_equal(t->up.rx_keep, "HELLOxyz", 8);
+	assert_true(watch_calls >= 2);
+	assert_true(watch_len >= 3);
+	assert_memory_equal(watch_seen, "abc", 3);
+	assert_int_equal(t->peek_calls, 2);
+	assert_int_equal(t->lens[1], 3);
+	assert_memory_equal(t->peek_seen, "xyz", 3);
+	/* open now: both ways, unexamined */
+	peer_send(&t->cage, "more", 4, 0, END_SHUT);
+	peer_send(&t->up, "!", 1, 0, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "closed", 12, 7);
+	assert_int_equal(t->peek_calls, 2);
+}
+
+/* The second look denies: nothing after the prefix reached the server. */
+static void
+test_watch_deny(void **state)
+{
+	struct tctx	*t = *state;
+
+	watch_start(t, RELAY_PEEK_DENY);
+	peer_send(&t->up, "abc", 3, 0, END_NONE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	/* (the server's answer may or may not have left before the cut) */
+	assert_int_equal(t->done_calls, 1);
+	assert_string_equal(t->reason, "denied");
+	assert_int_equal(t->done_up, 5);
+	assert_int_equal(t->up.rx_len, 5);
+	assert_true(t->up.rx_eof);
+	assert_int_equal(t->peek_calls, 2);
+}
+
+/* The server ends without a word: the watch is told, then the peek. */
+static void
+test_watch_server_ends(void **state)
+{
+	struct tctx	*t = *state;
+
+	watch_start(t, RELAY_PEEK_ALLOW);
+	peer_send(&t->up, "", 0, 0, END_SHUT);
+	assert_true(UNTIL(t, t->up.rx_len >= 8, DEADLINE_MS));
+	assert_true(watch_eof);
+	assert_int_equal(watch_len, 0);
+	assert_int_equal(t->peek_calls, 2);
+}
+
+/* WATCH without a watch callback cuts the tunnel (nothing unchecked). */
+static void
+test_watch_no_cb(void **state)
+{
+	struct tctx	*t = *state;
+
+	t->verdict = RELAY_PEEK_ALLOW;
+	start(t, &(struct relay_opts){ .peek = watch_peek_cb });
+	peer_send(&t->cage, "HELLOxyz", 8, 0, END_NONE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "denied", 0, 0);
+	assert_int_equal(t->up.rx_len, 0);
+}
+
 int
 main(void)
 {
@@ -298,6 +434,11 @@ main(void)
 		TP("pass_deny_buffered", test_pass_deny, &buffered),
 		TP("pass_eof_middle", test_pass_eof, NULL),
 		TP("pass_eof_edge", test_pass_eof, &flag),
+		TP("watch_allow_splice", test_watch_allow, &splice),
+		TP("watch_allow_buffered", test_watch_allow, &buffered),
+		T(test_watch_deny, NULL),
+		T(test_watch_server_ends, NULL),
+		T(test_watch_no_cb, NULL),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

@@ -39,3 +39,70 @@ pk_hexesc() {
 	"$PYTHON" -c 'import sys
 print("".join("\\x%02x" % b for b in open(sys.argv[1], "rb").read()))' "$1"
 }
+
+# ---- TLS 1.3 HelloRetryRequest -------------------------------------------
+# A second nginx on PK_HRR_PORT serves github.com and evil.example (the
+# same certificate) and takes only secp256r1 key shares: a client whose
+# first ClientHello offers only an x25519 one gets a HelloRetryRequest.
+# hrr_client.py then sends a second ClientHello naming what it likes.
+PK_HRR_PORT=9443
+
+# pk_hrr_nginx ERR DIR NSPID VAR ADDR: that nginx in the netns of NSPID
+# (VAR gets its pid), DIR/pki's certificate; ready when curl offering
+# X25519 first gets "hello from github.com" from ADDR (bounded: 10 s).
+pk_hrr_nginx() {
+	local err=$1 dir=$2 nspid=$3 var=$4 addr=$5 c=$2/nginx-hrr.conf n i
+	mkdir -p "$dir/nginx-hrr-tmp" || return 1
+	{
+		cat <<CONF
+daemon off;
+master_process on;
+worker_processes 1;
+user root;
+pid $dir/nginx-hrr.pid;
+error_log $dir/nginx-hrr-error.log info;
+events { worker_connections 64; }
+http {
+	access_log $dir/nginx-hrr-access.log;
+	client_body_temp_path $dir/nginx-hrr-tmp/body;
+	proxy_temp_path $dir/nginx-hrr-tmp/proxy;
+	fastcgi_temp_path $dir/nginx-hrr-tmp/fastcgi;
+	uwsgi_temp_path $dir/nginx-hrr-tmp/uwsgi;
+	scgi_temp_path $dir/nginx-hrr-tmp/scgi;
+	default_type text/plain;
+	ssl_certificate $dir/pki/server.crt;
+	ssl_certificate_key $dir/pki/server.key;
+	ssl_protocols TLSv1.3;
+	ssl_ecdh_curve prime256v1;
+	server {
+		listen $PK_HRR_PORT ssl default_server;
+		server_name _;
+		return 421 "no such site\n";
+	}
+CONF
+		for n in github.com evil.example; do
+			printf '\tserver {\n\t\tlisten %s ssl;\n\t\tserver_name %s;\n' \
+				"$PK_HRR_PORT" "$n"
+			printf '\t\treturn 200 "hello from %s\\n";\n\t}\n' "$n"
+		done
+		echo "}"
+	} >"$c"
+	inet_bg "$var" "$nspid" "$dir/nginx-hrr.stderr" \
+		nginx -p "$dir/" -c "$c" -e "$dir/nginx-hrr-error.log"
+	for ((i = 0; i < 100; i++)); do
+		if ! kill -0 "${!var}" 2>/dev/null; then
+			"$err" "nginx (HelloRetryRequest) exited:"
+			tail -n 20 "$dir/nginx-hrr.stderr" "$dir/nginx-hrr-error.log" >&2
+			return 1
+		fi
+		if curl -sf --noproxy '*' --max-time 2 --cacert "$dir/ca.crt" \
+		    --curves X25519:P-256 \
+		    --resolve "github.com:$PK_HRR_PORT:$addr" -o /dev/null \
+		    "https://github.com:$PK_HRR_PORT/" 2>/dev/null; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	"$err" "nginx (HelloRetryRequest) did not answer within 10 s"
+	return 1
+}

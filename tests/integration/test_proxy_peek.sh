@@ -12,7 +12,12 @@
 #     the HTTP/2 preface, h2c, an SSLv2-format hello), written with raw
 #     bytes (socks_client.py raw mode, peek_lib.sh) through SOCKS5 and
 #     HTTP CONNECT: each is cut within a second, counted once in
-#     gatekeeper_denied_total and audited once.
+#     gatekeeper_denied_total and audited once;
+#   - TLS 1.3's HelloRetryRequest: a second ClientHello naming another
+#     server than the first (hrr_client.py, against a second nginx that
+#     asks X25519-first clients for a retry) is cut before the server
+#     answers it; one naming the same server, and curl offering X25519
+#     then P-256 (openssl's retry), go through.
 #
 #   bash tests/integration/test_proxy_peek.sh build/gatekeeperd
 #
@@ -213,6 +218,78 @@ for via in socks http; do
 	gk_check "A: a line protocol's first line to github.com:22 ($via) still reaches the server (its banner comes back)" \
 		eval '[ "$(kv raw_recv "$o")" -gt 0 ]'
 done
+
+# ---- TLS 1.3: the ClientHello after a HelloRetryRequest -----------------------
+# nginx on :$PK_HRR_PORT (peek_lib.sh) takes only secp256r1 key shares:
+# hrr_client.py's first hello (x25519 only) gets a HelloRetryRequest, its
+# second names what it likes. Directly, nginx answers a second hello for
+# evil.example with a ServerHello for it; through the proxies the tunnel
+# is cut before any byte of that comes back, and the denial is counted
+# and audited as an SNI mismatch. A second hello for the same name, and
+# curl offering X25519 first, still work.
+HRR=("$PYTHON" "$GK_LIB_DIR/hrr_client.py" --timeout 5)
+pk_hrr_nginx pn_err "$PN_DIR" "$PN_NS_PID" PN_HRR_PID "${PN_ADDR[github.com]}"
+GK_DETAIL="$(tail -n 3 "$PN_DIR/nginx-hrr-error.log" 2>/dev/null | paste -sd'|' -)"
+gk_check "internet: nginx on :$PK_HRR_PORT asks an X25519-first client for a retry, and curl gets its page directly" \
+	eval '[ -n "$PN_HRR_PID" ] && kill -0 "$PN_HRR_PID"'
+o=$("${HRR[@]}" --via direct "${PN_ADDR[github.com]}" "$PK_HRR_PORT" \
+	github.com evil.example 2>&1)
+GK_DETAIL="got: $(oneline "$o")"
+gk_check "internet: directly, a second ClientHello for evil.example after a retry for github.com gets a ServerHello" \
+	eval '[ "$(kv first "$o")" = hrr ] && [ "$(kv group "$o")" = 0x0017 ] &&
+	      [ "$(kv after "$o")" = server_hello ]'
+
+# hrr_cut MSG VIA SNI2 [hrr_client options]: cut, nothing but the retry
+# request came back, one sni_mismatch denial counted and audited.
+hrr_cut() {
+	local msg=$1 via=$2 sni2=$3 kind o a0 d0 d1 rs
+	shift 3
+	kind=$([ "$via" = socks ] && echo socks5 || echo http)
+	fetch_metrics "$T/r0.txt"
+	a0=$(proxy_deny_lines)
+	o=$("${HRR[@]}" --via "$via" --bind $A_SRC "$@" github.com "$PK_HRR_PORT" \
+		github.com "$sni2" 2>&1)
+	gk_wait_for 20 eval '[ "$(proxy_deny_lines)" -gt "$a0" ]'
+	sleep 0.2
+	fetch_metrics "$T/r1.txt"
+	d0=$(gk_metric_sum "$T/r0.txt" gatekeeper_denied_total kind="$kind" reason=sni_mismatch)
+	d1=$(gk_metric_sum "$T/r1.txt" gatekeeper_denied_total kind="$kind" reason=sni_mismatch)
+	rs=$(proxy_deny_reasons_since "$a0")
+	GK_DETAIL="got: $(oneline "$o") | denied_total{kind=$kind,reason=sni_mismatch} $d0 -> $d1 | audit reasons: ${rs:-none}"
+	gk_check "$msg ($via): the retry request came, then the tunnel was cut in $(kv after_ms "$o") ms with no ServerHello, denied_total{reason=sni_mismatch} +1" \
+		eval '[ "$(kv first "$o")" = hrr ] && [ "$(kv group "$o")" = 0x0017 ] &&
+		      [[ "$(kv after "$o")" == @(closed|reset) ]] &&
+		      [ "$(kv after_ms "$o")" -lt 1000 ] && [ $((d1 - d0)) -eq 1 ]'
+	gk_check "$msg ($via): one proxy.deny audit line, reason sni_mismatch" \
+		test "$rs" = sni_mismatch
+	expect_deny sni_mismatch github.com "$A_ID" "$msg $via"
+}
+
+for via in socks http; do
+	hrr_cut "A: a ClientHello for evil.example after a HelloRetryRequest for github.com" \
+		$via evil.example
+	hrr_cut "A: ... the same without the change_cipher_spec record" \
+		$via evil.example --no-ccs
+	hrr_cut "A: ... a second ClientHello without a server name" $via -
+	a0=$(proxy_deny_lines)
+	o=$("${HRR[@]}" --via $via --bind $A_SRC github.com "$PK_HRR_PORT" \
+		github.com GitHub.com 2>&1)
+	sleep 0.2
+	GK_DETAIL="got: $(oneline "$o") | new audit deny lines: $(($(proxy_deny_lines) - a0))"
+	gk_check "A: a second ClientHello for GitHub.com after a retry for github.com ($via) gets its ServerHello, nothing denied" \
+		eval '[ "$(kv first "$o")" = hrr ] && [ "$(kv after "$o")" = server_hello ] &&
+		      [ "$(proxy_deny_lines)" = "$a0" ]'
+done
+curl_socks $A_SRC --tlsv1.3 --curves X25519:P-256 \
+	"https://github.com:$PK_HRR_PORT/"
+GK_DETAIL=$(curl_detail)
+gk_check "A: curl offering X25519 then P-256 (a retry, the same name) through SOCKS finishes its handshake" \
+	eval '[ "$CURL_OUT" = 200 ] && body_is "hello from github.com"'
+curl_http $A_SRC --tlsv1.3 --curves X25519:P-256 \
+	"https://github.com:$PK_HRR_PORT/"
+GK_DETAIL=$(curl_detail)
+gk_check "A: ... and through HTTP CONNECT" \
+	eval '[ "$CURL_OUT" = 200 ] && body_is "hello from github.com"'
 
 GK_DETAIL="pid $GKD"
 gk_check "gatekeeperd is still running" daemon_alive "$GKD"

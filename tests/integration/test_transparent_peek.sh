@@ -24,7 +24,11 @@
 # an alert record before a hello to port 443: each cut within a second,
 # nothing (or only github.com) back, one denial counted and audited with
 # its reason; two requests for github.com on one connection, a CRLF
-# before one, and a line protocol to the echo port still work.
+# before one, and a line protocol to the echo port still work. TLS 1.3's
+# HelloRetryRequest (hrr_client.py against a second nginx that asks
+# X25519-first clients for a retry): a second ClientHello for another
+# name, or none, is cut before the server answers it and counted as an
+# SNI mismatch; one for the same name, and curl, go through.
 #
 # Prints "ok   ..." / "FAIL ..." per check and a summary; exits 1 if any
 # check failed or anything needed is missing (never a silent skip, as
@@ -223,8 +227,66 @@ peek_escapes() {	# WHO
 	gk_check "$who: a line protocol's first line to github.com:$EN_ECHO_PORT passes (the service answers), nothing denied" \
 		eval '[ "$(rkv raw_recv)" -gt 0 ] && [ "$D_OK" = 1 ] && [ "$D_ALL" = 0 ]'
 }
+# TLS 1.3's HelloRetryRequest: nginx on :$PK_HRR_PORT (peek_lib.sh) asks
+# hrr_client.py's x25519-only first hello (github.com) for a retry; a
+# second hello for evil.example is cut before nginx answers it, one for
+# the same name gets its ServerHello, curl offering X25519 then P-256
+# gets the page.
+pk_hrr_nginx en_err "$EN_DIR" "$EN_NS_PID" EN_HRR_PID "${EN_ADDR[github.com]}"
+GK_DETAIL="$(tail -n 3 "$EN_DIR/nginx-hrr-error.log" 2>/dev/null | paste -sd'|' -)"
+gk_check "internet: nginx on :$PK_HRR_PORT asks an X25519-first client for a retry, and curl gets its page directly" \
+	eval '[ -n "$EN_HRR_PID" ] && kill -0 "$EN_HRR_PID"'
+cp "$GK_LIB_DIR/hrr_client.py" "$SHARE/hrr_client.py"
+chmod a+r "$SHARE/hrr_client.py"
+HRR=("$PYTHON" "$SHARE/hrr_client.py" --via direct --timeout 5)
+
+peek_hrr() {	# WHO
+	local who=$1 sni2 line what
+	for sni2 in evil.example -; do
+		what="for $sni2"
+		[ "$sni2" = - ] && what="without a server name"
+		mark
+		cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
+			-- "${NP[@]}" "${HRR[@]}" github.com "$PK_HRR_PORT" github.com "$sni2"
+		audit_wait 1
+		sleep 0.2
+		after
+		tr_deltas
+		line=$(audit_new | head -1)
+		GK_DETAIL="$(run_detail) | $(d_moved)"
+		gk_check "$who: a second ClientHello $what after a HelloRetryRequest for github.com: cut in $(rkv after_ms) ms with no ServerHello, counted (sni_mismatch)" \
+			eval '[ "$(rkv first)" = hrr ] && [ "$(rkv group)" = 0x0017 ] &&
+			      [[ "$(rkv after)" == @(closed|reset) ]] && [ "$(rkv after_ms)" -lt 1000 ] &&
+			      [ "$D_R_sni_mismatch" = 1 ] && [ "$D_ALL" = 1 ] && [ "$D_OK" = 1 ]'
+		GK_DETAIL="new audit lines: $(audit_new | paste -sd' ' -)"
+		gk_check "$who: ... one proxy.deny audit line: reason sni_mismatch, host github.com, port $PK_HRR_PORT" \
+			eval '[ "$(audit_n)" = 1 ] && audit_match "$line" sni_mismatch github.com "$PK_HRR_PORT" "*"'
+	done
+	mark
+	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
+		-- "${NP[@]}" "${HRR[@]}" github.com "$PK_HRR_PORT" github.com github.com
+	sleep 0.2
+	after
+	tr_deltas
+	GK_DETAIL="$(run_detail) | $(d_moved)"
+	gk_check "$who: a second ClientHello for github.com after a retry gets its ServerHello, nothing denied" \
+		eval '[ "$(rkv first)" = hrr ] && [ "$(rkv after)" = server_hello ] &&
+		      [ "$D_OK" = 1 ] && [ "$D_ALL" = 0 ]'
+	mark
+	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
+		-- "${NP[@]}" curl -sS --max-time 20 --cacert "$EN_DIR/ca.crt" \
+		--tlsv1.3 --curves X25519:P-256 "https://github.com:$PK_HRR_PORT/"
+	after
+	tr_deltas
+	GK_DETAIL="$(run_detail) | $(d_moved)"
+	gk_check "$who: curl offering X25519 then P-256 (a retry, the same name) gets the page" \
+		eval 'out_has "hello from github.com" && [ "$D_ALL" = 0 ]'
+}
+
 peek_escapes root
 peek_escapes user
+peek_hrr root
+peek_hrr user
 tr_after_denials
 
 # ---- stop ---------------------------------------------------------------------------
