@@ -148,6 +148,34 @@ list_presets(void)
 	exit(0);
 }
 
+/* The files gk-run reads and writes for the user, opened at the start
+ * without following links (spawn_hostfile.c); read-only inside. */
+static struct spawn_hostfile *allow_hf;
+static struct spawn_hostfile learn_hf = { .dirfd = -1, .fd = -1 };
+static struct spawn_hostfile save_hf = { .dirfd = -1, .fd = -1 };
+
+/* One allow-file: through its O_PATH fd, never a link. */
+static uint8_t *
+read_allow_file(struct spawn_hostfile *h, const char *path, size_t *len)
+{
+	char err[SPAWN_ERRLEN], show[256];
+	uint8_t *buf;
+	int fd;
+
+	if (spawn_hostfile_open(h, "--allow-file", path, false, err,
+	    sizeof(err)) == -1)
+		die("%s", err);
+	spawn_printable(path, show, sizeof(show));
+	if ((fd = spawn_hostfile_reopen(h, O_RDONLY)) == -1)
+		die("--allow-file %s: %s", show, strerror(errno));
+	if ((buf = spawn_fd_slurp(fd, SPAWN_ALLOWFILE_MAX, len)) == NULL)
+		die("--allow-file %s: %s", show, errno == EFBIG ? "larger "
+		    "than 1 MiB; is it really an allow-file?" :
+		    strerror(errno));
+	close(fd);
+	return buf;
+}
+
 static void
 load_allow_files(struct spawn_opts *o)
 {
@@ -157,11 +185,13 @@ load_allow_files(struct spawn_opts *o)
 
 	for (i = 0; i < o->npresets; i++)
 		load_preset(o->presets[i], &o->allow);
+	if (o->nallow_files > 0 && (allow_hf = calloc(o->nallow_files,
+	    sizeof(*allow_hf))) == NULL)
+		die("out of memory");
 	for (i = 0; i < o->nallow_files; i++) {
-		buf = spawn_read_file(o->allow_files[i], SPAWN_ALLOWFILE_MAX,
-		    &len, err, sizeof(err));
-		if (buf == NULL || spawn_allowfile_parse(buf, len,
-		    o->allow_files[i], &o->allow, err, sizeof(err)) == -1)
+		buf = read_allow_file(&allow_hf[i], o->allow_files[i], &len);
+		if (spawn_allowfile_parse(buf, len, o->allow_files[i],
+		    &o->allow, err, sizeof(err)) == -1)
 			die("%s", err);
 		free(buf);
 	}
@@ -201,6 +231,43 @@ bwrap_envp(bool fs_sandbox)
 	return env;
 }
 
+/*
+ * --learn's and --ask-save's file: checked now (a regular file, no
+ * link), made empty when missing so that it can be bound read-only.
+ * --dry-run makes nothing.
+ */
+static void
+open_out_file(struct spawn_hostfile *h, const char *opt, const char *path,
+    bool dry_run)
+{
+	char err[SPAWN_ERRLEN];
+	struct stat st;
+
+	if (path == NULL || (dry_run && lstat(path, &st) == -1 &&
+	    errno == ENOENT))
+		return;
+	if (spawn_hostfile_open(h, opt, path, !dry_run, err,
+	    sizeof(err)) == -1)
+		die("%s", err);
+}
+
+/* The files gk-run keeps read-only inside (spawn_mounts_protect). */
+static void
+protect_files(const struct spawn_opts *o, struct spawn_plan *p)
+{
+	const struct spawn_hostfile *h;
+	char err[SPAWN_ERRLEN];
+	size_t i;
+
+	for (i = 0; i < o->nallow_files + 2; i++) {
+		h = i < o->nallow_files ? &allow_hf[i] :
+		    i == o->nallow_files ? &learn_hf : &save_hf;
+		if (h->fd != -1 && spawn_mounts_protect(&p->mounts,
+		    &p->nmounts, h->path, h->fd, err, sizeof(err)) == -1)
+			die("%s", err);
+	}
+}
+
 /* The placeholders' registry, locked shared (spawn_guard_lock). */
 static int	guard_fd = -1;
 /* --ask: who answers, opened before the command runs (ask_open). */
@@ -222,6 +289,7 @@ build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 	if (spawn_resolve_mounts(o, *cwd, &p->mounts, &p->nmounts, err,
 	    sizeof(err)) == -1)
 		die("%s", err);
+	protect_files(o, p);
 	p->net = o->net;
 	p->fs = o->fs;
 	p->seccomp = o->seccomp;
@@ -301,6 +369,11 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 			p->mounts[i].fd = add_fd(&f, next++,
 			    (const uint8_t *)p->mounts[i].src,
 			    strlen(p->mounts[i].src), false);
+		else if (p->mounts[i].kind == SPAWN_MNT_RO &&
+		    p->mounts[i].fd != -1) {
+			p->mounts[i].fd = add_fd(&f, next++, NULL, 0, false);
+			f.src[f.n - 1].path = p->mounts[i].path;
+		}
 	}
 	if (p->net == SPAWN_NET_GATED) {
 		spawn_cage_placeholder(&cage, SPAWN_PLATFORM_LINUX);
@@ -432,6 +505,15 @@ data_fds(struct spawn_plan *p, struct spawn_fds *f)
 			p->mounts[i].fd = add_fd(f, fd, NULL, 0, false);
 			continue;
 		}
+		if (p->mounts[i].kind == SPAWN_MNT_RO &&
+		    p->mounts[i].fd != -1) {
+			/* bwrap's copy; the original stays open for the run */
+			if ((fd = fcntl(p->mounts[i].fd, F_DUPFD_CLOEXEC,
+			    3)) == -1)
+				die("dup: %s", strerror(errno));
+			p->mounts[i].fd = add_fd(f, fd, NULL, 0, false);
+			continue;
+		}
 		if (p->mounts[i].kind != SPAWN_MNT_HIDE_FILE)
 			continue;
 		if ((fd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1)
@@ -501,7 +583,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	r.verbose = o->verbose;
 	r.quiet = o->quiet;
 	r.events_fd = o->events_fd;
-	r.learn = o->learn;
+	r.learn = o->learn != NULL ? &learn_hf : NULL;
 	r.cmd = o->cmd;
 	r.ncmd = o->ncmd;
 	r.cmdname = cmdshow;
@@ -561,8 +643,9 @@ ask_open(const struct spawn_opts *o)
 		    "or --decisions-fd N with --events-fd", strerror(errno));
 	if (o->ask_save == NULL)
 		return;
-	if ((ask.save_fd = open(o->ask_save, O_WRONLY | O_APPEND | O_CREAT |
-	    O_CLOEXEC, 0644)) == -1)
+	/* opened (made) by open_out_file(), never through a link */
+	if ((ask.save_fd = spawn_hostfile_reopen(&save_hf, O_WRONLY |
+	    O_APPEND)) == -1)
 		die("--ask-save %s: %s (it must be a file gk-run can append "
 		    "to)", o->ask_save, strerror(errno));
 	ask.save_path = o->ask_save;
@@ -621,6 +704,8 @@ main(int argc, char **argv)
 	if (o.platform == SPAWN_PLATFORM_MACOS && !o.dry_run)
 		die("--platform macos: this gk-run runs on Linux and can only "
 		    "print the macOS profile; add --dry-run");
+	open_out_file(&learn_hf, "--learn", o.learn, o.dry_run);
+	open_out_file(&save_hf, "--ask-save", o.ask_save, o.dry_run);
 	ask_open(&o);
 	if (o.learn != NULL && !o.dry_run)
 		fprintf(stderr, "gk-run: WARNING: --learn: %s may reach ANY "

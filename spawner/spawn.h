@@ -410,7 +410,11 @@ struct spawn_mount {
 	char		*src;		/* BIND: the source; SYMLINK: the
 					   link's text; DATA: the file's
 					   text; else NULL; owned */
-	int		 fd;		/* HIDE_FILE (empty), DATA: data fd */
+	int		 fd;		/* HIDE_FILE (empty), DATA: data
+					   fd; RO: -1 (bound by path), or
+					   an O_PATH fd of the file to
+					   bind (--ro-bind-fd: no link
+					   followed) */
 	bool		 implicit;	/* not from --ro/--rw/--hide */
 	bool		 forced;	/* implicit, and nothing may undo it
 					   (the control socket's directory) */
@@ -428,9 +432,10 @@ struct spawn_mount {
 /* What a data fd holds, for --dry-run's shell redirections. */
 struct spawn_fdsrc {
 	int		 fd;
-	const uint8_t	*data;		/* NULL: /dev/null */
+	const uint8_t	*data;		/* NULL: /dev/null or path */
 	size_t		 len;
 	bool		 out;		/* written by bwrap: >/dev/null */
+	const char	*path;		/* a file bwrap binds: <PATH */
 };
 
 struct spawn_plan {
@@ -464,6 +469,17 @@ struct spawn_plan {
  */
 int		 spawn_mounts_sort(struct spawn_mount *m, size_t *n, char *err,
 		    size_t errlen);
+/*
+ * A file gk-run reads or writes for the user (an allow-file, --learn's,
+ * --ask-save's; canonical `path`, O_PATH `fd`) stays read-only inside
+ * when the sandbox could write it: a read-only bind of it (by the fd)
+ * over itself when a writable mount (--rw, the working directory,
+ * --fs host's /) is the one that shows it. Sorted mounts in, sorted
+ * mounts out. 1 added, 0 not needed, -1 (err): --rw names the file
+ * itself, or out of memory.
+ */
+int		 spawn_mounts_protect(struct spawn_mount **m, size_t *n,
+		    const char *path, int fd, char *err, size_t errlen);
 /* Free the paths of n mounts and the array. */
 void		 spawn_mounts_free(struct spawn_mount *m, size_t n);
 /* How many components an absolute, canonical path has ("/" has 0). */

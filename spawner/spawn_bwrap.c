@@ -5,7 +5,8 @@
  *
  *   bwrap --unshare-user --unshare-ipc --unshare-pid --unshare-uts
  *     --unshare-cgroup [--unshare-net] --die-with-parent --new-session
- *     --cap-drop ALL  <mounts, parents first; after --proc /proc,
+ *     --cap-drop ALL  <mounts, parents first (a file gk-run keeps
+ *     read-only: --ro-bind-fd FD PATH); after --proc /proc,
  *     --ro-bind /proc/sys /proc/sys>  [--ro-bind-data FD
  *     /etc/resolv.conf]  [--remount-ro HIDDEN-DIR...]  --chdir CWD
  *     [--unsetenv K...] [--setenv K V...] [--seccomp FD]
@@ -46,7 +47,10 @@ mount_args(struct spawn_strv *a, const struct spawn_mount *m)
 {
 	switch (m->kind) {
 	case SPAWN_MNT_RO:
-		push3(a, "--ro-bind", m->path, m->path);
+		if (m->fd != -1)
+			push_fd(a, "--ro-bind-fd", m->fd, m->path);
+		else
+			push3(a, "--ro-bind", m->path, m->path);
 		break;
 	case SPAWN_MNT_RW:
 		push3(a, "--bind", m->path, m->path);
@@ -292,6 +296,10 @@ spawn_shell_render(const struct spawn_strv *a, const struct spawn_fdsrc *fds,
 		spawn_buf_puts(&b, num);
 		if (fds[i].out)
 			spawn_buf_puts(&b, ">/dev/null");
+		else if (fds[i].path != NULL) {
+			spawn_buf_putn(&b, "<", 1);
+			sb_quote(&b, fds[i].path);
+		}
 		else if (fds[i].data == NULL || fds[i].len == 0)
 			spawn_buf_puts(&b, "</dev/null");
 		else {

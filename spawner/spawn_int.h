@@ -7,6 +7,7 @@
 #define SPAWN_INT_H
 
 #include <signal.h>
+#include <stdio.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -242,6 +243,40 @@ void		 spawn_ask_end(struct spawn_ask *a);
 /* "gk-run: 2 asked: a.example:443 (this run), ..." on stderr. */
 void		 spawn_ask_summary(const struct spawn_ask *a);
 
+/* spawn_hostfile.c */
+/*
+ * A file gk-run reads or writes on the host for the user (--allow-file,
+ * --ask-save, --learn), reached without following links: its directory
+ * opened by the path given, the file by its last component beneath it.
+ */
+struct spawn_hostfile {
+	const char	*opt;		/* "--learn", for messages */
+	const char	*arg;		/* the path as given */
+	const char	*base;		/* its last component, in arg */
+	char		*path;		/* canonical: directory + base */
+	int		 dirfd;		/* O_PATH of the directory */
+	int		 fd;		/* O_PATH of the file (regular) */
+};
+
+/*
+ * Open `arg`'s directory and then the file in it, never through a link
+ * (with `create`, an empty 0644 file is made first when there is none).
+ * 0, or -1 with err set: a link, not a regular file, or missing.
+ */
+int		 spawn_hostfile_open(struct spawn_hostfile *h,
+		    const char *opt, const char *arg, bool create, char *err,
+		    size_t errlen);
+/* The same file opened again with `flags` (O_RDONLY, O_WRONLY|O_APPEND). */
+int		 spawn_hostfile_reopen(const struct spawn_hostfile *h,
+		    int flags);
+void		 spawn_hostfile_close(struct spawn_hostfile *h);
+/* A new temporary file beside it (O_EXCL, a random name put in tmp). */
+FILE		*spawn_hostfile_tmp(const struct spawn_hostfile *h,
+		    char *tmp, size_t tmplen);
+/* Flush, fsync and close f, then rename tmp over the file; 0 or -1. */
+int		 spawn_hostfile_commit(const struct spawn_hostfile *h,
+		    FILE *f, const char *tmp);
+
 /* spawn_learn.c */
 /*
  * --learn FILE: `learned` ("host\tport", port 0 for a lookup) as an
@@ -249,7 +284,7 @@ void		 spawn_ask_summary(const struct spawn_ask *a);
  * (`more`: gatekeeperd did not tell everything). Says on stderr what it
  * wrote, or why not.
  */
-void		 spawn_learn_write(const char *path,
+void		 spawn_learn_write(const struct spawn_hostfile *h,
 		    const struct spawn_strv *learned, bool more,
 		    char *const cmd[], int ncmd);
 
@@ -263,7 +298,7 @@ struct spawn_run {
 	int		 verbose;
 	bool		 quiet;		/* no denial lines on stderr */
 	int		 events_fd;	/* -1: none */
-	const char	*learn;		/* --learn FILE, or NULL */
+	const struct spawn_hostfile *learn; /* --learn FILE, or NULL */
 	char *const	*cmd;		/* for --learn's header */
 	int		 ncmd;
 	const char	*cmdname;	/* for messages */

@@ -49,11 +49,12 @@ learned_lines(const struct spawn_strv *learned, struct spawn_strv *lines)
 }
 
 void
-spawn_learn_write(const char *path, const struct spawn_strv *learned,
-    bool more, char *const cmd[], int ncmd)
+spawn_learn_write(const struct spawn_hostfile *h,
+    const struct spawn_strv *learned, bool more, char *const cmd[], int ncmd)
 {
 	struct spawn_strv lines = { 0 };
-	char label[SPAWN_LABEL_MAX + 1], tmp[PATH_MAX], ts[32];
+	char label[SPAWN_LABEL_MAX + 1], tmp[NAME_MAX + 1], ts[32];
+	const char *path = h->arg;
 	time_t now = time(NULL);
 	struct tm tm;
 	size_t i;
@@ -63,8 +64,8 @@ spawn_learn_write(const char *path, const struct spawn_strv *learned,
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	spawn_cage_label(cmd, ncmd, label);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((f = fopen(tmp, "w")) == NULL) {
+	/* beside the file, in the directory opened at the start */
+	if ((f = spawn_hostfile_tmp(h, tmp, sizeof(tmp))) == NULL) {
 		fprintf(stderr, "gk-run: --learn %s: %s; nothing written\n",
 		    path, strerror(errno));
 		spawn_strv_clear(&lines);
@@ -77,11 +78,10 @@ spawn_learn_write(const char *path, const struct spawn_strv *learned,
 	for (i = 0; i < lines.n; i++)
 		if (i == 0 || strcmp(lines.v[i], lines.v[i - 1]) != 0)
 			fprintf(f, "%s\n", lines.v[i]);
-	if (fclose(f) != 0 || rename(tmp, path) == -1) {
+	if (spawn_hostfile_commit(h, f, tmp) == -1)
 		fprintf(stderr, "gk-run: --learn %s: %s; nothing written\n",
 		    path, strerror(errno));
-		unlink(tmp);
-	} else
+	else
 		fprintf(stderr, "gk-run: --learn: %zu entries written to %s "
 		    "(run again with --allow-file %s)\n", lines.n, path, path);
 	spawn_strv_clear(&lines);

@@ -167,6 +167,40 @@ spawn_mounts_sort(struct spawn_mount *m, size_t *n, char *err, size_t errlen)
 	return 0;
 }
 
+int
+spawn_mounts_protect(struct spawn_mount **m, size_t *n, const char *path,
+    int fd, char *err, size_t errlen)
+{
+	const struct spawn_mount *last = NULL;
+	struct spawn_mount *nm;
+	char show[256];
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (spawn_path_under(path, (*m)[i].path))
+			last = &(*m)[i];
+	if (last == NULL || last->kind != SPAWN_MNT_RW)
+		return 0;
+	if (strcmp(last->path, path) == 0)
+		return gk_seterr(err, errlen, "--rw %s: gk-run reads or writes "
+		    "that file for you (an allow-file, --learn's or "
+		    "--ask-save's); the sandbox may not write it",
+		    spawn_printable(path, show, sizeof(show)));
+	if ((nm = reallocarray(*m, *n + 1, sizeof(*nm))) == NULL)
+		goto nomem;
+	*m = nm;
+	memset(&nm[*n], 0, sizeof(nm[*n]));
+	if ((nm[*n].path = strdup(path)) == NULL)
+		goto nomem;
+	nm[*n].kind = SPAWN_MNT_RO;
+	nm[*n].fd = fd;
+	nm[*n].implicit = true;
+	(*n)++;
+	return spawn_mounts_sort(*m, n, err, errlen) == -1 ? -1 : 1;
+nomem:
+	return gk_seterr(err, errlen, "out of memory");
+}
+
 void
 spawn_mounts_free(struct spawn_mount *m, size_t n)
 {

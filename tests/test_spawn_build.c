@@ -55,6 +55,7 @@ struct mspec {
 	const char	*path;
 	bool		 implicit;
 	bool		 forced;
+	bool		 keep;		/* a file gk-run keeps read-only (fd) */
 };
 
 #define BASE_SANDBOX							\
@@ -79,7 +80,7 @@ spec_mounts(const struct mspec *spec, size_t n)
 	for (i = 0; i < n; i++) {
 		m[i].kind = spec[i].kind;
 		m[i].path = strdup(spec[i].path);
-		m[i].fd = -1;
+		m[i].fd = spec[i].keep ? 0 : -1;
 		m[i].implicit = spec[i].implicit;
 		m[i].forced = spec[i].forced;
 	}
@@ -98,7 +99,7 @@ mounts(const struct mspec *spec, size_t n, struct spawn_mount **out)
 	return n;
 }
 
-/* Hidden files get fds 3, 4, ... as --dry-run numbers them. */
+/* Hidden and kept files get fds 3, 4, ... as --dry-run numbers them. */
 static int
 number_fds(struct spawn_plan *p, struct spawn_fdsrc *src)
 {
@@ -106,9 +107,13 @@ number_fds(struct spawn_plan *p, struct spawn_fdsrc *src)
 	int next = 3;
 
 	for (i = 0; i < p->nmounts; i++) {
-		if (p->mounts[i].kind != SPAWN_MNT_HIDE_FILE)
+		if (p->mounts[i].kind != SPAWN_MNT_HIDE_FILE &&
+		    (p->mounts[i].kind != SPAWN_MNT_RO ||
+		    p->mounts[i].fd == -1))
 			continue;
-		src[next - 3] = (struct spawn_fdsrc){ next, NULL, 0, false };
+		src[next - 3] = (struct spawn_fdsrc){ next, NULL, 0, false,
+		    p->mounts[i].kind == SPAWN_MNT_RO ? p->mounts[i].path :
+		    NULL };
 		p->mounts[i].fd = next++;
 	}
 	return next;
@@ -161,6 +166,16 @@ static const struct gcase gcases[] = {
 	    12, { "LD_PRELOAD=/opt/ok.so", "FOO=bar baz" }, 2,
 	    { "git", "clone", "https://github.com/acme/hello.git", NULL },
 	    3 },
+	/* --allow-file and --learn in the working directory: bound
+	 * read-only by fd over themselves */
+	{ "gated-kept-files", SPAWN_NET_GATED, SPAWN_FS_SANDBOX,
+	    SPAWN_SECCOMP_DEFAULT, { BASE_SANDBOX,
+	    { SPAWN_MNT_RO, "/home/alice/proj/deps.allow", true, false, true },
+	    { SPAWN_MNT_RO, "/home/alice/proj/ci/learned allow", true, false,
+	    true },
+	    { SPAWN_MNT_HIDE_FILE, "/home/alice/.netrc", true },
+	    { SPAWN_MNT_HIDE_DIR, "/run/gatekeeper", true, true } }, 9,
+	    { NULL }, 0, { "npm", "ci", NULL }, 2 },
 	{ "host-hostile", SPAWN_NET_HOST, SPAWN_FS_HOST, SPAWN_SECCOMP_OFF,
 	    { BASE_HOST,
 	    { SPAWN_MNT_HIDE_DIR, "/run/gatekeeper", true, true },
@@ -333,6 +348,112 @@ test_mounts_forced(void **state)
 	spawn_mounts_free(m, n);
 }
 
+/* One file through spawn_mounts_protect: its return, and where the
+ * read-only bind landed (its index, or -1). */
+static int
+protect(const struct mspec *spec, size_t n, const char *path, int *at,
+    struct spawn_mount **out, size_t *nout)
+{
+	char err[SPAWN_ERRLEN];
+	struct spawn_mount *m;
+	size_t i;
+	int r;
+
+	n = mounts(spec, n, &m);
+	r = spawn_mounts_protect(&m, &n, path, 42, err, sizeof(err));
+	*at = -1;
+	for (i = 0; i < n; i++)
+		if (m[i].fd == 42) {
+			assert_int_equal(*at, -1);
+			*at = (int)i;
+		}
+	*out = m;
+	*nout = n;
+	return r;
+}
+
+/* Which of the files gk-run reads and writes get a read-only bind: the
+ * ones a writable mount shows, and after it. */
+static void
+test_mounts_protect(void **state)
+{
+	static const struct mspec sandbox[] = {
+		BASE_SANDBOX,
+		{ SPAWN_MNT_RW, "/home/alice/work", false },
+		{ SPAWN_MNT_HIDE_DIR, "/home/alice/proj/secrets", false },
+		{ SPAWN_MNT_RO, "/home/alice/proj/conf", false },
+		{ SPAWN_MNT_RW, "/home/alice/proj/conf/rw", false },
+	};
+	static const struct mspec host[] = {
+		BASE_HOST,
+		{ SPAWN_MNT_HIDE_DIR, "/home/alice/.ssh", true },
+	};
+	static const struct {
+		const struct mspec *spec;
+		size_t n;
+		const char *path;
+		int want;
+	} cases[] = {
+		{ sandbox, 9, "/home/alice/proj/deps.allow", 1 },
+		{ sandbox, 9, "/home/alice/proj/a/b/learned", 1 },
+		{ sandbox, 9, "/home/alice/work/saved.allow", 1 },
+		{ sandbox, 9, "/home/alice/proj/conf/rw/x.allow", 1 },
+		{ sandbox, 9, "/home/alice/deps.allow", 0 },	/* read-only */
+		{ sandbox, 9, "/home/alice/proj/conf/x.allow", 0 },
+		{ sandbox, 9, "/home/alice/proj/secrets/x", 0 }, /* hidden */
+		{ sandbox, 9, "/tmp/x.allow", 0 },	/* a fresh tmpfs */
+		{ sandbox, 9, "/home/alice/projx/deps.allow", 0 },
+		{ host, 4, "/etc/gk/deps.allow", 1 },	/* --fs host: all */
+		{ host, 4, "/home/alice/.ssh/x", 0 },
+	};
+	struct spawn_mount *m;
+	size_t i, j, n;
+	int at;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(protect(cases[i].spec, cases[i].n,
+		    cases[i].path, &at, &m, &n), cases[i].want);
+		if (cases[i].want == 0) {
+			assert_int_equal(at, -1);
+			assert_int_equal(n, cases[i].n);
+			spawn_mounts_free(m, n);
+			continue;
+		}
+		assert_int_equal(n, cases[i].n + 1);
+		assert_true(at >= 0);
+		assert_int_equal(m[at].kind, SPAWN_MNT_RO);
+		assert_true(m[at].implicit);
+		assert_string_equal(m[at].path, cases[i].path);
+		/* after every mount that covers it */
+		for (j = (size_t)at + 1; j < n; j++)
+			assert_false(spawn_path_under(cases[i].path,
+			    m[j].path));
+		spawn_mounts_free(m, n);
+	}
+}
+
+/* --rw of the file itself cannot stand with its read-only bind. */
+static void
+test_mounts_protect_rw(void **state)
+{
+	static const struct mspec spec[] = {
+		BASE_SANDBOX,
+		{ SPAWN_MNT_RW, "/home/alice/deps.allow", false },
+	};
+	char err[SPAWN_ERRLEN];
+	struct spawn_mount *m;
+	size_t n;
+
+	(void)state;
+	n = mounts(spec, 6, &m);
+	assert_int_equal(spawn_mounts_protect(&m, &n, "/home/alice/deps.allow",
+	    7, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "--rw /home/alice/deps.allow"));
+	assert_int_equal(n, 6);
+	spawn_mounts_free(m, n);
+}
+
 static void
 sort_error(const struct mspec *spec, size_t n, const char *want)
 {
@@ -474,9 +595,10 @@ test_shell_render(void **state)
 {
 	static const uint8_t data[] = { '-', 'a', '%', '\'', '\\', '\n', 0,
 	    0xff, ' ' };
-	struct spawn_fdsrc src[3] = {
+	struct spawn_fdsrc src[4] = {
 		{ 3, data, sizeof(data), false }, { 4, NULL, 0, false },
 		{ 9, NULL, 0, true },
+		{ 10, NULL, 0, false, "/home/alice/my proj/deps.allow" },
 	};
 	struct spawn_strv a = { 0 };
 	char *line;
@@ -484,10 +606,11 @@ test_shell_render(void **state)
 	(void)state;
 	spawn_strv_push(&a, "bwrap");
 	spawn_strv_push(&a, "x y");
-	line = spawn_shell_render(&a, src, 3);
+	line = spawn_shell_render(&a, src, 4);
 	assert_non_null(line);
 	assert_string_equal(line, "bwrap 'x y' 3< <(printf '\\055a%%\\047"
-	    "\\134\\n\\000\\377 ') 4</dev/null 9>/dev/null");
+	    "\\134\\n\\000\\377 ') 4</dev/null 9>/dev/null "
+	    "10<'/home/alice/my proj/deps.allow'");
 	free(line);
 	spawn_strv_clear(&a);
 }
@@ -664,6 +787,8 @@ main(void)
 		cmocka_unit_test(test_mounts_sort),
 		cmocka_unit_test(test_mounts_forced),
 		cmocka_unit_test(test_mounts_errors),
+		cmocka_unit_test(test_mounts_protect),
+		cmocka_unit_test(test_mounts_protect_rw),
 		cmocka_unit_test(test_visible),
 		cmocka_unit_test(test_normalize),
 		cmocka_unit_test(test_shell_quote),

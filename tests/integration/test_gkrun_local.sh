@@ -17,7 +17,10 @@
 # nobody runs with the primary group "gatekeeper", which may use the control
 # socket (the group is created if missing). As any other user the script
 # runs once, as that user, without gatekeeperd: the gated checks need root
-# (they are reported as skipped). Nothing leaves the machine: the only
+# (they are reported as skipped). The files gk-run reads and writes for
+# the user (--allow-file, --learn, --ask-save) in the working directory:
+# links to a file outside planted there are refused or left alone, and
+# the command cannot change them. Nothing leaves the machine: the only
 # listeners are a python http.server on 127.0.0.1 and gatekeeperd on
 # 10.143.0.1, both in the private namespace.
 #
@@ -648,6 +651,54 @@ gated_refused() {
 		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $SOCK: Permission denied \(your user needs write access to the socket; ask whoever runs gatekeeperd\)$"'
 }
 
+# gated_files WHO AS: --allow-file, --learn and --ask-save files in the
+# working directory, which the command may write: a planted link to
+# outside/victim is refused (125) or replaced, never followed; the files
+# themselves are read-only inside.
+gated_files() {
+	local who=$1 as=$2 d=$T/$1 v=$T/$1/outside/victim
+	echo victim.example >"$v"
+	printf 'example.org:443\n' >"$d/work/deps.allow"
+	[ "$who" != "$(id -un)" ] && chown "$who" "$v" "$d/work/deps.allow"
+	ln -sfn ../outside/victim "$d/work/link.allow"
+	run "$as" -- --allow-file link.allow --control "$SOCK" -- true
+	GK_DETAIL=$(detail)
+	gk_check "$who: --allow-file a link in the working directory: refused, 125, one line" \
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: --allow-file link.allow: a symbolic link"'
+	run "$as" -- --allow-file deps.allow --control "$SOCK" -- sh -c \
+		'echo evil.example >>deps.allow; a=$?; rm -f deps.allow; [ $a = 0 ] || exit 7'
+	GK_DETAIL="file: $(oneline "$(cat "$d/work/deps.allow")") | $(detail)"
+	gk_check "$who: the command cannot append to (or remove) --allow-file deps.allow; unchanged" \
+		eval '[ "$RC" = 7 ] && grep -q "Read-only file system" "$T/err" &&
+		    [ "$(cat "$d/work/deps.allow")" = example.org:443 ]'
+	run "$as" -- --learn link.allow --control "$SOCK" -- true
+	GK_DETAIL=$(detail)
+	gk_check "$who: --learn a link: refused at start, 125, the link's target untouched" \
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: --learn link.allow: a symbolic link" &&
+		    [ "$(cat "$v")" = victim.example ]'
+	rm -f "$d/work/learned.allow"
+	ln -sfn ../outside/victim "$d/work/learned.allow.tmp"
+	run "$as" -- --learn learned.allow --control "$SOCK" -- sh -c \
+		'rm -f learned.allow; ln -s ../outside/victim learned.allow; true'
+	GK_DETAIL="file: $(oneline "$(cat "$d/work/learned.allow")") | $(detail)"
+	gk_check "$who: --learn with links planted at FILE.tmp and FILE: written through neither, the target untouched" \
+		eval '[ "$RC" = 0 ] && [ "$(cat "$v")" = victim.example ] &&
+		    [ -f "$d/work/learned.allow" ] && [ ! -L "$d/work/learned.allow" ] &&
+		    head -n 1 "$d/work/learned.allow" | grep -q "^# learned by gk-run --learn" &&
+		    grep -q "gk-run: --learn: 0 entries written to learned.allow" "$T/err"'
+	as_prefix "$as"
+	( cd "$d/work" && exec timeout -s KILL 60 "${AS[@]}" "$GKRUN" --control "$SOCK" \
+		--allow example.org --ask --events-fd 3 --decisions-fd 4 \
+		--ask-save link.allow -- true \
+		>"$T/out" 2>"$T/err" </dev/null 3>/dev/null 4</dev/null )
+	RC=$?
+	GK_DETAIL=$(detail)
+	gk_check "$who: --ask-save a link: refused at start, 125, the link's target untouched" \
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: --ask-save link.allow: a symbolic link" &&
+		    [ "$(cat "$v")" = victim.example ]'
+	rm -f "$d/work/link.allow" "$d/work/learned.allow"*
+}
+
 checks_gated() {
 	local who=$1 as=$1
 	if [ "$(id -u)" -ne 0 ]; then
@@ -661,6 +712,7 @@ checks_gated() {
 	fi
 	[ "$who" = nobody ] && as=nobody:member
 	gated_live "$who" "$as"
+	gated_files "$who" "$as"
 	run "$as" -- --allow '*.github.com' --control "$SOCK" -- "$PYTHON" -c \
 		"import socket; s = socket.socket(socket.AF_UNIX); s.connect('$SOCK')"
 	GK_DETAIL=$(detail)
