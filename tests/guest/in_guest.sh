@@ -10,8 +10,9 @@
 #      shell in user.slice/user-UID.slice/session-N.scope), then root:
 #      curl of an allowed name, of a denied one, git clone
 #   c. alice's limits: --memory, --pids (a fork bomb), --cpus
-#   d, e. systemctl reload, then restart, of gatekeeperd under alice's
-#      live cage: the unit comes back, the cage's fetches work again
+#   d, e. systemctl reload, then restart, then a crash (SIGKILL and
+#      Restart=) of gatekeeperd under alice's and root's live cages: the
+#      unit comes back, the cages' fetches work again
 #   f. systemctl stop under a live cage: no cage, table, link or cgroup
 #      left; start again
 #   g. AppArmor: the package's gk-run profile; gk-run's message when user
@@ -372,10 +373,10 @@ gk_check "alice: --cpus 0.5, a 4 s busy loop: CPU time about half of wall time (
 	eval '[ "$RC" = 0 ] && [ -n "$ratio" ] && awk -v r="$ratio" "BEGIN { exit !(r >= 0.3 && r <= 0.7) }"'
 
 # ---------------------------------------------------------------------------
-part "d, e. reload, then restart, under a live cage (alice)"
+part "d, e. reload, restart and a crash, under live cages (alice, root)"
 
-# a cage fetching every 0.5 s for ~45 s: "ok EPOCH" / "fail EPOCH" a try
-BODY='end=$(($(date +%s) + 45)); while [ $(date +%s) -lt $end ]; do if '"$CURL"' --max-time 5 -o /dev/null https://github.com/ 2>/dev/null; then echo ok $(date +%s); else echo fail $(date +%s); fi; sleep 0.5; done'
+# a cage fetching every 0.5 s for ~75 s: "ok EPOCH" / "fail EPOCH" a try
+BODY='end=$(($(date +%s) + 75)); while [ $(date +%s) -lt $end ]; do if '"$CURL"' --max-time 5 -o /dev/null https://github.com/ 2>/dev/null; then echo ok $(date +%s); else echo fail $(date +%s); fi; sleep 0.5; done'
 LOOP="gk-run --allow github.com -- sh -c '$BODY' gk-guest-loop"
 # oks_after EPOCH NAME: an "ok" try at or after EPOCH
 oks_after() { awk -v t="$1" '$1 == "ok" && $2 >= t { f = 1 } END { exit !f }' "$T/$2.out"; }
@@ -438,6 +439,18 @@ gk_check "... and its fetches work again after the restart" \
 GK_DETAIL="restart at $t_restart; tries: $(tail -n 12 "$T/loop-root.out" | oneline)"
 gk_check "... root's command keeps running, and its fetches work again after the restart" \
 	wait_while "$ROOTLOOPPID" 450 oks_after $((t_restart + 1)) loop-root
+
+# a crash: Restart= brings it back, and the cages with it
+n0=$(restarts)
+systemctl kill -s KILL gatekeeperd >"$T/crash.log" 2>&1
+t_crash=$(date +%s)
+GK_DETAIL="NRestarts $n0 before, $(restarts) now; $(systemctl status gatekeeperd --no-pager 2>&1 | tail -n 4 | oneline)"
+gk_check "gatekeeperd killed (SIGKILL): Restart= starts it again (NRestarts climbs by one, active)" \
+	gk_wait_for 300 eval '[ "$(restarts)" = $((n0 + 1)) ] && unit_active'
+GK_DETAIL="crash at $t_crash; tries: $(tail -n 12 "$T/loop.out" | oneline)"
+gk_check "... alice's and root's fetches work again after it" \
+	eval 'wait_while "$LOOPPID" 450 oks_after $((t_crash + 1)) loop &&
+	    wait_while "$ROOTLOOPPID" 450 oks_after $((t_crash + 1)) loop-root'
 wait "$LOOPPID"
 RC=$?
 detail loop
