@@ -64,7 +64,9 @@ enum spawn_platform {
 
 /* --cache: where the tool caches inside the sandbox live. */
 enum spawn_cache {
-	SPAWN_CACHE_PRIVATE,	/* gk-run's own directory, kept per user */
+	SPAWN_CACHE_PRIVATE,	/* gk-run's own directories, one set per
+				   project (the working directory) */
+	SPAWN_CACHE_SHARED,	/* gk-run's own, one set for all projects */
 	SPAWN_CACHE_TMP,	/* a fresh tmpfs each run */
 	SPAWN_CACHE_HOST,	/* the host's own caches, writable */
 };

@@ -4,11 +4,20 @@
  *
  * Package managers and build tools write to well-known places under
  * $HOME (~/.npm, ~/.cache, ~/.cargo/registry, ...). With --cache private
- * (the default) each of them is a directory of gk-run's own, kept per
- * user under ~/.gk-run/cache (or $GK_RUN_CACHE), bound writable at the
- * usual place: it persists between runs and the
- * host's own tools never read it. --cache tmp puts a fresh tmpfs there
- * instead; --cache host binds the host's own directories writable.
+ * (the default) each of them is a directory of gk-run's own, bound
+ * writable at the usual place: it persists between runs and the host's
+ * own tools never read it. What a run writes there may run later (a .pth
+ * file in ~/.local/lib, an npm cache entry), so every project has its
+ * own set: ~/.gk-run/cache/NAME-HASH (or under $GK_RUN_CACHE), keyed by
+ * the real path of the working directory, which comes from the command
+ * line, never from a file a sandbox could have written. A .project file
+ * in it, out of every sandbox's reach, holds that path and is checked
+ * on every use, so two projects never share one even if their HASH
+ * collided. --cache shared is the one set for all projects
+ * (~/.gk-run/cache/shared), on purpose. The single set of before, at
+ * the root itself, is moved once to ~/.gk-run/cache/old, unused.
+ * --cache tmp puts a fresh tmpfs there instead; --cache host binds the
+ * host's own directories writable.
  *
  * A mount point must exist. Where the host lacks one (a fresh user has
  * no ~/.npm), the nearest existing directory above it becomes a SYNTH
@@ -24,11 +33,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "spawner/spawn_int.h"
 
@@ -56,6 +68,13 @@ static const char *const merged_paths[] = {
 };
 
 #define SYNTH_ENTRIES_MAX	4096	/* per directory */
+#define CACHE_KEY_HEX		16	/* hex digits of the hash */
+
+/* Under the root, beside the projects' NAME-HASH (never one of them):
+ * --cache shared's set, and the old layout's, moved there unused. */
+#define CACHE_SHARED		"shared"
+#define CACHE_OLD		"old"
+#define CACHE_PROJECT_FILE	".project"
 
 int
 spawn_mkdirs(const char *path, mode_t mode)
@@ -87,6 +106,51 @@ spawn_mkdirs(const char *path, mode_t mode)
 	return 0;
 }
 
+static bool
+name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+int
+spawn_cache_key(const char *project, char *out, size_t outlen)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char md[EVP_MAX_MD_SIZE];
+	char name[SPAWN_CACHE_NAME_MAX + 1 + CACHE_KEY_HEX + 1];
+	unsigned int mdlen;
+	const char *base;
+	size_t n, i;
+
+	if (project[0] != '/') {
+		errno = EINVAL;
+		return -1;
+	}
+	if (EVP_Digest(project, strlen(project), md, &mdlen, EVP_sha256(),
+	    NULL) != 1 || mdlen * 2 < CACHE_KEY_HEX) {
+		errno = EINVAL;
+		return -1;
+	}
+	base = strrchr(project, '/') + 1;
+	if (*base == '\0')
+		base = "root";
+	for (n = 0; base[n] != '\0' && n < SPAWN_CACHE_NAME_MAX; n++)
+		name[n] = name_char((unsigned char)base[n]) ? base[n] : '_';
+	if (name[0] == '.')
+		name[0] = '_';
+	name[n++] = '-';
+	for (i = 0; i < CACHE_KEY_HEX; i++)
+		name[n++] = hex[(md[i / 2] >> (i % 2 == 0 ? 4 : 0)) & 0xf];
+	name[n] = '\0';
+	if (n >= outlen) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	memcpy(out, name, n + 1);
+	return 0;
+}
+
 /*
  * Where the private caches live: $GK_RUN_CACHE when that is an absolute
  * path, else HOME/.gk-run/cache (outside ~/.cache and ~/.local, which
@@ -115,6 +179,155 @@ private_root(const char *home, char **top)
 		return NULL;
 	}
 	return c;
+}
+
+/*
+ * The caches of before, one set for every project at the root itself:
+ * moved once into root/old, never bound again, and said. Only gk-run
+ * writes the root (a sandbox writes below the cache directories), and
+ * rename moves a link as it is.
+ */
+static void
+old_layout_retire(const char *root)
+{
+	const char *const *lists[] = { cache_paths, merged_paths };
+	char from[PATH_MAX], to[PATH_MAX], show[256];
+	struct stat st;
+	size_t i;
+	int li, n, moved = 0;
+
+	for (li = 0; li < 2; li++) {
+		for (i = 0; lists[li][i] != NULL; i++) {
+			n = (int)strcspn(lists[li][i], "/");
+			if (snprintf(from, sizeof(from), "%s/%.*s", root, n,
+			    lists[li][i]) >= (int)sizeof(from) ||
+			    lstat(from, &st) == -1 ||
+			    snprintf(to, sizeof(to), "%s/%s", root,
+			    CACHE_OLD) >= (int)sizeof(to) ||
+			    (mkdir(to, 0700) == -1 && errno != EEXIST) ||
+			    snprintf(to, sizeof(to), "%s/%s/%.*s", root,
+			    CACHE_OLD, n, lists[li][i]) >= (int)sizeof(to))
+				continue;
+			if (rename(from, to) == 0)
+				moved++;
+		}
+	}
+	if (moved > 0)
+		fprintf(stderr, "gk-run: note: every project has tool caches "
+		    "of its own now; the ones all projects shared were moved "
+		    "to %s/%s and are not used (remove it; --cache shared "
+		    "starts a new set for all projects)\n",
+		    spawn_printable(root, show, sizeof(show)), CACHE_OLD);
+}
+
+/* A new file at tmp holding the project's path and a newline. */
+static int
+project_write(const char *tmp, const char *project)
+{
+	size_t n = strlen(project);
+	int fd, w;
+
+	(void)unlink(tmp);	/* a killed run's, of the same pid */
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600)) == -1)
+		return -1;
+	w = dprintf(fd, "%s\n", project);
+	if (close(fd) == -1 || w != (int)n + 1) {
+		(void)unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * dir is the project's: its .project file says so, or is made to (a
+ * file written beside it and linked into place: a concurrent run reads
+ * all of it or nothing). 0, or -1 with err: another project's.
+ */
+static int
+project_claim(const char *dir, const char *project, char *err,
+    size_t errlen)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], show[256], had[256], me[256];
+	size_t len, n = strlen(project);
+	uint8_t *buf;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, CACHE_PROJECT_FILE) >=
+	    (int)sizeof(path) || snprintf(tmp, sizeof(tmp), "%s.%ld", path,
+	    (long)getpid()) >= (int)sizeof(tmp))
+		return gk_seterr(err, errlen, "--cache private: %s: %s",
+		    spawn_printable(dir, show, sizeof(show)),
+		    strerror(ENAMETOOLONG));
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT && project_write(tmp, project) == 0) {
+		if (link(tmp, path) == -1 && errno != EEXIST)
+			fd = -2;
+		(void)unlink(tmp);
+		if (fd == -1)
+			fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (fd < 0 || (buf = spawn_fd_slurp(fd, PATH_MAX + 1, &len)) ==
+	    NULL) {
+		if (fd >= 0)
+			close(fd);
+		return gk_seterr(err, errlen, "--cache private: cannot make "
+		    "or read %s: %s", spawn_printable(path, show,
+		    sizeof(show)), strerror(errno));
+	}
+	close(fd);
+	buf[len] = '\0';	/* spawn_fd_slurp leaves room for it */
+	if (len == n + 1 && memcmp(buf, project, n) == 0 && buf[n] == '\n') {
+		free(buf);
+		return 0;
+	}
+	buf[strcspn((char *)buf, "\n")] = '\0';
+	spawn_printable((char *)buf, had, sizeof(had));
+	free(buf);
+	return gk_seterr(err, errlen, "--cache private: %s holds the caches "
+	    "of %s, not of this project (%s): move it away",
+	    spawn_printable(dir, show, sizeof(show)), had,
+	    spawn_printable(project, me, sizeof(me)));
+}
+
+/*
+ * This run's caches' directory under root, the project's (NAME-HASH) or
+ * the shared one, made unless --dry-run. A home the user cannot write
+ * (HOME of another user, a read-only one) has no room for it: *mode
+ * becomes tmp (fresh ones). 0, or -1 with err.
+ */
+static int
+cache_dir(const struct spawn_opts *o, const char *root, const char *cwd,
+    enum spawn_cache *mode, char **dir, char *err, size_t errlen)
+{
+	char key[SPAWN_CACHE_NAME_MAX + CACHE_KEY_HEX + 2], show[256];
+
+	*dir = NULL;
+	if (*mode != SPAWN_CACHE_PRIVATE && *mode != SPAWN_CACHE_SHARED)
+		return 0;
+	if (*mode == SPAWN_CACHE_SHARED)
+		snprintf(key, sizeof(key), "%s", CACHE_SHARED);
+	else if (cwd == NULL || spawn_cache_key(cwd, key, sizeof(key)) == -1)
+		return gk_seterr(err, errlen, "--cache private: no project "
+		    "for the working directory %s", cwd == NULL ? "" :
+		    spawn_printable(cwd, show, sizeof(show)));
+	if (asprintf(dir, "%s/%s", root, key) == -1) {
+		*dir = NULL;
+		return gk_seterr(err, errlen, "out of memory");
+	}
+	if (o->dry_run)
+		return 0;
+	if (spawn_mkdirs(root, 0700) == -1) {
+		*mode = SPAWN_CACHE_TMP;
+		return 0;
+	}
+	old_layout_retire(root);
+	if (spawn_mkdirs(*dir, 0700) == -1) {
+		*mode = SPAWN_CACHE_TMP;
+		return 0;
+	}
+	return *mode == SPAWN_CACHE_PRIVATE ? project_claim(*dir, cwd, err,
+	    errlen) : 0;
 }
 
 /*
@@ -167,10 +380,12 @@ add_cache(struct spawn_mlist *l, const struct spawn_opts *o,
 
 	switch (mode) {
 	case SPAWN_CACHE_PRIVATE:
+	case SPAWN_CACHE_SHARED:
 		if (!o->dry_run && spawn_mkdirs(backing, 0700) == -1)
-			return gk_seterr(err, errlen, "--cache private: "
-			    "cannot create %s: %s", spawn_printable(backing,
-			    show, sizeof(show)), strerror(errno));
+			return gk_seterr(err, errlen, "--cache %s: cannot "
+			    "create %s: %s", spawn_cache_name(mode),
+			    spawn_printable(backing, show, sizeof(show)),
+			    strerror(errno));
 		return spawn_ml_add_src(l, SPAWN_MNT_BIND, strdup(path),
 		    strdup(backing), true);
 	case SPAWN_CACHE_TMP:
@@ -271,10 +486,11 @@ add_synth(struct spawn_mlist *l, const char *home, const char *path)
 
 int
 spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
-    const char *home, char *err, size_t errlen)
+    const char *cwd, const char *home, char *err, size_t errlen)
 {
 	const char *const *lists[] = { cache_paths, merged_paths };
-	char *root, *top, path[PATH_MAX], backing[PATH_MAX], **dirs = NULL;
+	char *root, *top, *dir = NULL, path[PATH_MAX], backing[PATH_MAX];
+	char **dirs = NULL;
 	const struct spawn_mount *c;
 	size_t i, k, ndirs = 0, first = l->n;
 	struct stat st;
@@ -287,24 +503,18 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 		return 0;
 	if ((root = private_root(home, &top)) == NULL)
 		return -1;
-	/*
-	 * A home the user cannot write (HOME of another user, a read-only
-	 * one): no private directory can be made there, so this run gets
-	 * fresh ones (tmp); a --dry-run shows what a run would do.
-	 */
 	mode = o->cache;
-	if (mode == SPAWN_CACHE_PRIVATE && !o->dry_run &&
-	    spawn_mkdirs(root, 0700) == -1)
-		mode = SPAWN_CACHE_TMP;
-	if (mode == SPAWN_CACHE_PRIVATE && !spawn_ml_has(l, top) &&
+	r = cache_dir(o, root, cwd, &mode, &dir, err, errlen);
+	if (r == 0 && (mode == SPAWN_CACHE_PRIVATE ||
+	    mode == SPAWN_CACHE_SHARED) && !spawn_ml_has(l, top) &&
 	    (o->dry_run || access(top, F_OK) == 0))
 		r = spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(top), true);
 	for (li = 0; r == 0 && li < 2; li++) {
 		for (i = 0; r == 0 && lists[li][i] != NULL; i++) {
 			snprintf(path, sizeof(path), "%s/%s", home,
 			    lists[li][i]);
-			snprintf(backing, sizeof(backing), "%s/%s", root,
-			    lists[li][i]);
+			snprintf(backing, sizeof(backing), "%s/%s",
+			    dir != NULL ? dir : root, lists[li][i]);
 			c = spawn_ml_covering(l, path);
 			/* the user's own --ro/--rw/--hide, a hidden or fresh
 			 * place above, a path that cannot be a directory:
@@ -347,6 +557,7 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 		/* dirs[] pointed into l->m's strings, which stay put */
 	}
 	free(dirs);
+	free(dir);
 	free(root);
 	free(top);
 	if (r == -1 && err[0] == '\0')

@@ -78,11 +78,24 @@ int		 spawn_mkdirs(const char *path, mode_t mode);
 /*
  * The tool caches for --cache (--fs sandbox on Linux), and the SYNTH
  * mounts their mount points need, appended to l after everything else
- * (what already has a mount is left alone). 0, or -1 with err.
+ * (what already has a mount is left alone). With --cache private they
+ * are the project's own: `cwd` (canonical) names the project. 0, or -1
+ * with err.
  */
 int		 spawn_cache_mounts(struct spawn_mlist *l,
-		    const struct spawn_opts *o, const char *home, char *err,
-		    size_t errlen);
+		    const struct spawn_opts *o, const char *cwd,
+		    const char *home, char *err, size_t errlen);
+/*
+ * The name of a project's directory under the private caches' root:
+ * "NAME-HASH", NAME from the last component of `project` (a canonical
+ * path; bytes other than [A-Za-z0-9._-] as '_', at most
+ * SPAWN_CACHE_NAME_MAX, never starting with '.'; "root" for /), HASH
+ * the first 16 hex digits of the SHA-256 of the whole path. 0, or -1
+ * (ENAMETOOLONG: out too small, EINVAL: not absolute).
+ */
+#define SPAWN_CACHE_NAME_MAX	40
+int		 spawn_cache_key(const char *project, char *out,
+		    size_t outlen);
 /* --cwd DIR (or the current directory), canonical; malloc'd. */
 char		*spawn_resolve_cwd(const char *opt_cwd, char *err,
 		    size_t errlen);

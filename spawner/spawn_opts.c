@@ -104,8 +104,8 @@ static const struct enum_name fs_names[] = {
 	{ NULL, 0 },
 };
 static const struct enum_name cache_names[] = {
-	{ "private", SPAWN_CACHE_PRIVATE }, { "tmp", SPAWN_CACHE_TMP },
-	{ "host", SPAWN_CACHE_HOST }, { NULL, 0 },
+	{ "private", SPAWN_CACHE_PRIVATE }, { "shared", SPAWN_CACHE_SHARED },
+	{ "tmp", SPAWN_CACHE_TMP }, { "host", SPAWN_CACHE_HOST }, { NULL, 0 },
 };
 static const struct enum_name seccomp_names[] = {
 	{ "default", SPAWN_SECCOMP_DEFAULT },
@@ -145,6 +145,8 @@ spawn_cache_name(enum spawn_cache c)
 	switch (c) {
 	case SPAWN_CACHE_PRIVATE:
 		return "private";
+	case SPAWN_CACHE_SHARED:
+		return "shared";
 	case SPAWN_CACHE_TMP:
 		return "tmp";
 	case SPAWN_CACHE_HOST:

@@ -547,7 +547,7 @@ spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
 		    SPAWN_PLATFORM_MACOS, o->dry_run, err, errlen) == -1)
 			goto fail;
 	if (default_mounts(&l, o, cwd, home, err, errlen) != 0 ||
-	    spawn_cache_mounts(&l, o, home, err, errlen) != 0 ||
+	    spawn_cache_mounts(&l, o, cwd, home, err, errlen) != 0 ||
 	    spawn_project_mounts(&l, o, cwd, home) != 0 ||
 	    spawn_guard_mounts(&l, o, cwd, home) != 0 ||
 	    spawn_mounts_sort(l.m, &l.n, err, errlen) == -1)

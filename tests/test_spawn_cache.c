@@ -1,10 +1,13 @@
 /*
  * gk-run's tool caches (--cache) and the mount points they need, planned
- * against a real home directory made here (spawn_testutil.h): spawn_resolve_mounts() with --dry-run (nothing is created), and
- * once for real (the private directories are).
+ * against a real home directory made here (spawn_testutil.h):
+ * spawn_resolve_mounts() with --dry-run (nothing is created), and once
+ * for real (the private directories are); every project's own set, the
+ * shared one, the name of a project's directory.
  */
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,6 +25,7 @@
 struct fixture {
 	char	 home[256];
 	char	 proj[300];
+	char	 priv[600];	/* proj's private caches */
 	char	*cwd;
 };
 
@@ -38,6 +42,18 @@ touch(const char *home, const char *rel, bool dir)
 	}
 	assert_non_null(f = fopen(p, "w"));
 	fclose(f);
+}
+
+/* HOME/.gk-run/cache/NAME-HASH of a project. */
+static void
+cache_dir_of(const struct fixture *fx, const char *project, char *out,
+    size_t len)
+{
+	char key[128];
+
+	assert_int_equal(spawn_cache_key(project, key, sizeof(key)), 0);
+	assert_true(snprintf(out, len, "%s/.gk-run/cache/%s", fx->home, key) <
+	    (int)len);
 }
 
 static int
@@ -59,6 +75,7 @@ setup(void **state)
 	snprintf(p, sizeof(p), "%s/.profile", fx->home);
 	assert_int_equal(symlink(".bashrc", p), 0);
 	snprintf(fx->proj, sizeof(fx->proj), "%s/proj", fx->home);
+	cache_dir_of(fx, fx->proj, fx->priv, sizeof(fx->priv));
 	*state = fx;
 	return 0;
 }
@@ -121,19 +138,38 @@ index_of(const struct plan *pl, const struct spawn_mount *m)
 	return (size_t)(m - pl->m);
 }
 
+/* A small file's text without its last newline (static). */
+static const char *
+slurp(const char *path)
+{
+	static char buf[1024];
+	size_t n;
+	FILE *f;
+
+	assert_non_null(f = fopen(path, "r"));
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (n > 0 && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	return buf;
+}
+
 static void
 test_private(void **state)
 {
 	struct fixture *fx = *state;
 	const struct spawn_mount *m, *home;
 	struct plan pl;
-	char want[512];
+	char want[700];
 
 	plan_for(fx, SPAWN_CACHE_PRIVATE, true, NULL, NULL, &pl);
 	/* ~/.npm: gk-run's own directory, bound writable */
 	assert_non_null(m = at(fx, &pl, ".npm"));
 	assert_int_equal(m->kind, SPAWN_MNT_BIND);
-	snprintf(want, sizeof(want), "%s/.gk-run/cache/.npm", fx->home);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/proj-", fx->home);
+	assert_true(strncmp(m->src, want, strlen(want)) == 0);
+	snprintf(want, sizeof(want), "%s/.npm", fx->priv);
 	assert_string_equal(m->src, want);
 	/* the host lacks it: HOME is a SYNTH with its entries */
 	assert_non_null(home = at(fx, &pl, ""));
@@ -170,13 +206,15 @@ test_private(void **state)
 	assert_int_equal(access(want, F_OK), -1);
 	spawn_mounts_free(pl.m, pl.n);
 
-	/* for real: the private directories exist afterwards, 0700 */
+	/* for real: the private directories exist afterwards, 0700, with
+	 * the project's path in .project */
 	plan_for(fx, SPAWN_CACHE_PRIVATE, false, NULL, NULL, &pl);
-	snprintf(want, sizeof(want), "%s/.gk-run/cache/.npm", fx->home);
+	snprintf(want, sizeof(want), "%s/.npm", fx->priv);
 	assert_int_equal(access(want, F_OK), 0);
-	snprintf(want, sizeof(want), "%s/.gk-run/cache/.cargo/registry",
-	    fx->home);
+	snprintf(want, sizeof(want), "%s/.cargo/registry", fx->priv);
 	assert_int_equal(access(want, F_OK), 0);
+	snprintf(want, sizeof(want), "%s/.project", fx->priv);
+	assert_string_equal(slurp(want), fx->proj);
 	spawn_mounts_free(pl.m, pl.n);
 }
 
@@ -235,6 +273,199 @@ test_explicit_and_odd(void **state)
 	spawn_mounts_free(pl.m, pl.n);
 }
 
+/* The name of a project's directory: readable, the path's hash. */
+static void
+test_key(void **state)
+{
+	static const struct {
+		const char	*project;
+		const char	*want;
+	} cases[] = {
+		{ "/", "root-8a5edab282632443" },
+		{ "/home/alice/proj", "proj-2af6b4a70d443ffd" },
+		{ "/home/alice/.hidden", "_hidden-7f235fe5c4026a5f" },
+		{ "/srv/a b\nc", "a_b_c-487c72d134729bda" },
+		/* a long name is cut at SPAWN_CACHE_NAME_MAX */
+		{ "/srv/0123456789012345678901234567890123456789abc",
+		    "0123456789012345678901234567890123456789"
+		    "-f6bcefa4e217d838" },
+	};
+	char out[128];
+	size_t i, n;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(spawn_cache_key(cases[i].project, out,
+		    sizeof(out)), 0);
+		assert_string_equal(out, cases[i].want);
+	}
+	/* the room for it, exactly, and one byte less */
+	n = strlen(cases[1].want) + 1;
+	assert_int_equal(spawn_cache_key(cases[1].project, out, n), 0);
+	assert_int_equal(spawn_cache_key(cases[1].project, out, n - 1), -1);
+	assert_int_equal(errno, ENAMETOOLONG);
+	assert_int_equal(spawn_cache_key("proj", out, sizeof(out)), -1);
+	assert_int_equal(errno, EINVAL);
+	/* one byte apart, two names */
+	assert_int_equal(spawn_cache_key("/home/alice/proj2", out,
+	    sizeof(out)), 0);
+	assert_string_not_equal(out, cases[1].want);
+}
+
+/* The source of the mount at HOME/rel (a BIND). */
+static const char *
+src_of(const struct fixture *fx, const struct plan *pl, const char *rel)
+{
+	const struct spawn_mount *m = at(fx, pl, rel);
+
+	assert_non_null(m);
+	assert_int_equal(m->kind, SPAWN_MNT_BIND);
+	return m->src;
+}
+
+/* Two projects, two sets; --cache shared, one; $GK_RUN_CACHE's root. */
+static void
+test_projects(void **state)
+{
+	struct fixture *fx = *state;
+	char other[512], priv2[600], want[700];
+	struct plan pl;
+	size_t i;
+
+	touch(fx->home, "proj2", true);
+	snprintf(other, sizeof(other), "%s/proj2", fx->home);
+	cache_dir_of(fx, other, priv2, sizeof(priv2));
+	plan_for(fx, SPAWN_CACHE_PRIVATE, false, NULL, NULL, &pl);
+	snprintf(want, sizeof(want), "%s/.local/lib", fx->priv);
+	assert_string_equal(src_of(fx, &pl, ".local/lib"), want);
+	spawn_mounts_free(pl.m, pl.n);
+	plan_for(fx, SPAWN_CACHE_PRIVATE, false, NULL, other, &pl);
+	snprintf(want, sizeof(want), "%s/.local/lib", priv2);
+	assert_string_equal(src_of(fx, &pl, ".local/lib"), want);
+	/* nothing of the first project's is bound */
+	for (i = 0; i < pl.n; i++)
+		assert_true(pl.m[i].src == NULL ||
+		    strncmp(pl.m[i].src, fx->priv, strlen(fx->priv)) != 0);
+	spawn_mounts_free(pl.m, pl.n);
+	snprintf(want, sizeof(want), "%s/.project", priv2);
+	assert_string_equal(slurp(want), other);
+
+	/* shared: the same set from both, no .project */
+	plan_for(fx, SPAWN_CACHE_SHARED, false, NULL, NULL, &pl);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/shared/.npm",
+	    fx->home);
+	assert_string_equal(src_of(fx, &pl, ".npm"), want);
+	assert_int_equal(at(fx, &pl, ".gk-run")->kind, SPAWN_MNT_HIDE_DIR);
+	spawn_mounts_free(pl.m, pl.n);
+	plan_for(fx, SPAWN_CACHE_SHARED, true, NULL, other, &pl);
+	assert_string_equal(src_of(fx, &pl, ".npm"), want);
+	spawn_mounts_free(pl.m, pl.n);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/shared/.project",
+	    fx->home);
+	assert_int_equal(access(want, F_OK), -1);
+
+	/* $GK_RUN_CACHE: the projects' sets under it */
+	snprintf(want, sizeof(want), "%s/ci-cache", fx->home);
+	setenv("GK_RUN_CACHE", want, 1);
+	plan_for(fx, SPAWN_CACHE_PRIVATE, true, NULL, NULL, &pl);
+	unsetenv("GK_RUN_CACHE");
+	snprintf(want, sizeof(want), "%s/ci-cache/%s/.npm", fx->home,
+	    strrchr(fx->priv, '/') + 1);
+	assert_string_equal(src_of(fx, &pl, ".npm"), want);
+	spawn_mounts_free(pl.m, pl.n);
+}
+
+/* spawn_resolve_mounts for real from proj, which fails: its message. */
+static const char *
+plan_fails(struct fixture *fx)
+{
+	static char err[SPAWN_ERRLEN];
+	struct spawn_mount *m;
+	struct spawn_opts o;
+	size_t n;
+
+	memset(&o, 0, sizeof(o));
+	o.fs = SPAWN_FS_SANDBOX;
+	o.cache = SPAWN_CACHE_PRIVATE;
+	o.control = "/nonexistent/gk-test/control.sock";
+	assert_int_equal(spawn_resolve_mounts(&o, fx->proj, &m, &n, err,
+	    sizeof(err)), -1);
+	return err;
+}
+
+/* A project's directory whose .project names another, or is a link:
+ * refused, never used. */
+static void
+test_claim(void **state)
+{
+	struct fixture *fx = *state;
+	char p[700];
+	FILE *f;
+
+	snprintf(p, sizeof(p), "%s/.project", fx->priv);
+	assert_int_equal(spawn_mkdirs(fx->priv, 0700), 0);
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "/home/mallory/proj\n");
+	fclose(f);
+	assert_non_null(strstr(plan_fails(fx), "holds the caches of "
+	    "/home/mallory/proj, not of this project"));
+	/* a prefix of the path is another path */
+	assert_non_null(f = fopen(p, "w"));
+	fprintf(f, "%.*s\n", (int)strlen(fx->proj) - 1, fx->proj);
+	fclose(f);
+	assert_non_null(strstr(plan_fails(fx), "holds the caches of "));
+	/* a link is not followed */
+	assert_int_equal(unlink(p), 0);
+	assert_int_equal(symlink("/etc/hostname", p), 0);
+	assert_non_null(strstr(plan_fails(fx), "cannot make or read"));
+}
+
+/* The one set of before, at the root: moved to old/ once, unused. */
+static void
+test_old_layout(void **state)
+{
+	struct fixture *fx = *state;
+	char want[700];
+	struct plan pl;
+
+	touch(fx->home, ".gk-run/cache/.npm/_cacache", true);
+	touch(fx->home, ".gk-run/cache/.local/lib/python3/site-packages",
+	    true);
+	touch(fx->home, ".gk-run/cache/.local/lib/python3/site-packages/"
+	    "x.pth", false);
+	/* --dry-run moves nothing and shows the project's */
+	plan_for(fx, SPAWN_CACHE_PRIVATE, true, NULL, NULL, &pl);
+	snprintf(want, sizeof(want), "%s/.local/lib", fx->priv);
+	assert_string_equal(src_of(fx, &pl, ".local/lib"), want);
+	spawn_mounts_free(pl.m, pl.n);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/.npm", fx->home);
+	assert_int_equal(access(want, F_OK), 0);
+
+	plan_for(fx, SPAWN_CACHE_PRIVATE, false, NULL, NULL, &pl);
+	snprintf(want, sizeof(want), "%s/.local/lib", fx->priv);
+	assert_string_equal(src_of(fx, &pl, ".local/lib"), want);
+	spawn_mounts_free(pl.m, pl.n);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/.npm", fx->home);
+	assert_int_equal(access(want, F_OK), -1);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/.local", fx->home);
+	assert_int_equal(access(want, F_OK), -1);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/old/.npm/_cacache",
+	    fx->home);
+	assert_int_equal(access(want, F_OK), 0);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/old/.local/lib/"
+	    "python3/site-packages/x.pth", fx->home);
+	assert_int_equal(access(want, F_OK), 0);
+	/* shared is a new set, not the old one */
+	plan_for(fx, SPAWN_CACHE_SHARED, false, NULL, NULL, &pl);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/shared/.local/lib",
+	    fx->home);
+	assert_string_equal(src_of(fx, &pl, ".local/lib"), want);
+	spawn_mounts_free(pl.m, pl.n);
+	snprintf(want, sizeof(want), "%s/.gk-run/cache/shared/.local/lib/"
+	    "python3", fx->home);
+	assert_int_equal(access(want, F_OK), -1);
+}
+
 int
 main(void)
 {
@@ -244,6 +475,12 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_tmp_host, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_explicit_and_odd, setup,
+		    teardown),
+		cmocka_unit_test(test_key),
+		cmocka_unit_test_setup_teardown(test_projects, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_claim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_old_layout, setup,
 		    teardown),
 	};
 

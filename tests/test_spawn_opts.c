@@ -103,8 +103,8 @@ static const struct ecase errors[] = {
 	{ { "--net", "", "true", NULL }, "--net: '' is not valid" },
 	{ { "--fs", "ro", "true", NULL },
 	    "--fs: 'ro' is not valid; use sandbox or host" },
-	{ { "--cache", "shared", "true", NULL },
-	    "--cache: 'shared' is not valid; use private, tmp or host" },
+	{ { "--cache", "user", "true", NULL },
+	    "--cache: 'user' is not valid; use private, shared, tmp or host" },
 	{ { "--cache", "tmp", "--cache", "host", "true", NULL },
 	    "--cache given twice" },
 	{ { "--socket", "", "true", NULL }, "--socket: the path is empty" },
@@ -214,6 +214,15 @@ test_defaults(void **state)
 	/* no --allow: loopback only */
 	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
 	assert_int_equal(o.net, SPAWN_NET_NONE);
+	spawn_opts_clear(&o);
+
+	/* one set of caches for all projects only when asked */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--cache=shared",
+	    "--", "true", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(o.cache, SPAWN_CACHE_SHARED);
+	assert_string_equal(spawn_cache_name(o.cache), "shared");
+	assert_non_null(strstr(spawn_usage(), "shared: as private, one set "
+	    "for all projects"));
 	spawn_opts_clear(&o);
 
 	/* any --allow: gated */

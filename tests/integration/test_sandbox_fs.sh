@@ -5,12 +5,17 @@
 # (git, npm when installed, socat, apt-get, getent, bash, cat) as root and
 # as the unprivileged user nobody, each with a home of its own:
 #
-#  - tool caches (--cache private, tmp, host): npm and shell writes to
-#    ~/.npm, ~/.cache, ~/.local and ~/.cargo/registry land in gk-run's own
-#    ~/.gk-run/cache (hidden inside) and persist; the host's ~/.npm,
-#    ~/.cache and ~/.local stay byte for byte as they were (absent ones
-#    absent); the host's programs in ~/.local/bin still run; --cache tmp
-#    keeps nothing; --cache host writes the host's own directories;
+#  - tool caches (--cache private, shared, tmp, host): npm and shell
+#    writes to ~/.npm, ~/.cache, ~/.local and ~/.cargo/registry land in
+#    gk-run's own ~/.gk-run/cache/NAME-HASH of the project (hidden inside)
+#    and persist; the host's ~/.npm, ~/.cache and ~/.local stay byte for
+#    byte as they were (absent ones absent); the host's programs in
+#    ~/.local/bin still run; --cache tmp keeps nothing; --cache host
+#    writes the host's own directories; a .pth file one project's run
+#    plants in ~/.local/lib/python3.X/site-packages, and its ~/.cache, are
+#    not another project's (its python3 runs nothing), nor are the old
+#    layout's caches (one set for all projects, moved to old/), unless
+#    both run with --cache shared;
 #  - files that make the host run code: a pre-commit hook, core.fsmonitor,
 #    .git/info, .git/config.worktree, .envrc, .gitmodules, .vscode, .idea
 #    planted in the working directory, a worktree's git directories and
@@ -181,6 +186,12 @@ try() {
 		echo "$n: refused"
 	fi
 }
+EOF
+# gk-evil.pth: planted in python's user site-packages; python3 runs its
+# import line at start: a marker pth-<working directory's name> in the
+# user's marks directory (beside the home), when it may write there.
+cat >"$SCR/gk-evil.pth" <<'EOF'
+import os; open(os.path.join(os.path.dirname(os.environ["HOME"]), "marks", "pth-" + os.path.basename(os.getcwd())), "w").close()
 EOF
 # repo.sh MARKS: plant code in the repository in the working directory,
 # then use git as usual.
@@ -409,6 +420,16 @@ npm_ls() {
 	fi
 }
 
+# cache_key DIR: the name of DIR's private caches under ~/.gk-run/cache:
+# its real path's last component ([A-Za-z0-9._-], others '_', no leading
+# '.', at most 40), '-', 16 hex digits of the SHA-256 of the real path.
+cache_key() {
+	local p
+	p=$(readlink -f "$1")
+	printf '%s-%s' "$(basename "$p" | sed 's/[^A-Za-z0-9._-]/_/g; s/^\./_/' |
+		cut -c1-40)" "$(printf %s "$p" | sha256sum | cut -c1-16)"
+}
+
 checks_cache() {
 	local who=$1 d=$FS/$1 h=$FS/$1/home before after pc mine
 	[ "$HAVE_NPM" = 1 ] || gk_info "$who: npm is not installed: a shell writes ~/.npm instead"
@@ -431,9 +452,9 @@ checks_cache() {
 	GK_DETAIL="diff: $(oneline "$(diff <(echo "$before") <(echo "$after"))")"
 	gk_check "$who: --cache private: the host's ~/.npm (absent), ~/.cache and ~/.local are byte for byte unchanged" \
 		eval '[ "$before" = "$after" ] && [[ "$after" == *"absent $h/.npm"* ]]'
-	pc=$h/.gk-run/cache
+	pc=$h/.gk-run/cache/$(cache_key "$d/work")
 	GK_DETAIL="$(cd "$h" 2>/dev/null && find .gk-run -maxdepth 4 2>&1 | head -20 | paste -sd' ')"
-	gk_check "$who: --cache private: the writes are in ~/.gk-run/cache on the host (npm's _cacache, .cache, .local/lib, .local/bin, .cargo/registry)" \
+	gk_check "$who: --cache private: the writes are in ~/.gk-run/cache/NAME-HASH of the working directory on the host (npm's _cacache, .cache, .local/lib, .local/bin, .cargo/registry)" \
 		eval '[ -d "$pc/.npm/_cacache" ] && [ "$(cat "$pc/.cache/gk-fs-$TOK/entry")" = c1 ] &&
 		    [ -f "$pc/.local/lib/python3/site-packages/gk_fs.py" ] &&
 		    [ -f "$pc/.local/bin/gk-newtool" ] && [ -f "$pc/.cargo/registry/gk/x" ]'
@@ -483,6 +504,86 @@ checks_cache() {
 	else
 		gk_info "$who: --cache host: gk-run printed no warning"
 	fi
+}
+
+# plant DIR: the cage's command that plants $SCR/gk-evil.pth in python's
+# user site-packages (python runs its import lines at every start) and
+# ~/.cache/gk-proj-$TOK/entry saying DIR's name; prints the site path.
+plant() {
+	printf '%s' "sp=\$($PYTHON -c 'import site; print(site.getusersitepackages())') &&
+		mkdir -p \"\$sp\" && cp $SCR/gk-evil.pth \"\$sp/gk-evil.pth\" &&
+		mkdir -p \"\$HOME/.cache/gk-proj-$TOK\" &&
+		echo $1 >\"\$HOME/.cache/gk-proj-$TOK/entry\" && echo \"site=\$sp\""
+}
+# victim: the cage's command of the next project: python3, then what it
+# finds in ~/.cache.
+victim() {
+	printf '%s' "$PYTHON -c pass; echo py=\$?;
+		cat \"\$HOME/.cache/gk-proj-$TOK/entry\" 2>/dev/null || echo no-entry"
+}
+
+# Project A's run (the working directory of checks_cache) plants code in
+# its caches; project B's python3 must not run it, B must not see A's
+# ~/.cache; A keeps its own; --cache shared shares them on purpose.
+checks_cache_projects() {
+	local who=$1 d=$FS/$1 h=$FS/$1/home m=$FS/$1/marks a b pa py old
+	a=$d/work
+	b=$d/projb
+	mkdir -p "$b"
+	chown "$who:" "$b"
+	clear_marks "$who"
+	pa=$h/.gk-run/cache/$(cache_key "$a")
+	run "$who" "$a" --net none -- sh -c "$(plant a)"
+	GK_DETAIL="$(detail) | $(cd "$h/.gk-run/cache" 2>/dev/null && find . -maxdepth 6 -name 'gk-evil.pth' | paste -sd' ')"
+	gk_check "$who: --cache private: project A plants ~/.local/lib/python3.X/site-packages/gk-evil.pth and ~/.cache (--net none), kept in ~/.gk-run/cache/$(cache_key "$a")" \
+		eval '[ "$RC" = 0 ] && compgen -G "$pa/.local/lib/python3*/site-packages/gk-evil.pth" >/dev/null &&
+		    [ "$(cat "$pa/.cache/gk-proj-$TOK/entry")" = a ]'
+
+	run "$who" "$b" --net none --rw "$m" -- sh -c "$(victim)"
+	GK_DETAIL="$(detail) | marks: $(marks "$who")"
+	gk_check "$who: --cache private: project B's python3 does not run A's .pth (no marker, though B may write the marks directory)" \
+		eval '[ "$RC" = 0 ] && grep -qx py=0 "$T/out" && [ -z "$(marks "$who")" ]'
+	gk_check "$who: --cache private: project B does not see A's ~/.cache" \
+		eval '[ "$RC" = 0 ] && grep -qx no-entry "$T/out"'
+
+	run "$who" "$a" --net none --rw "$m" -- sh -c "$(victim)"
+	GK_DETAIL="$(detail) | marks: $(marks "$who") | .project: $(cat "$pa/.project" 2>&1)"
+	gk_check "$who: --cache private: project A's next run has its own caches (its .pth runs, its ~/.cache), ~/.gk-run/cache/$(cache_key "$a")/.project names A" \
+		eval '[ "$RC" = 0 ] && grep -qx a "$T/out" && [ -e "$m/pth-work" ] &&
+		    [ "$(cat "$pa/.project")" = "$(readlink -f "$a")" ]'
+	clear_marks "$who"
+
+	run "$who" "$b" --dry-run -- true
+	GK_DETAIL=$(detail)
+	gk_check "$who: --dry-run shows project B's own cache directory (~/.gk-run/cache/$(cache_key "$b"))" \
+		eval '[ "$RC" = 0 ] && grep -qF -- "$h/.gk-run/cache/$(cache_key "$b")/.local/lib" "$T/out"'
+
+	# the one set all projects had before, code planted in it
+	py=$($PYTHON -c 'import sys; print("python%d.%d" % sys.version_info[:2])')
+	old=$h/.gk-run/cache/.local/lib/$py/site-packages
+	mkdir -p "$old" "$h/.gk-run/cache/.cache/gk-proj-$TOK"
+	cp "$SCR/gk-evil.pth" "$old/gk-evil.pth"
+	echo old >"$h/.gk-run/cache/.cache/gk-proj-$TOK/entry"
+	chown -R "$who:" "$h/.gk-run"
+	run "$who" "$b" --net none --rw "$m" -- sh -c "$(victim)"
+	GK_DETAIL="$(detail) | marks: $(marks "$who") | cache: $(ls -A "$h/.gk-run/cache" | paste -sd' ')"
+	gk_check "$who: --cache private: the old layout's caches (one set for all projects) are not used: no .pth run, no ~/.cache entry; moved to ~/.gk-run/cache/old, said once" \
+		eval '[ "$RC" = 0 ] && grep -qx no-entry "$T/out" && [ -z "$(marks "$who")" ] &&
+		    [ -f "$h/.gk-run/cache/old/.local/lib/$py/site-packages/gk-evil.pth" ] &&
+		    [ ! -e "$h/.gk-run/cache/.local" ] && grep -q "moved to .*/old" "$T/err"'
+	run "$who" "$b" --net none -- true
+	GK_DETAIL=$(detail)
+	gk_check "$who: --cache private: the next run says nothing of the old caches, left in ~/.gk-run/cache/old" \
+		eval '[ "$RC" = 0 ] && ! grep -q "old" "$T/err" &&
+		    [ -f "$h/.gk-run/cache/old/.local/lib/$py/site-packages/gk-evil.pth" ]'
+
+	run "$who" "$a" --net none --cache shared -- sh -c "$(plant shared)"
+	run "$who" "$b" --net none --cache shared --rw "$m" -- sh -c "$(victim)"
+	GK_DETAIL="$(detail) | marks: $(marks "$who")"
+	gk_check "$who: --cache shared: project B runs what A planted and sees A's ~/.cache (~/.gk-run/cache/shared)" \
+		eval '[ "$RC" = 0 ] && grep -qx shared "$T/out" && [ -e "$m/pth-projb" ] &&
+		    compgen -G "$h/.gk-run/cache/shared/.local/lib/python3*/site-packages/gk-evil.pth" >/dev/null'
+	clear_marks "$who"
 }
 
 # ---------------------------------------------------------------------------
@@ -871,6 +972,7 @@ for who in "${WHOS[@]}"; do
 	prepare "$who"
 	controls "$who"
 	checks_cache "$who"
+	checks_cache_projects "$who"
 	checks_repo "$who"
 	checks_plain "$who"
 	checks_home "$who"
