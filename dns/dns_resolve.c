@@ -498,9 +498,12 @@ answer_allowed(struct dns_server *s, const struct dns_client *cl,
 	    q->name_len, q->qtype, q->qclass, s->ttl_cap, now)) != NULL) {
 		gk_stats.dns_cache_hits++;
 		pin_addrs(s, c, q->name, e->addrs, e->naddrs, e->stored, now);
+		/* TTLs as when fresh (capped), not counted down by the
+		 * entry's age: that would tell a cage how long ago another
+		 * one asked. A client may so keep a record up to one capped
+		 * TTL past the cache's own expiry. */
 		return dns_reply_records(q, e->rcode, e->rrs, e->rrs_len,
-		    e->ancount, e->nscount, s->ttl_cap,
-		    (uint32_t)(now - e->stored), out, outlen,
+		    e->ancount, e->nscount, s->ttl_cap, 0, out, outlen,
 		    client_limit(cl, q));
 	}
 	gk_stats.dns_cache_misses++;

@@ -270,6 +270,16 @@ gk_check "repeated lookups are answered from the cache (upstream not asked)" \
 GK_DETAIL="cache hits $h0 -> $h1"
 gk_check "gatekeeper_dns_cache_hits_total rises on cache hits" \
 	test "$h0" -ge 0 -a "$h1" -ge $((h0 + 2))
+# an answer from the cache does not tell how long ago someone (another
+# cage) asked: its TTL is the capped one, not counted down
+gk_dig $A_SRC codeload.github.com A
+t1=$(dig_max_ttl)
+sleep 2.2
+gk_dig $A_SRC codeload.github.com A
+t2=$(dig_max_ttl)
+GK_DETAIL="TTL $t1, then $t2 from the cache 2 s later"
+gk_check "a cached answer's TTL is not counted down (60, then 60 two seconds later)" \
+	test "$t1" = 60 -a "$t2" = 60
 
 # ---- TCP ----------------------------------------------------------------------------
 expect_dns "TCP: api.github.com resolves" $A_SRC api.github.com A NOERROR "A 192.0.2.11" +tcp
