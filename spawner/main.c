@@ -574,6 +574,10 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		close(f.fd[i]);
 	if (p->net == SPAWN_NET_GATED)
 		make_cage(o, sock, chan, r.pid, &cage, &nsfd);
+	if (spawn_sockgate_wanted(p) && ((rc = spawn_start_listener(chan,
+	    err, sizeof(err))) == -1 || spawn_sockgate_start(rc, p, o->quiet,
+	    err, sizeof(err)) == NULL))
+		die("%s", err);
 	if (spawn_start_exec(chan, err, sizeof(err)) == -1)
 		die("%s", err);
 	close(chan);

@@ -216,8 +216,41 @@ int		 spawn_start_netns(int chan, char *err, size_t errlen);
 /* Gated: hand the child its cage. */
 int		 spawn_start_go(int chan, const struct spawn_cage *cage,
 		    char *err, size_t errlen);
+/* The unix socket gate's listener (spawn_sockgate.c); -1 with err. */
+int		 spawn_start_listener(int chan, char *err, size_t errlen);
 /* Wait until bwrap runs (the channel closes on exec); -1 with err. */
 int		 spawn_start_exec(int chan, char *err, size_t errlen);
+
+/* spawn_sockgate.c: which unix sockets the sandbox may connect to */
+struct spawn_sockid {
+	dev_t		 dev;
+	ino_t		 ino;
+};
+/* A connect's pathname, as the sandbox resolved it. */
+struct spawn_sock_class {
+	bool		 is_socket;
+	bool		 readonly;	/* on a mount the sandbox cannot write */
+	dev_t		 dev;
+	ino_t		 ino;
+};
+enum spawn_sock_verdict {
+	SPAWN_SOCK_ALLOW,	/* given with --socket, or the sandbox's */
+	SPAWN_SOCK_REFUSE,	/* a host socket it was not given */
+	SPAWN_SOCK_NOTSOCK,	/* not a socket (ECONNREFUSED, as inside) */
+};
+struct spawn_sockgate;
+
+/* Pure: the verdict for `c`, given the --socket inodes. */
+enum spawn_sock_verdict spawn_sockgate_decide(const struct spawn_sock_class *c,
+		    const struct spawn_sockid *allowed, size_t nallowed);
+/* Whether the plan's sandbox gets the gate (not with --fs host). */
+bool		 spawn_sockgate_wanted(const struct spawn_plan *p);
+/* The child: load the filter; its listener fd, or -1 with err. */
+int		 spawn_sockgate_install(char *err, size_t errlen);
+/* gk-run: answer the listener `fd` in a thread; NULL with err. */
+struct spawn_sockgate *spawn_sockgate_start(int fd,
+		    const struct spawn_plan *p, bool quiet, char *err,
+		    size_t errlen);
 
 /* spawn_ask.c: --ask while the command runs */
 struct spawn_ask_conf {

@@ -12,6 +12,9 @@
  *
  * On the channel each message is one kind byte and its body:
  *   child -> parent   'N' + the netns fd (SCM_RIGHTS)  namespaces made
+ *                     'L' + the listener fd            the unix socket
+ *                                                      gate (not with
+ *                                                      --fs host)
  *                     'E' + text                       failed, no exec
  *                     'X' + errno (int)                execve failed
  *   parent -> child   'C' + struct spawn_cage          the cage: go on
@@ -172,6 +175,20 @@ child_resolv(const struct spawn_child *c, const struct spawn_cage *cage)
 	c->plan->resolv_fd = fd;
 }
 
+/* The unix socket gate's filter, last: its listener goes to gk-run. */
+static void
+child_gate(const struct spawn_child *c)
+{
+	char err[SPAWN_ERRLEN];
+	int fd;
+
+	if ((fd = spawn_sockgate_install(err, sizeof(err))) == -1)
+		child_fail(c->chan, err);
+	if (chan_send(c->chan, 'L', NULL, 0, fd) == -1)
+		_exit(SPAWN_EXIT_FAIL);
+	close(fd);
+}
+
 void
 spawn_child_run(const struct spawn_child *c)
 {
@@ -198,6 +215,8 @@ spawn_child_run(const struct spawn_child *c)
 		fprintf(stderr, "gk-run: %s\n", line);
 	for (i = 0; i < c->fds->n; i++)
 		(void)fcntl(c->fds->fd[i], F_SETFD, 0);
+	if (spawn_sockgate_wanted(c->plan))
+		child_gate(c);
 	execve(c->bwrap, argv.v, c->envp);
 	e = errno;
 	(void)chan_send(c->chan, 'X', &e, sizeof(e), -1);
@@ -264,7 +283,7 @@ unexpected(const char *msg, ssize_t n, const char *step, char *err,
 }
 
 /*
- * Wait for the child's next step: kind 'N' (a 1-byte message with an
+ * Wait for the child's next step: kind 'N' or 'L' (a 1-byte message with an
  * fd, returned) or 0 (EOF: bwrap runs, 0 returned). -1 with err.
  */
 static int
@@ -275,7 +294,7 @@ expect(int chan, char kind, const char *step, char *err, size_t errlen)
 	int fd;
 
 	n = chan_recv(chan, msg, sizeof(msg) - 1, &fd, SPAWN_REPLY_WAIT_MS);
-	if (kind == 'N' && n == 1 && msg[0] == 'N' && fd != -1)
+	if (kind != 0 && n == 1 && msg[0] == kind && fd != -1)
 		return fd;
 	if (fd != -1)
 		close(fd);
@@ -301,6 +320,12 @@ spawn_start_go(int chan, const struct spawn_cage *cage, char *err,
 	gk_seterr(err, errlen, "the sandbox's first process went away "
 	    "(%s)", strerror(errno));
 	return -1;
+}
+
+int
+spawn_start_listener(int chan, char *err, size_t errlen)
+{
+	return expect(chan, 'L', "start the unix socket gate", err, errlen);
 }
 
 int
