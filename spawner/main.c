@@ -574,6 +574,12 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		close(f.fd[i]);
 	if (p->net == SPAWN_NET_GATED)
 		make_cage(o, sock, chan, r.pid, &cage, &nsfd);
+	if (p->fs == SPAWN_FS_SANDBOX && !spawn_sockgate_possible())
+		fprintf(stderr, "gk-run: warning: kernel.yama.ptrace_scope "
+		    "keeps gk-run from taking a sandboxed program's sockets, "
+		    "so host unix sockets outside /run are not gated in this "
+		    "run (ptrace_scope 1 or lower allows it; 2 allows it to "
+		    "root)\n");
 	if (spawn_sockgate_wanted(p) && ((rc = spawn_start_listener(chan,
 	    err, sizeof(err))) == -1 || spawn_sockgate_start(rc, p, o->quiet,
 	    err, sizeof(err)) == NULL))

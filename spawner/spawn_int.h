@@ -245,6 +245,9 @@ enum spawn_sock_verdict spawn_sockgate_decide(const struct spawn_sock_class *c,
 		    const struct spawn_sockid *allowed, size_t nallowed);
 /* Whether the plan's sandbox gets the gate (not with --fs host). */
 bool		 spawn_sockgate_wanted(const struct spawn_plan *p);
+/* false where Yama's ptrace_scope keeps gk-run from taking a sandboxed
+ * program's socket (2 without root, 3) */
+bool		 spawn_sockgate_possible(void);
 /* The child: load the filter; its listener fd, or -1 with err. */
 int		 spawn_sockgate_install(char *err, size_t errlen);
 /* gk-run: answer the listener `fd` in a thread; NULL with err. */

@@ -102,10 +102,33 @@ struct gate_job {
 	bool			 pending;	/* TCP under way: its outcome */
 };
 
+/*
+ * Yama's ptrace_scope: at 2 only a holder of CAP_SYS_PTRACE, at 3 no one
+ * may take another process's socket (pidfd_getfd), not even gk-run its
+ * descendant's: the gate cannot work there.
+ */
+bool
+spawn_sockgate_possible(void)
+{
+	char buf[16] = "";
+	ssize_t n;
+	int fd;
+
+	if ((fd = open("/proc/sys/kernel/yama/ptrace_scope",
+	    O_RDONLY | O_CLOEXEC)) == -1)
+		return true;	/* no Yama */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	return atoi(buf) < 2 || (atoi(buf) == 2 && geteuid() == 0);
+}
+
 bool
 spawn_sockgate_wanted(const struct spawn_plan *p)
 {
-	return p->fs == SPAWN_FS_SANDBOX;
+	return p->fs == SPAWN_FS_SANDBOX && spawn_sockgate_possible();
 }
 
 enum spawn_sock_verdict
