@@ -232,6 +232,7 @@ struct spawn_sock_class {
 	bool		 readonly;	/* on a mount the sandbox cannot write */
 	dev_t		 dev;
 	ino_t		 ino;
+	bool		 linked;	/* more than one name (a hard link) */
 };
 enum spawn_sock_verdict {
 	SPAWN_SOCK_ALLOW,	/* given with --socket, or the sandbox's */

@@ -358,6 +358,16 @@ static const char *const daemon_dirs[] = {
 	NULL,
 };
 
+/* A directory no option brings back (real: taken). */
+static int
+forced_hide(struct spawn_mlist *l, char *real)
+{
+	if (spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, real, true) == -1)
+		return -1;
+	l->m[l->n - 1].forced = true;
+	return 0;
+}
+
 static int
 daemon_hide(struct spawn_mlist *l, const char *dir, const char *cwd,
     char *err, size_t errlen)
@@ -374,10 +384,7 @@ daemon_hide(struct spawn_mlist *l, const char *dir, const char *cwd,
 		free(real);
 		return -1;
 	}
-	if (spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, real, true) == -1)
-		return -1;
-	l->m[l->n - 1].forced = true;
-	return 0;
+	return forced_hide(l, real);
 }
 
 static int
@@ -411,10 +418,7 @@ control_hide(struct spawn_mlist *l, const char *sock, const char *cwd, char *err
 		free(real);
 		return -1;
 	}
-	if (spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, real, true) == -1)
-		return -1;
-	l->m[l->n - 1].forced = true;
-	return 0;
+	return forced_hide(l, real);
 }
 
 #define NSSWITCH_MAX	65536

@@ -142,7 +142,14 @@ spawn_sockgate_decide(const struct spawn_sock_class *c,
 	for (i = 0; i < nallowed; i++)
 		if (allowed[i].dev == c->dev && allowed[i].ino == c->ino)
 			return SPAWN_SOCK_ALLOW;
-	return c->readonly ? SPAWN_SOCK_REFUSE : SPAWN_SOCK_ALLOW;
+	/*
+	 * gk-run makes the connect, so the listener sees gk-run's
+	 * credentials, not the sandbox's: a host socket hard-linked into a
+	 * writable place (gatekeeperd's own control socket, handed in)
+	 * must not pass for one the sandbox made. A socket bound by a
+	 * program has one name.
+	 */
+	return c->readonly || c->linked ? SPAWN_SOCK_REFUSE : SPAWN_SOCK_ALLOW;
 }
 
 /* ---- the child: the filter -------------------------------------------- */
@@ -421,6 +428,7 @@ judge_path(struct spawn_sockgate *g, pid_t tid, int rootfd,
 	}
 	c.is_socket = S_ISSOCK(st.st_mode);
 	c.readonly = (sv.f_flag & ST_RDONLY) != 0;
+	c.linked = st.st_nlink > 1;
 	c.dev = st.st_dev;
 	c.ino = st.st_ino;
 	switch (spawn_sockgate_decide(&c, g->allowed, g->nallowed)) {

@@ -55,6 +55,12 @@ static const struct decide_case decide_cases[] = {
 	    { false, false, 40, 5 }, 0, SPAWN_SOCK_NOTSOCK },
 	{ "device and inode 0, none given",
 	    { true, true, 0, 0 }, 0, SPAWN_SOCK_REFUSE },
+	{ "a host socket hard-linked into a writable place",
+	    { true, false, 40, 6, true }, 0, SPAWN_SOCK_REFUSE },
+	{ "... with other sockets given",
+	    { true, false, 40, 6, true }, 2, SPAWN_SOCK_REFUSE },
+	{ "a hard-linked socket given with --socket",
+	    { true, true, 8, 100, true }, 2, SPAWN_SOCK_ALLOW },
 };
 
 static void
