@@ -25,16 +25,6 @@ struct msg {
 
 static struct msg m;
 
-static void
-load(const char *name, struct msg *mm)
-{
-	char file[256];
-
-	snprintf(file, sizeof(file), "%s.bin", name);
-	mm->n = test_data_load("tls", file, mm->b, sizeof(mm->b));
-	assert_true(mm->n > SNI_REC_HDR);
-}
-
 /* Parse the first n bytes from an exact-size copy, so ASan sees overreads. */
 static enum sni_status
 parse_n(const uint8_t *b, size_t n, struct sni_result *r)
@@ -175,7 +165,7 @@ test_not_hello(void **state)
 	(void)state;
 	run_raw(cases, sizeof(cases) / sizeof(*cases), "not-hello");
 	/* a warning alert, then a real hello: the alert decides */
-	load("curl_h2", &m);
+	m.n = test_tls_load("curl_h2", m.b, sizeof(m.b));
 	memmove(m.b + 7, m.b, m.n);
 	memcpy(m.b, "\x15\x03\x03\x00\x02\x01\x5a", 7);
 	m.n += 7;

@@ -48,16 +48,6 @@ static const struct {
 
 static struct msg m, m2;
 
-static void
-load(const char *name, struct msg *mm)
-{
-	char file[256];
-
-	snprintf(file, sizeof(file), "%s.bin", name);
-	mm->n = test_data_load("tls", file, mm->b, sizeof(mm->b));
-	assert_true(mm->n > SNI_REC_HDR);
-}
-
 /* Parse the first n bytes from an exact-size copy, so ASan sees overreads. */
 static enum sni_status
 parse_n(const uint8_t *b, size_t n, struct sni_result *r)
@@ -140,7 +130,7 @@ test_captured(void **state)
 
 	(void)state;
 	for (i = 0; i < NCAPTURES; i++) {
-		load(captures[i].file, &m);
+		m.n = test_tls_load(captures[i].file, m.b, sizeof(m.b));
 		for (n = 0; n < m.n; n++)
 			if (parse_n(m.b, n, &r) != SNI_NEED_MORE)
 				fail_msg("%s: prefix %zu", captures[i].file, n);
@@ -170,7 +160,7 @@ test_captured_reframed(void **state)
 
 	(void)state;
 	for (i = 0; i < NCAPTURES; i++) {
-		load(captures[i].file, &m);
+		m.n = test_tls_load(captures[i].file, m.b, sizeof(m.b));
 		hsn = unframe(&m, hs);
 		for (l = 0; l < sizeof(layouts) / sizeof(*layouts); l++) {
 			frame(hs, hsn, layouts[l], &m2);
@@ -193,7 +183,7 @@ test_captured_trailing(void **state)
 
 	(void)state;
 	for (i = 0; i < NCAPTURES; i++) {
-		load(captures[i].file, &m);
+		m.n = test_tls_load(captures[i].file, m.b, sizeof(m.b));
 		n = m.n;
 		memcpy(m.b + m.n, ccs, sizeof(ccs));
 		m.n += sizeof(ccs);
@@ -667,13 +657,13 @@ test_record_bounds(void **state)
 	size_t hsn, n;
 
 	(void)state;
-	load("curl_h2", &m);
+	m.n = test_tls_load("curl_h2", m.b, sizeof(m.b));
 	m.b[4]++;			/* record one byte longer */
 	m.b[m.n++] = 0;
 	assert_int_equal(parse(&m, &r), SNI_INVALID);
 	m.n = 9;			/* known from the headers alone */
 	assert_int_equal(parse(&m, &r), SNI_INVALID);
-	load("openssl_frag", &m);
+	m.n = test_tls_load("openssl_frag", m.b, sizeof(m.b));
 	hsn = unframe(&m, hs);
 	frame(hs, hsn, nine, &m2);
 	for (n = 0; n < m2.n; n++)
@@ -726,7 +716,7 @@ test_matches_strstatus(void **state)
 	struct sni_result r;
 
 	(void)state;
-	load("openssl_mixed", &m);
+	m.n = test_tls_load("openssl_mixed", m.b, sizeof(m.b));
 	assert_int_equal(parse(&m, &r), SNI_OK);
 	assert_true(sni_matches(&r, "mixed-1.example.test", 20));
 	assert_true(sni_matches(&r, "MIXED-1.example.TEST.", 21));
@@ -735,7 +725,7 @@ test_matches_strstatus(void **state)
 	assert_false(sni_matches(&r, "xmixed-1.example.test", 21));
 	assert_false(sni_matches(&r, "mixed-1.example.tesx", 20));
 	assert_false(sni_matches(&r, "", 0));
-	load("openssl_nosni", &m);
+	m.n = test_tls_load("openssl_nosni", m.b, sizeof(m.b));
 	assert_int_equal(parse(&m, &r), SNI_ABSENT);
 	assert_false(sni_matches(&r, "", 0));
 	assert_false(sni_matches(&r, ".", 1));

@@ -35,16 +35,6 @@ static const uint8_t ccs[6] = { 20, 3, 3, 0, 1, 1 };
 
 static struct msg m, m2;
 
-static void
-load(const char *name, struct msg *mm)
-{
-	char file[256];
-
-	snprintf(file, sizeof(file), "%s.bin", name);
-	mm->n = test_data_load("tls", file, mm->b, sizeof(mm->b));
-	assert_true(mm->n > SNI_REC_HDR);
-}
-
 /* Parse an exact-size copy (ASan sees any read past the end). */
 static enum sni_srv_status
 srv(const uint8_t *b, size_t n, struct sni_srv_result *r)
@@ -146,7 +136,7 @@ test_srv_captured(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(caps) / sizeof(*caps); i++) {
-		load(caps[i].file, &m);
+		m.n = test_tls_load(caps[i].file, m.b, sizeof(m.b));
 		srv_prefixes(m.b, m.n, caps[i].st, caps[i].file);
 		assert_int_equal(srv(m.b, m.n, &r), caps[i].st);
 		assert_int_equal(r.nrecords, 1);
@@ -292,7 +282,7 @@ test_retry_hello(void **state)
 
 	(void)state;
 	for (i = 0; i < sizeof(caps) / sizeof(*caps); i++) {
-		load(caps[i].file, &m);
+		m.n = test_tls_load(caps[i].file, m.b, sizeof(m.b));
 		for (ccs_n = 0; ccs_n <= sizeof(ccs); ccs_n += sizeof(ccs)) {
 			memcpy(m2.b, ccs, ccs_n);
 			memcpy(m2.b + ccs_n, m.b, m.n);
@@ -359,7 +349,7 @@ test_retry_ccs(void **state)
 		assert_int_equal(r.consumed, 0);
 	}
 	/* the ccs's minor version is not looked at */
-	load("openssl_sni", &m);
+	m.n = test_tls_load("openssl_sni", m.b, sizeof(m.b));
 	memcpy(m2.b, "\x14\x03\x01\x00\x01\x01", 6);
 	memcpy(m2.b + 6, m.b, m.n);
 	assert_int_equal(retry(m2.b, m.n + 6, &r), SNI_OK);

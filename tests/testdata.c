@@ -28,3 +28,15 @@ test_data_load(const char *dir, const char *name, uint8_t *buf, size_t cap)
 	assert_true(n > 0 && n < cap);
 	return n;
 }
+
+size_t
+test_tls_load(const char *name, uint8_t *buf, size_t cap)
+{
+	char file[256];
+	size_t n;
+
+	snprintf(file, sizeof(file), "%s.bin", name);
+	n = test_data_load("tls", file, buf, cap);
+	assert_true(n > 5);		/* SNI_REC_HDR */
+	return n;
+}

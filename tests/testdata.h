@@ -16,4 +16,10 @@
 size_t	test_data_load(const char *dir, const char *name, uint8_t *buf,
 	    size_t cap);
 
+/*
+ * tests/data/tls/<name>.bin, a capture of TLS records: test_data_load,
+ * and more than one record header (5 bytes) in it.
+ */
+size_t	test_tls_load(const char *name, uint8_t *buf, size_t cap);
+
 #endif /* TESTDATA_H */
