@@ -544,6 +544,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	size_t i;
 	char cgname[256];
 	int rc, pipefd[2], sock = -1, chan, nsfd = -1;
+	bool gate;
 
 	if ((bwrap = spawn_find_bwrap(err, sizeof(err))) == NULL)
 		die("%s", err);
@@ -574,13 +575,14 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		close(f.fd[i]);
 	if (p->net == SPAWN_NET_GATED)
 		make_cage(o, sock, chan, r.pid, &cage, &nsfd);
-	if (p->fs == SPAWN_FS_SANDBOX && !spawn_sockgate_possible())
+	gate = spawn_sockgate_wanted(p);
+	if (p->fs == SPAWN_FS_SANDBOX && !gate)
 		fprintf(stderr, "gk-run: warning: kernel.yama.ptrace_scope "
 		    "keeps gk-run from taking a sandboxed program's sockets, "
 		    "so host unix sockets outside /run are not gated in this "
 		    "run (ptrace_scope 1 or lower allows it; 2 allows it to "
 		    "root)\n");
-	if (spawn_sockgate_wanted(p) && ((rc = spawn_start_listener(chan,
+	if (gate && ((rc = spawn_start_listener(chan,
 	    err, sizeof(err))) == -1 || spawn_sockgate_start(rc, p, o->quiet,
 	    err, sizeof(err)) == NULL))
 		die("%s", err);

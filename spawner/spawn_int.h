@@ -249,6 +249,8 @@ bool		 spawn_sockgate_wanted(const struct spawn_plan *p);
 /* false where Yama's ptrace_scope keeps gk-run from taking a sandboxed
  * program's socket (2 without root, 3) */
 bool		 spawn_sockgate_possible(void);
+/* A /proc/sys integer (spawn_userns.c); -1 when absent or unreadable. */
+long		 spawn_sysctl_long(const char *path);
 /* The child: load the filter; its listener fd, or -1 with err. */
 int		 spawn_sockgate_install(char *err, size_t errlen);
 /* gk-run: answer the listener `fd` in a thread; NULL with err. */

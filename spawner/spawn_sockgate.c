@@ -110,19 +110,10 @@ struct gate_job {
 bool
 spawn_sockgate_possible(void)
 {
-	char buf[16] = "";
-	ssize_t n;
-	int fd;
+	long scope = spawn_sysctl_long("/proc/sys/kernel/yama/ptrace_scope");
 
-	if ((fd = open("/proc/sys/kernel/yama/ptrace_scope",
-	    O_RDONLY | O_CLOEXEC)) == -1)
-		return true;	/* no Yama */
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
-	return atoi(buf) < 2 || (atoi(buf) == 2 && geteuid() == 0);
+	/* -1: no Yama */
+	return scope < 2 || (scope == 2 && geteuid() == 0);
 }
 
 bool

@@ -126,9 +126,8 @@ spawn_userns_diagnose(enum spawn_userns_step step, int err,
 
 /* ---- the host --------------------------------------------------------- */
 
-/* A /proc/sys integer; -1 when absent or unreadable. */
-static long
-read_long(const char *path)
+long
+spawn_sysctl_long(const char *path)
 {
 	char buf[32], *end;
 	ssize_t n;
@@ -174,11 +173,11 @@ apparmor_confined(void)
 void
 spawn_userns_host_read(struct spawn_userns_host *h)
 {
-	h->max_user = read_long("/proc/sys/user/max_user_namespaces");
-	h->max_net = read_long("/proc/sys/user/max_net_namespaces");
-	h->aa_restrict = read_long(
+	h->max_user = spawn_sysctl_long("/proc/sys/user/max_user_namespaces");
+	h->max_net = spawn_sysctl_long("/proc/sys/user/max_net_namespaces");
+	h->aa_restrict = spawn_sysctl_long(
 	    "/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-	h->clone = read_long("/proc/sys/kernel/unprivileged_userns_clone");
+	h->clone = spawn_sysctl_long("/proc/sys/kernel/unprivileged_userns_clone");
 	h->aa_confined = apparmor_confined();
 	h->profile = GK_APPARMOR_PROFILE;
 }
