@@ -80,16 +80,15 @@ job_free(struct gk_cgsd_job *j)
 	free(j);
 }
 
+/* A scope whose cage ended before it was made: its processes go. */
 static void
 kill_scope(const char *path)
 {
-	int fd;
+	char err[256];
 
-	if (path[0] == '\0' || (fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return;
-	if (write(fd, "1", 1) != 1)
-		log_warn("cgroup: %s", path);
-	close(fd);
+	if (path[0] != '\0' && cg_write_file(path, "1", err, sizeof(err)) ==
+	    -1 && errno != ENOENT)
+		log_warnx("cgroup: %s", err);
 }
 
 /* The job's end: its callback once (or, cancelled, its processes
