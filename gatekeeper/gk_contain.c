@@ -144,11 +144,10 @@ adopt_cgroup(struct gk_contain *k, const struct gk_cage *c,
 	char id[GK_CG_NAME_MAX + 1], bare[GK_CG_NAME_MAX + 1];
 	struct gk_cg_owner o;
 	struct gk_cg_cage *cgc;
-	size_t n = strlen(name);
+	size_t n;
 
-	/* a systemd scope's directory is its unit: "cage-....scope" */
-	if (n > 6 && strcmp(name + n - 6, ".scope") == 0)
-		n -= 6;
+	if ((n = gk_cg_unscope(name)) == 0)	/* not a systemd scope's */
+		n = strlen(name);
 	snprintf(bare, sizeof(bare), "%.*s", (int)n, name);
 	if (!gk_cg_name_parse(bare, id, sizeof(id), &o) ||
 	    o.pidns != peer->pidns || o.pid != peer->pid ||

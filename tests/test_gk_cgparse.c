@@ -151,6 +151,20 @@ test_truncated(void **state)
 	}
 }
 
+/* A systemd scope's directory name -> the cage cgroup's name. */
+static void
+test_unscope(void **state)
+{
+	(void)state;
+	assert_int_equal(gk_cg_unscope("cage-a-1-2-3.scope"), 12);
+	assert_int_equal(gk_cg_unscope("x.scope"), 1);
+	assert_int_equal(gk_cg_unscope(".scope"), 0);	/* nothing before */
+	assert_int_equal(gk_cg_unscope("cage-a-1-2-3"), 0);
+	assert_int_equal(gk_cg_unscope("cage.scope.x"), 0);
+	assert_int_equal(gk_cg_unscope("scope"), 0);
+	assert_int_equal(gk_cg_unscope(""), 0);
+}
+
 /* --cgroup NAME -> the slice: systemd's escaping, bounded. */
 static void
 test_slice_name(void **state)
@@ -201,6 +215,7 @@ main(void)
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_slice_name),
+		cmocka_unit_test(test_unscope),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

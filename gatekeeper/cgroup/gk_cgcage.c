@@ -166,7 +166,7 @@ gk_cg_cage_new(struct gk_cg *g, const char *name, const struct gk_rlimits *l,
 	}
 	c->g = g;
 	if (g->sd != NULL) {	/* systemd makes it when its process comes */
-		snprintf(c->name, sizeof(c->name), "%s%s", name, CG_SCOPE);
+		snprintf(c->name, sizeof(c->name), "%s%s", name, GK_CG_SCOPE);
 		snprintf(c->kill, sizeof(c->kill), "%s/%s/cgroup.kill",
 		    g->dir[CG_V2], c->name);
 		c->lim = *l;
@@ -222,7 +222,7 @@ gk_cg_cage_adopt(struct gk_cg *g, const char *name, uid_t owner, char *err,
 	}
 	c->g = g;
 	snprintf(c->name, sizeof(c->name), "%s%s", name, g->sd != NULL ?
-	    CG_SCOPE : "");
+	    GK_CG_SCOPE : "");
 	cage_found(c);
 	if (!c->made[CG_V2] && !c->made[CG_V1_PIDS] && !c->made[CG_V1_MEMORY]) {
 		gk_seterr(err, errlen, "its cgroup %s is gone", name);
@@ -461,18 +461,6 @@ gk_cg_owner_of(pid_t pid, struct gk_cg_owner *o)
 	return gk_proc_start(pid, &ppid, &o->start);
 }
 
-/* "NAME.scope" -> "NAME": false if it has no such suffix. */
-static bool
-strip_scope(char *name)
-{
-	size_t n = strlen(name), k = strlen(CG_SCOPE);
-
-	if (n <= k || strcmp(name + n - k, CG_SCOPE) != 0)
-		return false;
-	name[n - k] = '\0';
-	return true;
-}
-
 size_t
 gk_cg_sweep(struct gk_cg *g)
 {
@@ -481,7 +469,7 @@ gk_cg_sweep(struct gk_cg *g)
 	struct gk_cg_cage *c;
 	struct dirent *de;
 	uint64_t ns = own_pidns();
-	size_t went = 0;
+	size_t went = 0, n;
 	DIR *dir;
 	int life;
 
@@ -491,8 +479,11 @@ gk_cg_sweep(struct gk_cg *g)
 		return 0;
 	while ((de = readdir(dir)) != NULL) {
 		snprintf(bare, sizeof(bare), "%.*s", CG_DIR_MAX, de->d_name);
-		if (g->sd != NULL && !strip_scope(bare))
-			continue;
+		if (g->sd != NULL) {	/* a scope's: "NAME.scope" */
+			if ((n = gk_cg_unscope(bare)) == 0)
+				continue;
+			bare[n] = '\0';
+		}
 		if (!gk_cg_name_parse(bare, id, sizeof(id), &o) ||
 		    o.pidns != ns || (gk_cg_owner_of(o.pid, &now) == 0 &&
 		    now.start == o.start))

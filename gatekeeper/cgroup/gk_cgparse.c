@@ -287,3 +287,11 @@ gk_cg_name_parse(const char *name, char *id, size_t idlen,
 	id[d1 - p] = '\0';
 	return true;
 }
+
+size_t
+gk_cg_unscope(const char *dir)
+{
+	size_t n = strlen(dir), k = sizeof(GK_CG_SCOPE) - 1;
+
+	return n > k && strcmp(dir + n - k, GK_CG_SCOPE) == 0 ? n - k : 0;
+}

@@ -78,5 +78,9 @@ bool		 gk_cg_name(char *buf, size_t len, const char *id,
 		    const struct gk_cg_owner *o);
 bool		 gk_cg_name_parse(const char *name, char *id, size_t idlen,
 		    struct gk_cg_owner *o);
+/* A systemd scope's directory is its unit, "NAME.scope": the length of
+ * NAME, or 0 when dir has no such suffix (or nothing before it). */
+#define GK_CG_SCOPE	".scope"
+size_t		 gk_cg_unscope(const char *dir);
 
 #endif /* GK_CGPARSE_H */

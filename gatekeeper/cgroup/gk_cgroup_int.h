@@ -28,7 +28,6 @@ struct gk_cgsd_job;
 #define CG_RM_GIVEUP_MS		10000
 #define CG_KILL_ROUNDS		64		/* v1-only end */
 #define CG_DIR_MAX		(GK_CG_NAME_MAX + 8)	/* a name, ".scope" */
-#define CG_SCOPE		".scope"
 
 enum cg_dir {
 	CG_V2,				/* lifetime (and limits on v2) */

@@ -29,6 +29,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gk_cg_self s;
 	struct gk_cg_owner o;
 	uint64_t v, start;
+	size_t n;
 	pid_t ppid;
 	int c;
 
@@ -46,6 +47,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < sizeof(buf)) {
 		memcpy(buf, data, size);
 		buf[size] = '\0';
+		/* a scope's name: shorter, and what it drops is ".scope" */
+		if ((n = gk_cg_unscope(buf)) != 0)
+			CHECK(n < strlen(buf) && strcmp(buf + n, ".scope") == 0);
 		if (gk_cg_name_parse(buf, id, sizeof(id), &o)) {
 			CHECK(gk_cg_name(name, sizeof(name), id, &o));
 			/* leading zeros do not print back: compare values */
