@@ -208,6 +208,14 @@ struct spawn_child {
  */
 pid_t		 spawn_start_fork(const struct spawn_child *c, int *chan,
 		    char *err, size_t errlen);
+/*
+ * In the sandbox's first process, once it has the cage: fork the
+ * process that execs bwrap and stay as its keeper (spawn_keeper.c).
+ * Returns 0 in the new process; the keeper never returns (it exits as
+ * bwrap did, or ends it all when gk-run dies). -1 with err: nothing
+ * forked.
+ */
+pid_t		 spawn_keeper_fork(pid_t parent, char *err, size_t errlen);
 /* The child's body (never returns); spawn_start_fork() runs it. */
 void		 spawn_child_run(const struct spawn_child *c)
 		    __attribute__((noreturn));

@@ -20,7 +20,10 @@
  *   parent -> child   'C' + struct spawn_cage          the cage: go on
  * Both ends are CLOEXEC: once bwrap runs, the parent reads EOF. If the
  * parent goes away first, the child gets SIGKILL (PR_SET_PDEATHSIG) or
- * reads EOF, and exits without running anything.
+ * reads EOF, and exits without running anything. Once it has the cage,
+ * the child forks the process that execs bwrap and stays as its keeper
+ * (spawn_keeper.c): gk-run's child is then the keeper, which exits as
+ * bwrap does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -194,7 +197,7 @@ spawn_child_run(const struct spawn_child *c)
 {
 	struct spawn_strv argv = { 0 };
 	struct spawn_cage cage;
-	char *line;
+	char err[SPAWN_ERRLEN], *line;
 	size_t i;
 	int e;
 
@@ -208,6 +211,9 @@ spawn_child_run(const struct spawn_child *c)
 		child_cage(c, &cage);
 		child_resolv(c, &cage);
 	}
+	if (spawn_keeper_fork(c->parent, err, sizeof(err)) == -1)
+		child_fail(c->chan, err);
+	/* bwrap's process from here on; the keeper never returns */
 	if (spawn_bwrap_build(c->plan, &argv) == -1)
 		child_fail(c->chan, "out of memory");
 	if (c->verbose > 0 && (line = spawn_shell_render(&argv, NULL, 0)) !=

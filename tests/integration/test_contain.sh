@@ -7,10 +7,13 @@
 # untested here):
 #
 #   - the command runs inside the cage's cgroup (seen from outside);
-#   - kill -9 of gk-run at 30 points of start-up and run: within one
-#     second no process of the command, no gk-* link and no cage cgroup
-#     remains; a daemon the command started with setsid does not survive
-#     gk-run's normal end either;
+#   - kill -9 of gk-run at points of start-up and run, timed from its
+#     start and from its cage's link appearing, as root and as a member
+#     of the socket's group, with cages in cgroups, with --cgroup off and
+#     with --net none (no gatekeeperd): within one second no process of
+#     the command, no gk-* link and no cage cgroup remains; a daemon the
+#     command started with setsid does not survive gk-run's normal end
+#     either;
 #   - --pids 32 holds a fork bomb (never more than 32 tasks in the cage)
 #     while the host keeps running commands at once; one line says forks
 #     were refused;
@@ -79,6 +82,9 @@ procs_with() { pgrep -f -- "$1" | grep -c .; }
 links() { ip -o link show | grep -c ' gk-'; }
 
 # ---- the cgroup, seen from outside -------------------------------------------
+# the control socket's group, before gatekeeperd makes the socket
+HAVE_GROUP=no
+gk_users_locked gk_group_exists gatekeeper && HAVE_GROUP=yes
 start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts" "$T/GKD_PID.log"
 V2=$(sed -n "s/.*cgroups: cages' processes in \([^;]*\);.*/\1/p" "$T/GKD_PID.log" | head -1)
 GK_DETAIL=$(grep -m1 cgroups: "$T/GKD_PID.log")
@@ -114,12 +120,41 @@ detail
 gk_check "a process the command started with setsid ends with gk-run" \
 	eval '[ "$RC" = 0 ] && grep -q started "$T/run.out" && [ "$(procs_with "51.$U")" = 0 ]'
 
-# ---- kill -9 of gk-run at 30 points ---------------------------------------------
-"$PYTHON" - "$GKRUN" "$SOCK" "$V2" "$WORK" "$U" >"$T/kill9.txt" 2>&1 <<'EOF'
+# ---- kill -9 of gk-run during start-up and run ----------------------------------
+# kill9 WHO TIMING FIRST 'GK-RUN OPTIONS' [PREFIX...]: gk-run (run by
+# PREFIX, which execs it, in WHO's work directory) killed with SIGKILL
+# at points timed from its start (TIMING "start": 30 points from 0 to
+# 1000 ms), from its cage's link appearing ("link": every ms from 0 to
+# 20, then 9 more in the 2-18 ms window the attack found) or both, and
+# last once the command runs (it must); each try's sleep has a tag of
+# its own, numbered from FIRST. Then, within
+# one second, no process of the command, no gk-* link and no cage
+# cgroup may remain.
+kill9() {
+	local who=$1 timing=$2 first=$3 opts=$4 work=$WORK
+	shift 4
+	[ "$#" -gt 0 ] && work=$T/nobody/work
+	"$PYTHON" - "$GKRUN" "$SOCK" "${V2:-/nonexistent}" "$work" "$U" "$first" \
+		"$timing" "$opts" "$@" >"$T/kill9-${who//[^a-z]/_}.txt" 2>&1 <<'EOF'
 import glob, os, subprocess, sys, time
-gkrun, sock, cgdir, work, u = sys.argv[1:6]
-delays = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 23, 26, 30,
-          35, 40, 50, 60, 80, 100, 150, 200, 300, 500, 1000]
+gkrun, sock, cgdir, work, u, first, timing, opts = sys.argv[1:9]
+prefix = sys.argv[9:]
+from_start = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 14, 16, 18, 20, 23, 26,
+              30, 35, 40, 50, 60, 80, 100, 150, 200, 300, 500, 1000]
+from_link = list(range(21)) + [2, 4, 6, 8, 10, 12, 14, 16, 18]
+tries = []
+if timing in ("start", "both"):
+    tries += [(d, False) for d in from_start]
+if timing in ("link", "both"):
+    tries += [(d, True) for d in from_link]
+# last, once the command runs (so a sandbox that never starts fails)
+tries += [(0, None)]
+def gk_links():
+    # /proc/net/dev is this network namespace's (the test's), whereas
+    # /sys/class/net is the one sysfs was mounted in
+    with open("/proc/net/dev") as f:
+        names = [l.split(":")[0].strip() for l in f.readlines()[2:]]
+    return [n for n in names if n.startswith("gk-")]
 def left(tag):
     procs = []
     for p in os.listdir("/proc"):
@@ -130,14 +165,41 @@ def left(tag):
                 procs.append(p)
         except OSError:
             pass
-    links = [l for l in os.listdir("/sys/class/net") if l.startswith("gk-")]
-    return procs, links, glob.glob(cgdir + "/cage-*")
+    return procs, gk_links(), glob.glob(cgdir + "/cage-*")
+def sleeping(tag):
+    want = b"sleep\0" + tag.encode() + b"\0"
+    for p in os.listdir("/proc"):
+        try:
+            if p.isdigit() and open("/proc/%s/cmdline" % p, "rb").read() == want:
+                return True
+        except OSError:
+            pass
+    return False
+def wait_for(what, limit):
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit:
+        if what():
+            return True
+        time.sleep(0.0002)
+    return False
+def link_up(limit):
+    # the cage's link appearing: gatekeeperd made the cage
+    return wait_for(gk_links, limit)
 bad = 0
-for i, d in enumerate(delays):
-    tag = "%d.%s%d" % (70 + i, u, i)
-    p = subprocess.Popen([gkrun, "--control", sock, "--allow", "x.example",
-                          "--", "sleep", tag], cwd=work,
+for i, (d, after_link) in enumerate(tries):
+    tag = "%d.%s%d" % (int(first) + i, u, i)
+    what = {True: "the link", False: "the start",
+            None: "the command started"}[after_link]
+    p = subprocess.Popen(prefix + [gkrun, "--control", sock] + opts.split() +
+                         ["--", "sleep", tag], cwd=work,
                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if after_link and not link_up(5.0):
+        print("FAIL kill -9 %4d ms after %s: no link within 5 s" % (d, what))
+        bad += 1
+    if after_link is None and not wait_for(lambda: sleeping(tag), 10.0):
+        print("FAIL kill -9 %4d ms after %s: it never did within 10 s"
+              % (d, what))
+        bad += 1
     time.sleep(d / 1000.0)
     p.kill()
     p.wait()
@@ -146,21 +208,37 @@ for i, d in enumerate(delays):
         procs, links, cgs = left(tag)
         el = time.monotonic() - t0
         if not procs and not links and not cgs:
-            print("ok   kill -9 after %4d ms: all gone in %3d ms" % (d, el * 1000))
+            print("ok   kill -9 %4d ms after %s: all gone in %3d ms"
+                  % (d, what, el * 1000))
             break
         if el > 1.0:
             bad += 1
-            print("FAIL kill -9 after %4d ms: after 1 s: processes %s, links %s, cgroups %s"
-                  % (d, procs, links, [os.path.basename(c) for c in cgs]))
+            print("FAIL kill -9 %4d ms after %s: after 1 s: processes %s, "
+                  "links %s, cgroups %s" % (d, what, procs, links,
+                  [os.path.basename(c) for c in cgs]))
             break
         time.sleep(0.005)
 sys.exit(1 if bad else 0)
 EOF
-rc=$?
-GK_DETAIL=$(grep -c "^ok" "$T/kill9.txt")" of 30 clean; $(grep FAIL "$T/kill9.txt" | head -3 | tr '\n' '|')"
-gk_check "kill -9 of gk-run at 30 points of start-up and run: nothing of the cage remains within 1 s" \
-	test "$rc" = 0
-sed 's/^/       /' "$T/kill9.txt" | head -30
+	local rc=$? f=$T/kill9-${who//[^a-z]/_}.txt n
+	n=$(grep -c "^ok\|^FAIL" "$f")
+	GK_DETAIL="$(grep -c "^ok" "$f") of $n clean; $(grep FAIL "$f" | head -3 | tr '\n' '|')"
+	gk_check "$who: kill -9 of gk-run at $n points of start-up and run: nothing of the cage remains within 1 s" \
+		test "$rc" = 0
+	sed 's/^/       /' "$f" | head -60
+}
+# as a member of the control socket's group, without privileges
+NOBODY=(setpriv --reuid=nobody --regid=gatekeeper --groups=gatekeeper -- env -i
+	PATH=/usr/local/bin:/usr/bin:/bin "HOME=$T/nobody/home")
+mkdir -p "$T/nobody/work" "$T/nobody/home"
+chown nobody "$T/nobody/work" "$T/nobody/home"
+chmod 711 "$T"
+kill9 root both 100 "--allow x.example"
+if [ "$HAVE_GROUP" = yes ]; then
+	kill9 nobody link 200 "--allow x.example" "${NOBODY[@]}"
+else
+	gk_fail "create the group gatekeeper (groupadd --system)"
+fi
 
 # ---- --pids: a fork bomb ---------------------------------------------------------
 ( cd "$WORK" && exec timeout -s KILL 60 "$GKRUN" --control "$SOCK" \
@@ -318,6 +396,16 @@ run --allow x.example -- echo ran
 detail
 gk_check "... and without limits it just runs" \
 	eval '[ "$RC" = 0 ] && grep -q ran "$T/run.out" && ! grep -q warning "$T/run.err"'
+# no cage cgroup holds the command: what ends it at any moment is gk-run's
+# pid namespace keeper (spawn_start.c), whose death ends bwrap's pid 1
+V2_SAVED=$V2 V2=
+kill9 "root, --cgroup off" link 300 "--allow x.example"
+[ "$HAVE_GROUP" = yes ] &&
+	kill9 "nobody, --cgroup off" link 400 "--allow x.example" "${NOBODY[@]}"
+# and without gatekeeperd at all
+kill9 "root, --net none" start 500 "--net none"
+kill9 "nobody, --net none" start 600 "--net none" "${NOBODY[@]}"
+V2=$V2_SAVED
 gk_stop_daemon "$GKD_PID" TERM
 
 # ---- the start-up sweep -------------------------------------------------------------
