@@ -41,6 +41,9 @@ struct guarded {
 	bool		 existing;	/* guarded only where it exists (on
 					   Linux): no placeholder can stand
 					   in for it */
+	bool		 dot;		/* a missing one is made on the host
+					   holding ".", which git reads as
+					   "this directory" (see dot_file()) */
 };
 
 /* In every writable place (spawn_usage() lists them: keep in step). */
@@ -49,6 +52,7 @@ static const struct guarded place_guards[] = {
 	{ ".git/hooks", false, false }, { ".git/info", false, false },
 	{ ".git/config", true, false },
 	{ ".git/config.worktree", true, false },
+	{ ".git/commondir", true, false, true },
 	/* in the work tree: directories, which `git add -A` ignores */
 	{ ".gitmodules", false, false }, { ".envrc", false, false },
 	{ ".vscode", false, false }, { ".idea", false, false },
@@ -58,13 +62,25 @@ static const struct guarded place_guards[] = {
 /*
  * In a git directory made writable (spawn_project): a repository's, or
  * a worktree's own. "commondir" names the directory whose config and
- * hooks git uses; git dies on an empty one, so a missing one gets no
- * placeholder (macOS: denied all the same).
+ * hooks git uses: a sandbox that wrote one into a repository's git
+ * directory would have the host's git run a config of its making. Git
+ * dies on an empty one, so a missing one is made on the host holding "."
+ * (this very directory, as if there were none), read-only inside.
  */
 static const struct guarded gitdir_guards[] = {
 	{ "hooks", false, false }, { "info", false, false },
 	{ "config", true, false }, { "config.worktree", true, false },
-	{ "commondir", true, true },
+	{ "commondir", true, false, true },
+	{ "gitdir", true, true },	/* a worktree's back-link (read at
+					   the run's end: spawn_gitlinks) */
+	{ NULL, false, false },
+};
+
+/* In each worktree's git directory, gitdir/worktrees/NAME: what git
+ * reads there when run in that worktree. */
+static const struct guarded worktree_guards[] = {
+	{ "commondir", true, true }, { "config.worktree", true, false },
+	{ "gitdir", true, true },
 	{ NULL, false, false },
 };
 
@@ -130,6 +146,48 @@ dotgit(struct spawn_mlist *l, const char *path, const struct stat *st,
 	return 0;
 }
 
+#define DOT_CONTENT	".\n"	/* a commondir naming its own directory */
+
+/*
+ * A missing commondir (see gitdir_guards): made on the host holding
+ * DOT_CONTENT, beneath its directory without following a link (O_EXCL,
+ * O_NOFOLLOW), then bound read-only and noted as a placeholder, which
+ * the last run out removes (remove_empty()). An empty placeholder would
+ * not do: git dies on it, the host's git too while the sandbox runs.
+ * --dry-run only shows the mount.
+ */
+static int
+dot_file(struct spawn_mlist *l, const char *path, bool dry)
+{
+	char dir[PATH_MAX], *slash;
+	int dfd, fd, r;
+	ssize_t n;
+
+	if (spawn_ml_has(l, path) || !host_writable(l, path) ||
+	    snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir) ||
+	    (slash = strrchr(dir, '/')) == NULL)
+		return 0;
+	if (!dry) {
+		*slash = '\0';
+		if ((dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+		    O_CLOEXEC)) == -1)
+			return 0;	/* gone: nothing to guard */
+		fd = openat(dfd, slash + 1, O_WRONLY | O_CREAT | O_EXCL |
+		    O_NOFOLLOW | O_CLOEXEC, 0644);
+		close(dfd);
+		if (fd == -1)
+			return 0;	/* made meanwhile, or not ours to make */
+		n = write(fd, DOT_CONTENT, strlen(DOT_CONTENT));
+		close(fd);
+		if (n != (ssize_t)strlen(DOT_CONTENT))
+			return -1;
+	}
+	r = spawn_ml_add(l, SPAWN_MNT_RO, strdup(path), true);
+	if (r == 0 && !dry)
+		l->m[l->n - 1].placeholder = true;
+	return r;
+}
+
 /*
  * Guard place/rel: read-only where it exists; where it is missing, an
  * empty read-only placeholder at the first missing component (the
@@ -138,8 +196,9 @@ dotgit(struct spawn_mlist *l, const char *path, const struct stat *st,
  */
 static int
 guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
-    bool macos)
+    const struct spawn_opts *o)
 {
+	bool macos = o->platform == SPAWN_PLATFORM_MACOS;
 	char path[PATH_MAX], *slash;
 	struct stat st;
 	bool file = g->file;
@@ -172,6 +231,8 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 	}
 	if (errno != ENOENT || g->existing)
 		return 0;
+	if (g->dot)
+		return dot_file(l, path, o->dry_run);
 	/* the first missing component below place */
 	for (;;) {
 		if ((slash = strrchr(path, '/')) == NULL ||
@@ -203,14 +264,22 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 }
 
 /*
- * The git directories of submodules, gitdir/modules/NAME (and theirs):
- * git runs their hooks and config too. Those that exist are guarded; a
- * new one is used only if .gitmodules or the config (guarded) says so.
+ * Guard each directory gitdir/below/NAME:
+ *   - "modules": the git directories of submodules (and theirs, down to
+ *     MODULES_DEPTH_MAX): git runs their hooks and config too. Those
+ *     that exist are guarded (gitdir_guards); a new one is used only if
+ *     .gitmodules or the config (guarded) says so.
+ *   - "worktrees": the git directories of a repository's worktrees: git
+ *     run in worktree NAME reads its commondir and config.worktree
+ *     (worktree_guards; this run's own worktree, if any, has the full
+ *     gitdir_guards as a gitdir of the plan).
  */
 static int
-guard_modules(struct spawn_mlist *l, const char *gitdir, int depth,
-    bool macos)
+guard_below(struct spawn_mlist *l, const char *gitdir, const char *below,
+    int depth, const struct spawn_opts *o)
 {
+	const struct guarded *g = strcmp(below, "modules") == 0 ?
+	    gitdir_guards : worktree_guards;
 	char dir[PATH_MAX], sub[PATH_MAX];
 	struct dirent *de;
 	struct stat st;
@@ -219,7 +288,7 @@ guard_modules(struct spawn_mlist *l, const char *gitdir, int depth,
 	int r = 0;
 
 	if (depth >= MODULES_DEPTH_MAX ||
-	    snprintf(dir, sizeof(dir), "%s/modules", gitdir) >=
+	    snprintf(dir, sizeof(dir), "%s/%s", gitdir, below) >=
 	    (int)sizeof(dir) || (d = opendir(dir)) == NULL)
 		return 0;
 	while (r == 0 && (de = readdir(d)) != NULL) {
@@ -228,11 +297,10 @@ guard_modules(struct spawn_mlist *l, const char *gitdir, int depth,
 		    (int)sizeof(sub) || lstat(sub, &st) == -1 ||
 		    !S_ISDIR(st.st_mode))
 			continue;
-		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
-			if (!gitdir_guards[i].existing)
-				r = guard(l, sub, &gitdir_guards[i], macos);
-		if (r == 0)
-			r = guard_modules(l, sub, depth + 1, macos);
+		for (i = 0; r == 0 && g[i].rel != NULL; i++)
+			r = guard(l, sub, &g[i], o);
+		if (r == 0 && g == gitdir_guards)
+			r = guard_below(l, sub, below, depth + 1, o);
 	}
 	closedir(d);
 	return r;
@@ -269,30 +337,55 @@ spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 	}
 	for (k = 0; r == 0 && k < n; k++) {
 		for (i = 0; r == 0 && place_guards[i].rel != NULL; i++)
-			r = guard(l, places[k], &place_guards[i], macos);
+			r = guard(l, places[k], &place_guards[i], o);
 	}
 	for (k = 0; r == 0 && k < ng; k++) {
 		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
-			r = guard(l, gitdirs[k], &gitdir_guards[i], macos);
+			r = guard(l, gitdirs[k], &gitdir_guards[i], o);
 		if (r == 0)
-			r = guard_modules(l, gitdirs[k], 0, macos);
+			r = guard_below(l, gitdirs[k], "modules", 0, o);
+		if (r == 0)
+			r = guard_below(l, gitdirs[k], "worktrees", 0, o);
 	}
 	for (k = 0; r == 0 && k < n; k++) {
 		char g[PATH_MAX];
 
-		if (snprintf(g, sizeof(g), "%s/.git", places[k]) <
+		if (snprintf(g, sizeof(g), "%s/.git", places[k]) >=
 		    (int)sizeof(g))
-			r = guard_modules(l, g, 0, macos);
+			continue;
+		r = guard_below(l, g, "modules", 0, o);
+		if (r == 0)
+			r = guard_below(l, g, "worktrees", 0, o);
 	}
 	free(gitdirs);
 	if (r == 0 && home != NULL && (macos || host_writable(l, home)))
 		for (i = 0; r == 0 && home_guards[i].rel != NULL; i++)
-			r = guard(l, home, &home_guards[i], macos);
+			r = guard(l, home, &home_guards[i], o);
 	free(places);
 	return r;
 }
 
-/* Remove path if it is still an empty directory or an empty file. */
+/* A commondir placeholder, still as dot_file() made it? */
+static bool
+is_dot_file(const char *path, const struct stat *st)
+{
+	char buf[sizeof(DOT_CONTENT)];
+	const char *base = strrchr(path, '/');
+	ssize_t n;
+	int fd;
+
+	if (base == NULL || strcmp(base + 1, "commondir") != 0 ||
+	    st->st_size != (off_t)strlen(DOT_CONTENT) ||
+	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return false;
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	return n == (ssize_t)strlen(DOT_CONTENT) &&
+	    memcmp(buf, DOT_CONTENT, (size_t)n) == 0;
+}
+
+/* Remove path if it is still an empty directory or an empty file (or a
+ * commondir placeholder). */
 static void
 remove_empty(const char *path)
 {
@@ -300,7 +393,8 @@ remove_empty(const char *path)
 
 	if (lstat(path, &st) == -1)
 		return;
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
+	if (S_ISREG(st.st_mode) && (st.st_size == 0 ||
+	    is_dot_file(path, &st)))
 		(void)unlink(path);
 	else if (S_ISDIR(st.st_mode))
 		(void)rmdir(path);	/* if empty */

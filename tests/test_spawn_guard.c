@@ -29,6 +29,16 @@ struct plan {
 	size_t			 n;
 };
 
+/* root/rel (in a static buffer). */
+static const char *
+path_of(const struct fixture *fx, const char *rel)
+{
+	static char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", fx->root, rel);
+	return p;
+}
+
 /* root/rel: a directory (dir), else a file holding text. */
 static void
 make(const struct fixture *fx, const char *rel, bool dir, const char *text)
@@ -84,9 +94,11 @@ teardown(void **state)
 	return 0;
 }
 
+/* The plan for a run from root/cwd (with --dry-run, nothing is made on
+ * the host). */
 static void
-plan_for(const struct fixture *fx, const char *cwd, enum spawn_platform pf,
-    struct plan *pl)
+plan_dry(const struct fixture *fx, const char *cwd, enum spawn_platform pf,
+    struct plan *pl, bool dry)
 {
 	struct spawn_opts o;
 	char err[SPAWN_ERRLEN], p[512];
@@ -94,12 +106,19 @@ plan_for(const struct fixture *fx, const char *cwd, enum spawn_platform pf,
 	memset(&o, 0, sizeof(o));
 	o.fs = SPAWN_FS_SANDBOX;
 	o.platform = pf;
-	o.dry_run = true;
+	o.dry_run = dry;
 	o.control = "/nonexistent/gk-test/control.sock";
 	snprintf(p, sizeof(p), "%s/%s", fx->root, cwd);
 	err[0] = '\0';
 	assert_int_equal(spawn_resolve_mounts(&o, p, &pl->m, &pl->n, err,
 	    sizeof(err)), 0);
+}
+
+static void
+plan_for(const struct fixture *fx, const char *cwd, enum spawn_platform pf,
+    struct plan *pl)
+{
+	plan_dry(fx, cwd, pf, pl, true);
 }
 
 /* The mount at root/rel, or NULL. */
@@ -182,10 +201,55 @@ test_worktree(void **state)
 	    "repo/.git/worktrees/wt/config.worktree"));
 	assert_int_equal(m->kind, SPAWN_MNT_HIDE_FILE);
 	assert_true(m->placeholder);
-	/* a repository lacking commondir gets none (git dies on an empty
-	 * one); a git directory is no place for .envrc */
-	assert_null(at(fx, &pl, "repo/.git/commondir"));
+	/* the worktree's back-link to its .git file: read-only */
+	assert_int_equal(at(fx, &pl, "repo/.git/worktrees/wt/gitdir")->kind,
+	    SPAWN_MNT_RO);
+	/* a repository lacking commondir: one holding "." (git dies on an
+	 * empty one), read-only; --dry-run makes nothing */
+	assert_non_null(m = at(fx, &pl, "repo/.git/commondir"));
+	assert_int_equal(m->kind, SPAWN_MNT_RO);
+	assert_false(m->placeholder);
+	assert_int_equal(access(path_of(fx, "repo/.git/commondir"), F_OK), -1);
+	/* a git directory is no place for .envrc */
 	assert_null(at(fx, &pl, "repo/.git/worktrees/wt/.envrc"));
+	spawn_mounts_free(pl.m, pl.n);
+}
+
+/* For a run: the commondir holding "." is made on the host, noted as a
+ * placeholder, and the cleanup removes it (but not one that changed). */
+static void
+test_commondir(void **state)
+{
+	struct fixture *fx = *state;
+	const struct spawn_mount *m;
+	struct spawn_plan p;
+	struct plan pl;
+	char text[16];
+	FILE *f;
+
+	plan_dry(fx, "repo", SPAWN_PLATFORM_LINUX, &pl, false);
+	assert_non_null(m = at(fx, &pl, "repo/.git/commondir"));
+	assert_int_equal(m->kind, SPAWN_MNT_RO);
+	assert_true(m->placeholder);
+	assert_non_null(f = fopen(path_of(fx, "repo/.git/commondir"), "r"));
+	assert_non_null(fgets(text, sizeof(text), f));
+	fclose(f);
+	assert_string_equal(text, ".\n");
+	memset(&p, 0, sizeof(p));
+	p.mounts = pl.m;
+	p.nmounts = pl.n;
+	spawn_guard_cleanup(-1, &p);
+	assert_int_equal(access(path_of(fx, "repo/.git/commondir"), F_OK), -1);
+	spawn_mounts_free(pl.m, pl.n);
+	/* one that says something else is not a placeholder any more */
+	plan_dry(fx, "repo", SPAWN_PLATFORM_LINUX, &pl, false);
+	make(fx, "repo/.git/commondir", false, "elsewhere\n");
+	memset(&p, 0, sizeof(p));
+	p.mounts = pl.m;
+	p.nmounts = pl.n;
+	spawn_guard_cleanup(-1, &p);
+	assert_int_equal(access(path_of(fx, "repo/.git/commondir"), F_OK), 0);
+	assert_int_equal(unlink(path_of(fx, "repo/.git/commondir")), 0);
 	spawn_mounts_free(pl.m, pl.n);
 }
 
@@ -234,6 +298,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_repository, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_worktree, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_commondir, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_plain, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_macos, setup, teardown),

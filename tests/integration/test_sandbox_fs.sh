@@ -640,18 +640,18 @@ checks_repo() {
 		mv "$r/.git-gk-old" "$r/.git"
 	fi
 
-	# A gap: a new .git/commondir redirects the host's git to a git
-	# directory of the sandbox's making; no placeholder can stand there
-	# (git dies on an empty one). Reported, not counted.
+	# a new .git/commondir would redirect the host's git to a git
+	# directory of the sandbox's making: a placeholder holding "." (git
+	# dies on an empty one) stands there, read-only, and goes afterwards
 	run "$who" "$r" -- sh -c 'mkdir -p evil && cp -a .git/objects .git/refs evil/ &&
 		printf "[core]\n\tfsmonitor = \"touch %s/commondir; false\"\n" "$1" >evil/config &&
+		git status --porcelain >/dev/null && echo status-ok &&
 		echo ../evil >.git/commondir' sh "$m"
 	host_git "$who" "$r"
-	if [ -e "$m/commondir" ]; then
-		gk_info "$who: repo: KNOWN GAP: a new .git/commondir made the host's git run the sandbox's core.fsmonitor"
-	else
-		gk_info "$who: repo: .git/commondir could not be planted (rc=$RC)"
-	fi
+	GK_DETAIL="$(detail) | marks: $(marks "$who") | commondir: $(cat "$r/.git/commondir" 2>&1)"
+	gk_check "$who: repo: .git/commondir cannot be planted (git works inside); none is left; the host's git runs nothing" \
+		eval 'grep -qx status-ok "$T/out" && [ "$RC" != 0 ] &&
+		    [ ! -e "$r/.git/commondir" ] && [ ! -e "$m/commondir" ]'
 	rm -rf "$r/evil" "$r/.git/commondir"
 	clear_marks "$who"
 }
@@ -883,6 +883,21 @@ checks_project() {
 		eval 'said commondir refused && [ "$(cat "$gd/commondir")" = "$cd" ] && [ ! -e "$m/wt-evil" ]'
 	printf '%s\n' "$cd" >"$gd/commondir"
 	rm -rf "$wt/evil"
+	clear_marks "$who"
+
+	# from a subdirectory: the repository's commondir, and that of a
+	# worktree (not the one the sandbox runs in)
+	run "$who" "$main/sub" -- sh -c 'mkdir -p evil && cp -a ../.git/objects ../.git/refs ../.git/HEAD evil/ &&
+		printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"touch %s/wt-evil; false\"\n" "$1" >evil/config &&
+		{ echo "$PWD/evil" >../.git/commondir; echo "$PWD/evil" >../.git/worktrees/wt/commondir; }' sh "$m"
+	host_git "$who" "$main"
+	host_git "$who" "$wt"
+	GK_DETAIL="$(detail) | commondir: $(cat "$main/.git/commondir" 2>&1); $(cat "$gd/commondir") | marks: $(marks "$who")"
+	gk_check "$who: a subdirectory of a repository: neither the repository's nor another worktree's commondir can be planted; the host's git runs nothing" \
+		eval '[ "$RC" != 0 ] && [ ! -e "$main/.git/commondir" ] &&
+		    [ "$(cat "$gd/commondir")" = "$cd" ] && [ ! -e "$m/wt-evil" ]'
+	printf '%s\n' "$cd" >"$gd/commondir"
+	rm -rf "$main/.git/commondir" "$main/sub/evil"
 	clear_marks "$who"
 
 	run "$who" "$main/sub" -- sh -c 'echo s2 >s2 && git add s2 &&
