@@ -612,6 +612,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		r.cage_id = cage.id;
 	}
 	rc = spawn_run(&r);
+	spawn_gitlinks_check(p);
 	spawn_guard_cleanup(guard_fd, p);
 	exit(rc);
 }

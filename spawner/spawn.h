@@ -11,6 +11,8 @@
 #ifndef SPAWN_H
 #define SPAWN_H
 
+#include <sys/types.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -429,6 +431,12 @@ struct spawn_mount {
 	bool		 gitdir;	/* RW: a git directory (a worktree's
 					   own and its common one, or a
 					   repository's above the cwd) */
+	bool		 gitlink;	/* RW, RO: a gitlink's .git (or the
+					   git directory its file names),
+					   pinned at the start; dev, ino:
+					   that entry's (spawn_gitlinks.c) */
+	dev_t		 dev;
+	ino_t		 ino;
 };
 
 /* What a data fd holds, for --dry-run's shell redirections. */
@@ -551,6 +559,29 @@ struct spawn_status {
  */
 enum spawn_status_st spawn_status_parse(const char *line, size_t len,
 		    struct spawn_status *out);
+
+/* ---- a git index's gitlinks (spawn_gitindex.c) ------------------------ */
+
+#define SPAWN_GITINDEX_PATH_MAX	16384	/* a longer path: INVALID */
+
+enum spawn_gitindex_st {
+	SPAWN_GITINDEX_OK,		/* every entry read */
+	SPAWN_GITINDEX_INVALID,		/* not an index, or cut short */
+	SPAWN_GITINDEX_UNSUPPORTED,	/* a version other than 2, 3, 4 */
+};
+
+/* One gitlink's path (NUL-terminated, len bytes), relative to the work
+ * tree. */
+typedef void (*spawn_gitlink_fn)(void *arg, const char *path, size_t len);
+
+/*
+ * Call fn for the path of each gitlink (mode 160000) among the entries
+ * of the git index file in buf[0..len), in the index's order; oidlen is
+ * the repository's object id length (20: SHA-1, 32: SHA-256). Entries
+ * read before an INVALID one were reported already.
+ */
+enum spawn_gitindex_st spawn_gitindex_gitlinks(const uint8_t *buf,
+		    size_t len, size_t oidlen, spawn_gitlink_fn fn, void *arg);
 
 /* ---- seccomp ---------------------------------------------------------- */
 

@@ -307,6 +307,22 @@ guard_below(struct spawn_mlist *l, const char *gitdir, const char *below,
 }
 
 int
+spawn_guard_gitdir(struct spawn_mlist *l, const char *path,
+    const struct spawn_opts *o)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
+		r = guard(l, path, &gitdir_guards[i], o);
+	if (r == 0)
+		r = guard_below(l, path, "modules", 0, o);
+	if (r == 0)
+		r = guard_below(l, path, "worktrees", 0, o);
+	return r;
+}
+
+int
 spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
     const char *cwd, const char *home)
 {
@@ -339,14 +355,8 @@ spawn_guard_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 		for (i = 0; r == 0 && place_guards[i].rel != NULL; i++)
 			r = guard(l, places[k], &place_guards[i], o);
 	}
-	for (k = 0; r == 0 && k < ng; k++) {
-		for (i = 0; r == 0 && gitdir_guards[i].rel != NULL; i++)
-			r = guard(l, gitdirs[k], &gitdir_guards[i], o);
-		if (r == 0)
-			r = guard_below(l, gitdirs[k], "modules", 0, o);
-		if (r == 0)
-			r = guard_below(l, gitdirs[k], "worktrees", 0, o);
-	}
+	for (k = 0; r == 0 && k < ng; k++)
+		r = spawn_guard_gitdir(l, gitdirs[k], o);
 	for (k = 0; r == 0 && k < n; k++) {
 		char g[PATH_MAX];
 

@@ -64,6 +64,26 @@ int		 spawn_guard_mounts(struct spawn_mlist *l,
  * held with a shared flock from before the plan is made until the end:
  * its fd, or -1 (no registry: this run removes its own).
  */
+/*
+ * Guard path, a git directory made writable, as the repository's own:
+ * its hooks, info, config, config.worktree, commondir and gitdir (and its
+ * submodules' and worktrees' git directories). 0 or -1 (out of memory).
+ */
+int		 spawn_guard_gitdir(struct spawn_mlist *l, const char *path,
+		    const struct spawn_opts *o);
+/* spawn_gitlinks.c */
+/*
+ * Pin the .git of each gitlink of each writable repository's index (and
+ * theirs, a few levels down) where the sandbox could touch it, noting
+ * its identity (spawn_gitlinks.c says why). 0 or -1 (out of memory).
+ */
+int		 spawn_gitlinks_pin(struct spawn_mlist *l,
+		    const struct spawn_opts *o, const char *cwd);
+/*
+ * After the run: move aside (and say so) the .git of each gitlink of
+ * those indexes that the sandbox made or replaced.
+ */
+void		 spawn_gitlinks_check(const struct spawn_plan *p);
 int		 spawn_guard_lock(void);
 /* Note the placeholders bwrap will make for this plan. */
 void		 spawn_guard_register(int lockfd, const struct spawn_plan *p);
@@ -212,10 +232,11 @@ pid_t		 spawn_start_fork(const struct spawn_child *c, int *chan,
  * In the sandbox's first process, once it has the cage: fork the
  * process that execs bwrap and stay as its keeper (spawn_keeper.c).
  * Returns 0 in the new process; the keeper never returns (it exits as
- * bwrap did, or ends it all when gk-run dies). -1 with err: nothing
- * forked.
+ * bwrap did, or ends it all when gk-run dies, then checks the plan's
+ * gitlinks). -1 with err: nothing forked.
  */
-pid_t		 spawn_keeper_fork(pid_t parent, char *err, size_t errlen);
+pid_t		 spawn_keeper_fork(pid_t parent,
+		    const struct spawn_plan *plan, char *err, size_t errlen);
 /* The child's body (never returns); spawn_start_fork() runs it. */
 void		 spawn_child_run(const struct spawn_child *c)
 		    __attribute__((noreturn));

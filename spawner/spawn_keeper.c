@@ -17,14 +17,17 @@
  * keeper instead of init, and the keeper kills it. The keeper:
  *   - learns of gk-run's death by a parent-death signal of its own
  *     (KEEPER_PARENT_GONE, caught), then kills bwrap and every child it
- *     is left with, and waits until none is left (bounded);
+ *     is left with, waits until none is left (bounded), and does what
+ *     gk-run would have done at the end that the host's git relies on
+ *     (spawn_gitlinks_check(): it shares the host's mount namespace);
  *   - relays the signals gk-run sends before the sandbox's process group
  *     is known (spawn_run.c's deliver()) to bwrap;
  *   - when bwrap exits, kills what bwrap left (its pid 1 killed during
  *     set-up), then exits as bwrap did (the status or the signal), which
  *     gk-run reads as before.
- * It holds no file descriptor of gk-run's or the sandbox's: a reader of
- * the sandbox's output sees its end when the sandbox's processes end.
+ * It holds no file descriptor of gk-run's or the sandbox's but stderr
+ * (for what spawn_gitlinks_check() says): a reader of the sandbox's
+ * output sees its end when the sandbox's processes end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -124,7 +127,7 @@ exit_as(int wstatus)
 }
 
 static void __attribute__((noreturn))
-keep(pid_t bwrap, int sfd)
+keep(const struct spawn_plan *plan, pid_t bwrap, int sfd)
 {
 	struct signalfd_siginfo si;
 	int wstatus = 0;
@@ -151,11 +154,13 @@ keep(pid_t bwrap, int sfd)
 	}
 	(void)kill(bwrap, SIGKILL);
 	reap_all();
+	spawn_gitlinks_check(plan);
 	_exit(SPAWN_EXIT_FAIL);
 }
 
 pid_t
-spawn_keeper_fork(pid_t parent, char *err, size_t errlen)
+spawn_keeper_fork(pid_t parent, const struct spawn_plan *plan, char *err,
+    size_t errlen)
 {
 	sigset_t all, old;
 	pid_t self = getpid(), pid;
@@ -184,12 +189,14 @@ spawn_keeper_fork(pid_t parent, char *err, size_t errlen)
 		(void)sigprocmask(SIG_SETMASK, &old, NULL);
 		return 0;
 	}
-	/* nothing of gk-run's or the sandbox's stays open here */
-	(void)close_range(0, ~0U, 0);
+	/* nothing of gk-run's or the sandbox's stays open here but
+	 * stderr */
+	(void)close_range(0, 1, 0);
+	(void)close_range(3, ~0U, 0);
 	if ((sfd = signalfd(-1, &all, SFD_CLOEXEC)) == -1) {
 		(void)kill(pid, SIGKILL);
 		reap_all();
 		_exit(SPAWN_EXIT_FAIL);
 	}
-	keep(pid, sfd);
+	keep(plan, pid, sfd);
 }

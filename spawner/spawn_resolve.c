@@ -554,6 +554,7 @@ spawn_resolve_mounts(const struct spawn_opts *o, const char *cwd,
 	    spawn_cache_mounts(&l, o, cwd, home, err, errlen) != 0 ||
 	    spawn_project_mounts(&l, o, cwd, home) != 0 ||
 	    spawn_guard_mounts(&l, o, cwd, home) != 0 ||
+	    spawn_gitlinks_pin(&l, o, cwd) != 0 ||
 	    spawn_mounts_sort(l.m, &l.n, err, errlen) == -1)
 		goto fail;
 	free(home);

@@ -14,7 +14,15 @@
 #   - the working directory is a symbolic link (`cd build` where build
 #     became a link): refused (125), naming the link; its target is
 #     untouched; from the target itself (cd -P) the run works;
-#   - `--rw P` and `--cwd P` where P is a symbolic link: refused (125).
+#   - `--rw P` and `--cwd P` where P is a symbolic link: refused (125);
+#   - a nested repository with core.fsmonitor that the sandbox registers
+#     as a gitlink (git update-index --cacheinfo, git add of a nested
+#     repository), and one it puts in place of an embedded repository
+#     of the user's by renaming the directory above: their .git is moved
+#     to .git-untrusted-by-gk-run and gk-run says so; the host's git
+#     status afterwards runs nothing; the user's own submodule and
+#     embedded repository stay as they were, their config read-only
+#     inside, their .git not movable.
 #
 #   bash tests/integration/test_trust.sh build/spawner/gk-run
 #   meson test -C build trust_integration      (suite "integration")
@@ -59,6 +67,14 @@ detail() {
 	GK_DETAIL="rc $RC; out: $(oneline "$(head -c 300 "$T/out")"); err: $(oneline "$(head -c 400 "$T/err")")"
 }
 gitc() { git -c user.email=t@example.org -c user.name=t "$@"; }
+# host WHO DIR CMD...: CMD as WHO in DIR on the host, bounded.
+host() {
+	local who=$1 dir=$2 as=()
+	shift 2
+	[ "$who" = nobody ] && as=(setpriv --reuid=nobody --regid=nogroup
+		--clear-groups)
+	( cd "$dir" && exec timeout -s KILL 30 "${as[@]}" env 		HOME="$T/$who/home" PATH=/usr/local/bin:/usr/bin:/bin "$@" 		>"$T/host.out" 2>&1 </dev/null )
+}
 
 for who in root nobody; do
 	W=$T/$who
@@ -112,6 +128,82 @@ for who in root nobody; do
 	gk_check "$who: --cwd of a symbolic link: refused (125), its target untouched" \
 		eval '[ "$RC" = 125 ] && grep -q -- "--cwd build is a symbolic link" "$T/err" &&
 		    grep -qx original "$W/victim2/file"'
+
+	# ---- repositories the host's git status would enter -----------------
+	mkdir -p "$W/marks" "$W/gl"
+	gitc init -q "$W/smsrc" && gitc -C "$W/smsrc" commit -q --allow-empty -m s
+	( cd "$W/gl" && gitc init -q && gitc commit -q --allow-empty -m init &&
+		gitc -c protocol.file.allow=always submodule -q add "$W/smsrc" sm &&
+		gitc init -q emb && gitc -C emb commit -q --allow-empty -m e &&
+		gitc add emb 2>/dev/null && gitc commit -q -m subs )
+	chown -R "$who" "$W"
+	emb_config=$(cat "$W/gl/emb/.git/config")
+	run "$who" "$W/gl" -- sh -c '
+		g() { git -c user.email=t@example.org -c user.name=t "$@"; }
+		# a repository of its own, registered by hand and by git add
+		g init -q sub && g -C sub commit -q --allow-empty -m s &&
+		g -C sub config core.fsmonitor "touch $1/sub; false" &&
+		git update-index --add --cacheinfo 160000,$(git -C sub rev-parse HEAD),sub &&
+		echo sub-registered
+		g init -q sub2 && g -C sub2 commit -q --allow-empty -m s &&
+		g -C sub2 config core.fsmonitor "touch $1/sub2; false" &&
+		g add sub2 2>/dev/null && echo sub2-added
+		# the user'"'"'s own: config, and .git moved away
+		git -C emb config core.fsmonitor "touch $1/emb; false" 2>/dev/null &&
+			echo emb-config-written
+		mv emb/.git emb/.git-old 2>/dev/null && echo emb-git-moved
+		# ... or the directory above it, and a new one in its place
+		mv emb emb-moved && g init -q emb && g -C emb commit -q --allow-empty -m x &&
+		g -C emb config core.fsmonitor "touch $1/emb-new; false" &&
+		git update-index --cacheinfo 160000,$(git -C emb rev-parse HEAD),emb &&
+		echo emb-replaced
+		git status --porcelain >/dev/null && echo status-ok' sh "$W/marks"
+	detail
+	gk_check "$who: gitlinks: the sandbox registered repositories of its own and replaced the user's embedded one (its config and .git stayed put)" \
+		eval 'grep -qx sub-registered "$T/out" && grep -qx sub2-added "$T/out" &&
+		    grep -qx emb-replaced "$T/out" && grep -qx status-ok "$T/out" &&
+		    ! grep -q "emb-config-written\|emb-git-moved" "$T/out" &&
+		    [ "$(cat "$W/gl/emb-moved/.git/config")" = "$emb_config" ]'
+	GK_DETAIL="$(ls -a "$W/gl/sub" "$W/gl/sub2" "$W/gl/emb" 2>&1 | tr '\n' ' ') | err: $(oneline "$(cat "$T/err")")"
+	gk_check "$who: gitlinks: their .git moved to .git-untrusted-by-gk-run, and gk-run says so" \
+		eval 'for d in sub sub2 emb; do
+			[ -d "$W/gl/$d/.git-untrusted-by-gk-run" ] && [ ! -e "$W/gl/$d/.git" ] &&
+			    grep -q "$W/gl/$d/.git is a git repository the sandbox made or replaced" "$T/err" || exit 1
+		    done'
+	host "$who" "$W/gl" git status --porcelain
+	GK_DETAIL="marks: $(ls "$W/marks" | tr '\n' ' ') | $(oneline "$(cat "$T/host.out")")"
+	gk_check "$who: gitlinks: the host's git status afterwards runs nothing; the user's submodule is untouched" \
+		eval '[ -z "$(ls "$W/marks")" ] && [ -f "$W/gl/sm/.git" ] &&
+		    [ ! -e "$W/gl/sm/.git-untrusted-by-gk-run" ] &&
+		    grep -q "sub2\$" "$T/host.out"'
+
+	# ---- ... also when gk-run is killed (its keeper checks) --------------
+	rm -f "$W/gl/ready"
+	as=()
+	[ "$who" = nobody ] && as=(setpriv --reuid=nobody --regid=nogroup
+		--clear-groups)
+	( cd "$W/gl" && exec timeout -s KILL 60 "${as[@]}" env \
+		HOME="$T/$who/home" PATH=/usr/local/bin:/usr/bin:/bin \
+		"$GKRUN" --net none -- sh -c '
+		g() { git -c user.email=t@example.org -c user.name=t "$@"; }
+		g init -q sub3 && g -C sub3 commit -q --allow-empty -m s &&
+		g -C sub3 config core.fsmonitor "touch $1/sub3; false" &&
+		g add sub3 2>/dev/null && touch ready && exec sleep 50' sh \
+		"$W/marks" >"$T/out" 2>"$T/err" </dev/null ) &
+	bg=$!
+	gk_wait_for 200 test -e "$W/gl/ready"
+	# $bg is timeout (the subshell exec'd it); its child, gk-run (setpriv
+	# and env exec it)
+	gkpid=$(pgrep -P "$bg" | head -1)
+	[ -n "$gkpid" ] && kill -KILL "$gkpid"
+	gk_wait_for 100 test -d "$W/gl/sub3/.git-untrusted-by-gk-run"
+	wait "$bg" 2>/dev/null
+	host "$who" "$W/gl" git status --porcelain
+	GK_DETAIL="ready: $([ -e "$W/gl/ready" ] && echo yes) | $(ls -a "$W/gl/sub3" 2>&1 | tr '\n' ' ') | err: $(oneline "$(cat "$T/err")") | marks: $(ls "$W/marks")"
+	gk_check "$who: gitlinks: gk-run killed (SIGKILL) with a repository registered: moved aside all the same; the host's git status runs nothing" \
+		eval '[ -e "$W/gl/ready" ] && [ -d "$W/gl/sub3/.git-untrusted-by-gk-run" ] &&
+		    [ ! -e "$W/gl/sub3/.git" ] && [ -z "$(ls "$W/marks")" ] &&
+		    ! pgrep -f "^sleep 50\$" >/dev/null'
 done
 
 gk_summary

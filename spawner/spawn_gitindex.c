@@ -1,0 +1,122 @@
+/*
+ * spawn_gitindex: the gitlinks (submodule entries, mode 160000) of a git
+ * index file, read from its bytes. Pure: no I/O.
+ *
+ * The format (git's Documentation/gitformat-index.txt): a 12-byte header
+ * ("DIRC", version 2, 3 or 4, the entry count, big-endian), then the
+ * entries, sorted by path:
+ *   40 bytes of stat data (ctime, mtime, dev, ino, mode, uid, gid, size;
+ *   mode at offset 24), the object id (20 bytes with SHA-1, 32 with
+ *   SHA-256: the caller says which), 2 bytes of flags (the path's length
+ *   in the low 12 bits, 0xfff when longer; 0x4000: 2 more bytes of
+ *   extended flags, version 3 and later), then the path:
+ *   - versions 2 and 3: the whole path, NUL-terminated, and NUL padding
+ *     to a multiple of 8 bytes from the entry's start (1 to 8 NULs);
+ *   - version 4: a varint N (bytes to drop from the previous entry's
+ *     path) and the rest of the path, NUL-terminated, no padding.
+ * Extensions and the trailing checksum follow; they are not read (a
+ * split index's shared entries are in another file, read the same way).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "spawner/spawn.h"
+
+#define INDEX_HEADER		12
+#define ENTRY_STAT		40	/* ctime .. size */
+#define ENTRY_MODE_AT		24
+#define FLAG_EXTENDED		0x4000
+#define MODE_GITLINK		0160000
+#define MODE_TYPE		0170000
+
+static uint32_t
+be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+/* Git's offset varint (varint.c): 7 bits a byte, each continuation adding
+ * one. Bytes used, or 0 when it does not end in buf or overflows. */
+static size_t
+varint(const uint8_t *buf, size_t len, size_t *out)
+{
+	size_t i = 0, v;
+
+	if (len == 0)
+		return 0;
+	v = buf[0] & 0x7f;
+	while (buf[i] & 0x80) {
+		if (++i == len || v > (SIZE_MAX >> 7) - 1)
+			return 0;
+		v = ((v + 1) << 7) | (buf[i] & 0x7f);
+	}
+	*out = v;
+	return i + 1;
+}
+
+enum spawn_gitindex_st
+spawn_gitindex_gitlinks(const uint8_t *buf, size_t len, size_t oidlen,
+    spawn_gitlink_fn fn, void *arg)
+{
+	char path[SPAWN_GITINDEX_PATH_MAX];
+	size_t off = INDEX_HEADER, plen = 0, fixed, drop, n, name, nul;
+	uint32_t version, count, i, mode;
+	const uint8_t *e, *z;
+	uint16_t flags;
+
+	if ((oidlen != 20 && oidlen != 32) || len < INDEX_HEADER ||
+	    memcmp(buf, "DIRC", 4) != 0)
+		return SPAWN_GITINDEX_INVALID;
+	version = be32(buf + 4);
+	count = be32(buf + 8);
+	if (version < 2 || version > 4)
+		return SPAWN_GITINDEX_UNSUPPORTED;
+	fixed = ENTRY_STAT + oidlen + 2;
+	for (i = 0; i < count; i++) {
+		if (len - off < fixed)
+			return SPAWN_GITINDEX_INVALID;
+		e = buf + off;
+		mode = be32(e + ENTRY_MODE_AT);
+		flags = (uint16_t)(e[fixed - 2] << 8 | e[fixed - 1]);
+		name = fixed;
+		if (flags & FLAG_EXTENDED) {
+			if (version < 3 || len - off < fixed + 2)
+				return SPAWN_GITINDEX_INVALID;
+			name += 2;
+		}
+		if (version == 4) {
+			if ((n = varint(e + name, len - off - name, &drop)) == 0 ||
+			    drop > plen)
+				return SPAWN_GITINDEX_INVALID;
+			name += n;
+			plen -= drop;
+		} else
+			plen = 0;
+		z = memchr(e + name, '\0', len - off - name);
+		if (z == NULL)
+			return SPAWN_GITINDEX_INVALID;
+		nul = (size_t)(z - (e + name));
+		if (plen + nul >= sizeof(path))
+			return SPAWN_GITINDEX_INVALID;
+		memcpy(path + plen, e + name, nul);
+		plen += nul;
+		path[plen] = '\0';
+		/* the flags hold the whole path's length (0xfff: longer) */
+		if (plen == 0 ||
+		    (flags & 0xfff) != (plen < 0xfff ? plen : 0xfff))
+			return SPAWN_GITINDEX_INVALID;
+		if (version == 4)
+			off += name + nul + 1;
+		else {
+			/* NUL padding to a multiple of 8, at least one */
+			n = (name + nul + 8) & ~(size_t)7;
+			if (len - off < n)
+				return SPAWN_GITINDEX_INVALID;
+			off += n;
+		}
+		if ((mode & MODE_TYPE) == MODE_GITLINK && fn != NULL)
+			fn(arg, path, plen);
+	}
+	return SPAWN_GITINDEX_OK;
+}
