@@ -567,7 +567,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	if ((r.sigfd = spawn_signals_block(&old)) == -1)
 		die("signals: %s", strerror(errno));
 	child = (struct spawn_child){ .mask = &old, .plan = p, .fds = &f,
-	    .ctl_fd = sock, .bwrap = bwrap, .envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX),
+	    .ctl_fd = sock, .guard_fd = guard_fd, .bwrap = bwrap, .envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX),
 	    .verbose = o->verbose };
 	if ((r.pid = spawn_start_fork(&child, &chan, err, sizeof(err))) == -1)
 		die("%s", err);

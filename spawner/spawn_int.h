@@ -215,6 +215,8 @@ struct spawn_child {
 	struct spawn_plan *plan;	/* gated: the child adds the cage */
 	struct spawn_fds *fds;		/* made inheritable before exec */
 	int		 ctl_fd;	/* the parent's; closed at once */
+	int		 guard_fd;	/* the placeholders' registry, or -1:
+					   kept by the keeper */
 	const char	*bwrap;
 	char *const	*envp;
 	int		 verbose;	/* print bwrap's command line */
@@ -233,10 +235,12 @@ pid_t		 spawn_start_fork(const struct spawn_child *c, int *chan,
  * process that execs bwrap and stay as its keeper (spawn_keeper.c).
  * Returns 0 in the new process; the keeper never returns (it exits as
  * bwrap did, or ends it all when gk-run dies, then checks the plan's
- * gitlinks). -1 with err: nothing forked.
+ * gitlinks and removes its placeholders through guard_fd, the registry,
+ * or -1). -1 with err: nothing forked.
  */
 pid_t		 spawn_keeper_fork(pid_t parent,
-		    const struct spawn_plan *plan, char *err, size_t errlen);
+		    const struct spawn_plan *plan, int guard_fd, char *err,
+		    size_t errlen);
 /* The child's body (never returns); spawn_start_fork() runs it. */
 void		 spawn_child_run(const struct spawn_child *c)
 		    __attribute__((noreturn));

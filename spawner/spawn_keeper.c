@@ -18,16 +18,20 @@
  *   - learns of gk-run's death by a parent-death signal of its own
  *     (KEEPER_PARENT_GONE, caught), then kills bwrap and every child it
  *     is left with, waits until none is left (bounded), and does what
- *     gk-run would have done at the end that the host's git relies on
- *     (spawn_gitlinks_check(): it shares the host's mount namespace);
+ *     gk-run would have done at its end on the host (it shares the
+ *     host's mount namespace): the gitlinks' check
+ *     (spawn_gitlinks_check()) and the placeholders' removal, through
+ *     the registry gk-run holds (spawn_guard_cleanup(), the same open
+ *     file and so the same lock);
  *   - relays the signals gk-run sends before the sandbox's process group
  *     is known (spawn_run.c's deliver()) to bwrap;
  *   - when bwrap exits, kills what bwrap left (its pid 1 killed during
  *     set-up), then exits as bwrap did (the status or the signal), which
  *     gk-run reads as before.
  * It holds no file descriptor of gk-run's or the sandbox's but stderr
- * (for what spawn_gitlinks_check() says): a reader of the sandbox's
- * output sees its end when the sandbox's processes end.
+ * (for what spawn_gitlinks_check() says) and the placeholders' registry:
+ * a reader of the sandbox's output sees its end when the sandbox's
+ * processes end.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -127,7 +131,7 @@ exit_as(int wstatus)
 }
 
 static void __attribute__((noreturn))
-keep(const struct spawn_plan *plan, pid_t bwrap, int sfd)
+keep(const struct spawn_plan *plan, int guard_fd, pid_t bwrap, int sfd)
 {
 	struct signalfd_siginfo si;
 	int wstatus = 0;
@@ -155,12 +159,13 @@ keep(const struct spawn_plan *plan, pid_t bwrap, int sfd)
 	(void)kill(bwrap, SIGKILL);
 	reap_all();
 	spawn_gitlinks_check(plan);
+	spawn_guard_cleanup(guard_fd, plan);
 	_exit(SPAWN_EXIT_FAIL);
 }
 
 pid_t
-spawn_keeper_fork(pid_t parent, const struct spawn_plan *plan, char *err,
-    size_t errlen)
+spawn_keeper_fork(pid_t parent, const struct spawn_plan *plan, int guard_fd,
+    char *err, size_t errlen)
 {
 	sigset_t all, old;
 	pid_t self = getpid(), pid;
@@ -190,13 +195,16 @@ spawn_keeper_fork(pid_t parent, const struct spawn_plan *plan, char *err,
 		return 0;
 	}
 	/* nothing of gk-run's or the sandbox's stays open here but
-	 * stderr */
+	 * stderr and the registry */
 	(void)close_range(0, 1, 0);
-	(void)close_range(3, ~0U, 0);
+	if (guard_fd > 3)
+		(void)close_range(3, (unsigned int)guard_fd - 1, 0);
+	(void)close_range(guard_fd >= 3 ? (unsigned int)guard_fd + 1 : 3,
+	    ~0U, 0);
 	if ((sfd = signalfd(-1, &all, SFD_CLOEXEC)) == -1) {
 		(void)kill(pid, SIGKILL);
 		reap_all();
 		_exit(SPAWN_EXIT_FAIL);
 	}
-	keep(plan, pid, sfd);
+	keep(plan, guard_fd, pid, sfd);
 }

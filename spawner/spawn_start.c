@@ -211,7 +211,8 @@ spawn_child_run(const struct spawn_child *c)
 		child_cage(c, &cage);
 		child_resolv(c, &cage);
 	}
-	if (spawn_keeper_fork(c->parent, c->plan, err, sizeof(err)) == -1)
+	if (spawn_keeper_fork(c->parent, c->plan, c->guard_fd, err,
+	    sizeof(err)) == -1)
 		child_fail(c->chan, err);
 	/* bwrap's process from here on; the keeper never returns */
 	if (spawn_bwrap_build(c->plan, &argv) == -1)

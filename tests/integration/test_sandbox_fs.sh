@@ -949,6 +949,33 @@ checks_concurrent() {
 		test "$before" = "$after"
 }
 
+# checks_killed WHO: gk-run killed (SIGKILL) while its command runs in a
+# repository: its keeper removes the placeholders at once (no other run
+# is in flight), not the next run.
+checks_killed() {
+	local who=$1 r=$FS/$1/repo before after bg gkpid ready=no
+	before="$(listing "$r") / $(listing "$r/.git")"
+	as_prefix "$who"
+	# (the sandbox sees $T under /tmp as its own tmpfs: the ready mark
+	# goes in the work tree, and away again once seen)
+	( cd "$r" && exec timeout -s KILL 60 "${AS[@]}" "$GKRUN" -- \
+		sh -c 'touch killed-ready && exec sleep 50' \
+		>"$T/killed.out" 2>&1 </dev/null ) &
+	bg=$!
+	gk_wait_for 200 test -e "$r/killed-ready" && ready=yes
+	# $bg is timeout; its child is gk-run (setpriv and env exec it)
+	gkpid=$(pgrep -P "$bg" | head -1)
+	[ -n "$gkpid" ] && kill -KILL "$gkpid"
+	rm -f "$r/killed-ready"
+	gk_wait_for 40 eval '[ "$(listing "$r") / $(listing "$r/.git")" = "$before" ]'
+	after="$(listing "$r") / $(listing "$r/.git")"
+	wait "$bg" 2>/dev/null
+	GK_DETAIL="ready: $ready | before: $(oneline "$before") | after: $(oneline "$after")"
+	gk_check "$who: gk-run killed (SIGKILL) in a repository: no placeholder is left 2 s later" \
+		eval '[ "$ready" = yes ] && [ "$before" = "$after" ] &&
+		    ! pgrep -f "^sleep 50\$" >/dev/null'
+}
+
 checks_rw_missing() {
 	local who=$1 d=$FS/$1
 	run "$who" "$d/work" --rw "$d/made/deep" -- sh -c "echo m >$d/made/deep/f"
@@ -998,6 +1025,7 @@ for who in "${WHOS[@]}"; do
 	checks_project "$who"
 	checks_rw_missing "$who"
 	checks_concurrent "$who"
+	checks_killed "$who"
 	checks_gated "$who"
 done
 
