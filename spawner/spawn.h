@@ -574,14 +574,22 @@ enum spawn_gitindex_st {
  * tree. */
 typedef void (*spawn_gitlink_fn)(void *arg, const char *path, size_t len);
 
+/* A split index's link to its shared part (sharedindex.<hex of shared>). */
+struct spawn_gitindex_link {
+	bool		split;
+	uint8_t		shared[32];	/* the object id's length of it */
+};
+
 /*
  * Call fn for the path of each gitlink (mode 160000) among the entries
  * of the git index file in buf[0..len), in the index's order; oidlen is
  * the repository's object id length (20: SHA-1, 32: SHA-256). Entries
- * read before an INVALID one were reported already.
+ * read before an INVALID one were reported already. With link, an OK
+ * index's "link" extension lands there (split false: none).
  */
 enum spawn_gitindex_st spawn_gitindex_gitlinks(const uint8_t *buf,
-		    size_t len, size_t oidlen, spawn_gitlink_fn fn, void *arg);
+		    size_t len, size_t oidlen, spawn_gitlink_fn fn, void *arg,
+		    struct spawn_gitindex_link *link);
 
 /* ---- seccomp ---------------------------------------------------------- */
 

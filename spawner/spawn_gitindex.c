@@ -14,8 +14,10 @@
  *     to a multiple of 8 bytes from the entry's start (1 to 8 NULs);
  *   - version 4: a varint N (bytes to drop from the previous entry's
  *     path) and the rest of the path, NUL-terminated, no padding.
- * Extensions and the trailing checksum follow; they are not read (a
- * split index's shared entries are in another file, read the same way).
+ * Extensions follow (a 4-byte signature, a 4-byte size, the data), then
+ * the checksum (an object id's length). Only "link" is read: a split
+ * index, whose shared entries are in the file sharedindex.<its first
+ * object id, in hex>, read the same way.
  */
 #include <stdint.h>
 #include <string.h>
@@ -55,9 +57,29 @@ varint(const uint8_t *buf, size_t len, size_t *out)
 	return i + 1;
 }
 
+/* The "link" extension among those at buf[off..end), into *link. */
+static void
+find_link(const uint8_t *buf, size_t off, size_t end, size_t oidlen,
+    struct spawn_gitindex_link *link)
+{
+	uint32_t size;
+
+	while (end - off >= 8) {
+		size = be32(buf + off + 4);
+		if (size > end - off - 8)
+			return;		/* not an extension: git says so */
+		if (memcmp(buf + off, "link", 4) == 0 && size >= oidlen) {
+			link->split = true;
+			memcpy(link->shared, buf + off + 8, oidlen);
+			return;
+		}
+		off += 8 + size;
+	}
+}
+
 enum spawn_gitindex_st
 spawn_gitindex_gitlinks(const uint8_t *buf, size_t len, size_t oidlen,
-    spawn_gitlink_fn fn, void *arg)
+    spawn_gitlink_fn fn, void *arg, struct spawn_gitindex_link *link)
 {
 	char path[SPAWN_GITINDEX_PATH_MAX];
 	size_t off = INDEX_HEADER, plen = 0, fixed, drop, n, name, nul;
@@ -65,6 +87,8 @@ spawn_gitindex_gitlinks(const uint8_t *buf, size_t len, size_t oidlen,
 	const uint8_t *e, *z;
 	uint16_t flags;
 
+	if (link != NULL)
+		memset(link, 0, sizeof(*link));
 	if ((oidlen != 20 && oidlen != 32) || len < INDEX_HEADER ||
 	    memcmp(buf, "DIRC", 4) != 0)
 		return SPAWN_GITINDEX_INVALID;
@@ -118,5 +142,7 @@ spawn_gitindex_gitlinks(const uint8_t *buf, size_t len, size_t oidlen,
 		if ((mode & MODE_TYPE) == MODE_GITLINK && fn != NULL)
 			fn(arg, path, plen);
 	}
+	if (link != NULL && len - off >= oidlen)
+		find_link(buf, off, len - oidlen, oidlen, link);
 	return SPAWN_GITINDEX_OK;
 }

@@ -26,7 +26,9 @@
  *     it put in place of another by renaming a directory above), the
  *     .git is renamed to .git-untrusted-by-gk-run beside it (found
  *     without following a link), so that the host's git does not enter
- *     it, and gk-run says so.
+ *     it, and gk-run says so. An index (or a split index's shared part)
+ *     that is not a regular file (a link to one of the sandbox's making,
+ *     a FIFO) is moved aside the same way.
  * Repositories deeper in a writable directory are the sandbox's like
  * every file there (their config is writable), as the README says.
  */
@@ -52,7 +54,7 @@
 #include "spawner/spawn_int.h"
 
 #define INDEX_MAX	(512u * 1024 * 1024)	/* a bigger index: not read */
-#define QUARANTINE	".git-untrusted-by-gk-run"
+#define QUARANTINE	"-untrusted-by-gk-run"	/* after the name */
 #define QUARANTINE_TRIES 100
 #define GITLINK_DEPTH_MAX 4	/* submodules of submodules of ... */
 
@@ -86,19 +88,43 @@ open_beneath(int dirfd, const char *rel, int flags)
 #endif
 }
 
-/* The first line of dir/name (a regular file, no link followed), or
- * false. */
+/*
+ * dir/name opened for reading: a regular file, no link followed, never
+ * blocking on a FIFO the sandbox made. -1 otherwise (errno: ELOOP for a
+ * link, EINVAL for a file of another type).
+ */
+static int
+open_regular(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC)) == -1)
+		return -1;
+	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
+/* The first line of dir/name (a regular file), or false. */
 static bool
 first_line(const char *dir, const char *name, char out[PATH_MAX])
 {
-	char path[PATH_MAX];
 	ssize_t n;
 	char *nl;
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-	    (int)sizeof(path) ||
-	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((fd = open_regular(dir, name)) == -1)
 		return false;
 	n = read(fd, out, PATH_MAX - 1);
 	close(fd);
@@ -185,13 +211,11 @@ each_repo(const struct spawn_mount *m, size_t n, const char *cwd,
 static size_t
 oid_length(const char *gitdir)
 {
-	char path[PATH_MAX], *cfg, *s;
 	size_t len, oid = 20;
+	char *cfg, *s;
 	int fd;
 
-	if (snprintf(path, sizeof(path), "%s/config", gitdir) >=
-	    (int)sizeof(path) ||
-	    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+	if ((fd = open_regular(gitdir, "config")) == -1)
 		return oid;
 	cfg = (char *)spawn_fd_slurp(fd, 1 << 20, &len);
 	close(fd);
@@ -208,40 +232,55 @@ oid_length(const char *gitdir)
 	return oid;
 }
 
-/* The gitlinks of gitdir's index, and of any split index's shared part,
- * to fn. */
-static void
-read_index(const char *gitdir, spawn_gitlink_fn fn, void *arg)
+/*
+ * The gitlinks of gitdir/name, an index, to fn; the shared part's name
+ * into shared ("" when whole). 0, or -1: name is there but not a
+ * regular file (a link, a FIFO: the host's git would follow or block).
+ */
+static int
+read_one(const char *gitdir, const char *name, size_t oid,
+    spawn_gitlink_fn fn, void *arg, char shared[80])
 {
-	char path[PATH_MAX];
-	struct dirent *de;
-	size_t oid = oid_length(gitdir), len;
+	struct spawn_gitindex_link link;
+	size_t len, i;
 	uint8_t *buf;
-	DIR *d;
 	int fd;
 
-	if ((d = opendir(gitdir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, "index") != 0 &&
-		    strncmp(de->d_name, "sharedindex.", 12) != 0)
-			continue;
-		if (snprintf(path, sizeof(path), "%s/%s", gitdir,
-		    de->d_name) >= (int)sizeof(path) ||
-		    (fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-			continue;
-		buf = spawn_fd_slurp(fd, INDEX_MAX, &len);
-		close(fd);
-		if (buf == NULL)
-			continue;
-		if (spawn_gitindex_gitlinks(buf, len, oid, fn, arg) !=
-		    SPAWN_GITINDEX_OK)
-			fprintf(stderr, "gk-run: warning: cannot read the git "
-			    "index %s; its submodules are not checked\n",
-			    path);
-		free(buf);
+	shared[0] = '\0';
+	if ((fd = open_regular(gitdir, name)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	buf = spawn_fd_slurp(fd, INDEX_MAX, &len);
+	close(fd);
+	if (buf == NULL || spawn_gitindex_gitlinks(buf, len, oid, fn, arg,
+	    &link) != SPAWN_GITINDEX_OK)
+		fprintf(stderr, "gk-run: warning: cannot read the git index "
+		    "%s/%s; its submodules are not checked\n", gitdir, name);
+	else if (link.split) {
+		memcpy(shared, "sharedindex.", 12);
+		for (i = 0; i < oid; i++)
+			snprintf(shared + 12 + 2 * i, 3, "%02x", link.shared[i]);
 	}
-	closedir(d);
+	free(buf);
+	return 0;
+}
+
+/*
+ * The gitlinks of gitdir's index (and of its shared part, when split),
+ * to fn. The name of one that is not a regular file into bad (else "").
+ */
+static void
+read_index(const char *gitdir, spawn_gitlink_fn fn, void *arg,
+    char bad[80])
+{
+	size_t oid = oid_length(gitdir);
+	char shared[80], none[80];
+
+	bad[0] = '\0';
+	if (read_one(gitdir, "index", oid, fn, arg, shared) == -1)
+		snprintf(bad, 80, "index");
+	else if (shared[0] != '\0' &&
+	    read_one(gitdir, shared, oid, fn, arg, none) == -1)
+		snprintf(bad, 80, "%s", shared);
 }
 
 /* ---- at the start ------------------------------------------------------ */
@@ -342,11 +381,16 @@ pin_repo(void *arg, const char *gitdir, const char *worktree)
 {
 	struct pin_ctx *c = arg;
 
+	char bad[80];
+
 	c->worktree = worktree;
 	if ((c->wfd = open(worktree, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return 0;
-	read_index(gitdir, pin_one, c);
+	read_index(gitdir, pin_one, c, bad);
 	close(c->wfd);
+	if (bad[0] != '\0')
+		fprintf(stderr, "gk-run: warning: %s/%s is not a regular file; "
+		    "it is moved aside at the end\n", gitdir, bad);
 	return c->r;
 }
 
@@ -412,18 +456,19 @@ writable_in(const struct spawn_plan *p, const char *path)
 	return cov != NULL && cov->kind == SPAWN_MNT_RW;
 }
 
-/* Rename rel/.git (dfd: rel, O_PATH) aside; the new name into out. */
+/* Rename name in the directory dfd (O_PATH) aside, to name-untrusted-
+ * by-gk-run (or -N); the new name into out. */
 static bool
-quarantine(int dfd, char *out, size_t outlen)
+quarantine(int dfd, const char *name, char *out, size_t outlen)
 {
 	int i;
 
 	for (i = 1; i <= QUARANTINE_TRIES; i++) {
 		if (i == 1)
-			snprintf(out, outlen, "%s", QUARANTINE);
+			snprintf(out, outlen, "%s%s", name, QUARANTINE);
 		else
-			snprintf(out, outlen, "%s-%d", QUARANTINE, i);
-		if (renameat2(dfd, ".git", dfd, out, RENAME_NOREPLACE) == 0)
+			snprintf(out, outlen, "%s%s-%d", name, QUARANTINE, i);
+		if (renameat2(dfd, name, dfd, out, RENAME_NOREPLACE) == 0)
 			return true;
 		if (errno != EEXIST)
 			return false;
@@ -435,7 +480,7 @@ static void
 check_one(void *arg, const char *rel, size_t len)
 {
 	struct check_ctx *c = arg;
-	char dir[PATH_MAX], gd[PATH_MAX], moved[64], show[256], repo[256];
+	char dir[PATH_MAX], gd[PATH_MAX], moved[128], show[256], repo[256];
 	struct stat st, gst;
 	bool ok;
 	int dfd, gfd;
@@ -466,7 +511,7 @@ check_one(void *arg, const char *rel, size_t len)
 	}
 	spawn_printable(dir, show, sizeof(show));
 	spawn_printable(c->worktree, repo, sizeof(repo));
-	if (quarantine(dfd, moved, sizeof(moved)))
+	if (quarantine(dfd, ".git", moved, sizeof(moved)))
 		fprintf(stderr, "gk-run: %s/.git is a git repository the "
 		    "sandbox made or replaced, registered in the index of %s "
 		    "(a submodule): the host's git would enter it and run its "
@@ -486,12 +531,31 @@ check_repo(void *arg, const char *gitdir, const char *worktree)
 {
 	struct check_ctx *c = arg;
 
+	char bad[80], moved[128], show[256];
+	int gfd;
+
 	c->gitdir = gitdir;
 	c->worktree = worktree;
 	if ((c->wfd = open(worktree, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return 0;
-	read_index(gitdir, check_one, c);
+	read_index(gitdir, check_one, c, bad);
 	close(c->wfd);
+	if (bad[0] == '\0' ||
+	    (gfd = open(gitdir, O_PATH | O_DIRECTORY | O_NOFOLLOW |
+	    O_CLOEXEC)) == -1)
+		return 0;
+	/* an index that is a link (to one of the sandbox's making) or a
+	 * FIFO: the host's git would read through it or block */
+	spawn_printable(gitdir, show, sizeof(show));
+	if (quarantine(gfd, bad, moved, sizeof(moved)))
+		fprintf(stderr, "gk-run: %s/%s is not a regular file (the "
+		    "sandbox made it): it is now %s/%s\n", show, bad, show,
+		    moved);
+	else
+		fprintf(stderr, "gk-run: warning: %s/%s is not a regular file "
+		    "(the sandbox made it) and could not be moved aside: %s\n",
+		    show, bad, strerror(errno));
+	close(gfd);
 	return 0;
 }
 

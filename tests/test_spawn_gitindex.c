@@ -2,8 +2,9 @@
  * A git index's gitlinks (spawn_gitindex.c): index files git 2.39 wrote
  * (versions 2, 3 and 4, SHA-1 and SHA-256; tests/data/gitindex), each
  * holding files, a symlink, an intent-to-add entry (extended flags) and
- * three gitlinks, one with a path longer than the flags' 12 bits; then
- * every way the bytes can be cut short or wrong.
+ * three gitlinks, one with a path longer than the flags' 12 bits; a
+ * split index and its shared part; then every way the bytes can be cut
+ * short or wrong.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,7 +71,7 @@ st_of(const uint8_t *buf, size_t len, size_t oidlen)
 	struct seen s = { .n = 0 };
 	enum spawn_gitindex_st st;
 
-	st = spawn_gitindex_gitlinks(buf, len, oidlen, collect, &s);
+	st = spawn_gitindex_gitlinks(buf, len, oidlen, collect, &s, NULL);
 	seen_free(&s);
 	return st;
 }
@@ -84,7 +85,7 @@ expect_three(const char *file, size_t oidlen)
 
 	len = test_data_load("gitindex", file, buf, sizeof(buf));
 	assert_int_equal(spawn_gitindex_gitlinks(buf, len, oidlen, collect,
-	    &s), SPAWN_GITINDEX_OK);
+	    &s, NULL), SPAWN_GITINDEX_OK);
 	/* in the index's order: "ddd..." sorts before "dir/" */
 	assert_int_equal(s.n, 3);
 	assert_true(is_long(s.path[0]));
@@ -136,9 +137,46 @@ test_empty(void **state)
 
 	(void)state;
 	len = test_data_load("gitindex", "empty.index", buf, sizeof(buf));
-	assert_int_equal(spawn_gitindex_gitlinks(buf, len, 20, collect, &s),
-	    SPAWN_GITINDEX_OK);
+	assert_int_equal(spawn_gitindex_gitlinks(buf, len, 20, collect, &s,
+	    NULL), SPAWN_GITINDEX_OK);
 	assert_int_equal(s.n, 0);
+}
+
+/* A split index (git update-index --split-index): its "link" names the
+ * shared part, which holds the gitlinks; a whole index has no link. */
+static void
+test_split(void **state)
+{
+	static uint8_t buf[CAP];
+	struct spawn_gitindex_link link;
+	struct seen s = { .n = 0 };
+	char hex[41], want[64];
+	size_t len, i;
+
+	(void)state;
+	len = test_data_load("gitindex", "split.index", buf, sizeof(buf));
+	assert_int_equal(spawn_gitindex_gitlinks(buf, len, 20, collect, &s,
+	    &link), SPAWN_GITINDEX_OK);
+	assert_true(link.split);
+	for (i = 0; i < 20; i++)
+		snprintf(hex + 2 * i, 3, "%02x", link.shared[i]);
+	test_data_load("gitindex", "split.shared-hex", (uint8_t *)want,
+	    sizeof(want));
+	assert_memory_equal(hex, want, 40);
+	seen_free(&s);
+	len = test_data_load("gitindex", "split.sharedindex", buf,
+	    sizeof(buf));
+	assert_int_equal(spawn_gitindex_gitlinks(buf, len, 20, collect, &s,
+	    &link), SPAWN_GITINDEX_OK);
+	assert_false(link.split);
+	assert_int_equal(s.n, 2);
+	assert_string_equal(s.path[0], "later/sub");
+	assert_string_equal(s.path[1], "shared/sub");
+	seen_free(&s);
+	len = test_data_load("gitindex", "v2.index", buf, sizeof(buf));
+	assert_int_equal(spawn_gitindex_gitlinks(buf, len, 20, NULL, NULL,
+	    &link), SPAWN_GITINDEX_OK);
+	assert_false(link.split);
 }
 
 /* Every prefix short of the entries' end is INVALID, and never read
@@ -222,6 +260,7 @@ main(void)
 		cmocka_unit_test(test_v4),
 		cmocka_unit_test(test_sha256),
 		cmocka_unit_test(test_empty),
+		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_wrong),
 		cmocka_unit_test(test_v4_drop),

@@ -2,7 +2,8 @@
  * Fuzz the git index reader (spawn_gitindex.c). Invariants: the result
  * is one of the three; each gitlink's path is non-empty, has the length
  * reported, no NUL inside and fits SPAWN_GITINDEX_PATH_MAX; reading the
- * same bytes twice reports the same paths (SHA-1 and SHA-256 lengths).
+ * same bytes twice reports the same paths and link (SHA-1 and SHA-256
+ * lengths); only an OK index has a link.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const size_t oid[] = { 20, 32 };
+	struct spawn_gitindex_link la, lb;
 	struct tally a, b;
 	enum spawn_gitindex_st st, st2;
 	size_t k;
@@ -42,13 +44,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (k = 0; k < 2; k++) {
 		memset(&a, 0, sizeof(a));
 		memset(&b, 0, sizeof(b));
-		st = spawn_gitindex_gitlinks(data, size, oid[k], each, &a);
+		st = spawn_gitindex_gitlinks(data, size, oid[k], each, &a, &la);
 		CHECK(st == SPAWN_GITINDEX_OK || st == SPAWN_GITINDEX_INVALID ||
 		    st == SPAWN_GITINDEX_UNSUPPORTED);
-		st2 = spawn_gitindex_gitlinks(data, size, oid[k], each, &b);
+		st2 = spawn_gitindex_gitlinks(data, size, oid[k], each, &b, &lb);
 		CHECK(st2 == st && a.n == b.n && a.sum == b.sum);
-		CHECK(spawn_gitindex_gitlinks(data, size, oid[k], NULL, NULL) ==
-		    st);
+		CHECK(la.split == lb.split &&
+		    memcmp(la.shared, lb.shared, sizeof(la.shared)) == 0);
+		CHECK(st == SPAWN_GITINDEX_OK || !la.split);
+		CHECK(spawn_gitindex_gitlinks(data, size, oid[k], NULL, NULL,
+		    NULL) == st);
 	}
 	return 0;
 }

@@ -177,6 +177,35 @@ for who in root nobody; do
 		    [ ! -e "$W/gl/sm/.git-untrusted-by-gk-run" ] &&
 		    grep -q "sub2\$" "$T/host.out"'
 
+	# ---- an index that is a link, or a FIFO ------------------------------
+	run "$who" "$W/gl" -- sh -c '
+		g() { git -c user.email=t@example.org -c user.name=t "$@"; }
+		g init -q sub4 && g -C sub4 commit -q --allow-empty -m s &&
+		g -C sub4 config core.fsmonitor "touch $1/sub4; false" &&
+		cp .git/index myindex &&
+		GIT_INDEX_FILE=$PWD/myindex git update-index --add --cacheinfo \
+			160000,$(git -C sub4 rev-parse HEAD),sub4 &&
+		rm .git/index && ln -s ../myindex .git/index && echo linked' \
+		sh "$W/marks"
+	host "$who" "$W/gl" git status --porcelain
+	GK_DETAIL="$(detail) | $(ls -l "$W/gl/.git" | grep index | tr '\n' ' ') | marks: $(ls "$W/marks")"
+	gk_check "$who: gitlinks: an index replaced by a link to one of the sandbox's: moved aside, said; the host's git status runs nothing" \
+		eval 'grep -qx linked "$T/out" && [ ! -e "$W/gl/.git/index" ] &&
+		    [ -L "$W/gl/.git/index-untrusted-by-gk-run" ] &&
+		    grep -q "index is not a regular file" "$T/err" &&
+		    [ -z "$(ls "$W/marks")" ]'
+	rm -f "$W/gl/.git/index-untrusted-by-gk-run"
+	host "$who" "$W/gl" git read-tree HEAD
+	t0=$(date +%s)
+	run "$who" "$W/gl" -- sh -c 'rm .git/index && mkfifo .git/index && echo fifo'
+	t1=$(date +%s)
+	GK_DETAIL="$(detail) | $((t1 - t0)) s | $(ls -l "$W/gl/.git" | grep index | tr '\n' ' ')"
+	gk_check "$who: gitlinks: an index replaced by a FIFO: gk-run does not block on it, moves it aside" \
+		eval 'grep -qx fifo "$T/out" && [ "$((t1 - t0))" -lt 20 ] &&
+		    [ -p "$W/gl/.git/index-untrusted-by-gk-run" ] && [ ! -e "$W/gl/.git/index" ]'
+	rm -f "$W/gl/.git/index-untrusted-by-gk-run"
+	host "$who" "$W/gl" git read-tree HEAD
+
 	# ---- ... also when gk-run is killed (its keeper checks) --------------
 	rm -f "$W/gl/ready"
 	as=()
