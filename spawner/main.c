@@ -566,16 +566,18 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	memset(&r, 0, sizeof(r));
 	if ((r.sigfd = spawn_signals_block(&old)) == -1)
 		die("signals: %s", strerror(errno));
+	/* decided once, here: the child installs the gate as told */
+	gate = spawn_sockgate_wanted(p);
 	child = (struct spawn_child){ .mask = &old, .plan = p, .fds = &f,
-	    .ctl_fd = sock, .guard_fd = guard_fd, .bwrap = bwrap, .envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX),
-	    .verbose = o->verbose };
+	    .ctl_fd = sock, .guard_fd = guard_fd, .bwrap = bwrap,
+	    .envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX),
+	    .verbose = o->verbose, .sockgate = gate };
 	if ((r.pid = spawn_start_fork(&child, &chan, err, sizeof(err))) == -1)
 		die("%s", err);
 	for (i = 0; i < f.n; i++)
 		close(f.fd[i]);
 	if (p->net == SPAWN_NET_GATED)
 		make_cage(o, sock, chan, r.pid, &cage, &nsfd);
-	gate = spawn_sockgate_wanted(p);
 	if (p->fs == SPAWN_FS_SANDBOX && !gate)
 		fprintf(stderr, "gk-run: warning: kernel.yama.ptrace_scope "
 		    "keeps gk-run from taking a sandboxed program's sockets, "

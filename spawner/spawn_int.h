@@ -220,6 +220,8 @@ struct spawn_child {
 	const char	*bwrap;
 	char *const	*envp;
 	int		 verbose;	/* print bwrap's command line */
+	bool		 sockgate;	/* install the unix socket gate (gk-run
+					   decided: spawn_sockgate_wanted) */
 };
 
 /*

@@ -167,12 +167,50 @@ spawn_mounts_sort(struct spawn_mount *m, size_t *n, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Each directory between top (a writable mount) and path's own becomes a
+ * mount point of its own (a writable bind over itself): the sandbox
+ * could otherwise rename a directory above a protected file away and
+ * put one of its making, holding a file of that name, in its place for
+ * the next run. 0 or -1 (out of memory).
+ */
+static int
+pin_between(struct spawn_mount **m, size_t *n, const char *top,
+    const char *path)
+{
+	struct spawn_mount *nm;
+	size_t i, k, tl = strlen(top);
+	bool have;
+
+	for (k = tl + 1; path[k] != '\0'; k++) {
+		if (path[k] != '/')
+			continue;
+		for (i = 0, have = false; i < *n && !have; i++)
+			have = strncmp((*m)[i].path, path, k) == 0 &&
+			    (*m)[i].path[k] == '\0';
+		if (have)
+			continue;
+		if ((nm = reallocarray(*m, *n + 1, sizeof(*nm))) == NULL)
+			return -1;
+		*m = nm;
+		memset(&nm[*n], 0, sizeof(nm[*n]));
+		if ((nm[*n].path = strndup(path, k)) == NULL)
+			return -1;
+		nm[*n].kind = SPAWN_MNT_RW;
+		nm[*n].fd = -1;
+		nm[*n].implicit = true;
+		(*n)++;
+	}
+	return 0;
+}
+
 int
 spawn_mounts_protect(struct spawn_mount **m, size_t *n, const char *path,
     int fd, char *err, size_t errlen)
 {
 	const struct spawn_mount *last = NULL;
 	struct spawn_mount *nm;
+	const char *top;
 	char show[256];
 	size_t i;
 
@@ -186,6 +224,7 @@ spawn_mounts_protect(struct spawn_mount **m, size_t *n, const char *path,
 		    "that file for you (an allow-file, --learn's or "
 		    "--ask-save's); the sandbox may not write it",
 		    spawn_printable(path, show, sizeof(show)));
+	top = last->path;	/* its own string: the array moves below */
 	if ((nm = reallocarray(*m, *n + 1, sizeof(*nm))) == NULL)
 		goto nomem;
 	*m = nm;
@@ -196,6 +235,8 @@ spawn_mounts_protect(struct spawn_mount **m, size_t *n, const char *path,
 	nm[*n].fd = fd;
 	nm[*n].implicit = true;
 	(*n)++;
+	if (pin_between(m, n, top, path) == -1)
+		goto nomem;
 	return spawn_mounts_sort(*m, n, err, errlen) == -1 ? -1 : 1;
 nomem:
 	return gk_seterr(err, errlen, "out of memory");

@@ -222,7 +222,7 @@ spawn_child_run(const struct spawn_child *c)
 		fprintf(stderr, "gk-run: %s\n", line);
 	for (i = 0; i < c->fds->n; i++)
 		(void)fcntl(c->fds->fd[i], F_SETFD, 0);
-	if (spawn_sockgate_wanted(c->plan))
+	if (c->sockgate)
 		child_gate(c);
 	execve(c->bwrap, argv.v, c->envp);
 	e = errno;

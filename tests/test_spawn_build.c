@@ -393,21 +393,23 @@ test_mounts_protect(void **state)
 		size_t n;
 		const char *path;
 		int want;
+		size_t pins;	/* directories pinned between (below) */
 	} cases[] = {
-		{ sandbox, 9, "/home/alice/proj/deps.allow", 1 },
-		{ sandbox, 9, "/home/alice/proj/a/b/learned", 1 },
-		{ sandbox, 9, "/home/alice/work/saved.allow", 1 },
-		{ sandbox, 9, "/home/alice/proj/conf/rw/x.allow", 1 },
-		{ sandbox, 9, "/home/alice/deps.allow", 0 },	/* read-only */
-		{ sandbox, 9, "/home/alice/proj/conf/x.allow", 0 },
-		{ sandbox, 9, "/home/alice/proj/secrets/x", 0 }, /* hidden */
-		{ sandbox, 9, "/tmp/x.allow", 0 },	/* a fresh tmpfs */
-		{ sandbox, 9, "/home/alice/projx/deps.allow", 0 },
-		{ host, 4, "/etc/gk/deps.allow", 1 },	/* --fs host: all */
-		{ host, 4, "/home/alice/.ssh/x", 0 },
+		{ sandbox, 9, "/home/alice/proj/deps.allow", 1, 0 },
+		{ sandbox, 9, "/home/alice/proj/a/b/learned", 1, 2 },
+		{ sandbox, 9, "/home/alice/work/saved.allow", 1, 0 },
+		{ sandbox, 9, "/home/alice/proj/conf/rw/x.allow", 1, 0 },
+		{ sandbox, 9, "/home/alice/deps.allow", 0, 0 },	/* read-only */
+		{ sandbox, 9, "/home/alice/proj/conf/x.allow", 0, 0 },
+		{ sandbox, 9, "/home/alice/proj/secrets/x", 0, 0 }, /* hidden */
+		{ sandbox, 9, "/tmp/x.allow", 0, 0 },	/* a fresh tmpfs */
+		{ sandbox, 9, "/home/alice/projx/deps.allow", 0, 0 },
+		{ host, 4, "/etc/gk/deps.allow", 1, 2 },	/* --fs host: / */
+		{ host, 4, "/home/alice/.ssh/x", 0, 0 },
 	};
 	struct spawn_mount *m;
-	size_t i, j, n;
+	size_t i, j, k, n, pins;
+	bool known;
 	int at;
 
 	(void)state;
@@ -420,11 +422,25 @@ test_mounts_protect(void **state)
 			spawn_mounts_free(m, n);
 			continue;
 		}
-		assert_int_equal(n, cases[i].n + 1);
+		assert_int_equal(n, cases[i].n + 1 + cases[i].pins);
 		assert_true(at >= 0);
 		assert_int_equal(m[at].kind, SPAWN_MNT_RO);
 		assert_true(m[at].implicit);
 		assert_string_equal(m[at].path, cases[i].path);
+		/* the pins: writable binds of the directories above it, so
+		 * that none can be moved away */
+		for (j = 0, pins = 0; j < n; j++) {
+			for (k = 0, known = false; k < cases[i].n; k++)
+				known |= strcmp(cases[i].spec[k].path,
+				    m[j].path) == 0;
+			if (known || (size_t)at == j)
+				continue;
+			assert_int_equal(m[j].kind, SPAWN_MNT_RW);
+			assert_true(m[j].implicit &&
+			    spawn_path_under(cases[i].path, m[j].path));
+			pins++;
+		}
+		assert_int_equal(pins, cases[i].pins);
 		/* after every mount that covers it */
 		for (j = (size_t)at + 1; j < n; j++)
 			assert_false(spawn_path_under(cases[i].path,

@@ -671,6 +671,18 @@ gated_files() {
 	gk_check "$who: the command cannot append to (or remove) --allow-file deps.allow; unchanged" \
 		eval '[ "$RC" = 7 ] && grep -q "Read-only file system" "$T/err" &&
 		    [ "$(cat "$d/work/deps.allow")" = example.org:443 ]'
+	# one in a subdirectory: the directory above it cannot be moved away
+	# and replaced by one holding a file of the sandbox's making
+	mkdir -p "$d/work/deps"
+	printf 'example.org:443\n' >"$d/work/deps/sub.allow"
+	[ "$who" != "$(id -un)" ] && chown -R "$who" "$d/work/deps"
+	run "$as" -- --allow-file deps/sub.allow --control "$SOCK" -- sh -c \
+		'mv deps deps-old || exit 7; mkdir deps && echo evil.example >deps/sub.allow'
+	GK_DETAIL="file: $(oneline "$(cat "$d/work/deps/sub.allow")") | $(ls "$d/work") | $(detail)"
+	gk_check "$who: the directory above --allow-file deps/sub.allow cannot be moved away; the file unchanged" \
+		eval '[ "$RC" = 7 ] && [ ! -e "$d/work/deps-old" ] &&
+		    [ "$(cat "$d/work/deps/sub.allow")" = example.org:443 ]'
+	rm -rf "$d/work/deps" "$d/work/deps-old"
 	run "$as" -- --learn link.allow --control "$SOCK" -- true
 	GK_DETAIL=$(detail)
 	gk_check "$who: --learn a link: refused at start, 125, the link's target untouched" \
