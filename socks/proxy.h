@@ -28,8 +28,6 @@ struct gk_cage_table;
 struct gk_hostaddrs;
 
 #define PROXY_WHY_MAX	512
-/* From accept to the end of the handshake (the daemon's value). */
-#define PROXY_HANDSHAKE_TIMEOUT_MS	10000
 
 struct proxy_ctx {
 	struct event_base		*base;

@@ -167,17 +167,6 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 	return line;
 }
 
-/* A daemon string for a message: printable ASCII, bounded. */
-static void
-show(const char *s, char *out, size_t len)
-{
-	size_t i;
-
-	for (i = 0; s[i] != '\0' && i + 1 < len; i++)
-		out[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : '?';
-	out[i] = '\0';
-}
-
 static bool
 valid_ip(const char *s, size_t n, bool v6)
 {
@@ -294,7 +283,7 @@ cage_fields(struct json_object *cage, struct spawn_cage *c, char *err,
 		if (!json_object_is_type(v, json_type_string) ||
 		    !field_ok(fields[i].kind, s = json_object_get_string(v),
 		    fields[i].size)) {
-			show(json_object_get_string(v), shown, 64);
+			gk_printable(json_object_get_string(v), shown, 64);
 			gk_seterr(err, errlen, "\"%s\" is not valid: %s",
 			    fields[i].name, shown);
 			return -1;
@@ -313,7 +302,8 @@ refused(struct json_object *o, char *err, size_t errlen)
 	if (json_object_object_get_ex(o, "error", &v) &&
 	    json_object_is_type(v, json_type_string) &&
 	    json_object_get_string_len(v) > 0) {
-		show(json_object_get_string(v), shown, sizeof(shown));
+		gk_printable(json_object_get_string(v), shown,
+		    sizeof(shown));
 		gk_seterr(err, errlen, "gatekeeperd refused the cage: %s",
 		    shown);
 	} else

@@ -1,7 +1,7 @@
 /*
  * gk_err: a message for the caller, in the caller's buffer: the one
  * formatter of every "0, or -1 with a message in err" function, and the
- * one way to quote a string from elsewhere in such a message.
+ * ways to quote a string from elsewhere in such a message.
  */
 #ifndef GK_ERR_H
 #define GK_ERR_H
@@ -21,5 +21,13 @@ int	gk_seterr(char *err, size_t errlen, const char *fmt, ...)
  * is 0).
  */
 const char *gk_printable(const char *s, char *buf, size_t len);
+/*
+ * `s[0..n)`, text from a peer, quote-safe for a message: printable ASCII
+ * as is, other bytes and \ ' as \xNN; at most max bytes of it, then
+ * "..." when there was more (or out ran short). Returns out, always
+ * terminated ("" when outlen is 0). The one \xNN escaper.
+ */
+const char *gk_escape(const void *s, size_t n, size_t max, char *out,
+	    size_t outlen);
 
 #endif /* GK_ERR_H */

@@ -112,9 +112,6 @@ static const struct {
 };
 #define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
 
-#define KNOWN_OPS "cage.create, cage.update, cage.destroy, cage.list, " \
-	"cage.show, cage.attach, cage.decide, denials, pending, stats, reload"
-
 static const char *const status_str[] = {
 	[GK_CTL_OK] = "ok",
 	[GK_CTL_EMPTY] = "empty request",
@@ -138,34 +135,30 @@ gk_ctl_op_name(enum gk_ctl_op op)
 	return op_specs[op].name;
 }
 
+/* "cage.create, cage.update, ...": the op table's names, in its order. */
+static const char *
+known_ops(char *buf, size_t len)
+{
+	size_t o = 0;
+	int op, n;
+
+	buf[0] = '\0';
+	for (op = GK_CTL_OP_NONE + 1; op < GK_CTL_OP__MAX; op++) {
+		n = snprintf(buf + o, len - o, "%s%s", o > 0 ? ", " : "",
+		    op_specs[op].name);
+		if (n < 0 || (size_t)n >= len - o)
+			break;
+		o += (size_t)n;
+	}
+	return buf;
+}
+
 const char *
 gk_ctl_strstatus(enum gk_ctl_status st)
 {
 	if ((size_t)st >= sizeof(status_str) / sizeof(status_str[0]))
 		return "unknown status";
 	return status_str[st];
-}
-
-/* Peer text for a message: printable ASCII kept, the rest \xNN, cut. */
-static const char *
-quote(char *dst, size_t dstlen, const char *s, size_t n)
-{
-	size_t i, o = 0;
-
-	for (i = 0; i < n && o + 8 < dstlen; i++) {
-		if (i == QUOTE_MAX) {
-			memcpy(dst + o, "...", 3);
-			o += 3;
-			break;
-		}
-		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\')
-			dst[o++] = s[i];
-		else
-			o += (size_t)snprintf(dst + o, dstlen - o, "\\x%02x",
-			    (uint8_t)s[i]);
-	}
-	dst[o] = '\0';
-	return dst;
 }
 
 static const char *
@@ -379,13 +372,14 @@ parse_op(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	struct json_object *v;
 	enum gk_ctl_status st;
 	const char *s;
-	char q[QUOTE_MAX * 4 + 8];
+	char q[QUOTE_MAX * 4 + 8], ops[256];
 	size_t n;
 	int op;
 
 	if (!json_object_object_get_ex(obj, "op", &v)) {
 		gk_seterr(err, errlen, "missing \"op\": say what to do, e.g. "
-		    "{\"op\":\"cage.list\"}; known ops: " KNOWN_OPS);
+		    "{\"op\":\"cage.list\"}; known ops: %s",
+		    known_ops(ops, sizeof(ops)));
 		return GK_CTL_BAD_OP;
 	}
 	if ((st = get_string(v, "op", &s, &n, err, errlen)) != GK_CTL_OK)
@@ -396,8 +390,9 @@ parse_op(struct json_object *obj, struct gk_ctlreq *out, char *err,
 			return GK_CTL_OK;
 		}
 	}
-	gk_seterr(err, errlen, "unknown op '%s'; known ops: " KNOWN_OPS,
-	    quote(q, sizeof(q), s, n));
+	gk_seterr(err, errlen, "unknown op '%s'; known ops: %s",
+	    gk_escape(s, n, QUOTE_MAX, q, sizeof(q)),
+	    known_ops(ops, sizeof(ops)));
 	return GK_CTL_BAD_OP;
 }
 
@@ -431,7 +426,7 @@ check_fields(struct json_object *obj, const struct op_spec *spec,
 		if (nbad++ < 4)
 			snprintf(names + strlen(names), sizeof(names) -
 			    strlen(names), "%s\"%s\"", nbad > 1 ? ", " : "",
-			    quote(q, sizeof(q), key, strlen(key)));
+			    gk_escape(key, strlen(key), QUOTE_MAX, q, sizeof(q)));
 	}
 	if (nbad > 0) {
 		gk_seterr(err, errlen, "unknown field%s %s%s for %s; use %s",
@@ -464,7 +459,7 @@ parse_source(struct json_object *v, struct gk_ctlreq *out, char *err,
 	    == -1) {
 		gk_seterr(err, errlen, "invalid source address '%s': give the "
 		    "cage's IPv4 or IPv6 address, e.g. \"10.143.0.2\"",
-		    quote(q, sizeof(q), s, n));
+		    gk_escape(s, n, QUOTE_MAX, q, sizeof(q)));
 		return GK_CTL_BAD_VALUE;
 	}
 	memcpy(out->source, s, n + 1);
@@ -516,7 +511,8 @@ parse_id(struct json_object *v, struct gk_ctlreq *out, char *err,
 	if (n != GK_CAGE_ID_LEN || i != n) {
 		gk_seterr(err, errlen, "invalid cage id '%s': an id is %d "
 		    "characters a-z and 0-9, as cage.create and cage.list "
-		    "report it", quote(q, sizeof(q), s, n), GK_CAGE_ID_LEN);
+		    "report it", gk_escape(s, n, QUOTE_MAX, q, sizeof(q)),
+		    GK_CAGE_ID_LEN);
 		return GK_CTL_BAD_VALUE;
 	}
 	memcpy(out->id, s, n + 1);
@@ -885,7 +881,7 @@ parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	if (n == 0 || n > 19 || i != n || s[0] == '0') {
 		gk_seterr(err, errlen, "invalid question id '%s': it is the "
 		    "\"id\" of an \"ask\" event, decimal digits",
-		    quote(q, sizeof(q), s, n));
+		    gk_escape(s, n, QUOTE_MAX, q, sizeof(q)));
 		return GK_CTL_BAD_VALUE;
 	}
 	out->question = strtoull(s, NULL, 10);
@@ -898,7 +894,7 @@ parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
 			break;
 	if (d == GK_DECISION_TIMEOUT) {
 		gk_seterr(err, errlen, "invalid decision '%s': once, run, "
-		    "save or deny", quote(q, sizeof(q), s, n));
+		    "save or deny", gk_escape(s, n, QUOTE_MAX, q, sizeof(q)));
 		return GK_CTL_BAD_VALUE;
 	}
 	out->decision = (enum gk_decision)d;
@@ -910,7 +906,7 @@ parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	if (strcmp(s, "tty") != 0 && strcmp(s, "supervisor") != 0 &&
 	    strcmp(s, "operator") != 0) {
 		gk_seterr(err, errlen, "invalid \"by\" '%s': tty, supervisor "
-		    "or operator", quote(q, sizeof(q), s, n));
+		    "or operator", gk_escape(s, n, QUOTE_MAX, q, sizeof(q)));
 		return GK_CTL_BAD_VALUE;
 	}
 	snprintf(out->by, sizeof(out->by), "%s", s);

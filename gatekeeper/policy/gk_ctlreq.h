@@ -43,16 +43,17 @@
 
 enum gk_ctl_op {
 	GK_CTL_OP_NONE,		/* only on error */
+	/* in this order in messages naming the known ops */
 	GK_CTL_OP_CAGE_CREATE,
 	GK_CTL_OP_CAGE_UPDATE,
 	GK_CTL_OP_CAGE_DESTROY,
 	GK_CTL_OP_CAGE_LIST,
-	GK_CTL_OP_STATS,
+	GK_CTL_OP_CAGE_SHOW,
 	GK_CTL_OP_CAGE_ATTACH,
 	GK_CTL_OP_CAGE_DECIDE,
-	GK_CTL_OP_CAGE_SHOW,
 	GK_CTL_OP_DENIALS,
 	GK_CTL_OP_PENDING,
+	GK_CTL_OP_STATS,
 	GK_CTL_OP_RELOAD,
 	GK_CTL_OP__MAX
 };

@@ -34,29 +34,6 @@ is_space(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* Quote-safe text: printable ASCII, others (and \ ') as \xNN; bounded. */
-static const char *
-escape(const char *s, size_t n, char *out, size_t len)
-{
-	size_t i, j = 0, show = n > SHOW_MAX ? SHOW_MAX : n;
-	unsigned char c;
-
-	out[0] = '\0';
-	for (i = 0; i < show && j + 5 < len; i++) {
-		c = (unsigned char)s[i];
-		if (c >= 0x20 && c < 0x7f && c != '\\' && c != '\'')
-			out[j++] = (char)c;
-		else
-			j += (size_t)snprintf(out + j, len - j, "\\x%02x", c);
-	}
-	if (show < n && j + 4 < len) {
-		memcpy(out + j, "...", 3);
-		j += 3;
-	}
-	out[j] = '\0';
-	return out;
-}
-
 /* The next token at *pp (before end), or NULL at the end or a comment. */
 static char *
 next_token(char **pp, char *end, size_t *n)
@@ -104,7 +81,7 @@ do_version(struct hp_parse *ps, size_t lineno, const char *v, size_t n)
 		if ((unsigned char)v[i] <= 0x20 ||
 		    (unsigned char)v[i] >= 0x7f) {
 			snprintf(msg, sizeof(msg), "version '%s' is not "
-			    "printable ASCII", escape(v, n, q, sizeof(q)));
+			    "printable ASCII", gk_escape(v, n, SHOW_MAX, q, sizeof(q)));
 			return line_err(ps, lineno, msg);
 		}
 	}
@@ -163,7 +140,7 @@ one_line(struct hp_parse *ps, size_t lineno, char *s, size_t n)
 	    (dn != 7 || memcmp(dir, "version", 7) != 0)) {
 		snprintf(msg, sizeof(msg), "unknown directive '%s'; use deny "
 		    "PATTERN, allow PATTERN or version STRING",
-		    escape(dir, dn, q1, sizeof(q1)));
+		    gk_escape(dir, dn, SHOW_MAX, q1, sizeof(q1)));
 		return line_err(ps, lineno, msg);
 	}
 	if (arg == NULL) {
@@ -175,8 +152,8 @@ one_line(struct hp_parse *ps, size_t lineno, char *s, size_t n)
 	if (extra != NULL) {
 		snprintf(msg, sizeof(msg), "'%.*s' takes one argument; "
 		    "'%s' follows '%s' (one directive per line)", (int)dn,
-		    dir, escape(extra, xn, q2, sizeof(q2)),
-		    escape(arg, an, q1, sizeof(q1)));
+		    dir, gk_escape(extra, xn, SHOW_MAX, q2, sizeof(q2)),
+		    gk_escape(arg, an, SHOW_MAX, q1, sizeof(q1)));
 		return line_err(ps, lineno, msg);
 	}
 	if (dn == 7)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_policy.h"
 
 #define SHOW_MAX	100	/* pattern bytes quoted in full */
@@ -434,21 +435,13 @@ sb_putc(struct sbuf *sb, char c)
 	}
 }
 
-/* Quote-safe text: printable ASCII, others (and \ ') as \xNN. */
+/* Quote-safe text (gk_escape): at most max (<= SHOW_MAX) bytes of it. */
 static void
 sb_escape(struct sbuf *sb, const uint8_t *s, size_t n, size_t max)
 {
-	size_t i, show = n > max ? max * 4 / 5 : n;
+	char q[SHOW_MAX * 4 + 8];
 
-	for (i = 0; i < show; i++) {
-		if (s[i] >= 0x20 && s[i] < 0x7f && s[i] != '\\' &&
-		    s[i] != '\'')
-			sb_putc(sb, (char)s[i]);
-		else
-			sb_printf(sb, "\\x%02x", s[i]);
-	}
-	if (show < n)
-		sb_printf(sb, "...");
+	sb_printf(sb, "%s", gk_escape(s, n, max, q, sizeof(q)));
 }
 
 static void

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "gatekeeper/base/gk_err.h"
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/policy/gk_rlimits.h"
 
 #define FRAC_DIGITS_MAX	3
@@ -27,12 +28,6 @@ shown_text(char *dst, size_t dstlen, const char *s, size_t len)
 	for (i = 0; i < n && i + 1 < dstlen; i++)
 		dst[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
 	dst[i] = '\0';
-}
-
-static char
-lower(char c)
-{
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
 }
 
 /*
@@ -85,13 +80,15 @@ gk_size_parse(const char *s, size_t len, uint64_t *out, char *err,
 	u = s + n;
 	len -= n;
 	if (len > 0) {
-		if ((p = strchr(units, lower(u[0]))) == NULL || u[0] == '\0')
+		if ((p = strchr(units, gk_lower((uint8_t)u[0]))) == NULL ||
+		    u[0] == '\0')
 			goto bad;
 		for (i = 0; i <= (size_t)(p - units); i++)
 			mult *= 1024;
 		/* K, KB, KiB (any case) */
-		if (!(len == 1 || (len == 2 && lower(u[1]) == 'b') ||
-		    (len == 3 && lower(u[1]) == 'i' && lower(u[2]) == 'b')))
+		if (!(len == 1 || (len == 2 && gk_lower((uint8_t)u[1]) == 'b') ||
+		    (len == 3 && gk_lower((uint8_t)u[1]) == 'i' &&
+		    gk_lower((uint8_t)u[2]) == 'b')))
 			goto bad;
 	} else if (ndec > 0)
 		goto bad;		/* a fraction of a byte */

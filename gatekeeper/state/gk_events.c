@@ -127,7 +127,7 @@ send_line(struct ctlconn *cc, struct json_object *o)
 }
 
 static struct json_object *
-event_new(const struct gk_cage *c, const char *event)
+owner_event(const struct gk_cage *c, const char *event)
 {
 	struct json_object *o = json_object_new_object();
 	char ts[GK_UTC_STAMP_LEN];
@@ -153,7 +153,7 @@ tell_once(const struct gk_cage *c, struct seen *e, uint32_t h,
 		return true;
 	if (full && !e->full) {
 		e->full = true;
-		send_line(c->owner, event_new(c, more));
+		send_line(c->owner, owner_event(c, more));
 	}
 	return false;
 }
@@ -360,7 +360,7 @@ gk_events_owner_told(const struct gk_cage *c, const char *why)
 
 	if (c->owner == NULL)
 		return;
-	o = event_new(c, "cage.end");
+	o = owner_event(c, "cage.end");
 	json_object_object_add(o, "reason", json_object_new_string(why));
 	send_line(c->owner, o);
 }
@@ -390,7 +390,7 @@ gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
 	if (!c->events || c->owner == NULL || c->ev == NULL ||
 	    !tell_once(c, &c->ev->deny, h, "deny.more"))
 		return;
-	o = event_new(c, "deny");
+	o = owner_event(c, "deny");
 	deny_members(o, kind, host, port, reason);
 	if (why != NULL && why[0] != '\0')
 		json_object_object_add(o, "why", json_object_new_string(why));
@@ -411,7 +411,7 @@ gk_events_learn(const struct gk_cage *c, const char *name, size_t len,
 	if (!tell_once(c, &c->ev->learn, gk_hash_str(GK_HASH_INIT ^ port ^
 	    0x5a5a0000u, host), "learn.more"))
 		return;
-	o = event_new(c, "learn");
+	o = owner_event(c, "learn");
 	json_object_object_add(o, "host", json_object_new_string(host));
 	json_object_object_add(o, "port", json_object_new_int(port));
 	send_line(c->owner, o);
@@ -425,7 +425,7 @@ gk_events_limit(const struct gk_cage *c, const char *limit, uint64_t value,
 
 	if (c->owner == NULL || c->ev == NULL || count == 0)
 		return;
-	o = event_new(c, "limit");
+	o = owner_event(c, "limit");
 	json_object_object_add(o, "limit", json_object_new_string(limit));
 	json_object_object_add(o, "value", json_object_new_int64(
 	    (int64_t)value));
@@ -439,7 +439,7 @@ static struct json_object *
 ask_line(const struct gk_cage *c, const char *event, uint64_t id,
     const char *host, uint16_t port)
 {
-	struct json_object *o = event_new(c, event);
+	struct json_object *o = owner_event(c, event);
 	char ids[24];
 
 	snprintf(ids, sizeof(ids), "%llu", (unsigned long long)id);
