@@ -65,6 +65,8 @@ struct dns_server {
 	struct dns_pending	*pending[DNS_PENDING_BUCKETS];
 	size_t			 npending;
 	uint16_t		 next_id;
+	uint64_t		 next_query_id;	/* a client query's, for the
+						   log (dns_handle_query) */
 };
 
 /* dns_resolve.c */

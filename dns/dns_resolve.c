@@ -27,6 +27,7 @@
 
 struct dns_waiter {
 	struct dns_waiter	*next;
+	uint64_t		 id;		/* the client's query's */
 	uint64_t		 start_us;	/* the client's query came */
 	struct dns_client	 client;
 	char			 cage_id[GK_CAGE_ID_LEN + 1];
@@ -64,17 +65,23 @@ key_eq(const struct dns_query *a, const struct dns_query *b)
 }
 
 /*
- * The verdict of the query being handled (dns_handle_query() reads it
- * for the answer's latency): counted once, remembered until the next.
+ * One query being handled, from dns_handle_query() down: its id (in
+ * every log line about it), when it came, its verdict (counted once,
+ * for the answer's latency by verdict), and what the answer line says.
  */
-static enum gk_dns_verdict handled = GK_DNSV__MAX;
-static uint64_t handle_start_us;	/* when it came (gk_clock_us) */
+struct dns_handling {
+	uint64_t		 id;
+	uint64_t		 start_us;	/* gk_clock_us() */
+	enum gk_dns_verdict	 verdict;	/* GK_DNSV__MAX: none yet */
+	const struct gk_cage	*cage;		/* NULL: none (yet) */
+	const struct dns_query	*q;		/* NULL: not parsed */
+};
 
 static void
-count_verdict(enum gk_dns_verdict v)
+count_verdict(struct dns_handling *h, enum gk_dns_verdict v)
 {
 	gk_stats.dns_queries[v]++;
-	handled = v;
+	h->verdict = v;
 }
 
 /*
@@ -102,7 +109,7 @@ pin_addrs(const struct dns_server *s, struct gk_cage *c, const char *name,
 }
 
 static size_t
-deny_query(struct dns_server *s, struct gk_cage *c,
+deny_query(struct dns_server *s, struct dns_handling *h, struct gk_cage *c,
     const struct dns_client *cl, const struct dns_query *q, uint8_t *out,
     size_t outlen)
 {
@@ -115,7 +122,7 @@ deny_query(struct dns_server *s, struct gk_cage *c,
 	if (q->name_host && gk_hostpolicy_denies_name(hp, q->name,
 	    q->name_len, 0))
 		r = GK_REASON_HOST_POLICY;
-	count_verdict(GK_DNSV_DENIED);
+	count_verdict(h, GK_DNSV_DENIED);
 	gk_stats.denied[GK_KIND_DNS][r]++;
 	gk_cage_count_denied(c, GK_KIND_DNS);
 	/* its owner (if told), its recent denials, who follows them */
@@ -137,8 +144,6 @@ deny_query(struct dns_server *s, struct gk_cage *c,
 		gk_audit_dns_deny(s->audit, c, &cl->addr, q->name, q->qtype,
 		    why);
 	}
-	log_debug("cage=%s name=%s qtype=%u action=deny", c->id, q->name,
-	    q->qtype);
 	return dns_reply_empty(q, DNS_RC_NXDOMAIN, out, outlen);
 }
 
@@ -149,8 +154,9 @@ deny_query(struct dns_server *s, struct gk_cage *c,
  * records. Nothing is asked upstream. 0: not such a name (deny it).
  */
 static size_t
-answer_placeholder(struct dns_server *s, struct gk_cage *c,
-    const struct dns_query *q, time_t now, uint8_t *out, size_t outlen)
+answer_placeholder(struct dns_server *s, struct dns_handling *h,
+    struct gk_cage *c, const struct dns_query *q, time_t now, uint8_t *out,
+    size_t outlen)
 {
 	struct gk_addr a;
 
@@ -160,16 +166,14 @@ answer_placeholder(struct dns_server *s, struct gk_cage *c,
 	    0))
 		return 0;
 	if (q->qtype != DNS_T_A) {
-		count_verdict(GK_DNSV_PLACEHOLDER);
+		count_verdict(h, GK_DNSV_PLACEHOLDER);
 		return dns_reply_empty(q, DNS_RC_NOERROR, out, outlen);
 	}
 	if (gk_ask_placeholder(c, q->name, &a) == -1)
 		return 0;
-	count_verdict(GK_DNSV_PLACEHOLDER);
+	count_verdict(h, GK_DNSV_PLACEHOLDER);
 	gk_cage_pin(c, q->name, &a, now + GK_ASK_PLACEHOLDER_TTL +
 	    (time_t)s->pin_grace);
-	log_debug("cage=%s name=%s qtype=%u action=placeholder", c->id,
-	    q->name, q->qtype);
 	return dns_reply_a(q, a.bytes, GK_ASK_PLACEHOLDER_TTL, out, outlen);
 }
 
@@ -255,6 +259,7 @@ answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
 {
 	uint8_t out[DNS_MAX_MSG];
 	struct gk_cage *c;
+	uint64_t took;
 	size_t len;
 
 	if (w->cb != NULL) {
@@ -279,8 +284,11 @@ answer_waiter(struct dns_server *s, struct dns_waiter *w, const uint8_t *msg,
 	}
 	if (len > 0)
 		dns_send_reply(s, &w->client, out, len);
-	gk_hist_observe(&gk_stats.dns_answer[GK_DNSV_ALLOWED],
-	    gk_clock_us() - w->start_us);
+	took = gk_clock_us() - w->start_us;
+	gk_hist_observe(&gk_stats.dns_answer[GK_DNSV_ALLOWED], took);
+	log_debug("q=%llu upstream answer: %s, %llu us",
+	    (unsigned long long)w->id, c == NULL ? "refused (cage gone)" :
+	    a == NULL ? "servfail" : "answered", (unsigned long long)took);
 }
 
 static void
@@ -368,14 +376,16 @@ waiter_new(struct dns_pending *p, const struct dns_query *q)
 }
 
 static int
-pending_add_waiter(struct dns_pending *p, const struct dns_client *cl,
-    const struct gk_cage *c, const struct dns_query *q)
+pending_add_waiter(struct dns_pending *p, const struct dns_handling *h,
+    const struct dns_client *cl, const struct gk_cage *c,
+    const struct dns_query *q)
 {
 	struct dns_waiter *w;
 
 	if ((w = waiter_new(p, q)) == NULL)
 		return -1;
-	w->start_us = handle_start_us;
+	w->id = h->id;
+	w->start_us = h->start_us;
 	w->client = *cl;
 	if (cl->tcp != NULL)
 		dns_tcp_ref(cl->tcp);
@@ -453,8 +463,8 @@ forward_send(struct dns_server *s, struct dns_pending *p)
  * (out of resources, or over the cage's upstream budget).
  */
 static int
-forward(struct dns_server *s, const struct dns_client *cl,
-    struct gk_cage *c, const struct dns_query *q)
+forward(struct dns_server *s, struct dns_handling *h,
+    const struct dns_client *cl, struct gk_cage *c, const struct dns_query *q)
 {
 	struct dns_pending *p;
 	int rc;
@@ -465,7 +475,7 @@ forward(struct dns_server *s, const struct dns_client *cl,
 		gk_limit_upstream_done(c);
 		return -1;
 	}
-	if ((rc = pending_add_waiter(p, cl, c, q)) == -1)
+	if ((rc = pending_add_waiter(p, h, cl, c, q)) == -1)
 		gk_limit_upstream_done(c);
 	forward_send(s, p);
 	return rc;
@@ -487,13 +497,13 @@ dns_pending_free_all(struct dns_server *s)
 /* ---- the decision ---- */
 
 static size_t
-answer_allowed(struct dns_server *s, const struct dns_client *cl,
-    struct gk_cage *c, const struct dns_query *q, time_t now, uint8_t *out,
-    size_t outlen)
+answer_allowed(struct dns_server *s, struct dns_handling *h,
+    const struct dns_client *cl, struct gk_cage *c, const struct dns_query *q,
+    time_t now, uint8_t *out, size_t outlen)
 {
 	const struct dns_cached *e;
 
-	count_verdict(GK_DNSV_ALLOWED);
+	count_verdict(h, GK_DNSV_ALLOWED);
 	if (s->cache != NULL && (e = dns_cache_get(s->cache, q->name,
 	    q->name_len, q->qtype, q->qclass, s->ttl_cap, now)) != NULL) {
 		gk_stats.dns_cache_hits++;
@@ -507,31 +517,31 @@ answer_allowed(struct dns_server *s, const struct dns_client *cl,
 		    client_limit(cl, q));
 	}
 	gk_stats.dns_cache_misses++;
-	if (forward(s, cl, c, q) == 0)
+	if (forward(s, h, cl, c, q) == 0)
 		return 0;
 	gk_stats.dns_upstream_errors++;
 	return dns_reply_empty(q, DNS_RC_SERVFAIL, out, outlen);
 }
 
 static size_t
-answer_bad(enum dns_status st, const struct dns_query *q, uint8_t *out,
-    size_t outlen)
+answer_bad(struct dns_handling *h, enum dns_status st,
+    const struct dns_query *q, uint8_t *out, size_t outlen)
 {
 	if (st == DNS_NOTIMP) {
-		count_verdict(GK_DNSV_NOTIMP);
+		count_verdict(h, GK_DNSV_NOTIMP);
 		return dns_reply_empty(q, DNS_RC_NOTIMP, out, outlen);
 	}
-	count_verdict(GK_DNSV_MALFORMED);
+	count_verdict(h, GK_DNSV_MALFORMED);
 	if (st == DNS_FORMERR)
 		return dns_reply_empty(q, DNS_RC_FORMERR, out, outlen);
 	return 0;
 }
 
 static size_t
-handle_query(struct dns_server *s, const struct dns_client *cl,
-    const uint8_t *buf, size_t len, time_t now, uint8_t *out, size_t outlen)
+handle_query(struct dns_server *s, struct dns_handling *h,
+    const struct dns_client *cl, const uint8_t *buf, size_t len,
+    struct dns_query *q, time_t now, uint8_t *out, size_t outlen)
 {
-	struct dns_query q;
 	struct gk_cage *c;
 	enum dns_status st;
 	size_t n;
@@ -541,66 +551,80 @@ handle_query(struct dns_server *s, const struct dns_client *cl,
 	if ((c = gk_cage_by_source(s->cages, &cl->addr)) != NULL &&
 	    !gk_limit_dns_query(c, gk_now_ms())) {
 		if (cl->tcp == NULL ||
-		    dns_query_parse(buf, len, &q) != DNS_OK)
+		    dns_query_parse(buf, len, q) != DNS_OK)
 			return 0;
-		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
+		return dns_reply_empty(q, DNS_RC_REFUSED, out, outlen);
 	}
-	if ((st = dns_query_parse(buf, len, &q)) != DNS_OK)
-		return answer_bad(st, &q, out, outlen);
+	h->cage = c;
+	if ((st = dns_query_parse(buf, len, q)) != DNS_OK)
+		return answer_bad(h, st, q, out, outlen);
+	h->q = q;
 	if (c == NULL) {
-		count_verdict(GK_DNSV_REFUSED);
+		count_verdict(h, GK_DNSV_REFUSED);
 		gk_stats.denied[GK_KIND_DNS][GK_REASON_UNKNOWN_SOURCE]++;
-		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
+		return dns_reply_empty(q, DNS_RC_REFUSED, out, outlen);
 	}
 	c->dns_queries++;
-	if (q.edns && q.edns_version > 0) {
-		count_verdict(GK_DNSV_MALFORMED);
-		return dns_reply_empty(&q, DNS_RC_BADVERS, out, outlen);
+	if (q->edns && q->edns_version > 0) {
+		count_verdict(h, GK_DNSV_MALFORMED);
+		return dns_reply_empty(q, DNS_RC_BADVERS, out, outlen);
 	}
-	if (q.qclass != DNS_CLASS_IN) {
-		count_verdict(GK_DNSV_REFUSED);
-		return dns_reply_empty(&q, DNS_RC_REFUSED, out, outlen);
+	if (q->qclass != DNS_CLASS_IN) {
+		count_verdict(h, GK_DNSV_REFUSED);
+		return dns_reply_empty(q, DNS_RC_REFUSED, out, outlen);
 	}
-	if (!name_allowed(c, &q)) {
-		if ((n = answer_placeholder(s, c, &q, now, out, outlen)) > 0)
+	if (!name_allowed(c, q)) {
+		if ((n = answer_placeholder(s, h, c, q, now, out, outlen)) > 0)
 			return n;
-		return deny_query(s, c, cl, &q, out, outlen);
+		return deny_query(s, h, c, cl, q, out, outlen);
 	}
-	switch (q.qtype) {
+	switch (q->qtype) {
 	case DNS_T_HTTPS:
 	case DNS_T_SVCB:
 		/* no ECH keys (or alt endpoints) reach a cage */
-		count_verdict(GK_DNSV_FILTERED);
-		return dns_reply_empty(&q, DNS_RC_NOERROR, out, outlen);
+		count_verdict(h, GK_DNSV_FILTERED);
+		return dns_reply_empty(q, DNS_RC_NOERROR, out, outlen);
 	case DNS_T_ANY:
-		count_verdict(GK_DNSV_ALLOWED);
-		return dns_reply_rfc8482(&q, s->ttl_cap, out, outlen);
+		count_verdict(h, GK_DNSV_ALLOWED);
+		return dns_reply_rfc8482(q, s->ttl_cap, out, outlen);
 	case 251:	/* IXFR */
 	case 252:	/* AXFR */
-		count_verdict(GK_DNSV_NOTIMP);
-		return dns_reply_empty(&q, DNS_RC_NOTIMP, out, outlen);
+		count_verdict(h, GK_DNSV_NOTIMP);
+		return dns_reply_empty(q, DNS_RC_NOTIMP, out, outlen);
 	default:
-		return answer_allowed(s, cl, c, &q, now, out, outlen);
+		return answer_allowed(s, h, cl, c, q, now, out, outlen);
 	}
 }
 
 /*
  * The answer's latency, by verdict: now for an answer made at once, when
  * it comes for one asked upstream (answer_waiter). A query dropped
- * unanswered (over the cage's rate, unparsable) is not observed.
+ * unanswered (over the cage's rate, unparsable) is not observed. One
+ * debug line per query, with its id: what was asked, by which cage, the
+ * verdict and (answered now) the time it took; a query asked upstream
+ * has its answer line when the answer comes.
  */
 size_t
 dns_handle_query(struct dns_server *s, const struct dns_client *cl,
     const uint8_t *buf, size_t len, time_t now, uint8_t *out, size_t outlen)
 {
+	struct dns_handling h = { .id = ++s->next_query_id,
+	    .start_us = gk_clock_us(), .verdict = GK_DNSV__MAX };
+	struct dns_query q;
+	uint64_t took;
 	size_t n;
 
-	handled = GK_DNSV__MAX;
-	handle_start_us = gk_clock_us();
-	n = handle_query(s, cl, buf, len, now, out, outlen);
-	if (handled != GK_DNSV__MAX && n > 0)
-		gk_hist_observe(&gk_stats.dns_answer[handled],
-		    gk_clock_us() - handle_start_us);
+	n = handle_query(s, &h, cl, buf, len, &q, now, out, outlen);
+	if (h.verdict == GK_DNSV__MAX)
+		return n;
+	took = gk_clock_us() - h.start_us;
+	if (n > 0)
+		gk_hist_observe(&gk_stats.dns_answer[h.verdict], took);
+	log_debug("q=%llu cage=%s name=%s qtype=%u verdict=%s %s",
+	    (unsigned long long)h.id, h.cage != NULL ? h.cage->id : "-",
+	    h.q != NULL ? h.q->name : "-", h.q != NULL ? h.q->qtype : 0,
+	    gk_dns_verdict_name(h.verdict), n > 0 ? "answered" :
+	    "asked upstream");
 	return n;
 }
 

@@ -244,6 +244,25 @@ GK_DETAIL="upstream saw gitlab.com $(upstream_count gitlab.com A) times"
 gk_check "gitlab.com denied for A, resolved for B: upstream asked once" \
 	test "$(upstream_count gitlab.com A)" -eq 1
 
+# ---- the query's id in the log ------------------------------------------------------
+# one debug line per query (id, cage, name, type, verdict); one asked
+# upstream has its answer line later, under the same id
+gk_dig $A_SRC id-check.github.com A
+gk_wait_for 50 grep -q "name=id-check.github.com qtype=1 verdict=allowed" "$T/GKD1.log"
+qline=$(grep -m1 "name=id-check.github.com qtype=1 verdict=allowed" "$T/GKD1.log")
+qid=$(printf '%s' "$qline" | sed -n 's/.* q=\([0-9]*\) .*/\1/p')
+gk_wait_for 50 grep -q " q=$qid upstream answer" "$T/GKD1.log"
+GK_DETAIL="$qline | $(grep " q=$qid " "$T/GKD1.log" | tail -1)"
+gk_check "a query's debug lines carry its id: q=$qid cage=$A_ID ... verdict=allowed asked upstream, then its upstream answer" \
+	eval '[ -n "$qid" ] && [[ "$qline" == *"cage=$A_ID "* ]] &&
+	    [[ "$qline" == *"asked upstream"* ]] &&
+	    grep -q " q=$qid upstream answer: answered" "$T/GKD1.log"'
+gk_dig $A_SRC gitlab.com A
+gk_wait_for 50 grep -q "cage=$A_ID name=gitlab.com qtype=1 verdict=denied answered" "$T/GKD1.log"
+GK_DETAIL=$(grep "name=gitlab.com" "$T/GKD1.log" | tail -2)
+gk_check "... and a denied one: verdict=denied answered" \
+	grep -q "cage=$A_ID name=gitlab.com qtype=1 verdict=denied answered" "$T/GKD1.log"
+
 # ---- TTL cap and cache ------------------------------------------------------------
 gk_dig $A_SRC github.com A
 ttl=$(dig_max_ttl)
