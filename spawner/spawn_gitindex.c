@@ -77,15 +77,63 @@ find_link(const uint8_t *buf, size_t off, size_t end, size_t oidlen,
 	}
 }
 
+/*
+ * The entry at buf[*off..len) (the version's layout, see the top): its
+ * mode into *mode and its whole path into path (plen: the previous
+ * entry's path length in, this one's out), *off moved past it. false
+ * when it is cut short or inconsistent.
+ */
+static bool
+entry(const uint8_t *buf, size_t len, size_t *off, uint32_t version,
+    size_t oidlen, uint32_t *mode, char *path, size_t *plen)
+{
+	size_t fixed = ENTRY_STAT + oidlen + 2, name = fixed, drop, n, nul;
+	const uint8_t *e = buf + *off, *z;
+	uint16_t flags;
+
+	if (len - *off < fixed)
+		return false;
+	*mode = be32(e + ENTRY_MODE_AT);
+	flags = (uint16_t)(e[fixed - 2] << 8 | e[fixed - 1]);
+	if (flags & FLAG_EXTENDED) {
+		if (version < 3 || len - *off < fixed + 2)
+			return false;
+		name += 2;
+	}
+	if (version == 4) {
+		if ((n = varint(e + name, len - *off - name, &drop)) == 0 ||
+		    drop > *plen)
+			return false;
+		name += n;
+		*plen -= drop;
+	} else
+		*plen = 0;
+	if ((z = memchr(e + name, '\0', len - *off - name)) == NULL)
+		return false;
+	nul = (size_t)(z - (e + name));
+	if (*plen + nul >= SPAWN_GITINDEX_PATH_MAX)
+		return false;
+	memcpy(path + *plen, e + name, nul);
+	*plen += nul;
+	path[*plen] = '\0';
+	/* the flags hold the whole path's length (0xfff: longer) */
+	if (*plen == 0 || (flags & 0xfff) != (*plen < 0xfff ? *plen : 0xfff))
+		return false;
+	if (version == 4)
+		n = name + nul + 1;
+	else if (len - *off < (n = (name + nul + 8) & ~(size_t)7))
+		return false;	/* NUL padding to a multiple of 8, >= 1 */
+	*off += n;
+	return true;
+}
+
 enum spawn_gitindex_st
 spawn_gitindex_gitlinks(const uint8_t *buf, size_t len, size_t oidlen,
     spawn_gitlink_fn fn, void *arg, struct spawn_gitindex_link *link)
 {
 	char path[SPAWN_GITINDEX_PATH_MAX];
-	size_t off = INDEX_HEADER, plen = 0, fixed, drop, n, name, nul;
+	size_t off = INDEX_HEADER, plen = 0;
 	uint32_t version, count, i, mode;
-	const uint8_t *e, *z;
-	uint16_t flags;
 
 	if (link != NULL)
 		memset(link, 0, sizeof(*link));
@@ -96,49 +144,9 @@ spawn_gitindex_gitlinks(const uint8_t *buf, size_t len, size_t oidlen,
 	count = be32(buf + 8);
 	if (version < 2 || version > 4)
 		return SPAWN_GITINDEX_UNSUPPORTED;
-	fixed = ENTRY_STAT + oidlen + 2;
 	for (i = 0; i < count; i++) {
-		if (len - off < fixed)
+		if (!entry(buf, len, &off, version, oidlen, &mode, path, &plen))
 			return SPAWN_GITINDEX_INVALID;
-		e = buf + off;
-		mode = be32(e + ENTRY_MODE_AT);
-		flags = (uint16_t)(e[fixed - 2] << 8 | e[fixed - 1]);
-		name = fixed;
-		if (flags & FLAG_EXTENDED) {
-			if (version < 3 || len - off < fixed + 2)
-				return SPAWN_GITINDEX_INVALID;
-			name += 2;
-		}
-		if (version == 4) {
-			if ((n = varint(e + name, len - off - name, &drop)) == 0 ||
-			    drop > plen)
-				return SPAWN_GITINDEX_INVALID;
-			name += n;
-			plen -= drop;
-		} else
-			plen = 0;
-		z = memchr(e + name, '\0', len - off - name);
-		if (z == NULL)
-			return SPAWN_GITINDEX_INVALID;
-		nul = (size_t)(z - (e + name));
-		if (plen + nul >= sizeof(path))
-			return SPAWN_GITINDEX_INVALID;
-		memcpy(path + plen, e + name, nul);
-		plen += nul;
-		path[plen] = '\0';
-		/* the flags hold the whole path's length (0xfff: longer) */
-		if (plen == 0 ||
-		    (flags & 0xfff) != (plen < 0xfff ? plen : 0xfff))
-			return SPAWN_GITINDEX_INVALID;
-		if (version == 4)
-			off += name + nul + 1;
-		else {
-			/* NUL padding to a multiple of 8, at least one */
-			n = (name + nul + 8) & ~(size_t)7;
-			if (len - off < n)
-				return SPAWN_GITINDEX_INVALID;
-			off += n;
-		}
 		if ((mode & MODE_TYPE) == MODE_GITLINK && fn != NULL)
 			fn(arg, path, plen);
 	}

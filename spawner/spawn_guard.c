@@ -189,6 +189,47 @@ dot_file(struct spawn_mlist *l, const char *path, bool dry)
 }
 
 /*
+ * A missing guarded path (in a buffer of PATH_MAX): an empty read-only
+ * placeholder at its first missing component below place (the sandbox
+ * could create everything below it), a file only for the path itself
+ * when file. Nothing where this user cannot create it on the host:
+ * neither can the sandbox (nor could bwrap make a placeholder).
+ */
+static int
+placeholder(struct spawn_mlist *l, const char *place, char *path, bool file)
+{
+	struct stat st;
+	char *slash;
+	int r;
+
+	for (;;) {
+		if ((slash = strrchr(path, '/')) == NULL ||
+		    (size_t)(slash - path) <= strlen(place))
+			break;
+		*slash = '\0';
+		if (lstat(path, &st) == 0) {
+			*slash = '/';
+			break;
+		}
+		file = false;	/* a missing directory above it */
+	}
+	if (spawn_ml_has(l, path) || !host_writable(l, path))
+		return 0;
+	if ((slash = strrchr(path, '/')) != NULL) {
+		*slash = '\0';
+		r = access(path, W_OK);
+		*slash = '/';
+		if (r == -1)
+			return 0;
+	}
+	r = spawn_ml_add(l, file ? SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR,
+	    strdup(path), true);
+	if (r == 0)
+		l->m[l->n - 1].placeholder = true;
+	return r;
+}
+
+/*
  * Guard place/rel: read-only where it exists; where it is missing, an
  * empty read-only placeholder at the first missing component (the
  * sandbox could create everything below it). macOS: a deny rule for
@@ -199,10 +240,8 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
     const struct spawn_opts *o)
 {
 	bool macos = o->platform == SPAWN_PLATFORM_MACOS;
-	char path[PATH_MAX], *slash;
+	char path[PATH_MAX];
 	struct stat st;
-	bool file = g->file;
-	int r;
 
 	if (snprintf(path, sizeof(path), "%s/%s", place, g->rel) >=
 	    (int)sizeof(path) || spawn_ml_has(l, path))
@@ -233,34 +272,7 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 		return 0;
 	if (g->dot)
 		return dot_file(l, path, o->dry_run);
-	/* the first missing component below place */
-	for (;;) {
-		if ((slash = strrchr(path, '/')) == NULL ||
-		    (size_t)(slash - path) <= strlen(place))
-			break;
-		*slash = '\0';
-		if (lstat(path, &st) == 0) {
-			*slash = '/';
-			break;
-		}
-		file = false;	/* a missing directory above it */
-	}
-	if (spawn_ml_has(l, path) || !host_writable(l, path))
-		return 0;
-	/* where this user cannot create it on the host, neither can the
-	 * sandbox (nor could bwrap make a placeholder) */
-	if ((slash = strrchr(path, '/')) != NULL) {
-		*slash = '\0';
-		r = access(path, W_OK);
-		*slash = '/';
-		if (r == -1)
-			return 0;
-	}
-	r = spawn_ml_add(l, file ? SPAWN_MNT_HIDE_FILE : SPAWN_MNT_HIDE_DIR,
-	    strdup(path), true);
-	if (r == 0)
-		l->m[l->n - 1].placeholder = true;
-	return r;
+	return placeholder(l, place, path, g->file);
 }
 
 /*

@@ -17,36 +17,11 @@
 #include "gatekeeper/state/gk_conf.h"
 #include "gatekeeper/state/gk_conf_int.h"
 
-#define SRC_FILE	0
-#define SRC_CLI		1
 #define CONF_MAX_FILE	(1024 * 1024)
 #define CONF_MAX_LINE	4096
 #define LONG_ONLY	256	/* getopt value of a key with no short option */
 
-/*
- * When a new value takes effect. SIGHUP reloads the config file and
- * applies KEY_RELOAD keys at once (dns_server_reload, the proxies'
- * timeouts, the log level); KEY_RESTART keys keep their running value
- * until a restart (gk_conf_keep_running). Command-line-only keys are
- * KEY_RESTART: a reload rereads the same argv.
- */
-enum key_apply {
-	KEY_RESTART,
-	KEY_RELOAD,
-};
-
-struct key {
-	const char	*name;
-	int		 shortopt;	/* 0: none */
-	bool		 arg;
-	bool		 in_file;	/* allowed in the config file */
-	enum key_apply	 apply;
-	const char	*metavar;
-	const char	*deflt;
-	const char	*help;
-};
-
-static const struct key keys[K__MAX] = {
+const struct gk_conf_keydef gk_conf_keys[K__MAX] = {
 	[K_CONFIG] = { "config", 'c', true, false, KEY_RESTART, "FILE",
 	    GK_CONF_DEFAULT_PATH, "config file (key = value); absent is fine "
 	    "unless given with -c" },
@@ -164,340 +139,15 @@ gk_conf_defaults(struct gk_conf *c)
 	snprintf(c->config_path, sizeof(c->config_path), "%s",
 	    GK_CONF_DEFAULT_PATH);
 	for (k = 0; k < K__MAX; k++) {
-		if (!keys[k].in_file || keys[k].deflt == NULL ||
+		if (!gk_conf_keys[k].in_file || gk_conf_keys[k].deflt == NULL ||
 		    k == K_UPSTREAM || k == K_AUDIT_LOG)
 			continue;
-		r = gk_conf_set(c, keys[k].name, keys[k].deflt, SRC_FILE,
+		r = gk_conf_set(c, gk_conf_keys[k].name, gk_conf_keys[k].deflt, SRC_FILE,
 		    NULL, 0);
 		assert(r == 0);
 		(void)r;
 	}
 	c->upstream_src = -1;
-}
-
-static int
-parse_uint(const char *v, unsigned long min, unsigned long max,
-    unsigned long *out)
-{
-	char *end;
-
-	if (!isdigit((unsigned char)v[0]))
-		return -1;
-	errno = 0;
-	*out = strtoul(v, &end, 10);
-	if (errno != 0 || *end != '\0' || *out < min || *out > max)
-		return -1;
-	return 0;
-}
-
-static int
-set_port(const char *key, const char *v, uint16_t *port, char *err,
-    size_t errlen)
-{
-	unsigned long n;
-
-	if (parse_uint(v, 1, 65535, &n) == -1)
-		return gk_seterr(err, errlen,
-		    "%s: '%s' is not a port (1-65535)", key, v);
-	*port = (uint16_t)n;
-	return 0;
-}
-
-static int
-set_subnet(struct gk_conf *c, const char *v, char *err, size_t errlen)
-{
-	char buf[GK_ADDR_STRLEN];
-	const char *slash = strchr(v, '/');
-	unsigned long prefix;
-	struct gk_addr a, net;
-	unsigned i;
-	size_t n;
-
-	if (slash == NULL || (n = (size_t)(slash - v)) >= sizeof(buf))
-		return gk_seterr(err, errlen, "cage-subnet: '%s' is not an "
-		    "IPv4 CIDR such as 10.143.0.0/16", v);
-	memcpy(buf, v, n);
-	buf[n] = '\0';
-	if (gk_addr_parse(buf, &a) == -1 || a.family != AF_INET ||
-	    parse_uint(slash + 1, 8, 30, &prefix) == -1)
-		return gk_seterr(err, errlen, "cage-subnet: '%s' is not an "
-		    "IPv4 CIDR with a prefix of 8 to 30, such as 10.143.0.0/16",
-		    v);
-	net = a;
-	for (i = (unsigned)prefix; i < 32; i++)
-		net.bytes[i / 8] &= (uint8_t)~(0x80 >> (i % 8));
-	if (!gk_addr_eq(&net, &a))
-		return gk_seterr(err, errlen, "cage-subnet: '%s' has host bits "
-		    "set; did you mean %s/%lu?", v,
-		    gk_addr_ntop(&net, buf, sizeof(buf)), prefix);
-	c->cage_net = a;
-	c->cage_prefix = (uint8_t)prefix;
-	return 0;
-}
-
-static int
-set_upstream(struct gk_conf *c, const char *v, int src, char *err,
-    size_t errlen)
-{
-	struct gk_upstream u;
-
-	if (c->upstream_src != src) {
-		/* a later source replaces the earlier list */
-		c->nupstreams = 0;
-		c->upstream_src = src;
-	}
-	u.port = 53;
-	if (gk_addr_parse_port(v, &u.addr, &u.port) == -1)
-		return gk_seterr(err, errlen, "upstream: '%s' is not IP[:PORT] "
-		    "(IPv6 as [addr]:port)", v);
-	if (c->nupstreams == GK_CONF_MAX_UPSTREAMS)
-		return gk_seterr(err, errlen,
-		    "upstream: more than %d upstreams", GK_CONF_MAX_UPSTREAMS);
-	c->upstreams[c->nupstreams++] = u;
-	return 0;
-}
-
-static int
-set_timeout(struct gk_conf *c, const char *v, char *err, size_t errlen)
-{
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(v, &end);
-	if (!isdigit((unsigned char)v[0]) || errno != 0 || *end != '\0' ||
-	    d < 0.1 || d > 30)
-		return gk_seterr(err, errlen, "upstream-timeout: '%s' is not a "
-		    "number of seconds from 0.1 to 30", v);
-	c->upstream_timeout_ms = (uint32_t)(d * 1000 + 0.5);
-	return 0;
-}
-
-static int
-set_metrics(struct gk_conf *c, const char *v, char *err, size_t errlen)
-{
-	uint16_t port = 0;
-	struct gk_addr a;
-
-	if (strcmp(v, "off") == 0) {
-		c->metrics_off = true;
-		return 0;
-	}
-	if (gk_addr_parse_port(v, &a, &port) == -1 || port == 0)
-		return gk_seterr(err, errlen, "metrics: '%s' is not ADDR:PORT "
-		    "(such as 127.0.0.1:9477) or off", v);
-	c->metrics_off = false;
-	c->metrics_addr = a;
-	c->metrics_port = port;
-	return 0;
-}
-
-static int
-set_string(const char *key, char *dst, size_t dstlen, const char *v,
-    char *err, size_t errlen)
-{
-	if (v[0] == '\0')
-		return gk_seterr(err, errlen, "%s: empty value", key);
-	if (strlen(v) >= dstlen)
-		return gk_seterr(err, errlen, "%s: longer than %zu bytes", key,
-		    dstlen - 1);
-	memcpy(dst, v, strlen(v) + 1);
-	return 0;
-}
-
-/* The per-cage limits: a count from 0 (none) up to max. */
-static int
-set_limit_key(struct gk_conf *c, int k, const char *v, char *err,
-    size_t errlen)
-{
-	static const struct {
-		int		 key;
-		size_t		 off;
-		unsigned long	 max;
-	} lims[] = {
-		{ K_CAGE_DNS_RATE, offsetof(struct gk_limits, dns_rate),
-		    10000000 },
-		{ K_CAGE_DNS_UPSTREAM, offsetof(struct gk_limits,
-		    dns_upstream), 100000 },
-		{ K_CAGE_DNS_UPSTREAM_RATE, offsetof(struct gk_limits,
-		    dns_upstream_rate), 10000000 },
-		{ K_CAGE_DNS_TCP, offsetof(struct gk_limits, dns_tcp),
-		    1000000 },
-		{ K_CAGE_HANDSHAKES, offsetof(struct gk_limits, handshakes),
-		    1000000 },
-		{ K_CAGE_TUNNELS, offsetof(struct gk_limits, tunnels),
-		    1000000 },
-		{ K_CAGE_AUDIT_RATE, offsetof(struct gk_limits, audit_rate),
-		    1000000 },
-	};
-	unsigned long n;
-	uint32_t v32;
-	size_t i;
-
-	for (i = 0; i < sizeof(lims) / sizeof(lims[0]); i++) {
-		if (lims[i].key != k)
-			continue;
-		if (parse_uint(v, 0, lims[i].max, &n) == -1)
-			return gk_seterr(err, errlen, "%s: '%s' is not a "
-			    "number from 0 (no limit) to %lu", keys[k].name, v,
-			    lims[i].max);
-		v32 = (uint32_t)n;
-		memcpy((char *)&c->limits + lims[i].off, &v32, sizeof(v32));
-		return 0;
-	}
-	return gk_seterr(err, errlen, "%s: not a limit", keys[k].name);
-}
-
-static int
-find_key(const char *name)
-{
-	int i;
-
-	for (i = 0; i < K__MAX; i++)
-		if (strcmp(keys[i].name, name) == 0)
-			return i;
-	return -1;
-}
-
-static int
-set_number_key(struct gk_conf *c, int k, const char *v, char *err,
-    size_t errlen)
-{
-	unsigned long n;
-
-	if (k == K_CONNECT_TIMEOUT) {
-		if (parse_uint(v, 1, 120, &n) == -1)
-			return gk_seterr(err, errlen, "connect-timeout: '%s' "
-			    "is not a number of seconds from 1 to 120", v);
-		c->connect_timeout_ms = (uint32_t)n * 1000;
-		return 0;
-	}
-	if (k == K_HANDSHAKE_TIMEOUT) {
-		if (parse_uint(v, 1, 120, &n) == -1)
-			return gk_seterr(err, errlen, "handshake-timeout: '%s' "
-			    "is not a number of seconds from 1 to 120", v);
-		c->handshake_timeout_ms = (uint32_t)n * 1000;
-		return 0;
-	}
-	if (k == K_PIN_GRACE) {
-		if (parse_uint(v, 0, 86400, &n) == -1)
-			return gk_seterr(err, errlen, "pin-grace: '%s' is not a "
-			    "number of seconds from 0 to 86400", v);
-		c->pin_grace = (uint32_t)n;
-		return 0;
-	}
-	if (k == K_IDLE_TIMEOUT) {
-		if (parse_uint(v, 0, 86400, &n) == -1)
-			return gk_seterr(err, errlen, "idle-timeout: '%s' is "
-			    "not a number of seconds from 0 to 86400", v);
-		c->idle_timeout_s = (uint32_t)n;
-		return 0;
-	}
-	if (k == K_TTL_CAP) {
-		if (parse_uint(v, 1, 86400, &n) == -1)
-			return gk_seterr(err, errlen, "ttl-cap: '%s' is not a "
-			    "number of seconds from 1 to 86400", v);
-		c->ttl_cap = (uint32_t)n;
-		return 0;
-	}
-	if (parse_uint(v, 0, 10000000, &n) == -1)
-		return gk_seterr(err, errlen, "cache-size: '%s' is not a "
-		    "number of entries from 0 to 10000000", v);
-	c->cache_size = n;
-	return 0;
-}
-
-int
-gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
-    char *err, size_t errlen)
-{
-	int k = find_key(key), lvl;
-
-	switch (k) {
-	case K_CONTROL:
-		return set_string(key, c->control, sizeof(c->control), value,
-		    err, errlen);
-	case K_LISTEN:
-		if (gk_addr_parse(value, &c->listen) == -1)
-			return gk_seterr(err, errlen, "listen: '%s' is not an "
-			    "IP address", value);
-		return 0;
-	case K_DNS_PORT:
-		return set_port(key, value, &c->dns_port, err, errlen);
-	case K_SOCKS_PORT:
-		return set_port(key, value, &c->socks_port, err, errlen);
-	case K_HTTP_PORT:
-		return set_port(key, value, &c->http_port, err, errlen);
-	case K_TRANSPARENT_PORT:
-		if (strcmp(value, "off") == 0) {
-			c->transparent_port = 0;
-			return 0;
-		}
-		if (set_port(key, value, &c->transparent_port, err, errlen)
-		    == -1)
-			return gk_seterr(err, errlen, "transparent-port: '%s' "
-			    "is not a port (1-65535) or off", value);
-		return 0;
-	case K_CAGE_SUBNET:
-		return set_subnet(c, value, err, errlen);
-	case K_PLUMBING:
-		if (strcmp(value, "auto") == 0)
-			c->plumbing = GK_PLUMB_AUTO;
-		else if (strcmp(value, "on") == 0)
-			c->plumbing = GK_PLUMB_ON;
-		else if (strcmp(value, "off") == 0)
-			c->plumbing = GK_PLUMB_OFF;
-		else
-			return gk_seterr(err, errlen, "plumbing: '%s' is not "
-			    "one of auto, on, off", value);
-		return 0;
-	case K_UPSTREAM:
-		return set_upstream(c, value, src, err, errlen);
-	case K_TTL_CAP:
-	case K_CACHE_SIZE:
-	case K_CONNECT_TIMEOUT:
-	case K_IDLE_TIMEOUT:
-	case K_HANDSHAKE_TIMEOUT:
-	case K_PIN_GRACE:
-		return set_number_key(c, k, value, err, errlen);
-	case K_CAGE_DNS_RATE:
-	case K_CAGE_DNS_UPSTREAM:
-	case K_CAGE_DNS_UPSTREAM_RATE:
-	case K_CAGE_DNS_TCP:
-	case K_CAGE_HANDSHAKES:
-	case K_CAGE_TUNNELS:
-	case K_CAGE_AUDIT_RATE:
-		return set_limit_key(c, k, value, err, errlen);
-	case K_UPSTREAM_TIMEOUT:
-		return set_timeout(c, value, err, errlen);
-	case K_METRICS:
-		return set_metrics(c, value, err, errlen);
-	case K_AUDIT_LOG:
-		return set_string(key, c->audit_log, sizeof(c->audit_log),
-		    value, err, errlen);
-	case K_POLICY:
-		return set_string(key, c->policy, sizeof(c->policy), value,
-		    err, errlen);
-	case K_CGROUP:
-		if (strchr(value, '/') != NULL || strcmp(value, ".") == 0 ||
-		    strcmp(value, "..") == 0)
-			return gk_seterr(err, errlen, "cgroup: '%s' must be one "
-			    "name (no '/'), or off", value);
-		return set_string(key, c->cgroup, sizeof(c->cgroup), value,
-		    err, errlen);
-	case K_LOG_LEVEL:
-		if ((lvl = log_level_parse(value)) == -1)
-			return gk_seterr(err, errlen, "log-level: '%s' is not "
-			    "one of error, warn, info, debug", value);
-		c->log_level = lvl;
-		return 0;
-	default:
-		if (k >= 0 && !keys[k].in_file)
-			return gk_seterr(err, errlen, "'%s' is a command-line "
-			    "option, not a config key", key);
-		return gk_seterr(err, errlen, "unknown key '%s' (see "
-		    "gatekeeperd --help for the keys)", key);
-	}
 }
 
 static char *
@@ -540,8 +190,8 @@ parse_line(struct gk_conf *c, char *line, bool seen[K__MAX], char *err,
 		val[strlen(val) - 1] = '\0';
 		val++;
 	}
-	k = find_key(key);
-	if (k >= 0 && k != K_UPSTREAM && keys[k].in_file) {
+	k = gk_conf_find_key(key);
+	if (k >= 0 && k != K_UPSTREAM && gk_conf_keys[k].in_file) {
 		if (seen[k])
 			return gk_seterr(err, errlen, "duplicate key '%s'",
 			    key);
@@ -627,9 +277,9 @@ usage_signals(FILE *f)
 	fprintf(f, "Signals: SIGTERM/SIGINT stop; SIGHUP rereads the config "
 	    "file, keeping cages,\nand applies these keys at once:\n");
 	for (i = 0; i < K__MAX; i++) {
-		if (keys[i].apply != KEY_RELOAD)
+		if (gk_conf_keys[i].apply != KEY_RELOAD)
 			continue;
-		len = strlen(keys[i].name);
+		len = strlen(gk_conf_keys[i].name);
 		if (col > 0 && col + len + 2 > 72) {
 			fputs(",\n", f);
 			col = 0;
@@ -637,7 +287,7 @@ usage_signals(FILE *f)
 			fputs(", ", f);
 			col += 2;
 		}
-		fprintf(f, "%s%s", col == 0 ? "  " : "", keys[i].name);
+		fprintf(f, "%s%s", col == 0 ? "  " : "", gk_conf_keys[i].name);
 		col += (col == 0 ? 2 : 0) + len;
 	}
 	fprintf(f, ";\nthe others take effect only after a restart (a reload "
@@ -658,19 +308,19 @@ gk_conf_usage(FILE *f)
 	    "-v, --help and --version is also a config file key\n"
 	    "(key = value).\n\n");
 	for (i = 0; i < K__MAX; i++) {
-		if (keys[i].shortopt != 0)
+		if (gk_conf_keys[i].shortopt != 0)
 			snprintf(opt, sizeof(opt), "-%c, --%s%s%s",
-			    keys[i].shortopt, keys[i].name,
-			    keys[i].arg ? " " : "",
-			    keys[i].arg ? keys[i].metavar : "");
+			    gk_conf_keys[i].shortopt, gk_conf_keys[i].name,
+			    gk_conf_keys[i].arg ? " " : "",
+			    gk_conf_keys[i].arg ? gk_conf_keys[i].metavar : "");
 		else
 			snprintf(opt, sizeof(opt), "    --%s%s%s",
-			    keys[i].name, keys[i].arg ? " " : "",
-			    keys[i].arg ? keys[i].metavar : "");
-		fprintf(f, "  %-36s %s", opt, keys[i].help);
-		if (keys[i].deflt != NULL)
+			    gk_conf_keys[i].name, gk_conf_keys[i].arg ? " " : "",
+			    gk_conf_keys[i].arg ? gk_conf_keys[i].metavar : "");
+		fprintf(f, "  %-36s %s", opt, gk_conf_keys[i].help);
+		if (gk_conf_keys[i].deflt != NULL)
 			fprintf(f, "\n  %-36s (default: %s)", "",
-			    keys[i].deflt);
+			    gk_conf_keys[i].deflt);
 		fputc('\n', f);
 	}
 	fprintf(f, "\nExit status: 0 clean stop, 1 runtime failure, 2 usage "
@@ -685,15 +335,15 @@ build_longopts(struct option *lo, char *shortopts, size_t slen)
 	int i;
 
 	for (i = 0; i < K__MAX; i++) {
-		lo[i].name = keys[i].name;
-		lo[i].has_arg = keys[i].arg ? required_argument : no_argument;
+		lo[i].name = gk_conf_keys[i].name;
+		lo[i].has_arg = gk_conf_keys[i].arg ? required_argument : no_argument;
 		lo[i].flag = NULL;
 		/* a key without a short option: 256 + its index */
-		lo[i].val = keys[i].shortopt != 0 ? keys[i].shortopt :
+		lo[i].val = gk_conf_keys[i].shortopt != 0 ? gk_conf_keys[i].shortopt :
 		    LONG_ONLY + i;
-		if (keys[i].shortopt != 0 && sp + 3 < slen) {
-			shortopts[sp++] = (char)keys[i].shortopt;
-			if (keys[i].arg)
+		if (gk_conf_keys[i].shortopt != 0 && sp + 3 < slen) {
+			shortopts[sp++] = (char)gk_conf_keys[i].shortopt;
+			if (gk_conf_keys[i].arg)
 				shortopts[sp++] = ':';
 		}
 	}
@@ -709,7 +359,7 @@ key_of_short(int ch)
 	if (ch >= LONG_ONLY && ch < LONG_ONLY + K__MAX)
 		return ch - LONG_ONLY;
 	for (i = 0; i < K__MAX; i++)
-		if (keys[i].shortopt != 0 && keys[i].shortopt == ch)
+		if (gk_conf_keys[i].shortopt != 0 && gk_conf_keys[i].shortopt == ch)
 			return i;
 	return -1;
 }
@@ -735,7 +385,7 @@ scan_args(struct gk_conf *c, int argc, char **argv, struct option *lo,
 		case K_VERSION:
 			return GK_CONF_VERSION;
 		case K_CONFIG:
-			if (set_string("config", c->config_path,
+			if (gk_conf_set_string("config", c->config_path,
 			    sizeof(c->config_path), optarg, errs,
 			    errslen) == -1)
 				return GK_CONF_ERROR;
@@ -811,9 +461,9 @@ gk_conf_load(struct gk_conf *c, int argc, char **argv, char *errs,
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, so, lo, NULL)) != -1) {
 		k = key_of_short(ch);
-		if (k < 0 || !keys[k].arg || k == K_CONFIG)
+		if (k < 0 || !gk_conf_keys[k].arg || k == K_CONFIG)
 			continue;
-		if (gk_conf_set(c, keys[k].name, optarg, SRC_CLI, err,
+		if (gk_conf_set(c, gk_conf_keys[k].name, optarg, SRC_CLI, err,
 		    sizeof(err)) == -1) {
 			snprintf(errs, errslen, "--%s\n", err);
 			return GK_CONF_ERROR;
@@ -835,11 +485,11 @@ gk_conf_keep_running(struct gk_conf *nc, const struct gk_conf *run)
 	int k;
 
 	for (k = 0; k < K__MAX; k++) {
-		if (keys[k].apply != KEY_RESTART ||
+		if (gk_conf_keys[k].apply != KEY_RESTART ||
 		    !gk_conf_keep_key((enum gk_conf_key)k, nc, run))
 			continue;
 		snprintf(names + strlen(names), sizeof(names) - strlen(names),
-		    "%s%s", n > 0 ? ", " : "", keys[k].name);
+		    "%s%s", n > 0 ? ", " : "", gk_conf_keys[k].name);
 		n++;
 	}
 	if (n == 1)
