@@ -4,6 +4,7 @@
  * Whether a key may change on SIGHUP is gk_conf.c's keys[] table's call;
  * this file only knows, for every key, where its value lives.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "gatekeeper/state/gk_conf.h"
@@ -72,82 +73,80 @@ keep_upstreams(struct gk_conf *nc, const struct gk_conf *run)
 #define KEEP(f)		keep_bytes(&nc->f, &run->f, sizeof(nc->f))
 #define KEEP_STR(f)	keep_str(nc->f, run->f, sizeof(nc->f))
 
+/* A key held by one field: where it is, and whether it is a string. */
+struct field {
+	size_t	off;
+	size_t	len;	/* 0: no field (a key with none, or a special one) */
+	bool	str;
+};
+#define F(f)	{ offsetof(struct gk_conf, f), \
+		    sizeof(((struct gk_conf *)0)->f), false }
+#define F_STR(f) { offsetof(struct gk_conf, f), \
+		    sizeof(((struct gk_conf *)0)->f), true }
+
+static const struct field fields[K__MAX] = {
+	[K_CONTROL] = F_STR(control),
+	[K_DNS_PORT] = F(dns_port),
+	[K_SOCKS_PORT] = F(socks_port),
+	[K_HTTP_PORT] = F(http_port),
+	[K_TRANSPARENT_PORT] = F(transparent_port),
+	[K_PLUMBING] = F(plumbing),
+	[K_TTL_CAP] = F(ttl_cap),
+	[K_UPSTREAM_TIMEOUT] = F(upstream_timeout_ms),
+	[K_CACHE_SIZE] = F(cache_size),
+	[K_CONNECT_TIMEOUT] = F(connect_timeout_ms),
+	[K_IDLE_TIMEOUT] = F(idle_timeout_s),
+	[K_AUDIT_LOG] = F_STR(audit_log),
+	[K_POLICY] = F_STR(policy),
+	[K_CGROUP] = F_STR(cgroup),
+	[K_LOG_LEVEL] = F(log_level),
+	[K_HANDSHAKE_TIMEOUT] = F(handshake_timeout_ms),
+	[K_PIN_GRACE] = F(pin_grace),
+	[K_CAGE_DNS_RATE] = F(limits.dns_rate),
+	[K_CAGE_DNS_UPSTREAM] = F(limits.dns_upstream),
+	[K_CAGE_DNS_UPSTREAM_RATE] = F(limits.dns_upstream_rate),
+	[K_CAGE_DNS_TCP] = F(limits.dns_tcp),
+	[K_CAGE_HANDSHAKES] = F(limits.handshakes),
+	[K_CAGE_TUNNELS] = F(limits.tunnels),
+	[K_CAGE_AUDIT_RATE] = F(limits.audit_rate),
+	[K_FOREGROUND] = F(foreground),
+	[K_CHECK] = F(check_only),
+	/* K_VERBOSE (folded into log_level), K_HELP, K_VERSION: none */
+};
+
 bool
 gk_conf_keep_key(enum gk_conf_key k, struct gk_conf *nc,
     const struct gk_conf *run)
 {
+	const struct field *f;
 	bool changed;
 
-	switch (k) {
+	/* the keys held by more than a field; the rest by fields[] (an
+	 * int: no case for each of those) */
+	switch ((int)k) {
 	case K_CONFIG:
 		changed = KEEP(config_given);
 		return KEEP_STR(config_path) || changed;
-	case K_CONTROL:
-		return KEEP_STR(control);
 	case K_LISTEN:
 		return keep_addr(&nc->listen, &run->listen);
-	case K_DNS_PORT:
-		return KEEP(dns_port);
-	case K_SOCKS_PORT:
-		return KEEP(socks_port);
-	case K_HTTP_PORT:
-		return KEEP(http_port);
-	case K_TRANSPARENT_PORT:
-		return KEEP(transparent_port);
 	case K_CAGE_SUBNET:
 		changed = keep_addr(&nc->cage_net, &run->cage_net);
 		return KEEP(cage_prefix) || changed;
-	case K_PLUMBING:
-		return KEEP(plumbing);
 	case K_UPSTREAM:
 		return keep_upstreams(nc, run);
-	case K_TTL_CAP:
-		return KEEP(ttl_cap);
-	case K_UPSTREAM_TIMEOUT:
-		return KEEP(upstream_timeout_ms);
-	case K_CACHE_SIZE:
-		return KEEP(cache_size);
-	case K_CONNECT_TIMEOUT:
-		return KEEP(connect_timeout_ms);
-	case K_IDLE_TIMEOUT:
-		return KEEP(idle_timeout_s);
 	case K_METRICS:
 		return keep_metrics(nc, run);
-	case K_AUDIT_LOG:
-		return KEEP_STR(audit_log);
-	case K_POLICY:
-		return KEEP_STR(policy);
-	case K_CGROUP:
-		return KEEP_STR(cgroup);
-	case K_LOG_LEVEL:
-		return KEEP(log_level);
-	case K_HANDSHAKE_TIMEOUT:
-		return KEEP(handshake_timeout_ms);
-	case K_PIN_GRACE:
-		return KEEP(pin_grace);
-	case K_CAGE_DNS_RATE:
-		return KEEP(limits.dns_rate);
-	case K_CAGE_DNS_UPSTREAM:
-		return KEEP(limits.dns_upstream);
-	case K_CAGE_DNS_UPSTREAM_RATE:
-		return KEEP(limits.dns_upstream_rate);
-	case K_CAGE_DNS_TCP:
-		return KEEP(limits.dns_tcp);
-	case K_CAGE_HANDSHAKES:
-		return KEEP(limits.handshakes);
-	case K_CAGE_TUNNELS:
-		return KEEP(limits.tunnels);
-	case K_CAGE_AUDIT_RATE:
-		return KEEP(limits.audit_rate);
-	case K_FOREGROUND:
-		return KEEP(foreground);
-	case K_CHECK:
-		return KEEP(check_only);
-	case K_VERBOSE:		/* folded into log_level */
-	case K_HELP:
-	case K_VERSION:
-	case K__MAX:
+	default:
 		break;
 	}
-	return false;
+	if ((int)k < 0 || k >= K__MAX)
+		return false;
+	f = &fields[k];
+	if (f->len == 0)
+		return false;
+	if (f->str)
+		return keep_str((char *)nc + f->off, (const char *)run + f->off,
+		    f->len);
+	return keep_bytes((char *)nc + f->off, (const char *)run + f->off,
+	    f->len);
 }

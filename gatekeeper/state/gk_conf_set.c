@@ -320,11 +320,11 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_LISTEN:
 		return set_listen(c, value, err, errlen);
 	case K_DNS_PORT:
-		return set_port(key, value, &c->dns_port, err, errlen);
 	case K_SOCKS_PORT:
-		return set_port(key, value, &c->socks_port, err, errlen);
 	case K_HTTP_PORT:
-		return set_port(key, value, &c->http_port, err, errlen);
+		return set_port(key, value, k == K_DNS_PORT ? &c->dns_port :
+		    k == K_SOCKS_PORT ? &c->socks_port : &c->http_port, err,
+		    errlen);
 	case K_TRANSPARENT_PORT:
 		return set_transparent(c, key, value, err, errlen);
 	case K_CAGE_SUBNET:
