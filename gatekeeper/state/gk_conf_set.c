@@ -245,6 +245,20 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 	return 0;
 }
 
+/* The keys naming a file: control, audit-log, policy. */
+static int
+set_path(struct gk_conf *c, int k, const char *value, char *err,
+    size_t errlen)
+{
+	char *dst = k == K_CONTROL ? c->control : k == K_AUDIT_LOG ?
+	    c->audit_log : c->policy;
+	size_t len = k == K_CONTROL ? sizeof(c->control) : k == K_AUDIT_LOG ?
+	    sizeof(c->audit_log) : sizeof(c->policy);
+
+	return gk_conf_set_string(gk_conf_keys[k].name, dst, len, value, err,
+	    errlen);
+}
+
 static int
 set_listen(struct gk_conf *c, const char *value, char *err, size_t errlen)
 {
@@ -315,8 +329,9 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 
 	switch (k) {
 	case K_CONTROL:
-		return gk_conf_set_string(key, c->control, sizeof(c->control), value,
-		    err, errlen);
+	case K_AUDIT_LOG:
+	case K_POLICY:
+		return set_path(c, k, value, err, errlen);
 	case K_LISTEN:
 		return set_listen(c, value, err, errlen);
 	case K_DNS_PORT:
@@ -352,12 +367,6 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		return set_timeout(c, value, err, errlen);
 	case K_METRICS:
 		return set_metrics(c, value, err, errlen);
-	case K_AUDIT_LOG:
-		return gk_conf_set_string(key, c->audit_log, sizeof(c->audit_log),
-		    value, err, errlen);
-	case K_POLICY:
-		return gk_conf_set_string(key, c->policy, sizeof(c->policy), value,
-		    err, errlen);
 	case K_CGROUP:
 		return set_cgroup(c, key, value, err, errlen);
 	case K_LOG_LEVEL:
