@@ -124,6 +124,31 @@ reply(struct json_object *o, struct spawn_event *ev)
 	return SPAWN_EVENT_REPLY;
 }
 
+/* A positive integer member, or 0. */
+static uint64_t
+positive(struct json_object *o, const char *key)
+{
+	struct json_object *v;
+
+	if (json_object_object_get_ex(o, key, &v) &&
+	    json_object_is_type(v, json_type_int) &&
+	    json_object_get_int64(v) > 0)
+		return (uint64_t)json_object_get_int64(v);
+	return 0;
+}
+
+/* {"event":"limit","limit":"memory"|"pids","value":N,"count":N} */
+static enum spawn_event_type
+limit_event(struct json_object *o, struct spawn_event *ev)
+{
+	member(o, "limit", ev->kind, sizeof(ev->kind));
+	ev->value = positive(o, "value");
+	ev->count = positive(o, "count");
+	return (strcmp(ev->kind, "memory") == 0 ||
+	    strcmp(ev->kind, "pids") == 0) && ev->value > 0 &&
+	    ev->count > 0 ? SPAWN_EVENT_LIMIT : SPAWN_EVENT_NONE;
+}
+
 enum spawn_event_type
 spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 {
@@ -156,19 +181,9 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 		return ev->why[0] != '\0' ? SPAWN_EVENT_END : SPAWN_EVENT_NONE;
 	}
 	if (strcmp(event, "limit") == 0) {
-		member(o, "limit", ev->kind, sizeof(ev->kind));
-		if (json_object_object_get_ex(o, "value", &v) &&
-		    json_object_is_type(v, json_type_int) &&
-		    json_object_get_int64(v) > 0)
-			ev->value = (uint64_t)json_object_get_int64(v);
-		if (json_object_object_get_ex(o, "count", &v) &&
-		    json_object_is_type(v, json_type_int) &&
-		    json_object_get_int64(v) > 0)
-			ev->count = (uint64_t)json_object_get_int64(v);
+		t = limit_event(o, ev);
 		json_object_put(o);
-		return (strcmp(ev->kind, "memory") == 0 ||
-		    strcmp(ev->kind, "pids") == 0) && ev->value > 0 &&
-		    ev->count > 0 ? SPAWN_EVENT_LIMIT : SPAWN_EVENT_NONE;
+		return t;
 	}
 	member(o, "kind", ev->kind, sizeof(ev->kind));
 	member(o, "host", ev->host, sizeof(ev->host));

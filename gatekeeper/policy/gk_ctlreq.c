@@ -687,16 +687,39 @@ limit_int(struct json_object *obj, const char *key, uint64_t min,
 	return GK_CTL_OK;
 }
 
+/* "cpus": a number of CPUs, 0.01 to 1024, into *out (millis). */
+static enum gk_ctl_status
+limit_cpus(struct json_object *v, uint32_t *out, char *err, size_t errlen)
+{
+	struct json_object *c;
+	double d;
+
+	if (!json_object_object_get_ex(v, "cpus", &c))
+		return GK_CTL_OK;
+	if (!json_object_is_type(c, json_type_int) &&
+	    !json_object_is_type(c, json_type_double)) {
+		gk_seterr(err, errlen, "\"limits\".\"cpus\" must be a number, "
+		    "not %s", type_name(c));
+		return GK_CTL_BAD_TYPE;
+	}
+	d = json_object_get_double(c) * 1000.0;
+	if (!(d >= GK_RLIM_CPUS_MIN - 0.5 && d <= GK_RLIM_CPUS_MAX + 0.5)) {
+		gk_seterr(err, errlen, "\"limits\".\"cpus\" must be 0.01 to "
+		    "1024");
+		return GK_CTL_BAD_VALUE;
+	}
+	*out = (uint32_t)(d + 0.5);
+	return GK_CTL_OK;
+}
+
 static enum gk_ctl_status
 parse_limits(struct json_object *v, struct gk_ctlreq *out, char *err,
     size_t errlen)
 {
 	static const char *const known[] = { "memory", "pids", "cpus",
 	    "best_effort" };
-	struct json_object *c;
 	enum gk_ctl_status st;
 	uint64_t n = 0;
-	double d;
 	size_t i;
 
 	if (!json_object_is_type(v, json_type_object)) {
@@ -730,22 +753,8 @@ parse_limits(struct json_object *v, struct gk_ctlreq *out, char *err,
 	    errlen)) != GK_CTL_OK)
 		return st;
 	out->limits.pids = (uint32_t)n;
-	if (json_object_object_get_ex(v, "cpus", &c)) {
-		if (!json_object_is_type(c, json_type_int) &&
-		    !json_object_is_type(c, json_type_double)) {
-			gk_seterr(err, errlen, "\"limits\".\"cpus\" must be a "
-			    "number, not %s", type_name(c));
-			return GK_CTL_BAD_TYPE;
-		}
-		d = json_object_get_double(c) * 1000.0;
-		if (!(d >= GK_RLIM_CPUS_MIN - 0.5 &&
-		    d <= GK_RLIM_CPUS_MAX + 0.5)) {
-			gk_seterr(err, errlen, "\"limits\".\"cpus\" must be "
-			    "0.01 to 1024");
-			return GK_CTL_BAD_VALUE;
-		}
-		out->limits.cpus = (uint32_t)(d + 0.5);
-	}
+	if ((st = limit_cpus(v, &out->limits.cpus, err, errlen)) != GK_CTL_OK)
+		return st;
 	return parse_flag(v, "best_effort", &out->limits_best_effort, err,
 	    errlen);
 }
