@@ -519,11 +519,12 @@ find_managed(struct ctlconn *cc, const struct gk_ctlreq *req)
 }
 
 static void
-op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
+op_update(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	struct gk_allowlist *al;
 	struct gk_cage *c;
 
+	(void)fd;
 	if ((c = find_managed(cc, req)) == NULL ||
 	    (al = req->edit ? edit_allow(cc, req, c) :
 	    make_allow(cc, req)) == NULL)
@@ -538,11 +539,12 @@ op_update(struct ctlconn *cc, const struct gk_ctlreq *req)
 
 /* An answer to one of the cage's questions (gk_ask.h). */
 static void
-op_decide(struct ctlconn *cc, const struct gk_ctlreq *req)
+op_decide(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	char err[CTL_ERRLEN];
 	struct gk_cage *c;
 
+	(void)fd;
 	if ((c = find_managed(cc, req)) == NULL)
 		return;
 	if (gk_ask_decide(c, req->question, req->decision, req->by, err,
@@ -599,10 +601,11 @@ op_attach(struct ctlconn *cc, const struct gk_ctlreq *req, int pidfd)
 }
 
 static void
-op_destroy(struct ctlconn *cc, const struct gk_ctlreq *req)
+op_destroy(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	struct gk_cage *c;
 
+	(void)fd;
 	if ((c = find_managed(cc, req)) == NULL)
 		return;
 	if (c->owner != cc)
@@ -626,19 +629,22 @@ list_one(struct gk_cage *c, void *arg)
 }
 
 static void
-op_list(struct ctlconn *cc)
+op_list(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	struct list_arg la = { json_object_new_array(), cc->uid };
 
+	(void)req;
+	(void)fd;
 	gk_cage_foreach(cc->ctl->cages, list_one, &la);
 	reply_ok(cc, "cages", la.arr);
 }
 
 static void
-op_show(struct ctlconn *cc, const struct gk_ctlreq *req)
+op_show(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	struct gk_cage *c;
 
+	(void)fd;
 	if ((c = find_managed(cc, req)) != NULL)
 		reply_ok(cc, "cage", gk_ctl_cage_show_json(c));
 }
@@ -677,11 +683,12 @@ by_time(const void *x, const void *y)
 /* Recent denials (one cage's, or every visible one's, oldest first);
  * with follow, new ones as they come. */
 static void
-op_denials(struct ctlconn *cc, const struct gk_ctlreq *req)
+op_denials(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	struct seen_arg sa = { NULL, cc->uid, false };
 	struct gk_cage *c = NULL;
 
+	(void)fd;
 	if (req->id[0] != '\0' && (c = find_managed(cc, req)) == NULL)
 		return;
 	sa.arr = json_object_new_array();
@@ -697,21 +704,25 @@ op_denials(struct ctlconn *cc, const struct gk_ctlreq *req)
 }
 
 static void
-op_pending(struct ctlconn *cc)
+op_pending(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	struct seen_arg sa = { json_object_new_array(), cc->uid, true };
 
+	(void)req;
+	(void)fd;
 	gk_cage_foreach(cc->ctl->cages, seen_one, &sa);
 	reply_ok(cc, "questions", sa.arr);
 }
 
 static void
-op_reload(struct ctlconn *cc)
+op_reload(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
 	const struct gk_ctl_reload *h = &cc->ctl->reload;
 	char policy[128], err[CTL_ERRLEN];
 	struct json_object *o;
 
+	(void)req;
+	(void)fd;
 	if (cc->uid != 0) {
 		ctl_reply_coded(cc, CTL_NOT_PERMITTED, "not permitted: reload "
 		    "is for root (uid %u manages only its own cages)",
@@ -747,6 +758,35 @@ take_nsfd(struct ctlconn *cc)
 	return fd;
 }
 
+static void
+op_stats(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
+{
+	(void)req;
+	(void)fd;
+	reply_ok(cc, "stats", gk_ctl_stats_json(&gk_stats,
+	    gk_cage_count(cc->ctl->cages)));
+}
+
+/*
+ * One row per op: its handler, given the request and the descriptor
+ * that came with it (a network namespace for cage.create, a pidfd for
+ * cage.attach; -1 otherwise, and the handler does not keep it).
+ */
+typedef void op_fn(struct ctlconn *, const struct gk_ctlreq *, int);
+static op_fn *const op_table[GK_CTL_OP__MAX] = {
+	[GK_CTL_OP_CAGE_CREATE] = op_create,
+	[GK_CTL_OP_CAGE_UPDATE] = op_update,
+	[GK_CTL_OP_CAGE_DESTROY] = op_destroy,
+	[GK_CTL_OP_CAGE_LIST] = op_list,
+	[GK_CTL_OP_CAGE_SHOW] = op_show,
+	[GK_CTL_OP_CAGE_ATTACH] = op_attach,
+	[GK_CTL_OP_CAGE_DECIDE] = op_decide,
+	[GK_CTL_OP_DENIALS] = op_denials,
+	[GK_CTL_OP_PENDING] = op_pending,
+	[GK_CTL_OP_STATS] = op_stats,
+	[GK_CTL_OP_RELOAD] = op_reload,
+};
+
 void
 ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 {
@@ -766,46 +806,11 @@ ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len)
 		if (cc->cages[i]->cg != NULL)
 			cc->ctl->contain.poll(cc->ctl->contain.arg,
 			    cc->cages[i]);
-	switch (req.op) {
-	case GK_CTL_OP_CAGE_CREATE:
-		op_create(cc, &req, nsfd);
-		break;
-	case GK_CTL_OP_CAGE_UPDATE:
-		op_update(cc, &req);
-		break;
-	case GK_CTL_OP_CAGE_DESTROY:
-		op_destroy(cc, &req);
-		break;
-	case GK_CTL_OP_CAGE_LIST:
-		op_list(cc);
-		break;
-	case GK_CTL_OP_STATS:
-		reply_ok(cc, "stats", gk_ctl_stats_json(&gk_stats,
-		    gk_cage_count(cc->ctl->cages)));
-		break;
-	case GK_CTL_OP_CAGE_ATTACH:
-		op_attach(cc, &req, nsfd);
-		break;
-	case GK_CTL_OP_CAGE_DECIDE:
-		op_decide(cc, &req);
-		break;
-	case GK_CTL_OP_CAGE_SHOW:
-		op_show(cc, &req);
-		break;
-	case GK_CTL_OP_DENIALS:
-		op_denials(cc, &req);
-		break;
-	case GK_CTL_OP_PENDING:
-		op_pending(cc);
-		break;
-	case GK_CTL_OP_RELOAD:
-		op_reload(cc);
-		break;
-	case GK_CTL_OP_NONE:
-	case GK_CTL_OP__MAX:
+	if (req.op > GK_CTL_OP_NONE && req.op < GK_CTL_OP__MAX &&
+	    op_table[req.op] != NULL)
+		op_table[req.op](cc, &req, nsfd);
+	else
 		ctl_reply_error(cc, "internal error: no op");
-		break;
-	}
 	gk_ctlreq_clear(&req);
 done:
 	if (nsfd != -1)		/* plumbing keeps no reference to it */
