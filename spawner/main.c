@@ -528,6 +528,57 @@ data_fds(struct spawn_plan *p, struct spawn_fds *f)
 	}
 }
 
+/* What spawn_run() needs besides the descriptors: the options, and in
+ * gated mode the cage (NULL otherwise) and its namespace. */
+static void
+run_params(const struct spawn_opts *o, const struct spawn_cage *cage,
+    int nsfd, struct spawn_run *r)
+{
+	char cgname[256];
+
+	r->timeout = o->timeout;
+	r->verbose = o->verbose;
+	r->quiet = o->quiet;
+	r->events_fd = o->events_fd;
+	r->learn = o->learn != NULL ? &learn_hf : NULL;
+	r->cmd = o->cmd;
+	r->ncmd = o->ncmd;
+	r->cmdname = cmdshow;
+	if (cage == NULL)
+		return;
+	r->cg_kill = cage->kill;
+	r->limits = gk_rlimits_any(&cage->limits);
+	spawn_cage_cgname(cage, cgname, sizeof(cgname));
+	r->control = o->control;
+	r->nsfd = nsfd;
+	r->reattach_timeout = o->reattach_timeout;
+	r->reattach_req = o->reattach_timeout > 0 ? cage_request(o, cgname) :
+	    NULL;
+	r->ask = o->ask ? &ask : NULL;
+	r->cage_id = cage->id;
+}
+
+/* The unix socket gate: its listener from the child, served from here;
+ * or, where Yama keeps it off, a warning. */
+static void
+start_gate(const struct spawn_opts *o, const struct spawn_plan *p, int chan,
+    bool gate)
+{
+	char err[SPAWN_ERRLEN];
+	int fd;
+
+	if (p->fs == SPAWN_FS_SANDBOX && !gate)
+		fprintf(stderr, "gk-run: warning: kernel.yama.ptrace_scope "
+		    "keeps gk-run from taking a sandboxed program's sockets, "
+		    "so host unix sockets outside /run are not gated in this "
+		    "run (ptrace_scope 1 or lower allows it; 2 allows it to "
+		    "root)\n");
+	if (gate && ((fd = spawn_start_listener(chan, err, sizeof(err))) ==
+	    -1 || spawn_sockgate_start(fd, p, o->quiet, err,
+	    sizeof(err)) == NULL))
+		die("%s", err);
+}
+
 /*
  * Exits from here (not from main): what is still allocated stays
  * reachable from this frame, so a sanitizer build reports no leaks.
@@ -542,7 +593,6 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	struct spawn_fds f = { .n = 0 };
 	sigset_t old;
 	size_t i;
-	char cgname[256];
 	int rc, pipefd[2], sock = -1, chan, nsfd = -1;
 	bool gate;
 
@@ -578,41 +628,13 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		close(f.fd[i]);
 	if (p->net == SPAWN_NET_GATED)
 		make_cage(o, sock, chan, r.pid, &cage, &nsfd);
-	if (p->fs == SPAWN_FS_SANDBOX && !gate)
-		fprintf(stderr, "gk-run: warning: kernel.yama.ptrace_scope "
-		    "keeps gk-run from taking a sandboxed program's sockets, "
-		    "so host unix sockets outside /run are not gated in this "
-		    "run (ptrace_scope 1 or lower allows it; 2 allows it to "
-		    "root)\n");
-	if (gate && ((rc = spawn_start_listener(chan,
-	    err, sizeof(err))) == -1 || spawn_sockgate_start(rc, p, o->quiet,
-	    err, sizeof(err)) == NULL))
-		die("%s", err);
+	start_gate(o, p, chan, gate);
 	if (spawn_start_exec(chan, err, sizeof(err)) == -1)
 		die("%s", err);
 	close(chan);
 	r.status_rfd = pipefd[0];
 	r.ctl_fd = sock;
-	r.timeout = o->timeout;
-	r.verbose = o->verbose;
-	r.quiet = o->quiet;
-	r.events_fd = o->events_fd;
-	r.learn = o->learn != NULL ? &learn_hf : NULL;
-	r.cmd = o->cmd;
-	r.ncmd = o->ncmd;
-	r.cmdname = cmdshow;
-	if (p->net == SPAWN_NET_GATED) {
-		r.cg_kill = cage.kill;
-		r.limits = gk_rlimits_any(&cage.limits);
-		spawn_cage_cgname(&cage, cgname, sizeof(cgname));
-		r.control = o->control;
-		r.nsfd = nsfd;
-		r.reattach_timeout = o->reattach_timeout;
-		r.reattach_req = o->reattach_timeout > 0 ?
-		    cage_request(o, cgname) : NULL;
-		r.ask = o->ask ? &ask : NULL;
-		r.cage_id = cage.id;
-	}
+	run_params(o, p->net == SPAWN_NET_GATED ? &cage : NULL, nsfd, &r);
 	rc = spawn_run(&r);
 	spawn_gitlinks_check(p);
 	spawn_guard_cleanup(guard_fd, p);

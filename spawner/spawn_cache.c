@@ -484,16 +484,53 @@ add_synth(struct spawn_mlist *l, const char *home, const char *path)
 	return spawn_ml_add(l, SPAWN_MNT_SYNTH, mp, true);
 }
 
+/*
+ * After the caches (mounts from first on): mount points the host lacks
+ * (--cache host made its own), then the host's entries on every SYNTH
+ * and on the merged places the host has (shallow first: a deeper SYNTH
+ * or cache is an entry with a mount of its own, skipped). 0 or -1.
+ */
+static int
+host_entries(struct spawn_mlist *l, const char *home, size_t first)
+{
+	char path[PATH_MAX], **dirs;
+	size_t k, ndirs = 0;
+	struct stat st;
+	int r = 0;
+
+	for (k = first; r == 0 && k < l->n; k++)
+		if (l->m[k].kind == SPAWN_MNT_BIND ||
+		    l->m[k].kind == SPAWN_MNT_TMPFS ||
+		    (l->m[k].kind == SPAWN_MNT_SYNTH &&
+		    is_merged(home, l->m[k].path)))
+			r = add_synth(l, home, l->m[k].path);
+	if (r != 0 || (dirs = calloc(l->n - first + 1, sizeof(*dirs))) == NULL)
+		return -1;
+	for (k = first; k < l->n; k++)
+		if ((l->m[k].kind == SPAWN_MNT_SYNTH ||
+		    (l->m[k].kind == SPAWN_MNT_BIND &&
+		    is_merged(home, l->m[k].path))) &&
+		    stat(l->m[k].path, &st) == 0 && S_ISDIR(st.st_mode))
+			dirs[ndirs++] = l->m[k].path;
+	qsort(dirs, ndirs, sizeof(*dirs), by_depth);
+	for (k = 0; r == 0 && k < ndirs; k++) {
+		/* add_entries may move l->m: copy the path first */
+		snprintf(path, sizeof(path), "%s", dirs[k]);
+		r = add_entries(l, path);
+		/* dirs[] pointed into l->m's strings, which stay put */
+	}
+	free(dirs);
+	return r;
+}
+
 int
 spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
     const char *cwd, const char *home, char *err, size_t errlen)
 {
 	const char *const *lists[] = { cache_paths, merged_paths };
 	char *root, *top, *dir = NULL, path[PATH_MAX], backing[PATH_MAX];
-	char **dirs = NULL;
 	const struct spawn_mount *c;
-	size_t i, k, ndirs = 0, first = l->n;
-	struct stat st;
+	size_t i, first = l->n;
 	enum spawn_cache mode;
 	bool bad;
 	int r = 0, li;
@@ -529,34 +566,8 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 				    li == 1, err, errlen);
 		}
 	}
-	/* mount points the host lacks (--cache host made its own) */
-	for (k = first; r == 0 && k < l->n; k++)
-		if (l->m[k].kind == SPAWN_MNT_BIND ||
-		    l->m[k].kind == SPAWN_MNT_TMPFS ||
-		    (l->m[k].kind == SPAWN_MNT_SYNTH &&
-		    is_merged(home, l->m[k].path)))
-			r = add_synth(l, home, l->m[k].path);
-	/* the host's entries on every SYNTH, and on the merged places the
-	 * host has (shallow first: a deeper SYNTH or cache is an entry
-	 * with a mount of its own, skipped) */
-	if (r == 0 && (dirs = calloc(l->n - first + 1, sizeof(*dirs))) ==
-	    NULL)
-		r = -1;
-	for (k = first; r == 0 && k < l->n; k++)
-		if ((l->m[k].kind == SPAWN_MNT_SYNTH ||
-		    (l->m[k].kind == SPAWN_MNT_BIND &&
-		    is_merged(home, l->m[k].path))) &&
-		    stat(l->m[k].path, &st) == 0 && S_ISDIR(st.st_mode))
-			dirs[ndirs++] = l->m[k].path;
 	if (r == 0)
-		qsort(dirs, ndirs, sizeof(*dirs), by_depth);
-	for (k = 0; r == 0 && k < ndirs; k++) {
-		/* add_entries may move l->m: copy the path first */
-		snprintf(path, sizeof(path), "%s", dirs[k]);
-		r = add_entries(l, path);
-		/* dirs[] pointed into l->m's strings, which stay put */
-	}
-	free(dirs);
+		r = host_entries(l, home, first);
 	free(dir);
 	free(root);
 	free(top);
