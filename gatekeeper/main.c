@@ -257,6 +257,49 @@ start_proxies(struct gk_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
+/* The audit log, if one is configured; a warning where a sandbox run as
+ * root could read it. 0, or -1 with err. */
+static int
+open_audit(struct gk_daemon *d, char *err, size_t errlen)
+{
+	if (d->conf.audit_log[0] != '\0' &&
+	    (d->audit = gk_audit_open(d->base, d->conf.audit_log, err,
+	    errlen)) == NULL)
+		return -1;
+	if (d->conf.audit_log[0] == '/' && strncmp(d->conf.audit_log,
+	    GK_AUDIT_DIR_DEFAULT "/", sizeof(GK_AUDIT_DIR_DEFAULT)) != 0)
+		log_warnx("audit-log %s: every sandbox has %s hidden, not "
+		    "this file: a sandbox run as root could read it (keep it "
+		    "in %s)", d->conf.audit_log, GK_AUDIT_DIR_DEFAULT,
+		    GK_AUDIT_DIR_DEFAULT);
+	return 0;
+}
+
+/* The plumbing's and the cgroups' hooks on the control socket (with
+ * plumbing only). 0, or -1 with err. */
+static int
+hook_control(struct gk_daemon *d, char *err, size_t errlen)
+{
+	struct gk_ctl_contain ch;
+	struct gk_ctl_plumb ph;
+
+	if (d->plumb == NULL)
+		return 0;
+	gk_plumb_attach(d->plumb, d->cages, &d->proxy);
+	gk_plumb_hooks(d->plumb, &d->conf, &ph);
+	gk_control_set_plumb(d->control, &ph);
+	if (gk_contain_start(&d->contain, d->base, &d->conf, d->cages) ==
+	    -1) {
+		snprintf(err, errlen, "cgroups: out of memory");
+		return -1;
+	}
+	if (d->contain != NULL) {
+		gk_contain_hooks(d->contain, &ch);
+		gk_control_set_contain(d->control, &ch);
+	}
+	return 0;
+}
+
 static int
 start(struct gk_daemon *d)
 {
@@ -271,17 +314,8 @@ start(struct gk_daemon *d)
 	    "new cages)", (unsigned long long)now, was < now ?
 	    " (soft limit raised to the hard one)" : "",
 	    (unsigned long long)gk_fds.reserve);
-
-	if (d->conf.audit_log[0] != '\0' &&
-	    (d->audit = gk_audit_open(d->base, d->conf.audit_log, err,
-	    sizeof(err))) == NULL)
+	if (open_audit(d, err, sizeof(err)) == -1)
 		goto fail;
-	if (d->conf.audit_log[0] == '/' && strncmp(d->conf.audit_log,
-	    GK_AUDIT_DIR_DEFAULT "/", sizeof(GK_AUDIT_DIR_DEFAULT)) != 0)
-		log_warnx("audit-log %s: every sandbox has %s hidden, not "
-		    "this file: a sandbox run as root could read it (keep it "
-		    "in %s)", d->conf.audit_log, GK_AUDIT_DIR_DEFAULT,
-		    GK_AUDIT_DIR_DEFAULT);
 	if ((d->cages = gk_cage_table_new()) == NULL) {
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
@@ -312,24 +346,8 @@ start(struct gk_daemon *d)
 	if ((d->control = gk_control_new(d->base, d->conf.control, d->cages,
 	    d->audit, err, sizeof(err))) == NULL)
 		goto fail;
-	if (d->plumb != NULL) {
-		struct gk_ctl_plumb h;
-
-		gk_plumb_attach(d->plumb, d->cages, &d->proxy);
-		gk_plumb_hooks(d->plumb, &d->conf, &h);
-		gk_control_set_plumb(d->control, &h);
-		if (gk_contain_start(&d->contain, d->base, &d->conf,
-		    d->cages) == -1) {
-			snprintf(err, sizeof(err), "cgroups: out of memory");
-			goto fail;
-		}
-	}
-	if (d->contain != NULL) {
-		struct gk_ctl_contain h;
-
-		gk_contain_hooks(d->contain, &h);
-		gk_control_set_contain(d->control, &h);
-	}
+	if (hook_control(d, err, sizeof(err)) == -1)
+		goto fail;
 	gk_control_set_reload(d->control, &(struct gk_ctl_reload){ d,
 	    ctl_reload });
 	return 0;

@@ -89,14 +89,37 @@ spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 		snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " ...");
 }
 
+/* The request's "limits": {"memory":N,"pids":N,"cpus":X,...}. */
+static struct json_object *
+limits_json(const struct gk_rlimits *limits, bool best_effort)
+{
+	struct json_object *l = json_object_new_object();
+	char cpus[GK_RLIM_TEXT];
+
+	if (limits->memory != 0)
+		json_object_object_add(l, "memory",
+		    json_object_new_int64((int64_t)limits->memory));
+	if (limits->pids != 0)
+		json_object_object_add(l, "pids",
+		    json_object_new_int64(limits->pids));
+	if (limits->cpus != 0) {
+		gk_cpus_format(limits->cpus, cpus, sizeof(cpus));
+		json_object_object_add(l, "cpus",
+		    json_object_new_double_s(limits->cpus / 1000.0, cpus));
+	}
+	if (best_effort)
+		json_object_object_add(l, "best_effort",
+		    json_object_new_boolean(1));
+	return l;
+}
+
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
     bool learn, unsigned int ask_timeout, const struct gk_rlimits *limits,
     bool best_effort, const char *reattach, const struct spawn_strv *allow,
     char *err, size_t errlen)
 {
-	struct json_object *o, *a, *l;
-	char cpus[GK_RLIM_TEXT];
+	struct json_object *o, *a;
 	const char *s;
 	char *line = NULL;
 	size_t i, n;
@@ -126,25 +149,9 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 		json_object_object_add(o, "ask_timeout",
 		    json_object_new_int64(ask_timeout));
 	}
-	if (gk_rlimits_any(limits) || best_effort) {
-		l = json_object_new_object();
-		if (limits->memory != 0)
-			json_object_object_add(l, "memory",
-			    json_object_new_int64((int64_t)limits->memory));
-		if (limits->pids != 0)
-			json_object_object_add(l, "pids",
-			    json_object_new_int64(limits->pids));
-		if (limits->cpus != 0) {
-			gk_cpus_format(limits->cpus, cpus, sizeof(cpus));
-			json_object_object_add(l, "cpus",
-			    json_object_new_double_s(limits->cpus / 1000.0,
-			    cpus));
-		}
-		if (best_effort)
-			json_object_object_add(l, "best_effort",
-			    json_object_new_boolean(1));
-		json_object_object_add(o, "limits", l);
-	}
+	if (gk_rlimits_any(limits) || best_effort)
+		json_object_object_add(o, "limits",
+		    limits_json(limits, best_effort));
 	if (reattach != NULL)
 		json_object_object_add(o, "reattach",
 		    json_object_new_string(reattach));
