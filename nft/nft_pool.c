@@ -42,30 +42,40 @@ bit_set(uint64_t *v, uint32_t i, bool on)
 		v[i / 64] &= ~((uint64_t)1 << (i % 64));
 }
 
+/* A usable cage subnet: a prefix of NFT_POOL_MINPREFIX to
+ * NFT_POOL_MAXPREFIX, no host bits. 0, or -1 (EINVAL) with err. */
+static int
+subnet_check(struct in_addr subnet, uint8_t prefix, char *err,
+    size_t errlen)
+{
+	uint32_t net = ntohl(subnet.s_addr);
+	char buf[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &subnet, buf, sizeof(buf));
+	if (prefix < NFT_POOL_MINPREFIX || prefix > NFT_POOL_MAXPREFIX)
+		gk_seterr(err, errlen, "cage subnet %s/%u: the prefix must be "
+		    "/%d to /%d (a /31 or /32 has no room for cages)", buf,
+		    prefix, NFT_POOL_MINPREFIX, NFT_POOL_MAXPREFIX);
+	else if ((net & ((1u << (32 - prefix)) - 1)) != 0)
+		gk_seterr(err, errlen, "cage subnet %s/%u has host bits set",
+		    buf, prefix);
+	else
+		return 0;
+	errno = EINVAL;
+	return -1;
+}
+
 struct nft_pool *
 nft_pool_new(struct in_addr subnet, uint8_t prefix, struct in_addr gateway,
     char *err, size_t errlen)
 {
 	struct nft_pool *pl;
-	uint32_t net, gw, words;
+	uint32_t net = ntohl(subnet.s_addr), gw, words;
 	unsigned f;
 	char buf[INET_ADDRSTRLEN];
 
-	inet_ntop(AF_INET, &subnet, buf, sizeof(buf));
-	if (prefix < NFT_POOL_MINPREFIX || prefix > NFT_POOL_MAXPREFIX) {
-		gk_seterr(err, errlen, "cage subnet %s/%u: the prefix must be "
-		    "/%d to /%d (a /31 or /32 has no room for cages)", buf,
-		    prefix, NFT_POOL_MINPREFIX, NFT_POOL_MAXPREFIX);
-		errno = EINVAL;
+	if (subnet_check(subnet, prefix, err, errlen) == -1)
 		return NULL;
-	}
-	net = ntohl(subnet.s_addr);
-	if ((net & ((1u << (32 - prefix)) - 1)) != 0) {
-		gk_seterr(err, errlen, "cage subnet %s/%u has host bits set",
-		    buf, prefix);
-		errno = EINVAL;
-		return NULL;
-	}
 	if ((pl = calloc(1, sizeof(*pl))) == NULL)
 		goto nomem;
 	pl->base = net;

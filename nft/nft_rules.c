@@ -476,23 +476,31 @@ add_rule(struct nft_ruleset *rs, const struct nft_conf *c,
 	return 0;
 }
 
-/*
- * The ruleset as a list of specs, in chain order. Ports come from c; the
- * transparent redirect exists only when c->transparent_port != 0.
- */
-static size_t
-rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
+/* The specs being listed: written while they fit, all counted. */
+struct specs {
+	struct rule_spec	*s;
+	size_t			 max;
+	size_t			 n;
+};
+
+static void
+spec(struct specs *sp, enum nft_chain_id ch, unsigned m, uint16_t p,
+    enum rule_action a, const char *t)
+{
+	if (sp->n < sp->max)
+		sp->s[sp->n] = (struct rule_spec){ ch, m, p, a, t };
+	sp->n++;
+}
+
+/* Before routing: the guard, DNS and transparent NAT, the filter. */
+static void
+specs_pre(const struct nft_conf *c, struct specs *sp)
 {
 	/* With dns_port 53 a query to the gateway needs no NAT; with another
 	 * port, gateway:53 is translated too. */
 	unsigned dnsm = c->dns_port == 53 ? M_IPV4 | M_NOT_GW : M_IPV4;
-	size_t n = 0;
 
-#define R(ch, m, p, a, t) do {						\
-		if (n < max)						\
-			s[n] = (struct rule_spec){ ch, m, p, a, t };	\
-		n++;							\
-	} while (0)
+#define R(ch, m, p, a, t)	spec(sp, ch, m, p, a, t)
 	R(NFT_CH_GUARD, M_NOT_IPV4, 0, A_DROP, "cage: no IPv6");
 	R(NFT_CH_GUARD, M_IPV4 | M_SPOOF, 0, A_DROP,
 	    "cage: source must be the link's own cage address");
@@ -522,6 +530,14 @@ rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
 	    "cage: only the gateway");
 	R(NFT_CH_FILTER_PRE, M_IPV4 | M_NOT_GW, 0, A_REJECT_ADMIN,
 	    "cage: only the gateway");
+#undef R
+}
+
+/* To the gateway itself (input) and through it (forward). */
+static void
+specs_in(const struct nft_conf *c, struct specs *sp)
+{
+#define R(ch, m, p, a, t)	spec(sp, ch, m, p, a, t)
 	R(NFT_CH_INPUT, M_CT_OK, 0, A_ACCEPT, "cage: replies");
 	R(NFT_CH_INPUT, M_IPV4 | M_TO_GW | M_UDP, c->dns_port, A_ACCEPT,
 	    "cage: DNS");
@@ -545,7 +561,20 @@ rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
 	R(NFT_CH_FORWARD, 0, 0, A_DROP, "cage: nothing is routed");
 	R(NFT_CH_FORWARD, M_OIF, 0, A_DROP, "cage: nothing is routed");
 #undef R
-	return n;
+}
+
+/*
+ * The ruleset as a list of specs, in chain order. Ports come from c; the
+ * transparent redirect exists only when c->transparent_port != 0.
+ */
+static size_t
+rule_specs(const struct nft_conf *c, struct rule_spec *s, size_t max)
+{
+	struct specs sp = { s, max, 0 };
+
+	specs_pre(c, &sp);
+	specs_in(c, &sp);
+	return sp.n;
 }
 
 static struct nftnl_chain *
