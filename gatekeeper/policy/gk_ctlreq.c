@@ -1,7 +1,8 @@
 /*
- * gk_ctlreq: the control request parser. json-c does the JSON (strict,
- * UTF-8 checked, depth limited); a raw scan of the same bytes catches what
- * json-c lets through (NUL bytes, single quotes, duplicate keys).
+ * gk_ctlreq: the control request parser: each op's fields, checked and
+ * read into struct gk_ctlreq. The line's JSON comes from gk_ctlreq_scan.c
+ * (json-c, and a raw scan of the same bytes for what json-c lets
+ * through); the ops and names from gk_ctlreq_table.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,153 +14,11 @@
 
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
+#include "gatekeeper/policy/gk_ctlreq_int.h"
 
 #define QUOTE_MAX	48	/* bytes of peer text quoted in a message */
 
-enum field {
-	F_OP = 1 << 0,
-	F_SOURCE = 1 << 1,
-	F_ALLOW = 1 << 2,
-	F_LABEL = 1 << 3,
-	F_ID = 1 << 4,
-	F_NETNS = 1 << 5,
-	F_TRANSPARENT = 1 << 6,
-	F_EVENTS = 1 << 7,
-	F_LEARN = 1 << 8,
-	F_LIMITS = 1 << 9,
-	F_REATTACH = 1 << 10,
-	F_ASK = 1 << 11,		/* create: a flag; decide: the id */
-	F_ASK_TIMEOUT = 1 << 12,
-	F_DECISION = 1 << 13,
-	F_BY = 1 << 14,
-	F_ADD = 1 << 15,
-	F_REMOVE = 1 << 16,
-	F_FOLLOW = 1 << 17,
-};
 
-struct op_spec {
-	const char	*name;
-	unsigned	 required;
-	unsigned	 allowed;
-	const char	*usage;
-};
-
-static const struct op_spec op_specs[GK_CTL_OP__MAX] = {
-	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
-	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
-	    F_EVENTS | F_LEARN | F_LIMITS | F_REATTACH | F_ASK | F_ASK_TIMEOUT,
-	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
-	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
-	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
-	    "{\"op\":\"cage.create\",\"netns\":true,"
-	    "\"allow\":[\"*.example.com\"],\"transparent\":true} (label, "
-	    "transparent, \"events\":true, this connection told of the "
-	    "cage's denials, \"ask\":true with \"ask_timeout\":60, and "
-	    "\"limits\":{\"memory\":268435456,\"pids\":64,\"cpus\":1.5} "
-	    "are optional)" },
-	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID,
-	    F_OP | F_ID | F_ALLOW | F_ADD | F_REMOVE,
-	    "{\"op\":\"cage.update\",\"id\":\"ID\","
-	    "\"allow\":[\"*.example.com\"]} to replace the allowlist, or "
-	    "\"add\":[...] and/or \"remove\":[...] to change it" },
-	[GK_CTL_OP_CAGE_DESTROY] = { "cage.destroy", F_OP | F_ID, F_OP | F_ID,
-	    "{\"op\":\"cage.destroy\",\"id\":\"ID\"}" },
-	[GK_CTL_OP_CAGE_LIST] = { "cage.list", F_OP, F_OP,
-	    "{\"op\":\"cage.list\"}" },
-	[GK_CTL_OP_STATS] = { "stats", F_OP, F_OP, "{\"op\":\"stats\"}" },
-	[GK_CTL_OP_CAGE_ATTACH] = { "cage.attach", F_OP | F_ID, F_OP | F_ID,
-	    "{\"op\":\"cage.attach\",\"id\":\"ID\"} with a pidfd of the "
-	    "process to put in the cage sent along (SCM_RIGHTS)" },
-	[GK_CTL_OP_CAGE_DECIDE] = { "cage.decide",
-	    F_OP | F_ID | F_ASK | F_DECISION, F_OP | F_ID | F_ASK |
-	    F_DECISION | F_BY,
-	    "{\"op\":\"cage.decide\",\"id\":\"ID\",\"ask\":\"17\","
-	    "\"decision\":\"once\",\"by\":\"tty\"} (decision: once, run, "
-	    "save or deny; by: tty, supervisor or operator, optional)" },
-	[GK_CTL_OP_CAGE_SHOW] = { "cage.show", F_OP | F_ID, F_OP | F_ID,
-	    "{\"op\":\"cage.show\",\"id\":\"ID\"}" },
-	[GK_CTL_OP_DENIALS] = { "denials", F_OP, F_OP | F_ID | F_FOLLOW,
-	    "{\"op\":\"denials\"} (\"id\":\"ID\", one cage's, and "
-	    "\"follow\":true, new ones as they happen, are optional)" },
-	[GK_CTL_OP_PENDING] = { "pending", F_OP, F_OP,
-	    "{\"op\":\"pending\"}" },
-	[GK_CTL_OP_RELOAD] = { "reload", F_OP, F_OP,
-	    "{\"op\":\"reload\"}" },
-};
-
-static const struct {
-	const char	*name;
-	enum field	 bit;
-} fields[] = {
-	{ "op", F_OP },
-	{ "source", F_SOURCE },
-	{ "allow", F_ALLOW },
-	{ "label", F_LABEL },
-	{ "id", F_ID },
-	{ "netns", F_NETNS },
-	{ "transparent", F_TRANSPARENT },
-	{ "events", F_EVENTS },
-	{ "learn", F_LEARN },
-	{ "limits", F_LIMITS },
-	{ "reattach", F_REATTACH },
-	{ "ask", F_ASK },
-	{ "ask_timeout", F_ASK_TIMEOUT },
-	{ "decision", F_DECISION },
-	{ "by", F_BY },
-	{ "add", F_ADD },
-	{ "remove", F_REMOVE },
-	{ "follow", F_FOLLOW },
-};
-#define NFIELDS	(sizeof(fields) / sizeof(fields[0]))
-
-static const char *const status_str[] = {
-	[GK_CTL_OK] = "ok",
-	[GK_CTL_EMPTY] = "empty request",
-	[GK_CTL_TOO_LONG] = "request too long",
-	[GK_CTL_BAD_JSON] = "bad JSON",
-	[GK_CTL_NOT_OBJECT] = "not an object",
-	[GK_CTL_DUPLICATE_KEY] = "duplicate key",
-	[GK_CTL_BAD_OP] = "bad op",
-	[GK_CTL_UNKNOWN_FIELD] = "unknown field",
-	[GK_CTL_MISSING_FIELD] = "missing field",
-	[GK_CTL_BAD_TYPE] = "wrong type",
-	[GK_CTL_BAD_VALUE] = "invalid value",
-	[GK_CTL_NOMEM] = "out of memory",
-};
-
-const char *
-gk_ctl_op_name(enum gk_ctl_op op)
-{
-	if (op <= GK_CTL_OP_NONE || op >= GK_CTL_OP__MAX)
-		return "none";
-	return op_specs[op].name;
-}
-
-/* "cage.create, cage.update, ...": the op table's names, in its order. */
-static const char *
-known_ops(char *buf, size_t len)
-{
-	size_t o = 0;
-	int op, n;
-
-	buf[0] = '\0';
-	for (op = GK_CTL_OP_NONE + 1; op < GK_CTL_OP__MAX; op++) {
-		n = snprintf(buf + o, len - o, "%s%s", o > 0 ? ", " : "",
-		    op_specs[op].name);
-		if (n < 0 || (size_t)n >= len - o)
-			break;
-		o += (size_t)n;
-	}
-	return buf;
-}
-
-const char *
-gk_ctl_strstatus(enum gk_ctl_status st)
-{
-	if ((size_t)st >= sizeof(status_str) / sizeof(status_str[0]))
-		return "unknown status";
-	return status_str[st];
-}
 
 static const char *
 type_name(struct json_object *o)
@@ -182,170 +41,6 @@ type_name(struct json_object *o)
 	return "unknown";
 }
 
-static bool
-is_space(uint8_t c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
-}
-
-/*
- * Before json-c: reject NUL bytes (json-c would stop at them) and single
- * quotes outside strings (json-c accepts them even in strict mode).
- */
-static enum gk_ctl_status
-prescan(const uint8_t *buf, size_t len, char *err, size_t errlen)
-{
-	bool in_str = false, esc = false;
-	size_t i;
-
-	for (i = 0; i < len; i++) {
-		if (buf[i] == '\0') {
-			gk_seterr(err, errlen, "bad JSON: NUL byte at offset %zu; "
-			    "write it as \\u0000 inside a string, if at all",
-			    i);
-			return GK_CTL_BAD_JSON;
-		}
-		if (esc)
-			esc = false;
-		else if (in_str && buf[i] == '\\')
-			esc = true;
-		else if (buf[i] == '"')
-			in_str = !in_str;
-		else if (!in_str && buf[i] == '\'') {
-			gk_seterr(err, errlen, "bad JSON at offset %zu: single "
-			    "quotes are not JSON; quote strings with \"", i);
-			return GK_CTL_BAD_JSON;
-		}
-	}
-	return GK_CTL_OK;
-}
-
-struct keyscan {
-	size_t	 keys;		/* members of the outer object */
-	size_t	 seen[NFIELDS];	/* raw counts of known names */
-};
-
-static void
-keyscan_key(struct keyscan *ks, const uint8_t *k, size_t n)
-{
-	size_t f;
-
-	ks->keys++;
-	for (f = 0; f < NFIELDS; f++) {
-		if (strlen(fields[f].name) == n &&
-		    memcmp(fields[f].name, k, n) == 0)
-			ks->seen[f]++;
-	}
-}
-
-/* Count the top-level keys of valid JSON text (json-c merges dups). */
-static void
-keyscan(const uint8_t *buf, size_t len, struct keyscan *ks)
-{
-	bool in_str = false, esc = false, want_key = false;
-	size_t i, depth = 0, kstart = 0;
-
-	memset(ks, 0, sizeof(*ks));
-	for (i = 0; i < len; i++) {
-		if (in_str) {
-			if (esc)
-				esc = false;
-			else if (buf[i] == '\\')
-				esc = true;
-			else if (buf[i] == '"') {
-				in_str = false;
-				if (want_key)
-					keyscan_key(ks, buf + kstart,
-					    i - kstart);
-				want_key = false;
-			}
-			continue;
-		}
-		switch (buf[i]) {
-		case '"':
-			in_str = true;
-			kstart = i + 1;
-			break;
-		case '{':
-		case '[':
-			want_key = ++depth == 1 && buf[i] == '{';
-			break;
-		case '}':
-		case ']':
-			depth--;
-			break;
-		case ',':
-			want_key = depth == 1;
-			break;
-		default:
-			break;
-		}
-	}
-}
-
-static enum gk_ctl_status
-check_dups(const uint8_t *buf, size_t len, struct json_object *obj,
-    char *err, size_t errlen)
-{
-	struct keyscan ks;
-	size_t f;
-
-	keyscan(buf, len, &ks);
-	if (ks.keys == (size_t)json_object_object_length(obj))
-		return GK_CTL_OK;
-	for (f = 0; f < NFIELDS; f++) {
-		if (ks.seen[f] > 1) {
-			gk_seterr(err, errlen, "duplicate key \"%s\": each field "
-			    "may appear once", fields[f].name);
-			return GK_CTL_DUPLICATE_KEY;
-		}
-	}
-	gk_seterr(err, errlen, "duplicate key in the request object: each field "
-	    "may appear once");
-	return GK_CTL_DUPLICATE_KEY;
-}
-
-/*
- * Feed the line to json-c; a bare number needs one more byte to end.
- * Returns false on a syntax error; JSON null is true with *objp NULL.
- */
-static bool
-tokenize(const uint8_t *buf, size_t len, struct json_object **objp,
-    size_t *end, char *err, size_t errlen)
-{
-	struct json_tokener *tok;
-	struct json_object *obj;
-	enum json_tokener_error je;
-
-	*objp = NULL;
-	if ((tok = json_tokener_new_ex(GK_CTL_DEPTH_MAX)) == NULL) {
-		gk_seterr(err, errlen, "out of memory");
-		return false;
-	}
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
-	    JSON_TOKENER_ALLOW_TRAILING_CHARS | JSON_TOKENER_VALIDATE_UTF8);
-	obj = json_tokener_parse_ex(tok, (const char *)buf, (int)len);
-	je = json_tokener_get_error(tok);
-	*end = json_tokener_get_parse_end(tok);
-	if (obj == NULL && je == json_tokener_continue) {
-		obj = json_tokener_parse_ex(tok, " ", 1);
-		je = json_tokener_get_error(tok);
-		if (je == json_tokener_continue)
-			gk_seterr(err, errlen, "bad JSON: the line ends inside a "
-			    "value (after %zu bytes); send each request as "
-			    "one complete JSON object on one line", len);
-	}
-	if (obj == NULL && je == json_tokener_error_depth)
-		gk_seterr(err, errlen, "bad JSON at offset %zu: nesting too "
-		    "deep (a request is an object of strings and arrays of "
-		    "strings)", *end);
-	else if (obj == NULL && je != json_tokener_continue)
-		gk_seterr(err, errlen, "bad JSON at offset %zu: %s", *end,
-		    json_tokener_error_desc(je));
-	json_tokener_free(tok);
-	*objp = obj;
-	return je == json_tokener_success;
-}
 
 static enum gk_ctl_status
 get_string(struct json_object *v, const char *field, const char **s,
@@ -379,20 +74,20 @@ parse_op(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	if (!json_object_object_get_ex(obj, "op", &v)) {
 		gk_seterr(err, errlen, "missing \"op\": say what to do, e.g. "
 		    "{\"op\":\"cage.list\"}; known ops: %s",
-		    known_ops(ops, sizeof(ops)));
+		    gk_ctlreq_known_ops(ops, sizeof(ops)));
 		return GK_CTL_BAD_OP;
 	}
 	if ((st = get_string(v, "op", &s, &n, err, errlen)) != GK_CTL_OK)
 		return st == GK_CTL_BAD_TYPE ? GK_CTL_BAD_OP : st;
 	for (op = GK_CTL_OP_NONE + 1; op < GK_CTL_OP__MAX; op++) {
-		if (strcmp(s, op_specs[op].name) == 0) {
+		if (strcmp(s, gk_ctl_op_specs[op].name) == 0) {
 			out->op = (enum gk_ctl_op)op;
 			return GK_CTL_OK;
 		}
 	}
 	gk_seterr(err, errlen, "unknown op '%s'; known ops: %s",
 	    gk_escape(s, n, QUOTE_MAX, q, sizeof(q)),
-	    known_ops(ops, sizeof(ops)));
+	    gk_ctlreq_known_ops(ops, sizeof(ops)));
 	return GK_CTL_BAD_OP;
 }
 
@@ -401,16 +96,16 @@ field_bit(const char *key)
 {
 	size_t f;
 
-	for (f = 0; f < NFIELDS; f++) {
-		if (strcmp(key, fields[f].name) == 0)
-			return fields[f].bit;
+	for (f = 0; f < GK_CTL_NFIELDS; f++) {
+		if (strcmp(key, gk_ctl_fields[f].name) == 0)
+			return gk_ctl_fields[f].bit;
 	}
 	return 0;
 }
 
 /* Name every unknown field, then every missing one. */
 static enum gk_ctl_status
-check_fields(struct json_object *obj, const struct op_spec *spec,
+check_fields(struct json_object *obj, const struct gk_ctl_op_spec *spec,
     char *err, size_t errlen)
 {
 	char q[QUOTE_MAX * 4 + 8], names[256] = "";
@@ -434,10 +129,10 @@ check_fields(struct json_object *obj, const struct op_spec *spec,
 		    spec->name, spec->usage);
 		return GK_CTL_UNKNOWN_FIELD;
 	}
-	for (f = 0; f < NFIELDS; f++) {
-		if ((spec->required & fields[f].bit & ~have) != 0) {
+	for (f = 0; f < GK_CTL_NFIELDS; f++) {
+		if ((spec->required & gk_ctl_fields[f].bit & ~have) != 0) {
 			gk_seterr(err, errlen, "missing \"%s\" for %s; use %s",
-			    fields[f].name, spec->name, spec->usage);
+			    gk_ctl_fields[f].name, spec->name, spec->usage);
 			return GK_CTL_MISSING_FIELD;
 		}
 	}
@@ -595,7 +290,7 @@ parse_update(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	}
 	if (!allow && !out->edit) {
 		gk_seterr(err, errlen, "missing \"allow\" for cage.update; use "
-		    "%s", op_specs[GK_CTL_OP_CAGE_UPDATE].usage);
+		    "%s", gk_ctl_op_specs[GK_CTL_OP_CAGE_UPDATE].usage);
 		return GK_CTL_MISSING_FIELD;
 	}
 	if (out->edit && out->nadd + out->nremove == 0) {
@@ -627,7 +322,7 @@ parse_netns(struct json_object *obj, struct gk_ctlreq *out, char *err,
 			return GK_CTL_OK;
 		gk_seterr(err, errlen, "missing \"source\" or \"netns\" for "
 		    "cage.create; use %s",
-		    op_specs[GK_CTL_OP_CAGE_CREATE].usage);
+		    gk_ctl_op_specs[GK_CTL_OP_CAGE_CREATE].usage);
 		return GK_CTL_MISSING_FIELD;
 	}
 	if (!json_object_is_type(v, json_type_boolean) ||
@@ -855,20 +550,6 @@ parse_ask(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	return GK_CTL_OK;
 }
 
-static const char *const decision_names[GK_DECISION__MAX] = {
-	[GK_DECISION_ONCE] = "once",
-	[GK_DECISION_RUN] = "run",
-	[GK_DECISION_SAVE] = "save",
-	[GK_DECISION_DENY] = "deny",
-	[GK_DECISION_TIMEOUT] = "timeout",
-};
-
-const char *
-gk_decision_name(enum gk_decision d)
-{
-	return (size_t)d < GK_DECISION__MAX ? decision_names[d] : "unknown";
-}
-
 /* decide: "ask" (a question id), "decision", "by". */
 static enum gk_ctl_status
 parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
@@ -899,7 +580,7 @@ parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	    GK_CTL_OK)
 		return GK_CTL_BAD_TYPE;
 	for (d = 0; d < GK_DECISION_TIMEOUT; d++)
-		if (strcmp(s, decision_names[d]) == 0)
+		if (strcmp(s, gk_ctl_decision_names[d]) == 0)
 			break;
 	if (d == GK_DECISION_TIMEOUT) {
 		gk_seterr(err, errlen, "invalid decision '%s': once, run, "
@@ -967,9 +648,9 @@ parse_object(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
 	enum gk_ctl_status st;
 	size_t end;
 
-	if (!tokenize(buf, len, &obj, &end, err, errlen))
+	if (!gk_ctlreq_tokenize(buf, len, &obj, &end, err, errlen))
 		return GK_CTL_BAD_JSON;
-	while (end < len && is_space(buf[end]))
+	while (end < len && gk_ctlreq_is_space(buf[end]))
 		end++;
 	if (end < len) {
 		gk_seterr(err, errlen, "bad JSON: unexpected data at offset %zu "
@@ -979,9 +660,9 @@ parse_object(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
 		gk_seterr(err, errlen, "a request must be a JSON object such as "
 		    "{\"op\":\"stats\"}, not %s", type_name(obj));
 		st = GK_CTL_NOT_OBJECT;
-	} else if ((st = check_dups(buf, len, obj, err, errlen)) ==
+	} else if ((st = gk_ctlreq_check_dups(buf, len, obj, err, errlen)) ==
 	    GK_CTL_OK && (st = parse_op(obj, out, err, errlen)) == GK_CTL_OK &&
-	    (st = check_fields(obj, &op_specs[out->op], err, errlen)) ==
+	    (st = check_fields(obj, &gk_ctl_op_specs[out->op], err, errlen)) ==
 	    GK_CTL_OK)
 		st = parse_fields(obj, out, err, errlen);
 	json_object_put(obj);
@@ -1003,14 +684,14 @@ gk_ctlreq_parse(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
 		    "are allowed", len, GK_CTL_LINE_MAX);
 		return GK_CTL_TOO_LONG;
 	}
-	for (i = 0; i < len && is_space(buf[i]); i++)
+	for (i = 0; i < len && gk_ctlreq_is_space(buf[i]); i++)
 		;
 	if (i == len) {
 		gk_seterr(err, errlen, "empty request: send one JSON object per "
 		    "line, e.g. {\"op\":\"stats\"}");
 		return GK_CTL_EMPTY;
 	}
-	if ((st = prescan(buf, len, err, errlen)) == GK_CTL_OK)
+	if ((st = gk_ctlreq_prescan(buf, len, err, errlen)) == GK_CTL_OK)
 		st = parse_object(buf, len, out, err, errlen);
 	if (st != GK_CTL_OK) {
 		gk_ctlreq_clear(out);
