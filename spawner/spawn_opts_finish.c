@@ -1,0 +1,105 @@
+/*
+ * spawn_opts_finish: gk-run's options checked together, once all are
+ * parsed (spawn_opts_parse() reads them one by one), and their release.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "gatekeeper/base/gk_err.h"
+#include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_rlimits.h"
+#include "spawner/spawn.h"
+
+/* --ask and what goes with it: gated, not learning, answered. */
+static int
+ask_finish(struct spawn_opts *o, char *err, size_t errlen)
+{
+	const char *alone = o->ask_timeout != 0 ? "--ask-timeout" :
+	    o->ask_save != NULL ? "--ask-save" : o->decisions_fd != -1 ?
+	    "--decisions-fd" : NULL;
+
+	if (!o->ask && alone != NULL) {
+		gk_seterr(err, errlen, "%s goes with --ask (ask before "
+		    "denying); add --ask", alone);
+		return -1;
+	}
+	if (!o->ask)
+		return 0;
+	if (o->net != SPAWN_NET_GATED) {
+		gk_seterr(err, errlen, "--ask applies to gated runs (with "
+		    "--allow or --net gated): gatekeeperd holds the connection "
+		    "while gk-run asks; --net %s has no gatekeeperd",
+		    spawn_net_name(o->net));
+		return -1;
+	}
+	if (o->learn != NULL) {
+		gk_seterr(err, errlen, "--ask and --learn exclude each other: "
+		    "a learning cage reaches every public name without asking");
+		return -1;
+	}
+	if (o->decisions_fd != -1 && o->events_fd == -1) {
+		gk_seterr(err, errlen, "--decisions-fd needs --events-fd: the "
+		    "supervisor reads the questions there");
+		return -1;
+	}
+	if (o->ask_timeout == 0)
+		o->ask_timeout = SPAWN_ASK_TIMEOUT_DEFAULT;
+	return 0;
+}
+
+int
+spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
+{
+	bool gated;
+
+	if (o->allow.nomem) {
+		gk_seterr(err, errlen, "out of memory");
+		return -1;
+	}
+	if (o->allow.n > GK_ALLOWLIST_MAX) {
+		gk_seterr(err, errlen, "%zu patterns; at most %d are "
+		    "allowed", o->allow.n, GK_ALLOWLIST_MAX);
+		return -1;
+	}
+	gated = o->allow.n > 0 || o->nallow_files > 0 || o->npresets > 0 ||
+	    o->learn != NULL;
+	if (o->net == SPAWN_NET_AUTO)
+		o->net = gated ? SPAWN_NET_GATED : SPAWN_NET_NONE;
+	else if (gated && o->net != SPAWN_NET_GATED) {
+		gk_seterr(err, errlen, "--net %s ignores the allowlist; "
+		    "drop --net %s to run gated, or drop the --allow patterns",
+		    spawn_net_name(o->net), spawn_net_name(o->net));
+		return -1;
+	}
+	if (o->transparent != -1 && o->net != SPAWN_NET_GATED) {
+		gk_seterr(err, errlen, "--transparent applies to gated runs "
+		    "(with --allow); --net %s has no proxy to redirect to",
+		    spawn_net_name(o->net));
+		return -1;
+	}
+	if (o->transparent == -1)
+		o->transparent = 1;
+	if ((gk_rlimits_any(&o->limits) || o->limits_best_effort != -1) &&
+	    o->net != SPAWN_NET_GATED) {
+		gk_seterr(err, errlen, "--memory, --pids, --cpus and --limits "
+		    "apply to gated runs (with --allow): gatekeeperd makes the "
+		    "cage's cgroup");
+		return -1;
+	}
+	if (o->limits_best_effort == -1)
+		o->limits_best_effort = 0;
+	return ask_finish(o, err, errlen);
+}
+
+void
+spawn_opts_clear(struct spawn_opts *o)
+{
+	if (o == NULL)
+		return;
+	spawn_strv_clear(&o->allow);
+	free(o->allow_files);
+	free(o->presets);
+	free(o->paths);
+	free(o->env);
+	memset(o, 0, sizeof(*o));
+}
