@@ -19,9 +19,10 @@ The layers, bottom to top (README.md, "Architecture", has the same table):
               host-name check, the listener, peer identification
   1 protocol  gatekeeper/policy/ (patterns and allowlists, special ranges,
               the control protocol's description and request parser) and
-              the wire parsers: dns/dns_msg (the DNS codec), sni/ (TLS
-              ClientHello, the first bytes of a tunnel), socks/ parsers
-              (SOCKS5, HTTP request heads and streams)
+              the wire parsers: dns/dns_msg and dns/dns_answer (the DNS
+              codec), sni/ (TLS ClientHello, the first bytes of a
+              tunnel), socks/ parsers (SOCKS5, HTTP request heads and
+              streams)
   2 state     gatekeeper/state/: cages and pins, configuration, control
               socket, audit log, metrics, counters
   3 services  dns/ (the resolver), socks/ (the relay and the proxies),
@@ -45,6 +46,8 @@ LAYER_MAP = [
     ("gatekeeper/base/", 0),
     ("gatekeeper/policy/", 1),
     ("dns/dns_msg.", 1),
+    ("dns/dns_msg_int.", 1),
+    ("dns/dns_answer.", 1),
     ("sni/", 1),
     ("socks/parse/", 1),
     ("gatekeeper/state/", 2),
