@@ -85,6 +85,19 @@ struct gk_control {
 void	ctlconn_wait(struct ctlconn *cc);
 void	ctlconn_resume(struct ctlconn *cc);
 
+/* gk_ctlallow.c */
+struct gk_allowlist;
+struct gk_cage;
+struct gk_ctlreq;
+/* The allowlist of req's "allow" patterns, within the host policy; NULL
+ * when refused (cc was answered why). */
+struct gk_allowlist *ctl_make_allow(struct ctlconn *cc,
+	    const struct gk_ctlreq *req);
+/* Cage c's allowlist with req's "add" and "remove" applied; NULL when
+ * refused (cc was answered why). */
+struct gk_allowlist *ctl_edit_allow(struct ctlconn *cc,
+	    const struct gk_ctlreq *req, const struct gk_cage *c);
+
 /* gk_ctlops.c: requests and replies */
 void	ctl_handle_line(struct ctlconn *cc, const uint8_t *line, size_t len);
 void	ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
