@@ -1,9 +1,10 @@
 /*
  * proxy_tunnel: a connection that passed the policy, from the moment both
  * sockets exist until the relay ends. It owns itself; the session that
- * made it is gone by then. Its end is one info line: the connection id,
- * cage, target, why it ended, the bytes each way and how long it lived
- * since accept.
+ * made it is gone by then. It has one end, the relay's (tunnel_done_cb),
+ * also when its cage ends: one info line with the connection id, cage,
+ * target, why it ended, the bytes each way and how long it lived since
+ * accept.
  */
 #include <sys/queue.h>
 
@@ -94,22 +95,15 @@ tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
 	free(tn);		/* the relay frees itself after we return */
 }
 
-/* Its cage ended: both sockets closed now, whatever the relay's state. */
+/* Its cage ended: both sockets closed now, whatever the relay's state;
+ * the relay's end (tunnel_done_cb) is the tunnel's, as always. */
 static void
 tunnel_hold_end(struct gk_hold *h)
 {
 	struct proxy_tunnel *tn = (struct proxy_tunnel *)((char *)h -
 	    offsetof(struct proxy_tunnel, hold));
 
-	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=close "
-	    "reason=cage_ended ms=%llu", (unsigned long long)tn->who.conn,
-	    tn->who.id, gk_proto_name(tn->who.proto), tn->t.name, tn->t.port,
-	    (unsigned long long)(gk_clock_ms() - tn->who.start_ms));
-	relay_free(tn->relay);
-	gk_stats.active_tunnels--;
-	gk_hold_drop(&tn->hold);
-	TAILQ_REMOVE(&tunnels, tn, entry);
-	free(tn);
+	relay_end(tn->relay, "cage_ended");
 }
 
 int

@@ -41,8 +41,6 @@
 #define RELAY_SPLICE_AFTER	(64 * 1024)	/* copied before a pipe */
 #define RELAY_BUF_SPARE		32		/* buffers kept for reuse */
 
-static void	relay_close(struct relay *, const char *);
-
 /*
  * Spare buffers: every tunnel's first bytes are copied through a
  * RELAY_BUF_SIZE buffer per direction, so short tunnels would otherwise
@@ -570,7 +568,7 @@ relay_drive(struct relay *r)
 		progress = 0;
 		for (i = 0; i < 2; i++) {
 			if ((st = dir_step(r, i)) == -1) {
-				relay_close(r, r->why);
+				relay_end(r, r->why);
 				return;
 			}
 			progress |= st;
@@ -584,7 +582,7 @@ relay_drive(struct relay *r)
 	if (r->dir[RELAY_DOWN].bytes > r->down_pre)
 		r->peek_deadline = 0;	/* the server spoke first */
 	if (r->dir[RELAY_UP].shut && r->dir[RELAY_DOWN].shut) {
-		relay_close(r, "closed");
+		relay_end(r, "closed");
 		return;
 	}
 	relay_update(r);
@@ -612,11 +610,11 @@ relay_tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (r->idle_ms > 0 && now - r->last_act >= r->idle_ms) {
-		relay_close(r, "idle");
+		relay_end(r, "idle");
 		return;
 	}
 	if (r->peek_deadline > 0 && now >= r->peek_deadline) {
-		relay_close(r, "peek_timeout");
+		relay_end(r, "peek_timeout");
 		return;
 	}
 	for (i = 0; i < 2; i++) {
@@ -677,8 +675,8 @@ relay_clear(struct relay *r)
 }
 
 /* The one teardown. reason NULL: relay_free(), no callback. */
-static void
-relay_close(struct relay *r, const char *reason)
+void
+relay_end(struct relay *r, const char *reason)
 {
 	uint64_t	 up = r->dir[RELAY_UP].bytes;
 	uint64_t	 down = r->dir[RELAY_DOWN].bytes;
@@ -701,7 +699,7 @@ void
 relay_free(struct relay *r)
 {
 	if (r != NULL)
-		relay_close(r, NULL);
+		relay_end(r, NULL);
 }
 
 static int

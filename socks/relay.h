@@ -128,5 +128,9 @@ struct relay	*relay_new(struct event_base *base, int client_fd,
 		    relay_done_cb done, void *arg);
 /* Stop now: close both fds, no done callback. Accepts NULL. */
 void		 relay_free(struct relay *r);
+/* Stop now, closing both fds, and end as the relay ends by itself: the
+ * done callback, with reason and the bytes so far, before this returns
+ * (reason NULL: none, as relay_free). */
+void		 relay_end(struct relay *r, const char *reason);
 
 #endif /* RELAY_H */

@@ -22,30 +22,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gatekeeper/base/gk_time.h"
+#include "spawner/client/gk_client.h"
 #include "spawner/spawn_int.h"
 
-#define REPLY_MAX	GK_CTL_LINE_MAX
 
 int
 spawn_ctl_connect(const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un sun;
+	struct gk_client *c;
 	const char *hint;
 	char show[128];
-	int fd, e;
+	int e;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
-		gk_seterr(err, errlen, "socket: %s", strerror(errno));
-		return -1;
-	}
-	if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0)
-		return fd;
+	if ((c = gk_client_open(path, SPAWN_REPLY_WAIT_MS)) != NULL)
+		return gk_client_release(c);
 	e = errno;
-	close(fd);
 	if (e == EACCES || e == EPERM)
 		hint = "your user needs write access to the socket; ask "
 		    "whoever runs gatekeeperd";
@@ -115,82 +106,63 @@ spawn_msg_pass_fd(struct msghdr *mh, union spawn_cmsg_fd *cm, int fd)
 	memcpy(CMSG_DATA(c), &fd, sizeof(int));
 }
 
+/* The request line, with nsfd on its first byte (the shared client). */
 static int
 send_request(int sock, int nsfd, const char *req, const char *path,
     char *err, size_t errlen)
 {
-	union spawn_cmsg_fd cm;
-	struct msghdr msg;
-	struct iovec iov;
-	size_t len = strlen(req), off = 0;
-	ssize_t n;
+	struct gk_client *c;
+	int r, e;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	spawn_msg_pass_fd(&msg, &cm, nsfd);
-	while (off < len) {
-		iov.iov_base = (char *)req + off;
-		iov.iov_len = len - off;
-		if ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) == -1) {
-			if (errno == EINTR)
-				continue;
-			gk_seterr(err, errlen, "cannot send the request to "
-			    "gatekeeperd at %s: %s", path, strerror(errno));
-			return -1;
-		}
-		off += (size_t)n;
-		/* the fd travels with the first byte only */
-		msg.msg_control = NULL;
-		msg.msg_controllen = 0;
-	}
+	if ((c = gk_client_adopt(sock)) == NULL)
+		return gk_seterr(err, errlen, "out of memory");
+	r = gk_client_send(c, req, nsfd);
+	e = errno;
+	(void)gk_client_release(c);
+	if (r == -1)
+		return gk_seterr(err, errlen, "cannot send the request to "
+		    "gatekeeperd at %s: %s", path, e == EAGAIN ? "timed out" :
+		    strerror(e));
 	return 0;
 }
 
-/* One line into buf (malloc'd); its length, or -1 with err. */
+/* One line into *out (malloc'd, NUL-terminated); its length, or -1 with
+ * err. */
 static ssize_t
 read_reply(int sock, const char *path, char **out, char *err, size_t errlen)
 {
-	uint64_t deadline = gk_clock_ms() + SPAWN_REPLY_WAIT_MS;
-	struct pollfd pfd = { .fd = sock, .events = POLLIN };
-	size_t n = 0;
-	ssize_t r;
-	char *buf, *nl;
-	int left;
+	enum gk_client_status st;
+	struct gk_client *c;
+	const char *line;
+	size_t len = 0;
+	int e;
 
-	if ((buf = malloc(REPLY_MAX + 1)) == NULL)
-		return -1;
-	while ((nl = memchr(buf, '\n', n)) == NULL) {
-		if (n >= REPLY_MAX) {
-			gk_seterr(err, errlen, "gatekeeperd's reply is over "
-			    "%d bytes without a newline", REPLY_MAX);
-			goto fail;
-		}
-		if ((left = gk_ms_left(deadline, SPAWN_REPLY_WAIT_MS)) <= 0 ||
-		    poll(&pfd, 1, left) == 0) {
-			gk_seterr(err, errlen, "gatekeeperd at %s did not "
-			    "answer within %d s (is it stuck? see journalctl "
-			    "-u gatekeeperd)", path,
-			    SPAWN_REPLY_WAIT_MS / 1000);
-			goto fail;
-		}
-		r = read(sock, buf + n, REPLY_MAX - n);
-		if (r == -1 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (r <= 0) {
-			gk_seterr(err, errlen, "gatekeeperd at %s closed "
-			    "the connection without a reply%s%s (see "
-			    "journalctl -u gatekeeperd)", path,
-			    r == -1 ? ": " : "",
-			    r == -1 ? strerror(errno) : "");
-			goto fail;
-		}
-		n += (size_t)r;
+	*out = NULL;
+	if ((c = gk_client_adopt(sock)) == NULL)
+		return gk_seterr(err, errlen, "out of memory");
+	st = gk_client_read_line(c, SPAWN_REPLY_WAIT_MS, &line, &len);
+	e = errno;
+	if (st == GK_CLIENT_OK && (*out = malloc(len + 1)) != NULL) {
+		memcpy(*out, line, len);
+		(*out)[len] = '\0';
 	}
-	*out = buf;
-	return nl - buf;
-fail:
-	free(buf);
+	(void)gk_client_release(c);
+	if (st == GK_CLIENT_OK && *out != NULL)
+		return (ssize_t)len;
+	if (st == GK_CLIENT_OK)
+		gk_seterr(err, errlen, "out of memory");
+	else if (st == GK_CLIENT_TOO_LONG)
+		gk_seterr(err, errlen, "gatekeeperd's reply is over %d bytes "
+		    "without a newline", GK_CTL_LINE_MAX);
+	else if (st == GK_CLIENT_TIMEOUT)
+		gk_seterr(err, errlen, "gatekeeperd at %s did not answer "
+		    "within %d s (is it stuck? see journalctl -u gatekeeperd)",
+		    path, SPAWN_REPLY_WAIT_MS / 1000);
+	else
+		gk_seterr(err, errlen, "gatekeeperd at %s closed the "
+		    "connection without a reply%s%s (see journalctl -u "
+		    "gatekeeperd)", path, st == GK_CLIENT_ERROR ? ": " : "",
+		    st == GK_CLIENT_ERROR ? strerror(e) : "");
 	return -1;
 }
 

@@ -32,10 +32,11 @@ The layers, bottom to top (README.md, "Architecture", has the same table):
   4 daemon    gatekeeper/main.c, gatekeeper/gk_plumb.c and
               gatekeeper/gk_contain.c: gatekeeperd,
               composing the services
-  The clients of the control socket, spawner/ (gk-run) and
-  gatekeeper/ctl/ (gatekeeperctl), may use layers 0 and 1 only: they
-  share the control protocol's description with gatekeeperd, never its
-  state. A client's headers are its own: no other file includes them.
+  The clients of the control socket, spawner/ (gk-run) and spawner/ctl/
+  (gatekeeperctl), may use layers 0 and 1 only: they share the control
+  protocol's description with gatekeeperd, never its state, and their
+  connection code, spawner/client/ (layer 1 here). A client's headers
+  are its own: no other file includes them.
 """
 
 import os
@@ -59,11 +60,14 @@ LAYER_MAP = [
     ("gatekeeper/main.c", 4),
     ("gatekeeper/gk_plumb.", 4),
     ("gatekeeper/gk_contain.", 4),
+    ("spawner/client/", 1),
 ]
 LAYER_NAMES = {0: "base", 1: "protocol", 2: "state", 3: "services",
                4: "daemon"}
 # The control socket's clients: folder -> program; layers 0-CLIENT_MAX.
-CLIENTS = {"spawner/": "gk-run", "gatekeeper/ctl/": "gatekeeperctl"}
+CLIENTS = {"spawner/ctl/": "gatekeeperctl", "spawner/": "gk-run"}
+# The clients' shared code (layer 1 on the map): either may include it.
+SHARED = ("spawner/client/",)
 CLIENT_MAX = 1
 PRODUCT = ("gatekeeper/", "dns/", "sni/", "socks/", "nft/", "spawner/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
@@ -88,11 +92,16 @@ def product_files(root):
 
 
 def client_of(path):
-    """The client folder path is in, or None."""
+    """The client folder path is in (the longest that matches), or None:
+    also for the clients' shared code."""
+    if path.startswith(SHARED):
+        return None
+    best = None
     for folder in CLIENTS:
-        if path.startswith(folder):
-            return folder
-    return None
+        if path.startswith(folder) and (best is None or
+                                        len(folder) > len(best)):
+            best = folder
+    return best
 
 
 def check_file(root, rel, errors):

@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "gatekeeper/ctl/ctl_args.h"
-#include "gatekeeper/ctl/ctl_req.h"
+#include "spawner/ctl/ctl_args.h"
+#include "spawner/ctl/ctl_req.h"
 
 #define MAXARGS	16
 

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "gatekeeper/ctl/ctl_fmt.h"
+#include "spawner/ctl/ctl_fmt.h"
 
 /* 2026-11-25T10:00:00Z + 1h05m03s */
 #define NOW	((time_t)1795600800 + 3903)

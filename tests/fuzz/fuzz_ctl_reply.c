@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gatekeeper/ctl/ctl_fmt.h"
+#include "spawner/ctl/ctl_fmt.h"
 #include "tests/fuzz/fuzz_check.h"
 
 static void

@@ -162,6 +162,31 @@ for via in http socks5; do
 		test "$(dm gatekeeper_connections_total proto="$via" verdict=failed)" = 1
 done
 
+# ---- a tunnel whose cage ends -------------------------------------------------
+# An HTTP CONNECT tunnel held open (TLS handshake done, nothing asked)
+# while its gk-run is killed: the cage ends, and the tunnel's end is the
+# same one line as any other, with reason=cage_ended and the bytes.
+n=$(wc -l <"$LOG")
+as_cmd root
+( cd "$T/work-root" && exec timeout -s KILL 60 "${AS_CMD[@]}" "$GKRUN" \
+	--control "$SOCK" --allow "$UX" --ro "$EN_DIR" -- sh -c \
+	'p=${https_proxy#http://}; (sleep 30; echo) | openssl s_client -quiet \
+	    -proxy "${p%/}" -connect "$1:443" -servername "$1" -CAfile "$2" \
+	    >/dev/null 2>&1' sh "$UX" "$EN_DIR/ca.crt" >/dev/null 2>&1 \
+	</dev/null ) &
+bg=$!
+gk_wait_for 100 eval 'tail -n +"$((n + 1))" "$LOG" | grep -q "host=$UX port=443"'
+sleep 1
+kill -KILL "$(pgrep -P "$bg" | head -1)" 2>/dev/null
+gk_wait_for 50 eval 'tail -n +"$((n + 1))" "$LOG" | grep -q "action=close reason=cage_ended"'
+wait "$bg" 2>/dev/null
+tail -n +"$((n + 1))" "$LOG" >"$T/case.log"
+line=$(grep -E "action=close reason=cage_ended" "$T/case.log")
+GK_DETAIL="$(oneline "$line") | $(oneline "$(grep -E 'conn=' "$T/case.log" | cut -c1-160 | head -n 8)")"
+gk_check "a tunnel whose cage ends: one close line, reason=cage_ended, with the bytes each way and ms" \
+	eval '[ "$(printf "%s\n" "$line" | grep -c .)" = 1 ] &&
+	    [[ "$line" == *"host=$UX port=443 action=close reason=cage_ended up="*" down="*" ms="* ]]'
+
 # ---- stop --------------------------------------------------------------------------
 e2e_stop_daemon
 

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#include "gatekeeper/ctl/ctl_args.h"
+#include "spawner/ctl/ctl_args.h"
 
 /*
  * The first request of a command (approve and deny: "pending"), with its

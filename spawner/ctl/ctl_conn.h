@@ -10,15 +10,9 @@
 
 #include <stddef.h>
 
-struct ctl_conn;
+#include "spawner/client/gk_client.h"
 
-enum ctl_conn_status {
-	CTL_CONN_OK,
-	CTL_CONN_TIMEOUT,	/* nothing (whole) within the time */
-	CTL_CONN_CLOSED,	/* gatekeeperd closed the connection */
-	CTL_CONN_TOO_LONG,	/* a line over GK_CTL_LINE_MAX bytes */
-	CTL_CONN_ERROR,		/* errno says */
-};
+struct ctl_conn;
 
 /*
  * Connect to the socket at path, waiting at most timeout_ms for
@@ -34,7 +28,7 @@ int		 ctl_conn_send(struct ctl_conn *c, const char *line,
  * The next line, without its newline: *line (not NUL-terminated) is
  * valid until the next call. timeout_ms < 0 waits for ever.
  */
-enum ctl_conn_status ctl_conn_read_line(struct ctl_conn *c, int timeout_ms,
+enum gk_client_status ctl_conn_read_line(struct ctl_conn *c, int timeout_ms,
 		    const char **line, size_t *len);
 /* The same, with a message in err for any status but OK (0; else -1). */
 int		 ctl_conn_read(struct ctl_conn *c, int timeout_ms,

@@ -13,7 +13,7 @@
 
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_policy.h"
-#include "gatekeeper/ctl/ctl_args.h"
+#include "spawner/ctl/ctl_args.h"
 
 #define SUN_PATH_MAX	sizeof(((struct sockaddr_un *)0)->sun_path)
 #define SHOW_MAX	68	/* bytes of an argument shown in a message */

@@ -18,11 +18,11 @@
 #include <unistd.h>
 
 #include "config.h"
-#include "gatekeeper/ctl/ctl_args.h"
-#include "gatekeeper/ctl/ctl_conn.h"
-#include "gatekeeper/ctl/ctl_fmt.h"
-#include "gatekeeper/ctl/ctl_reply.h"
-#include "gatekeeper/ctl/ctl_req.h"
+#include "spawner/ctl/ctl_args.h"
+#include "spawner/ctl/ctl_conn.h"
+#include "spawner/ctl/ctl_fmt.h"
+#include "spawner/ctl/ctl_reply.h"
+#include "spawner/ctl/ctl_req.h"
 
 static void die(int, const char *, ...)
     __attribute__((format(printf, 2, 3), noreturn));

@@ -14,8 +14,8 @@
 
 #include <json-c/json.h>
 
-#include "gatekeeper/ctl/ctl_fmt.h"
-#include "gatekeeper/ctl/ctl_reply.h"
+#include "spawner/ctl/ctl_fmt.h"
+#include "spawner/ctl/ctl_reply.h"
 
 #define CTL_TABLE_COLS_MAX	10
 #define CTL_CELL_MAX		(CTL_HOST_MAX + 16)	/* bytes of a cell */

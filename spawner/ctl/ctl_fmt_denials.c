@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "gatekeeper/base/gk_err.h"
-#include "gatekeeper/ctl/ctl_fmt_int.h"
+#include "spawner/ctl/ctl_fmt_int.h"
 
 #define WORD_MAX	64	/* a kind, a reason, a stamp, shown */
 

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "gatekeeper/base/gk_err.h"
-#include "gatekeeper/ctl/ctl_fmt_int.h"
+#include "spawner/ctl/ctl_fmt_int.h"
 
 #define STATS_INDENT	2
 

@@ -13,7 +13,7 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_err.h"
-#include "gatekeeper/ctl/ctl_req.h"
+#include "spawner/ctl/ctl_req.h"
 
 static const char *
 op_name(enum ctl_cmd c)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "gatekeeper/ctl/ctl_fmt_int.h"
+#include "spawner/ctl/ctl_fmt_int.h"
 
 enum list_col {
 	COL_ID, COL_LABEL, COL_UID, COL_SOURCE, COL_AGE, COL_PATTERNS,

@@ -2,7 +2,7 @@
  * gatekeeperctl --help, and `gatekeeperctl COMMAND --help`: what each
  * command does, its options, the exit statuses.
  */
-#include "gatekeeper/ctl/ctl_args.h"
+#include "spawner/ctl/ctl_args.h"
 
 #define OPTIONS_TEXT \
 "Options (before or after the command):\n" \

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "gatekeeper/ctl/ctl_args.h"
-#include "gatekeeper/ctl/ctl_reply.h"
+#include "spawner/ctl/ctl_args.h"
+#include "spawner/ctl/ctl_reply.h"
 
 #define CTL_HOST_MAX		256	/* a host name or address shown */
 

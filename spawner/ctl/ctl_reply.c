@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "gatekeeper/base/gk_err.h"
-#include "gatekeeper/ctl/ctl_reply.h"
+#include "spawner/ctl/ctl_reply.h"
 
 #define CODE_NOT_PERMITTED	"not_permitted"
 #define PEER_REFUSED		"not permitted"	/* a refused peer's error */
