@@ -40,7 +40,6 @@ struct rb {
 	bool			 fail;
 };
 
-
 static struct nftnl_expr *
 ex(struct rb *b, const char *name)
 {

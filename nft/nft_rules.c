@@ -40,7 +40,6 @@
 #define NFT_DT_IFINDEX		20
 #define NFT_DT_BITS		6
 
-
 #define BATCH_PAGE		(256 * 1024)
 #define ELEMS_PER_MSG		64
 

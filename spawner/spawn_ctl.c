@@ -25,7 +25,6 @@
 #include "spawner/client/gk_client.h"
 #include "spawner/spawn_int.h"
 
-
 int
 spawn_ctl_connect(const char *path, char *err, size_t errlen)
 {

@@ -18,8 +18,6 @@
 
 #define QUOTE_MAX	48	/* bytes of peer text quoted in a message */
 
-
-
 static const char *
 type_name(struct json_object *o)
 {
@@ -40,7 +38,6 @@ type_name(struct json_object *o)
 	}
 	return "unknown";
 }
-
 
 static enum gk_ctl_status
 get_string(struct json_object *v, const char *field, const char **s,

@@ -51,8 +51,6 @@ const struct gk_ctl_op_spec gk_ctl_op_specs[GK_CTL_OP__MAX] = {
 	    "{\"op\":\"reload\"}" },
 };
 
-
-
 static const char *const status_str[] = {
 	[GK_CTL_OK] = "ok",
 	[GK_CTL_EMPTY] = "empty request",

@@ -58,7 +58,6 @@ gk_cage_table_new(void)
 	return t;
 }
 
-
 static void
 cage_free(struct gk_cage *c)
 {

@@ -22,7 +22,6 @@ struct gk_listen;
 
 #define CTL_ERRLEN	1024
 
-
 /*
  * Bind and listen on the control socket at `path` (mkdir -p its parent,
  * replace a stale socket, refuse a live one or a non-socket). Returns the

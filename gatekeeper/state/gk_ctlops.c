@@ -159,7 +159,6 @@ ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c, const char *reason)
 	gk_cage_destroy(ctl->cages, c);
 }
 
-
 static void
 audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c,
     bool reattach)
