@@ -164,8 +164,9 @@ done
 
 # ---- a tunnel whose cage ends -------------------------------------------------
 # An HTTP CONNECT tunnel held open (TLS handshake done, nothing asked)
-# while its gk-run is killed: the cage ends, and the tunnel's end is the
-# same one line as any other, with reason=cage_ended and the bytes.
+# while its cage is destroyed (cage.destroy, as root): the tunnel's end
+# is the same one line as any other, with reason=cage_ended and the
+# bytes. (Killing gk-run would race: its keeper ends the client too.)
 n=$(wc -l <"$LOG")
 as_cmd root
 ( cd "$T/work-root" && exec timeout -s KILL 60 "${AS_CMD[@]}" "$GKRUN" \
@@ -177,12 +178,13 @@ as_cmd root
 bg=$!
 gk_wait_for 100 eval 'tail -n +"$((n + 1))" "$LOG" | grep -q "host=$UX port=443"'
 sleep 1
-kill -KILL "$(pgrep -P "$bg" | head -1)" 2>/dev/null
+cid=$(tail -n +"$((n + 1))" "$LOG" | sed -nE 's/.*cage=([a-z0-9]+) .*action=create.*/\1/p' | tail -1)
+gk_ctl_once "{\"op\":\"cage.destroy\",\"id\":\"$cid\"}" >"$T/destroy.out" 2>&1
 gk_wait_for 50 eval 'tail -n +"$((n + 1))" "$LOG" | grep -q "action=close reason=cage_ended"'
 wait "$bg" 2>/dev/null
 tail -n +"$((n + 1))" "$LOG" >"$T/case.log"
 line=$(grep -E "action=close reason=cage_ended" "$T/case.log")
-GK_DETAIL="$(oneline "$line") | $(oneline "$(grep -E 'conn=' "$T/case.log" | cut -c1-160 | head -n 8)")"
+GK_DETAIL="cage $cid: $(oneline "$(cat "$T/destroy.out")") | $(oneline "$line") | $(oneline "$(grep -E 'action=close' "$T/case.log" | cut -c1-200 | head -n 4)")"
 gk_check "a tunnel whose cage ends: one close line, reason=cage_ended, with the bytes each way and ms" \
 	eval '[ "$(printf "%s\n" "$line" | grep -c .)" = 1 ] &&
 	    [[ "$line" == *"host=$UX port=443 action=close reason=cage_ended up="*" down="*" ms="* ]]'
