@@ -90,21 +90,6 @@ spawn_ctl_netns(char *err, size_t errlen)
 	return fd;
 }
 
-void
-spawn_msg_pass_fd(struct msghdr *mh, union spawn_cmsg_fd *cm, int fd)
-{
-	struct cmsghdr *c;
-
-	memset(cm, 0, sizeof(*cm));
-	mh->msg_control = cm->buf;
-	mh->msg_controllen = sizeof(cm->buf);
-	c = CMSG_FIRSTHDR(mh);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-}
-
 /* The request line, with nsfd on its first byte (the shared client). */
 static int
 send_request(int sock, int nsfd, const char *req, const char *path,

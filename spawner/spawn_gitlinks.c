@@ -33,7 +33,6 @@
  * every file there (their config is writable), as the README says.
  */
 #include <sys/stat.h>
-#include <sys/syscall.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -43,13 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#if defined(__linux__) && defined(__has_include)
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#define HAVE_OPENAT2	1
-#endif
-#endif
 
 #include "spawner/spawn_int.h"
 
@@ -61,80 +53,6 @@
 /* One repository: its git directory, the index file in it, its work
  * tree. */
 typedef int (*repo_fn)(void *arg, const char *gitdir, const char *worktree);
-
-/*
- * Open `rel` beneath the directory fd `dirfd`, following no link at all
- * (the last component, a link, is opened as itself with O_PATH):
- * openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS. Without openat2 (a
- * kernel before 5.6): -1, ENOSYS; the caller then does nothing.
- */
-static int
-open_beneath(int dirfd, const char *rel, int flags)
-{
-#if defined(HAVE_OPENAT2) && defined(SYS_openat2)
-	struct open_how how;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (unsigned long long)(flags | O_NOFOLLOW | O_CLOEXEC);
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
-	    RESOLVE_NO_MAGICLINKS;
-	return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
-#else
-	(void)dirfd;
-	(void)rel;
-	(void)flags;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
-
-/*
- * dir/name opened for reading: a regular file, no link followed, never
- * blocking on a FIFO the sandbox made. -1 otherwise (errno: ELOOP for a
- * link, EINVAL for a file of another type).
- */
-static int
-open_regular(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-	struct stat st;
-	int fd;
-
-	if (snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-	    (int)sizeof(path)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_CLOEXEC)) == -1)
-		return -1;
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		errno = EINVAL;
-		return -1;
-	}
-	return fd;
-}
-
-/* The first line of dir/name (a regular file), or false. */
-static bool
-first_line(const char *dir, const char *name, char out[PATH_MAX])
-{
-	ssize_t n;
-	char *nl;
-	int fd;
-
-	if ((fd = open_regular(dir, name)) == -1)
-		return false;
-	n = read(fd, out, PATH_MAX - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	out[n] = '\0';
-	if ((nl = strchr(out, '\n')) != NULL)
-		*nl = '\0';
-	return out[0] != '\0';
-}
 
 /* A worktree's git directory names its .git file in "gitdir" (guarded:
  * read-only in the sandbox): the work tree is the directory of that. */
@@ -152,7 +70,7 @@ worktrees_of(const char *gitdir, repo_fn fn, void *arg)
 	while (r == 0 && (de = readdir(d)) != NULL) {
 		if (de->d_name[0] == '.' ||
 		    snprintf(sub, sizeof(sub), "%s/%s", dir, de->d_name) >=
-		    (int)sizeof(sub) || !first_line(sub, "gitdir", line) ||
+		    (int)sizeof(sub) || !spawn_first_line(sub, "gitdir", line) ||
 		    line[0] != '/' || (slash = strrchr(line, '/')) == NULL ||
 		    strcmp(slash, "/.git") != 0)
 			continue;
@@ -215,7 +133,7 @@ oid_length(const char *gitdir)
 	char *cfg, *s;
 	int fd;
 
-	if ((fd = open_regular(gitdir, "config")) == -1)
+	if ((fd = spawn_open_regular(gitdir, "config")) == -1)
 		return oid;
 	cfg = (char *)spawn_fd_slurp(fd, 1 << 20, &len);
 	close(fd);
@@ -247,7 +165,7 @@ read_one(const char *gitdir, const char *name, size_t oid,
 	int fd;
 
 	shared[0] = '\0';
-	if ((fd = open_regular(gitdir, name)) == -1)
+	if ((fd = spawn_open_regular(gitdir, name)) == -1)
 		return errno == ENOENT ? 0 : -1;
 	buf = spawn_fd_slurp(fd, INDEX_MAX, &len);
 	close(fd);
@@ -328,19 +246,16 @@ pin(struct pin_ctx *c, const char *path, const struct stat *st)
 static bool
 named_gitdir(const char *dir, char out[PATH_MAX])
 {
-	char line[PATH_MAX], joined[PATH_MAX];
-	const char *p;
+	char line[PATH_MAX], *p;
+	bool ok;
 
-	if (!first_line(dir, ".git", line) || strncmp(line, "gitdir: ", 8) != 0)
+	if (!spawn_first_line(dir, ".git", line) ||
+	    strncmp(line, "gitdir: ", 8) != 0 ||
+	    (p = spawn_named_path(dir, line + 8)) == NULL)
 		return false;
-	p = line + 8;
-	if (p[0] != '/') {
-		if (snprintf(joined, sizeof(joined), "%s/%s", dir, p) >=
-		    (int)sizeof(joined))
-			return false;
-		p = joined;
-	}
-	return realpath(p, out) != NULL;
+	ok = snprintf(out, PATH_MAX, "%s", p) < PATH_MAX;
+	free(p);
+	return ok;
 }
 
 static void
@@ -358,9 +273,10 @@ pin_one(void *arg, const char *rel, size_t len)
 	    snprintf(path, sizeof(path), "%s/.git", dir) >= (int)sizeof(path))
 		return;
 	/* no link followed: the paths pinned are the ones git uses */
-	if ((dfd = open_beneath(c->wfd, rel, O_PATH | O_DIRECTORY)) == -1)
+	if ((dfd = spawn_openat_nofollow(c->wfd, rel, O_PATH | O_DIRECTORY |
+	    O_CLOEXEC, 0)) == -1)
 		return;
-	gfd = open_beneath(dfd, ".git", O_PATH);
+	gfd = spawn_openat_nofollow(dfd, ".git", O_PATH | O_CLOEXEC, 0);
 	close(dfd);
 	if (gfd == -1)
 		return;
@@ -488,9 +404,10 @@ check_one(void *arg, const char *rel, size_t len)
 	(void)len;
 	if (snprintf(dir, sizeof(dir), "%s/%s", c->worktree, rel) >=
 	    (int)sizeof(dir) ||
-	    (dfd = open_beneath(c->wfd, rel, O_PATH | O_DIRECTORY)) == -1)
+	    (dfd = spawn_openat_nofollow(c->wfd, rel, O_PATH | O_DIRECTORY |
+	    O_CLOEXEC, 0)) == -1)
 		return;		/* missing, or a link: git does not enter */
-	if ((gfd = open_beneath(dfd, ".git", O_PATH)) == -1 ||
+	if ((gfd = spawn_openat_nofollow(dfd, ".git", O_PATH | O_CLOEXEC, 0)) == -1 ||
 	    fstat(gfd, &st) == -1) {
 		if (gfd != -1)
 			close(gfd);

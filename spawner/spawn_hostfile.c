@@ -19,39 +19,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__linux__) && defined(__has_include)
-#if __has_include(<linux/openat2.h>)
-#include <linux/openat2.h>
-#define HAVE_OPENAT2	1
-#endif
-#endif
-
 #include "spawner/spawn_int.h"
 
 #define TMP_TRIES	8
-
-/*
- * openat() of one name in `dirfd` that never follows a link, even with
- * O_PATH (where O_NOFOLLOW alone would return the link itself): openat2
- * with RESOLVE_NO_SYMLINKS, else O_NOFOLLOW (the caller checks the type).
- */
-static int
-openat_nofollow(int dirfd, const char *name, int flags, mode_t mode)
-{
-#if defined(HAVE_OPENAT2) && defined(SYS_openat2)
-	struct open_how how;
-	long fd;
-
-	memset(&how, 0, sizeof(how));
-	how.flags = (unsigned long long)(flags | O_NOFOLLOW);
-	how.mode = (flags & O_CREAT) ? mode : 0;
-	how.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH;
-	fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
-	if (fd != -1 || (errno != ENOSYS && errno != EPERM))
-		return (int)fd;
-#endif
-	return openat(dirfd, name, flags | O_NOFOLLOW, mode);
-}
 
 /* Split `arg` into its directory (opened) and last component. */
 static int
@@ -112,10 +82,10 @@ spawn_hostfile_open(struct spawn_hostfile *h, const char *opt,
 	if (open_dir(h, err, errlen) == -1)
 		return -1;
 	spawn_printable(arg, show, sizeof(show));
-	if (create && (fd = openat_nofollow(h->dirfd, h->base, O_WRONLY |
+	if (create && (fd = spawn_openat_nofollow(h->dirfd, h->base, O_WRONLY |
 	    O_CREAT | O_EXCL | O_CLOEXEC, 0644)) != -1)
 		close(fd);
-	h->fd = openat_nofollow(h->dirfd, h->base, O_PATH | O_CLOEXEC, 0);
+	h->fd = spawn_openat_nofollow(h->dirfd, h->base, O_PATH | O_CLOEXEC, 0);
 	if (h->fd == -1 && errno == ELOOP)
 		goto link;
 	if (h->fd == -1)
@@ -178,7 +148,7 @@ spawn_hostfile_tmp(const struct spawn_hostfile *h, char *tmp, size_t tmplen)
 			errno = ENAMETOOLONG;
 			return NULL;
 		}
-		fd = openat_nofollow(h->dirfd, tmp, O_WRONLY | O_CREAT |
+		fd = spawn_openat_nofollow(h->dirfd, tmp, O_WRONLY | O_CREAT |
 		    O_EXCL | O_CLOEXEC, 0644);
 		if (fd == -1 && errno != EEXIST)
 			return NULL;

@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include <limits.h>
+
 #include "spawner/spawn.h"
 
 /* spawn_seccomp.c: the profile as BPF in a memfd at offset 0, CLOEXEC. */
@@ -71,6 +73,26 @@ int		 spawn_guard_mounts(struct spawn_mlist *l,
  */
 int		 spawn_guard_gitdir(struct spawn_mlist *l, const char *path,
 		    const struct spawn_opts *o);
+/* spawn_hostio.c: host files a sandbox could have touched */
+/*
+ * openat() of rel beneath dirfd following no link, even with O_PATH
+ * (where O_NOFOLLOW alone returns the link itself): openat2
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS. Without openat2, O_NOFOLLOW for
+ * a single name (the caller checks the type); for a longer rel, -1
+ * (ENOSYS).
+ */
+int		 spawn_openat_nofollow(int dirfd, const char *rel, int flags,
+		    mode_t mode);
+/* dir/name for reading: a regular file, no link followed, never blocking
+ * (a FIFO); -1 otherwise (ELOOP: a link; EINVAL: another type). */
+int		 spawn_open_regular(const char *dir, const char *name);
+/* The first line of dir/name (spawn_open_regular), without its end;
+ * false when there is none or it does not fit. */
+bool		 spawn_first_line(const char *dir, const char *name,
+		    char out[PATH_MAX]);
+/* What a git file names (s), relative to base unless absolute, as a
+ * real path (malloc'd), or NULL. */
+char		*spawn_named_path(const char *base, const char *s);
 /* spawn_gitlinks.c */
 /*
  * Pin the .git of each gitlink of each writable repository's index (and
@@ -152,14 +174,6 @@ int		 spawn_check_command(const struct spawn_plan *p,
 		    char *err, size_t errlen);
 
 /* spawn_ctl.c */
-/* Room for one fd passed with SCM_RIGHTS. */
-union spawn_cmsg_fd {
-	struct cmsghdr	 hdr;
-	char		 buf[CMSG_SPACE(sizeof(int))];
-};
-/* Point mh's control data at cm, holding `fd` as SCM_RIGHTS. */
-void		 spawn_msg_pass_fd(struct msghdr *mh, union spawn_cmsg_fd *cm,
-		    int fd);
 int		 spawn_ctl_connect(const char *path, char *err, size_t errlen);
 /*
  * unshare(CLONE_NEWUSER | CLONE_NEWNET), identity uid/gid maps, lo up;

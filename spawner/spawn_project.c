@@ -107,42 +107,6 @@ add_rw(struct spawn_mlist *l, const char *path, const char *home,
 	return 0;
 }
 
-/* The first line of dir/name (no link followed), in out: false if none. */
-static bool
-first_line(const char *dir, const char *name, char out[PATH_MAX])
-{
-	char path[PATH_MAX];
-	uint8_t *buf;
-	size_t len;
-	int fd;
-
-	if (!join(path, dir, name) ||
-	    (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) == -1)
-		return false;
-	buf = spawn_fd_slurp(fd, 4096, &len);
-	close(fd);
-	if (buf == NULL)
-		return false;
-	buf[len] = '\0';
-	buf[strcspn((char *)buf, "\r\n")] = '\0';
-	len = (size_t)snprintf(out, PATH_MAX, "%s", (char *)buf);
-	free(buf);
-	return len > 0 && len < PATH_MAX;
-}
-
-/* A path a git file names, relative to `base` unless absolute, as a real
- * path (malloc'd), or NULL. */
-static char *
-named_path(const char *base, const char *s)
-{
-	char path[PATH_MAX];
-
-	if (s[0] == '/' ? snprintf(path, sizeof(path), "%s", s) >=
-	    (int)sizeof(path) : !join(path, base, s))
-		return NULL;
-	return realpath(path, NULL);
-}
-
 /* Is path in a place that is writable already (--rw, the working
  * directory)? */
 static bool
@@ -197,13 +161,14 @@ worktree_dirs(struct spawn_mlist *l, const char *top, const char *home)
 	struct stat st;
 	int r = 0;
 
-	if (!first_line(top, ".git", line) || strncmp(line, "gitdir: ", 8) != 0 ||
-	    (gitdir = named_path(top, line + 8)) == NULL ||
+	if (!spawn_first_line(top, ".git", line) ||
+	    strncmp(line, "gitdir: ", 8) != 0 ||
+	    (gitdir = spawn_named_path(top, line + 8)) == NULL ||
 	    writable_already(l, gitdir) || !join(dotgit, top, ".git"))
 		goto out;	/* nothing, or already visible */
 	self = realpath(dotgit, NULL);
-	if (first_line(gitdir, "gitdir", back))
-		named = named_path(gitdir, back);
+	if (spawn_first_line(gitdir, "gitdir", back))
+		named = spawn_named_path(gitdir, back);
 	if (self != NULL && named != NULL && strcmp(self, named) == 0)
 		common = worktrees_parent(gitdir);
 	if (common == NULL || !join(back, common, "HEAD") ||

@@ -37,6 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "spawner/client/gk_client.h"
 #include "spawner/spawn_int.h"
 
 #define MSG_MAX		(1 + (SPAWN_ERRLEN > sizeof(struct spawn_cage) ? \
@@ -58,7 +59,7 @@ spawn_fds_add(struct spawn_fds *f, int fd, const uint8_t *data, size_t len,
 static int
 chan_send(int chan, char kind, const void *body, size_t len, int fd)
 {
-	union spawn_cmsg_fd cm;
+	union gk_cmsg_fd cm;
 	char msg[MSG_MAX];
 	struct msghdr mh;
 	struct iovec iov;
@@ -76,7 +77,7 @@ chan_send(int chan, char kind, const void *body, size_t len, int fd)
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	if (fd != -1)
-		spawn_msg_pass_fd(&mh, &cm, fd);
+		gk_client_pass_fd(&mh, &cm, fd);
 	do
 		n = sendmsg(chan, &mh, MSG_NOSIGNAL);
 	while (n == -1 && errno == EINTR);
@@ -91,7 +92,7 @@ chan_send(int chan, char kind, const void *body, size_t len, int fd)
 static ssize_t
 chan_recv(int chan, char *buf, size_t len, int *fd, int wait_ms)
 {
-	union spawn_cmsg_fd cm;
+	union gk_cmsg_fd cm;
 	struct pollfd pfd = { .fd = chan, .events = POLLIN };
 	struct msghdr mh;
 	struct cmsghdr *c;

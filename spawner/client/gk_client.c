@@ -41,6 +41,21 @@ gk_client_frame(char *buf, size_t *len, size_t *used, const char **line,
 	return true;
 }
 
+void
+gk_client_pass_fd(struct msghdr *mh, union gk_cmsg_fd *cm, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(cm, 0, sizeof(*cm));
+	mh->msg_control = cm->buf;
+	mh->msg_controllen = sizeof(cm->buf);
+	c = CMSG_FIRSTHDR(mh);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
 struct gk_client *
 gk_client_adopt(int fd)
 {
@@ -94,12 +109,8 @@ gk_client_open(const char *path, int timeout_ms)
 int
 gk_client_send(struct gk_client *c, const char *line, int pass_fd)
 {
-	union {
-		char		buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr	align;
-	} cm;
 	size_t len = strlen(line), off = 0;
-	struct cmsghdr *h;
+	union gk_cmsg_fd cm;
 	struct msghdr msg;
 	struct iovec iov;
 	ssize_t n;
@@ -107,16 +118,8 @@ gk_client_send(struct gk_client *c, const char *line, int pass_fd)
 	memset(&msg, 0, sizeof(msg));
 	msg.msg_iov = &iov;
 	msg.msg_iovlen = 1;
-	if (pass_fd != -1) {
-		memset(&cm, 0, sizeof(cm));
-		msg.msg_control = cm.buf;
-		msg.msg_controllen = sizeof(cm.buf);
-		h = CMSG_FIRSTHDR(&msg);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(h), &pass_fd, sizeof(int));
-	}
+	if (pass_fd != -1)
+		gk_client_pass_fd(&msg, &cm, pass_fd);
 	while (off < len) {
 		iov.iov_base = (char *)line + off;
 		iov.iov_len = len - off;

@@ -12,6 +12,8 @@
 #ifndef GK_CLIENT_H
 #define GK_CLIENT_H
 
+#include <sys/socket.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -20,6 +22,16 @@
 #define GK_CLIENT_BUF	(GK_CTL_LINE_MAX + 1)	/* a line and its newline */
 
 struct gk_client;
+
+/* Room for one descriptor passed with SCM_RIGHTS. */
+union gk_cmsg_fd {
+	struct cmsghdr	 hdr;
+	char		 buf[CMSG_SPACE(sizeof(int))];
+};
+/* Point mh's control data at cm, holding fd as SCM_RIGHTS (also for the
+ * other sockets of the clients: gk-run's start channel). */
+void		 gk_client_pass_fd(struct msghdr *mh, union gk_cmsg_fd *cm,
+		    int fd);
 
 enum gk_client_status {
 	GK_CLIENT_OK,
