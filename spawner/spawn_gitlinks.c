@@ -201,6 +201,31 @@ read_index(const char *gitdir, spawn_gitlink_fn fn, void *arg,
 		snprintf(bad, 80, "%s", shared);
 }
 
+/*
+ * A path git itself could have put in an index: relative, no empty, "."
+ * or ".." component. Any other is the sandbox's raw writing; skipped, or
+ * "." would have the repository's own .git moved aside at the end.
+ */
+static bool
+plain_path(const char *rel)
+{
+	const char *s = rel, *e;
+	size_t n;
+
+	if (rel[0] == '/')
+		return false;
+	for (;;) {
+		e = strchrnul(s, '/');
+		n = (size_t)(e - s);
+		if (n == 0 || (n == 1 && s[0] == '.') ||
+		    (n == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		if (*e == '\0')
+			return true;
+		s = e + 1;
+	}
+}
+
 /* ---- at the start ------------------------------------------------------ */
 
 struct pin_ctx {
@@ -267,7 +292,7 @@ pin_one(void *arg, const char *rel, size_t len)
 	int dfd, gfd;
 
 	(void)len;
-	if (c->r != 0 ||
+	if (c->r != 0 || !plain_path(rel) ||
 	    snprintf(dir, sizeof(dir), "%s/%s", c->worktree, rel) >=
 	    (int)sizeof(dir) ||
 	    snprintf(path, sizeof(path), "%s/.git", dir) >= (int)sizeof(path))
@@ -402,7 +427,8 @@ check_one(void *arg, const char *rel, size_t len)
 	int dfd, gfd;
 
 	(void)len;
-	if (snprintf(dir, sizeof(dir), "%s/%s", c->worktree, rel) >=
+	if (!plain_path(rel) ||
+	    snprintf(dir, sizeof(dir), "%s/%s", c->worktree, rel) >=
 	    (int)sizeof(dir) ||
 	    (dfd = spawn_openat_nofollow(c->wfd, rel, O_PATH | O_DIRECTORY |
 	    O_CLOEXEC, 0)) == -1)

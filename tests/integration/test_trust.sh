@@ -206,6 +206,27 @@ for who in root nobody; do
 	rm -f "$W/gl/.git/index-untrusted-by-gk-run"
 	host "$who" "$W/gl" git read-tree HEAD
 
+	# ---- index paths git itself never writes ("ab/..", ".") ---------------
+	run "$who" "$W/gl" -- sh -c '
+		c=$(git rev-parse HEAD) && mkdir -p ab &&
+		git update-index --add --cacheinfo 160000,$c,abcde &&
+		git update-index --add --cacheinfo 160000,$c,z &&
+		python3 -c "
+import sys
+p = \".git/index\"
+b = open(p, \"rb\").read()
+b = b.replace(b\"abcde\\0\", b\"ab/..\\0\").replace(b\"\\0z\\0\", b\"\\0.\\0\")
+open(p, \"wb\").write(b)" && echo patched'
+	GK_DETAIL="$(detail) | $(ls -a "$W/gl" | tr '\n' ' ')"
+	gk_check "$who: gitlinks: index paths no git writes (ab/.., .) name the repository itself: its .git stays" \
+		eval 'grep -qx patched "$T/out" && [ -d "$W/gl/.git" ] &&
+		    [ ! -e "$W/gl/.git-untrusted-by-gk-run" ] &&
+		    ! grep -q "is a git repository the sandbox made" "$T/err"'
+	[ -d "$W/gl/.git-untrusted-by-gk-run" ] && mv "$W/gl/.git-untrusted-by-gk-run" "$W/gl/.git"
+	rm -f "$W/gl/.git/index"
+	rmdir "$W/gl/ab" 2>/dev/null
+	host "$who" "$W/gl" git read-tree HEAD
+
 	# ---- ... also when gk-run is killed (its keeper checks) --------------
 	rm -f "$W/gl/ready"
 	as=()
