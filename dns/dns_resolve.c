@@ -18,11 +18,11 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
-#include "gatekeeper/state/gk_ask.h"
+#include "gatekeeper/cage/gk_ask.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_events.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
 
 struct dns_waiter {
@@ -124,7 +124,7 @@ deny_query(struct dns_server *s, struct dns_handling *h, struct gk_cage *c,
 		r = GK_REASON_HOST_POLICY;
 	count_verdict(h, GK_DNSV_DENIED);
 	gk_stats.denied[GK_KIND_DNS][r]++;
-	gk_cage_count_denied(c, GK_KIND_DNS);
+	gk_cage_count(c, GK_TALLY_DENIED, GK_KIND_DNS);
 	/* its owner (if told), its recent denials, who follows them */
 	if (q->name_host)
 		gk_events_deny(c, GK_KIND_DNS, q->name, 0, r, NULL);
@@ -133,7 +133,8 @@ deny_query(struct dns_server *s, struct dns_handling *h, struct gk_cage *c,
 			snprintf(why, sizeof(why), "the host policy (version "
 			    "%s) denies it for every cage", hp->version);
 		else if (q->name_host)
-			gk_allow_explain(c->allow, q->name, q->name_len, 0, why,
+			gk_allow_explain(gk_cage_allow(c), q->name,
+			    q->name_len, 0, why,
 			    sizeof(why));
 		else {
 			st = gk_name_parse((const uint8_t *)q->name,
@@ -160,7 +161,7 @@ answer_placeholder(struct dns_server *s, struct dns_handling *h,
 {
 	struct gk_addr a;
 
-	if (c->ask == NULL || !q->name_host ||
+	if (!gk_cage_asks(c) || !q->name_host ||
 	    gk_special_name_classify(q->name) != GK_SPECIAL_NONE ||
 	    !gk_hostpolicy_may_ask(gk_cage_policy(c), q->name, q->name_len,
 	    0))
@@ -250,7 +251,7 @@ waiter_cage(struct dns_server *s, const struct dns_waiter *w)
 {
 	struct gk_cage *c = gk_cage_by_source(s->cages, &w->client.addr);
 
-	return c != NULL && strcmp(c->id, w->cage_id) == 0 ? c : NULL;
+	return c != NULL && strcmp(gk_cage_id(c), w->cage_id) == 0 ? c : NULL;
 }
 
 static void
@@ -389,7 +390,7 @@ pending_add_waiter(struct dns_pending *p, const struct dns_handling *h,
 	w->client = *cl;
 	if (cl->tcp != NULL)
 		dns_tcp_ref(cl->tcp);
-	memcpy(w->cage_id, c->id, sizeof(w->cage_id));
+	memcpy(w->cage_id, gk_cage_id(c), sizeof(w->cage_id));
 	return 0;
 }
 
@@ -564,7 +565,7 @@ handle_query(struct dns_server *s, struct dns_handling *h,
 		gk_stats.denied[GK_KIND_DNS][GK_REASON_UNKNOWN_SOURCE]++;
 		return dns_reply_empty(q, DNS_RC_REFUSED, out, outlen);
 	}
-	c->dns_queries++;
+	gk_cage_count(c, GK_TALLY_DNS_QUERY, 0);
 	if (q->edns && q->edns_version > 0) {
 		count_verdict(h, GK_DNSV_MALFORMED);
 		return dns_reply_empty(q, DNS_RC_BADVERS, out, outlen);
@@ -621,7 +622,7 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	if (n > 0)
 		gk_hist_observe(&gk_stats.dns_answer[h.verdict], took);
 	log_debug("q=%llu cage=%s name=%s qtype=%u verdict=%s %s",
-	    (unsigned long long)h.id, h.cage != NULL ? h.cage->id : "-",
+	    (unsigned long long)h.id, h.cage != NULL ? gk_cage_id(h.cage) : "-",
 	    h.q != NULL ? h.q->name : "-", h.q != NULL ? h.q->qtype : 0,
 	    gk_dns_verdict_name(h.verdict), n > 0 ? "answered" :
 	    "asked upstream");

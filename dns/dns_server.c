@@ -22,8 +22,8 @@
 #include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_limit.h"
 
 struct dns_tcp {
 	TAILQ_ENTRY(dns_tcp)	 entry;

@@ -21,11 +21,12 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/cgroup/gk_cgroup.h"
 #include "gatekeeper/gk_contain.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_contain_facet.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/cage/gk_facet.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/state/gk_conf.h"
-#include "gatekeeper/state/gk_control.h"
-#include "gatekeeper/state/gk_events.h"
-#include "gatekeeper/state/gk_limit.h"
 
 #define POLL_SEC	1	/* limit counters of limited cages */
 
@@ -37,7 +38,7 @@ struct gk_contain {
 	bool			 retire;	/* and the slice goes too */
 };
 
-/* c->cg */
+/* gk_cage_facet(c, GK_FACET_CONTAIN) */
 struct cage_cg {
 	struct gk_cg_cage	*cgc;
 	struct gk_rlimits	 lim;		/* enforced */
@@ -45,7 +46,7 @@ struct cage_cg {
 	uint64_t		 pids_seen;
 	/* a cage.attach under way (a systemd scope being made) */
 	struct gk_cage		*cage;
-	gk_ctl_attach_done	 done;
+	gk_attach_done	 done;
 	void			*done_arg;
 };
 
@@ -53,7 +54,7 @@ struct cage_cg {
 static void
 poll_cage(struct gk_cage *c)
 {
-	struct cage_cg *r = c->cg;
+	struct cage_cg *r = gk_cage_facet(c, GK_FACET_CONTAIN);
 	char ex[64], v[GK_RLIM_TEXT];
 	uint64_t oom, pmax;
 
@@ -68,7 +69,8 @@ poll_cage(struct gk_cage *c)
 		    r->lim.memory, ex);
 		gk_events_limit(c, "memory", r->lim.memory, oom - r->oom_seen);
 		log_info("cage=%s action=limit limit=memory value=%llu "
-		    "killed=%llu", c->id, (unsigned long long)r->lim.memory,
+		    "killed=%llu", gk_cage_id(c),
+		    (unsigned long long)r->lim.memory,
 		    (unsigned long long)(oom - r->oom_seen));
 		r->oom_seen = oom;
 	}
@@ -79,7 +81,7 @@ poll_cage(struct gk_cage *c)
 		    ex);
 		gk_events_limit(c, "pids", r->lim.pids, pmax - r->pids_seen);
 		log_info("cage=%s action=limit limit=pids value=%u "
-		    "refused=%llu", c->id, r->lim.pids,
+		    "refused=%llu", gk_cage_id(c), r->lim.pids,
 		    (unsigned long long)(pmax - r->pids_seen));
 		r->pids_seen = pmax;
 	}
@@ -130,7 +132,8 @@ trim_limits(struct gk_contain *k, const struct gk_cage *c,
 	}
 	if (dropped[0] != '\0')
 		log_warnx("cage=%s: limits it asked for that cannot be "
-		    "enforced are dropped (best effort): %s", c->id, dropped);
+		    "enforced are dropped (best effort): %s", gk_cage_id(c),
+		    dropped);
 	return true;
 }
 
@@ -156,10 +159,10 @@ adopt_cgroup(struct gk_contain *k, const struct gk_cage *c,
 		    "created", name);
 		return NULL;
 	}
-	if ((cgc = gk_cg_cage_adopt(k->cg, bare, c->uid, err, errlen)) !=
-	    NULL)
+	if ((cgc = gk_cg_cage_adopt(k->cg, bare, gk_cage_uid(c), err,
+	    errlen)) != NULL)
 		log_info("cage=%s cgroup=%s action=reattach: its processes "
-		    "are this cage's again", c->id, name);
+		    "are this cage's again", gk_cage_id(c), name);
 	return cgc;
 }
 
@@ -177,7 +180,7 @@ contain_create(void *arg, struct gk_cage *c, pid_t owner,
 	if (!trim_limits(k, c, &lim, best_effort, err, errlen))
 		return -1;
 	if (gk_cg_owner_of(owner, &o) == -1 ||
-	    !gk_cg_name(name, sizeof(name), c->id, &o)) {
+	    !gk_cg_name(name, sizeof(name), gk_cage_id(c), &o)) {
 		snprintf(err, errlen, "cannot read the control peer's process "
 		    "(pid %d): %s", (int)owner, strerror(errno));
 		return -1;
@@ -189,7 +192,7 @@ contain_create(void *arg, struct gk_cage *c, pid_t owner,
 	if (adopt != NULL)
 		r->cgc = adopt_cgroup(k, c, adopt, &o, err, errlen);
 	else
-		r->cgc = gk_cg_cage_new(k->cg, name, &lim, c->uid, err,
+		r->cgc = gk_cg_cage_new(k->cg, name, &lim, gk_cage_uid(c), err,
 		    errlen);
 	if (r->cgc == NULL) {
 		free(r);
@@ -199,7 +202,7 @@ contain_create(void *arg, struct gk_cage *c, pid_t owner,
 	/* only what happens from now on is news */
 	if (adopt != NULL)
 		(void)gk_cg_cage_events(r->cgc, &r->oom_seen, &r->pids_seen);
-	c->cg = r;
+	gk_cage_facet_set(c, GK_FACET_CONTAIN, r);
 	return 0;
 }
 
@@ -249,21 +252,21 @@ static void
 attached_cb(void *arg, int rc, const char *err)
 {
 	struct cage_cg *r = arg;
-	gk_ctl_attach_done done = r->done;
+	gk_attach_done done = r->done;
 
 	r->done = NULL;
 	if (rc == -1)
 		log_warnx("cage=%s cannot put its process in its cgroup: %s",
-		    r->cage->id, err);
+		    gk_cage_id(r->cage), err);
 	done(r->done_arg, r->cage, rc, err);
 }
 
 static int
 contain_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
-    uid_t uid, gk_ctl_attach_done done, void *done_arg, char *err,
+    uid_t uid, gk_attach_done done, void *done_arg, char *err,
     size_t errlen)
 {
-	struct cage_cg *r = c->cg;
+	struct cage_cg *r = gk_cage_facet(c, GK_FACET_CONTAIN);
 	uint64_t start;
 	pid_t pid, ppid;
 
@@ -292,7 +295,7 @@ contain_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
 static void
 contain_end(void *arg, struct gk_cage *c)
 {
-	struct cage_cg *r = c->cg;
+	struct cage_cg *r = gk_cage_facet(c, GK_FACET_CONTAIN);
 
 	poll_cage(c);		/* what happened last, before the kill */
 	if (r->done != NULL)	/* its cage.attach is answered */
@@ -302,7 +305,7 @@ contain_end(void *arg, struct gk_cage *c)
 	else
 		gk_cg_cage_end(r->cgc);
 	free(r);
-	c->cg = NULL;
+	gk_cage_facet_set(c, GK_FACET_CONTAIN, NULL);
 }
 
 static void
@@ -315,7 +318,7 @@ contain_poll(void *arg, struct gk_cage *c)
 static struct json_object *
 contain_describe(void *arg, const struct gk_cage *c)
 {
-	const struct cage_cg *r = c->cg;
+	const struct cage_cg *r = gk_cage_facet(c, GK_FACET_CONTAIN);
 	struct json_object *o, *l;
 	char v[GK_RLIM_TEXT];
 
@@ -381,7 +384,7 @@ gk_contain_start(struct gk_contain **out, struct event_base *base,
 }
 
 void
-gk_contain_hooks(struct gk_contain *k, struct gk_ctl_contain *h)
+gk_contain_hooks(struct gk_contain *k, struct gk_cage_containment *h)
 {
 	memset(h, 0, sizeof(*h));
 	h->arg = k;

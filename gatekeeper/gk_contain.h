@@ -16,7 +16,7 @@ struct event_base;
 struct gk_cage_table;
 struct gk_conf;
 struct gk_contain;
-struct gk_ctl_contain;
+struct gk_cage_containment;
 
 /*
  * Per the cgroup key: off, or no hierarchy can be written: 0 and *out
@@ -26,7 +26,7 @@ struct gk_ctl_contain;
  */
 int	gk_contain_start(struct gk_contain **out, struct event_base *base,
 	    const struct gk_conf *c, struct gk_cage_table *cages);
-void	gk_contain_hooks(struct gk_contain *k, struct gk_ctl_contain *h);
+void	gk_contain_hooks(struct gk_contain *k, struct gk_cage_containment *h);
 /*
  * Before the cages go at shutdown. A restart (or a crash, or no service
  * manager to ask): their cgroups and processes stay, for gk-run to

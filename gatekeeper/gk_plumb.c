@@ -23,10 +23,10 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/gk_plumb.h"
 #include "gatekeeper/policy/gk_special.h"
-#include "gatekeeper/state/gk_ask.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_ask.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/state/gk_conf.h"
-#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/cage/gk_plumb_facet.h"
 #include "nft/nft.h"
 #include "socks/proxy.h"
 
@@ -167,14 +167,14 @@ plumb_pin_sync(void *arg, const struct gk_cage *c, const struct gk_addr *a,
 	    gk_ask_placeholder_name(c, a) == NULL))
 		return 0;
 	memcpy(&dst.s_addr, a->bytes, 4);
-	if (nft_cage_pin(p->np, c->link, dst, (uint32_t)(until - now), err,
-	    sizeof(err)) == 0)
+	if (nft_cage_pin(p->np, gk_cage_plumb_link(c), dst,
+	    (uint32_t)(until - now), err, sizeof(err)) == 0)
 		return 0;
 	/* once a second at most: a failing kernel would flood the log */
 	if ((ms = gk_clock_ms()) - p->pin_fail_ms >= 1000) {
 		p->pin_fail_ms = ms;
 		log_warnx("cage=%s address=%s: %s; its connections there are "
-		    "refused until a later lookup succeeds", c->id,
+		    "refused until a later lookup succeeds", gk_cage_id(c),
 		    gk_addr_ntop(a, txt, sizeof(txt)), err);
 	}
 	return -1;
@@ -192,7 +192,8 @@ plumb_refused(void *arg, const struct nft_refusal *r)
 	gk_addr_from_bytes(&dst, AF_INET, (const uint8_t *)&r->dst.s_addr);
 	/* the link tells a live cage from one that used the address before */
 	if ((c = gk_cage_by_source(p->cages, &src)) == NULL ||
-	    c->link == 0 || c->link != r->ifindex)
+	    gk_cage_plumb_link(c) == 0 ||
+	    gk_cage_plumb_link(c) != (uint32_t)r->ifindex)
 		return;
 	proxy_transparent_refused(p->proxy, c, &dst, r->dport);
 }
@@ -253,7 +254,7 @@ plumbing_wanted(const struct gk_conf *c, const char **why)
 
 void
 gk_plumb_hooks(struct gk_plumb *p, const struct gk_conf *c,
-    struct gk_ctl_plumb *h)
+    struct gk_cage_plumbing *h)
 {
 	char gw[GK_ADDR_STRLEN];
 

@@ -10,7 +10,7 @@
 
 struct event_base;
 struct gk_conf;
-struct gk_ctl_plumb;
+struct gk_cage_plumbing;
 struct gk_plumb;
 struct gk_cage_table;
 struct proxy_ctx;
@@ -31,7 +31,7 @@ void	gk_plumb_attach(struct gk_plumb *p, struct gk_cage_table *cages,
 	    const struct proxy_ctx *ctx);
 /* The control socket's hooks for a started plumbing. */
 void	gk_plumb_hooks(struct gk_plumb *p, const struct gk_conf *c,
-	    struct gk_ctl_plumb *h);
+	    struct gk_cage_plumbing *h);
 /* After the cages are gone: finish teardowns, remove links and table. */
 void	gk_plumb_stop(struct gk_plumb *p);
 

@@ -24,14 +24,16 @@
 #include "gatekeeper/gk_plumb.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_special.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_contain_facet.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/cage/gk_hostpol.h"
+#include "gatekeeper/cage/gk_limit.h"
+#include "gatekeeper/cage/gk_plumb_facet.h"
+#include "gatekeeper/faces/gk_control.h"
+#include "gatekeeper/faces/gk_metrics.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
 #include "gatekeeper/state/gk_conf.h"
-#include "gatekeeper/state/gk_control.h"
-#include "gatekeeper/state/gk_events.h"
-#include "gatekeeper/state/gk_hostpol.h"
-#include "gatekeeper/state/gk_limit.h"
-#include "gatekeeper/state/gk_metrics.h"
 #include "socks/proxy.h"
 
 struct gk_daemon {
@@ -46,6 +48,8 @@ struct gk_daemon {
 	struct gk_metrics	*metrics;
 	struct gk_plumb		*plumb;		/* NULL: plumbing off */
 	struct gk_contain	*contain;	/* NULL: not contained */
+	struct gk_cage_plumbing	 plumbing;	/* the cages' facets' hooks */
+	struct gk_cage_containment containment;
 	struct gk_hostaddrs	 host;
 	struct proxy_ctx	 proxy;
 	struct proxy_listener	*socks, *http, *transparent;
@@ -168,9 +172,10 @@ reload(struct gk_daemon *d, char *err, size_t errlen)
 	log_setlevel(nc.log_level);
 	gk_audit_reopen(d->audit);
 	log_info("reloaded: upstreams %s, ttl-cap %us, %zu cages kept",
-	    dns_server_upstreams(d->dns), nc.ttl_cap, gk_cage_count(d->cages));
+	    dns_server_upstreams(d->dns), nc.ttl_cap,
+	    gk_cage_table_count(d->cages));
 	(void)sd_notifyf(0, "READY=1\nSTATUS=reloaded; %zu cages",
-	    gk_cage_count(d->cages));
+	    gk_cage_table_count(d->cages));
 	return rc == -1 ? -1 : 0;
 failed:
 	snprintf(err, errlen, "reload failed, keeping the running "
@@ -275,27 +280,24 @@ open_audit(struct gk_daemon *d, char *err, size_t errlen)
 	return 0;
 }
 
-/* The plumbing's and the cgroups' hooks on the control socket (with
+/* The plumbing's and the cgroups' hooks: the cages' facets (with
  * plumbing only). 0, or -1 with err. */
 static int
 hook_control(struct gk_daemon *d, char *err, size_t errlen)
 {
-	struct gk_ctl_contain ch;
-	struct gk_ctl_plumb ph;
-
 	if (d->plumb == NULL)
 		return 0;
 	gk_plumb_attach(d->plumb, d->cages, &d->proxy);
-	gk_plumb_hooks(d->plumb, &d->conf, &ph);
-	gk_control_set_plumb(d->control, &ph);
+	gk_plumb_hooks(d->plumb, &d->conf, &d->plumbing);
+	gk_plumb_facet_set(d->cages, &d->plumbing);
 	if (gk_contain_start(&d->contain, d->base, &d->conf, d->cages) ==
 	    -1) {
 		snprintf(err, errlen, "cgroups: out of memory");
 		return -1;
 	}
 	if (d->contain != NULL) {
-		gk_contain_hooks(d->contain, &ch);
-		gk_control_set_contain(d->control, &ch);
+		gk_contain_hooks(d->contain, &d->containment);
+		gk_contain_facet_set(d->cages, &d->containment);
 	}
 	return 0;
 }
@@ -320,6 +322,7 @@ start(struct gk_daemon *d)
 		snprintf(err, sizeof(err), "out of memory");
 		goto fail;
 	}
+	gk_cage_table_set_env(d->cages, d->base, d->audit);
 	if ((rc = gk_hostpol_load(d->conf.policy, policy_named(&d->conf),
 	    &np, err, sizeof(err))) == -1)
 		goto fail;

@@ -10,7 +10,7 @@
 
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy_int.h"
 

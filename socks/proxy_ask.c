@@ -1,6 +1,6 @@
 /*
  * proxy_ask: a session of an asking cage held on its question
- * (gatekeeper/state/gk_ask.h) instead of refused, for any of the three
+ * (gatekeeper/cage/gk_ask.h) instead of refused, for any of the three
  * proxies. Only a name refused as not on the allowlist is asked about:
  * never an address, a special name (gk_special_name_classify) or a
  * host:port the owner denied already; and the answer never lets a name
@@ -15,8 +15,8 @@
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
-#include "gatekeeper/state/gk_ask.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_ask.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/proxy_int.h"
 
 /* Slack past the question's own timeout before the session's deadline. */
@@ -80,7 +80,7 @@ proxy_session_ask(struct proxy_session *s, struct proxy_outcome *o,
 	struct gk_cage *c = proxy_cage(s->ctx, &s->who);
 	struct timeval tv;
 
-	if (c == NULL || c->ask == NULL || s->t.is_addr ||
+	if (c == NULL || !gk_cage_asks(c) || s->t.is_addr ||
 	    o->reason != GK_REASON_NOT_ALLOWLISTED ||
 	    gk_special_name_classify(s->t.name) != GK_SPECIAL_NONE)
 		return false;

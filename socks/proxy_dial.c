@@ -22,7 +22,7 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/proxy.h"
 
 #define DIAL_MAX_ADDRS	(2 * DNS_LOOKUP_MAX)
@@ -135,7 +135,7 @@ add_addrs(struct proxy_dial *d, const struct dns_lookup_result *r)
 		}
 		sp = gk_special_classify(&r->addrs[i], d->ctx->host);
 		if (sp != GK_SPECIAL_NONE && (c == NULL ||
-		    !gk_allow_addr_cidr(c->allow, &r->addrs[i]))) {
+		    !gk_allow_addr_cidr(gk_cage_allow(c), &r->addrs[i]))) {
 			d->special_seen = true;
 			snprintf(d->special_what, sizeof(d->special_what),
 			    "%s", gk_special_name(sp));

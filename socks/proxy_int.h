@@ -6,7 +6,7 @@
 
 #include <sys/queue.h>
 
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "socks/proxy.h"
 #include "socks/relay.h"
 

@@ -23,8 +23,8 @@
 #include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
-#include "gatekeeper/state/gk_ask.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_ask.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/proxy_int.h"
 
 #define REFUSE_FLUSH_SEC	5
@@ -346,8 +346,8 @@ proxy_session_cage_by_token(struct proxy_session *s, const char *token)
 
 	if (c == NULL)
 		return NULL;
-	s->who.source = c->source;
-	snprintf(s->who.id, sizeof(s->who.id), "%s", c->id);
+	s->who.source = *gk_cage_source(c);
+	snprintf(s->who.id, sizeof(s->who.id), "%s", gk_cage_id(c));
 	s->have_cage = true;
 	/* from the budget of sources without a cage to its own (if it has
 	 * no room, the connection stays in the former's) */
@@ -424,7 +424,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	TAILQ_INSERT_TAIL(&l->sessions, s, entry);
 	if (gk_addr_from_sockaddr(&s->who.source, sa) == 0 &&
 	    (c = gk_cage_by_source(ctx->cages, &s->who.source)) != NULL) {
-		snprintf(s->who.id, sizeof(s->who.id), "%s", c->id);
+		snprintf(s->who.id, sizeof(s->who.id), "%s", gk_cage_id(c));
 		s->have_cage = true;
 	}
 	/* the client and the socket it will be dialled to; over the cage's

@@ -31,8 +31,8 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "sni/sni.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy.h"
@@ -62,7 +62,8 @@ peek_tls(const struct gk_cage *c, const struct gk_host *t,
     const struct sni_result *r, enum peek_tls kind, struct proxy_outcome *o)
 {
 	if (kind != PEEK_TLS_SNI) {
-		if (t->is_addr && gk_allow_addr_cidr(c->allow, &t->addr))
+		if (t->is_addr &&
+		    gk_allow_addr_cidr(gk_cage_allow(c), &t->addr))
 			return RELAY_PEEK_ALLOW;
 		proxy_outcome_deny(o, GK_REASON_NO_SNI, "%s without a server "
 		    "name to %s; only a CIDR pattern allows that",
@@ -80,7 +81,7 @@ peek_tls(const struct gk_cage *c, const struct gk_host *t,
 	}
 	/* an address target: the SNI must be an allowed name this cage
 	 * resolved to exactly that address (or the address is a CIDR) */
-	if (gk_allow_addr_cidr(c->allow, &t->addr) ||
+	if (gk_allow_addr_cidr(gk_cage_allow(c), &t->addr) ||
 	    (gk_cage_allows_name(c, r->name, r->name_len, t->port) &&
 	    gk_cage_pinned_name(c, &t->addr, r->name, gk_now())))
 		return RELAY_PEEK_ALLOW;
@@ -98,7 +99,7 @@ host_ok(const struct gk_cage *c, const struct gk_host *t,
 	if (!t->is_addr)
 		return strcmp(h->name, t->name) == 0;
 	/* a name for an address target: allowed and pinned there */
-	return gk_allow_addr_cidr(c->allow, &t->addr) ||
+	return gk_allow_addr_cidr(gk_cage_allow(c), &t->addr) ||
 	    (gk_cage_allows_name(c, h->name, strlen(h->name), t->port) &&
 	    gk_cage_pinned_name(c, &t->addr, h->name, gk_now()));
 }
@@ -255,7 +256,7 @@ ech_seen(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	if (!gk_limit_audit_ok(proxy_cage(ctx, who), "proxy.ech", t->name))
 		return;
 	log_info("conn=%llu cage=%s host=%s sni=%s ech=1",
-	    (unsigned long long)who->conn, c->id, t->name, r->name);
+	    (unsigned long long)who->conn, gk_cage_id(c), t->name, r->name);
 	if (ctx->audit == NULL)
 		return;
 	d = json_object_new_object();

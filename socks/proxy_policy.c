@@ -14,9 +14,9 @@
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_events.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
 
@@ -25,7 +25,7 @@ proxy_cage(const struct proxy_ctx *ctx, const struct proxy_who *who)
 {
 	struct gk_cage *c = gk_cage_by_source(ctx->cages, &who->source);
 
-	if (c == NULL || strcmp(c->id, who->id) != 0)
+	if (c == NULL || strcmp(gk_cage_id(c), who->id) != 0)
 		return NULL;
 	return c;
 }
@@ -103,19 +103,21 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	if (!t->is_addr) {
 		if (gk_cage_allows_name(c, t->name, strlen(t->name), t->port))
 			return true;
-		gk_allow_explain(c->allow, t->name, strlen(t->name), t->port,
+		gk_allow_explain(gk_cage_allow(c), t->name, strlen(t->name),
+		    t->port,
 		    why, sizeof(why));
 		return proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "%s",
 		    why);
 	}
 	sp = gk_special_classify(&t->addr, ctx->host);
-	if (sp != GK_SPECIAL_NONE && !gk_allow_addr_cidr(c->allow, &t->addr))
+	if (sp != GK_SPECIAL_NONE &&
+	    !gk_allow_addr_cidr(gk_cage_allow(c), &t->addr))
 		return proxy_outcome_deny(o, GK_REASON_SPECIAL_RANGE, "%s is a "
 		    "%s address; only a CIDR pattern naming it allows it",
 		    t->name, gk_special_name(sp));
-	if (gk_allow_addr(c->allow, &t->addr, t->port))
+	if (gk_allow_addr(gk_cage_allow(c), &t->addr, t->port))
 		return true;
-	if (gk_allow_addr_cidr(c->allow, &t->addr))
+	if (gk_allow_addr_cidr(gk_cage_allow(c), &t->addr))
 		return proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "a "
 		    "CIDR pattern covers %s, but not on port %u", t->name,
 		    t->port);
@@ -148,7 +150,7 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 
 	gk_stats.denied[who->kind][o->reason]++;
 	if (c != NULL)
-		gk_cage_count_denied(c, who->kind);
+		gk_cage_count(c, GK_TALLY_DENIED, who->kind);
 	gk_events_deny(c, who->kind, t->name, t->port, o->reason, o->why);
 	/* a flood of denials: its lines within the cage's audit budget */
 	if (!gk_limit_audit_ok(c, "proxy.deny", t->name))
@@ -156,7 +158,8 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	gk_addr_ntop(&who->source, src, sizeof(src));
 	log_info("conn=%llu cage=%s proto=%s client=%s host=%s port=%u "
 	    "action=deny reason=%s", (unsigned long long)who->conn,
-	    c != NULL ? c->id : "-", gk_proto_name(who->proto), src, t->name,
+	    c != NULL ? gk_cage_id(c) : "-", gk_proto_name(who->proto), src,
+	    t->name,
 	    t->port, gk_deny_reason_name(o->reason));
 	if (ctx->audit == NULL)
 		return;

@@ -15,7 +15,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
 
@@ -42,7 +42,7 @@ tunnel_allowed(struct proxy_tunnel *tn)
 	tn->decided = true;
 	gk_stats.connections[tn->who.proto][GK_CONNV_ALLOWED]++;
 	if ((c = proxy_cage(tn->ctx, &tn->who)) != NULL)
-		c->connections++;
+		gk_cage_count(c, GK_TALLY_CONNECTION, 0);
 }
 
 static enum relay_peek

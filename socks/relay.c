@@ -28,7 +28,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
 #include "socks/relay_int.h"
 

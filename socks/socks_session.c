@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy_int.h"
 

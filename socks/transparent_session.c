@@ -32,7 +32,7 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/state/gk_stats.h"
 #include "socks/proxy_int.h"
 
@@ -187,10 +187,10 @@ proxy_transparent_refused(const struct proxy_ctx *ctx, struct gk_cage *c,
 
 	memset(&who, 0, sizeof(who));
 	who.start_ms = gk_clock_ms();
-	who.source = c->source;
+	who.source = *gk_cage_source(c);
 	who.kind = GK_KIND_TRANSPARENT;
 	who.proto = GK_PROTO_TRANSPARENT;
-	snprintf(who.id, sizeof(who.id), "%s", c->id);
+	snprintf(who.id, sizeof(who.id), "%s", gk_cage_id(c));
 	memset(&t, 0, sizeof(t));
 	t.is_addr = true;
 	t.addr = *dst;

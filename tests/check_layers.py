@@ -24,14 +24,19 @@ The layers, bottom to top (README.md, "Architecture", has the same table):
               codec), sni/ (TLS ClientHello, the first bytes of a
               tunnel), socks/ parsers (SOCKS5, HTTP request heads and
               streams)
-  2 state     gatekeeper/state/: cages and pins, configuration, control
-              socket, audit log, metrics, counters
+  2 state     gatekeeper/cage/ (the cage: its table, pins, begin and
+              end, and its facets) and gatekeeper/state/ (configuration,
+              audit log, counters)
   3 services  dns/ (the resolver), socks/ (the relay and the proxies),
               nft/ (the kernel plumbing), gatekeeper/cgroup/ (cages'
-              cgroups)
+              cgroups), gatekeeper/faces/ (the control socket and its
+              ops, the metrics endpoint)
   4 daemon    gatekeeper/main.c, gatekeeper/gk_plumb.c and
               gatekeeper/gk_contain.c: gatekeeperd,
               composing the services
+  The cage is opaque: its definition is in gatekeeper/cage/gk_cage_int.h,
+  which only the cage's own files (CAGE_OWN) include, and no other file
+  defines it; the rest of the tree uses gk_cage.h and the facets' slots.
   The clients of the control socket, spawner/ (gk-run) and spawner/ctl/
   (gatekeeperctl), may use layers 0 and 1 only: they share the control
   protocol's description with gatekeeperd, never its state, and their
@@ -53,6 +58,8 @@ LAYER_MAP = [
     ("sni/", 1),
     ("socks/parse/", 1),
     ("gatekeeper/state/", 2),
+    ("gatekeeper/cage/", 2),
+    ("gatekeeper/faces/", 3),
     ("dns/", 3),
     ("socks/", 3),
     ("nft/", 3),
@@ -69,6 +76,10 @@ CLIENTS = {"spawner/ctl/": "gatekeeperctl", "spawner/": "gk-run"}
 # The clients' shared code (layer 1 on the map): either may include it.
 SHARED = ("spawner/client/",)
 CLIENT_MAX = 1
+# The cage's definition and the only files that see it.
+CAGE_DEF = "gatekeeper/cage/gk_cage_int.h"
+CAGE_OWN = ("gatekeeper/cage/gk_cage.c", "gatekeeper/cage/gk_pins.c")
+CAGE_STRUCT = re.compile(r"^\s*struct\s+gk_cage\s*\{")
 PRODUCT = ("gatekeeper/", "dns/", "sni/", "socks/", "nft/", "spawner/")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -119,6 +130,12 @@ def check_file(root, rel, errors):
                 continue
             inc = m.group(1)
             if inc == "config.h":
+                continue
+            if inc == CAGE_DEF and rel not in CAGE_OWN:
+                errors.append("%s:%d: #include \"%s\": the cage is opaque; "
+                              "only %s see its definition (use gk_cage.h "
+                              "and a facet's slot)" %
+                              (rel, n, inc, " and ".join(CAGE_OWN)))
                 continue
             if not os.path.isfile(os.path.join(root, inc)):
                 errors.append("%s:%d: #include \"%s\": name the header from "
@@ -209,6 +226,18 @@ FUNC_LINES_MAX = 60      # STYLE.md: a function fits on a screen
 FUNC_START = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\(")
 
 
+def check_cage(root, rel, errors):
+    """struct gk_cage is defined in CAGE_DEF only."""
+    if rel == CAGE_DEF:
+        return
+    with open(os.path.join(root, rel), encoding="utf-8",
+              errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if CAGE_STRUCT.match(line):
+                errors.append("%s:%d: struct gk_cage is defined in %s only "
+                              "(the cage is opaque)" % (rel, n, CAGE_DEF))
+
+
 def check_size(root, rel, errors):
     """No product file over FILE_LINES_MAX lines, no function over
     FUNC_LINES_MAX: from the line naming it (its name at column 0, as
@@ -246,6 +275,7 @@ def main(argv):
     for rel in files:
         check_file(root, rel, errors)
         check_size(root, rel, errors)
+        check_cage(root, rel, errors)
         if rel.endswith(".h"):
             check_guard(root, rel, errors)
     check_meson(root, errors)

@@ -22,8 +22,9 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_plumb_facet.h"
+#include "gatekeeper/faces/gk_control.h"
 #include "tests/control_testutil.h"
 
 struct plumb_rec prec;
@@ -44,6 +45,7 @@ setup(void **state)
 	f->cages = gk_cage_table_new();
 	f->audit = gk_audit_open(f->base, f->audit_path, err, sizeof(err));
 	assert_non_null(f->audit);
+	gk_cage_table_set_env(f->cages, f->base, f->audit);
 	f->ctl = gk_control_new(f->base, f->path, f->cages, f->audit, err,
 	    sizeof(err));
 	if (f->ctl == NULL)
@@ -271,14 +273,19 @@ rec_in_cage(void *arg, const struct gk_ns_id *netns)
 void
 set_plumb(struct fixture *f)
 {
-	struct gk_ctl_plumb p = { .up = rec_up, .down = rec_down,
-	    .open = rec_open, .owns = rec_owns, .peer_in_cage = rec_in_cage };
+	static struct gk_cage_plumbing p;
 
 	memset(&prec, 0, sizeof(prec));
+	memset(&p, 0, sizeof(p));
+	p.up = rec_up;
+	p.down = rec_down;
+	p.open = rec_open;
+	p.owns = rec_owns;
+	p.peer_in_cage = rec_in_cage;
 	snprintf(p.gateway, sizeof(p.gateway), "10.143.0.1");
 	snprintf(p.dns, sizeof(p.dns), "10.143.0.1:53");
 	snprintf(p.socks, sizeof(p.socks), "10.143.0.1:1080");
 	snprintf(p.http, sizeof(p.http), "10.143.0.1:3128");
 	snprintf(p.transparent, sizeof(p.transparent), "10.143.0.1:15001");
-	gk_control_set_plumb(f->ctl, &p);
+	gk_plumb_facet_set(f->cages, &p);
 }

@@ -13,7 +13,8 @@
 #include <cmocka.h>
 
 #include "gatekeeper/base/gk_time.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "tests/cage_testutil.h"
 #include "sni/sni.h"
 #include "socks/proxy.h"
 #include "tests/proxy_testutil.h"
@@ -69,7 +70,7 @@ cage_new(const char *const *pats, const struct pin_spec *pins)
 	time_t now = gk_now();
 	size_t i;
 
-	fx.c = gk_cage_create(fx.t, &src, "test", 1000, allowlist(pats), &e);
+	fx.c = gk_test_cage(fx.t, &src, "test", 1000, allowlist(pats), &e);
 	if (fx.c == NULL)
 		fail_msg("gk_cage_create: %s", gk_cage_strerror(e));
 	for (i = 0; pins != NULL && i < NPIN && pins[i].name != NULL; i++) {
@@ -79,7 +80,7 @@ cage_new(const char *const *pats, const struct pin_spec *pins)
 	}
 	memset(&fx.who, 0, sizeof(fx.who));
 	fx.who.source = src;
-	snprintf(fx.who.id, sizeof(fx.who.id), "%s", fx.c->id);
+	snprintf(fx.who.id, sizeof(fx.who.id), "%s", gk_cage_id(fx.c));
 	fx.who.kind = GK_KIND_SOCKS;
 	fx.who.proto = GK_PROTO_SOCKS;
 	return fx.c;
@@ -88,7 +89,7 @@ cage_new(const char *const *pats, const struct pin_spec *pins)
 void
 cage_free(void)
 {
-	gk_cage_destroy(fx.t, fx.c);
+	gk_cage_end(fx.c, "test");
 	fx.c = NULL;
 }
 

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "gatekeeper/policy/gk_special.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/proxy.h"
 
 #define NPAT		4	/* patterns per case (NULL-terminated) */

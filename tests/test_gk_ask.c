@@ -14,8 +14,9 @@
 #include <cmocka.h>
 #include <event2/event.h>
 
-#include "gatekeeper/state/gk_ask.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_ask.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "tests/cage_testutil.h"
 
 struct fixture {
 	struct event_base	*base;
@@ -43,6 +44,7 @@ setup(void **state)
 {
 	static const char *pats[] = { "github.com:443" };
 	struct fixture *f = calloc(1, sizeof(*f));
+	struct gk_cage_spec spec;
 	struct gk_allowlist *al;
 	struct gk_addr src;
 	char err[256];
@@ -52,8 +54,16 @@ setup(void **state)
 	assert_non_null(f->t = gk_cage_table_new());
 	assert_non_null(al = gk_allowlist_new(pats, 1, err, sizeof(err)));
 	assert_int_equal(gk_addr_parse("10.143.0.2", &src), 0);
-	assert_non_null(f->c = gk_cage_create(f->t, &src, "t", 0, al, NULL));
-	assert_int_equal(gk_ask_enable(f->c, f->base, NULL, 1), 0);
+	gk_cage_table_set_env(f->t, f->base, NULL);
+	memset(&spec, 0, sizeof(spec));
+	spec.source = src;
+	spec.label = "t";
+	spec.allow = al;
+	spec.nsfd = -1;
+	spec.ask = true;
+	spec.ask_timeout = 1;
+	assert_non_null(f->c = gk_cage_begin(f->t, &spec, NULL, err,
+	    sizeof(err)));
 	*state = f;
 	return 0;
 }
@@ -203,7 +213,7 @@ test_cage_ends(void **state)
 
 	assert_int_equal(gk_ask_hold(f->c, "open.example", 443, GK_KIND_HTTP,
 	    note, &s, &w), GK_ASK_HELD);
-	gk_cage_destroy(f->t, f->c);
+	gk_cage_end(f->c, "test");
 	f->c = NULL;
 	assert_int_equal(s.calls, 0);
 }

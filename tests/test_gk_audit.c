@@ -16,7 +16,8 @@
 
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "tests/cage_testutil.h"
 
 static char *
 read_all(const char *path)
@@ -59,7 +60,8 @@ static void
 test_lines(void **state)
 {
 	char path[] = "/tmp/gkaudit.XXXXXX", err[256] = "", *text, copy[65536];
-	struct gk_cage cage;
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *cage;
 	struct gk_audit *a;
 	struct gk_addr client;
 	json_object *o, *d;
@@ -71,15 +73,15 @@ test_lines(void **state)
 	close(fd);
 	a = gk_audit_open(NULL, path, err, sizeof(err));
 	assert_non_null(a);
-	memset(&cage, 0, sizeof(cage));
-	strcpy(cage.id, "abcd1234");
-	strcpy(cage.label, "quote\" back\\ nl\n");
 	gk_addr_parse("127.0.0.2", &client);
+	/* a label may hold any printable byte: a quote, a backslash */
+	assert_non_null(cage = gk_test_cage(t, &client, "quote\" back\\ x",
+	    0, gk_allowlist_new(NULL, 0, err, sizeof(err)), NULL));
 
 	d = json_object_new_object();
 	json_object_object_add(d, "uid", json_object_new_int(1000));
-	gk_audit_event(a, "cage.create", &cage, d);
-	gk_audit_dns_deny(a, &cage, &client, "evil\x01.example", 1,
+	gk_audit_event(a, "cage.create", cage, d);
+	gk_audit_dns_deny(a, cage, &client, "evil\x01.example", 1,
 	    "no pattern shares a domain");
 	gk_audit_event(a, "daemon.start", NULL, NULL);
 	gk_audit_close(a);
@@ -89,8 +91,8 @@ test_lines(void **state)
 	o = line_obj(copy, 0);
 	assert_non_null(o);
 	assert_string_equal(field(o, "event"), "cage.create");
-	assert_string_equal(field(o, "cage"), "abcd1234");
-	assert_string_equal(field(o, "label"), "quote\" back\\ nl\n");
+	assert_string_equal(field(o, "cage"), gk_cage_id(cage));
+	assert_string_equal(field(o, "label"), "quote\" back\\ x");
 	assert_string_equal(field(o, "uid"), "1000");
 	assert_int_equal(strlen(field(o, "time")), 24);
 	json_object_put(o);
@@ -111,6 +113,7 @@ test_lines(void **state)
 	assert_null(field(o, "cage"));
 	json_object_put(o);
 	unlink(path);
+	gk_cage_table_free(t);
 }
 
 static int
@@ -127,8 +130,9 @@ static void
 test_deny_folding(void **state)
 {
 	char path[] = "/tmp/gkaudit.XXXXXX", err[256] = "", *text;
-	struct gk_cage cage, other;
-	struct gk_addr client;
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *cage, *other;
+	struct gk_addr client, client2;
 	struct gk_audit *a;
 	int fd, i, folded = 0;
 
@@ -138,23 +142,24 @@ test_deny_folding(void **state)
 	close(fd);
 	a = gk_audit_open(NULL, path, err, sizeof(err));
 	assert_non_null(a);
-	memset(&cage, 0, sizeof(cage));
-	strcpy(cage.id, "aaaa1111");
-	other = cage;
-	strcpy(other.id, "bbbb2222");
 	gk_addr_parse("127.0.0.2", &client);
+	gk_addr_parse("127.0.0.3", &client2);
+	assert_non_null(cage = gk_test_cage(t, &client, NULL, 0,
+	    gk_allowlist_new(NULL, 0, err, sizeof(err)), NULL));
+	assert_non_null(other = gk_test_cage(t, &client2, NULL, 0,
+	    gk_allowlist_new(NULL, 0, err, sizeof(err)), NULL));
 
 	for (i = 0; i < 100; i++) {
-		if (gk_audit_dns_deny_fold(a, &cage, "evil.example", 1)) {
+		if (gk_audit_dns_deny_fold(a, cage, "evil.example", 1)) {
 			folded++;
 			continue;
 		}
-		gk_audit_dns_deny(a, &cage, &client, "evil.example", 1, "why");
+		gk_audit_dns_deny(a, cage, &client, "evil.example", 1, "why");
 	}
 	/* another cage, name or type is never folded into it */
-	assert_false(gk_audit_dns_deny_fold(a, &other, "evil.example", 1));
-	assert_false(gk_audit_dns_deny_fold(a, &cage, "evil.example", 28));
-	assert_false(gk_audit_dns_deny_fold(a, &cage, "evil2.example", 1));
+	assert_false(gk_audit_dns_deny_fold(a, other, "evil.example", 1));
+	assert_false(gk_audit_dns_deny_fold(a, cage, "evil.example", 28));
+	assert_false(gk_audit_dns_deny_fold(a, cage, "evil2.example", 1));
 	assert_int_equal(folded, 99);
 	gk_audit_close(a);	/* writes the pending repeat count */
 
@@ -163,6 +168,7 @@ test_deny_folding(void **state)
 	assert_int_equal(count_lines(text, "\"why\":\"why\""), 1);
 	assert_int_equal(count_lines(text, "\"repeated\":99}"), 1);
 	unlink(path);
+	gk_cage_table_free(t);
 }
 
 static void

@@ -11,7 +11,10 @@
 
 #include <cmocka.h>
 
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_limit.h"
+#include "gatekeeper/cage/gk_plumb_facet.h"
+#include "tests/cage_testutil.h"
 
 static struct gk_allowlist *
 allow(const char *p1, const char *p2)
@@ -66,32 +69,32 @@ test_create_lookup_destroy(void **state)
 
 	(void)state;
 	assert_non_null(t);
-	c = gk_cage_create(t, &a, "demo", 1000, allow("example.com", NULL),
+	c = gk_test_cage(t, &a, "demo", 1000, allow("example.com", NULL),
 	    &e);
 	assert_non_null(c);
 	assert_int_equal(e, GK_CAGE_E_OK);
-	assert_int_equal(strlen(c->id), GK_CAGE_ID_LEN);
+	assert_int_equal(strlen(gk_cage_id(c)), GK_CAGE_ID_LEN);
 	for (i = 0; i < GK_CAGE_ID_LEN; i++)
-		assert_true((c->id[i] >= 'a' && c->id[i] <= 'z') ||
-		    (c->id[i] >= '0' && c->id[i] <= '9'));
-	assert_string_equal(c->label, "demo");
-	assert_int_equal(c->uid, 1000);
-	assert_true(c->created > 0);
-	d = gk_cage_create(t, &b, NULL, 0, allow(NULL, NULL), &e);
+		assert_true((gk_cage_id(c)[i] >= 'a' && gk_cage_id(c)[i] <= 'z') ||
+		    (gk_cage_id(c)[i] >= '0' && gk_cage_id(c)[i] <= '9'));
+	assert_string_equal(gk_cage_label(c), "demo");
+	assert_int_equal(gk_cage_uid(c), 1000);
+	assert_true(gk_cage_created(c) > 0);
+	d = gk_test_cage(t, &b, NULL, 0, allow(NULL, NULL), &e);
 	assert_non_null(d);
-	assert_string_equal(d->label, "");
-	assert_int_equal(gk_cage_count(t), 2);
+	assert_string_equal(gk_cage_label(d), "");
+	assert_int_equal(gk_cage_table_count(t), 2);
 	assert_ptr_equal(gk_cage_by_source(t, &a), c);
 	assert_ptr_equal(gk_cage_by_source(t, &b), d);
-	assert_ptr_equal(gk_cage_by_id(t, c->id), c);
-	assert_ptr_equal(gk_cage_by_id(t, d->id), d);
+	assert_ptr_equal(gk_cage_by_id(t, gk_cage_id(c)), c);
+	assert_ptr_equal(gk_cage_by_id(t, gk_cage_id(d)), d);
 	assert_null(gk_cage_by_id(t, "zzzzzzzz"));
 	b = addr("10.143.0.3");
 	assert_null(gk_cage_by_source(t, &b));
-	gk_cage_destroy(t, c);
-	assert_int_equal(gk_cage_count(t), 1);
+	gk_cage_end(c, "test");
+	assert_int_equal(gk_cage_table_count(t), 1);
 	assert_null(gk_cage_by_source(t, &a));
-	gk_cage_destroy(t, NULL);
+	gk_cage_end(NULL, "test");
 	gk_cage_table_free(t);	/* frees d */
 	gk_cage_table_free(NULL);
 }
@@ -106,17 +109,17 @@ test_source_in_use(void **state)
 	enum gk_cage_err e;
 
 	(void)state;
-	c = gk_cage_create(t, &a, "one", 0, allow(NULL, NULL), &e);
+	c = gk_test_cage(t, &a, "one", 0, allow(NULL, NULL), &e);
 	assert_non_null(c);
 	al = allow("example.com", NULL);
-	assert_null(gk_cage_create(t, &a, "two", 0, al, &e));
+	assert_null(gk_test_cage(t, &a, "two", 0, al, &e));
 	assert_int_equal(e, GK_CAGE_E_SOURCE_IN_USE);
 	assert_non_null(gk_cage_strerror(e));
 	/* not taken on failure: still ours */
 	gk_allowlist_free(al);
-	assert_int_equal(gk_cage_count(t), 1);
-	gk_cage_destroy(t, c);
-	c = gk_cage_create(t, &a, "two", 0, allow(NULL, NULL), &e);
+	assert_int_equal(gk_cage_table_count(t), 1);
+	gk_cage_end(c, "test");
+	c = gk_test_cage(t, &a, "two", 0, allow(NULL, NULL), &e);
 	assert_non_null(c);
 	gk_cage_table_free(t);
 }
@@ -134,23 +137,23 @@ test_label(void **state)
 	(void)state;
 	memset(label, 'x', GK_CAGE_LABEL_MAX + 1);
 	label[GK_CAGE_LABEL_MAX + 1] = '\0';
-	assert_null(gk_cage_create(t, &a, label, 0, al, &e));
+	assert_null(gk_test_cage(t, &a, label, 0, al, &e));
 	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
-	assert_null(gk_cage_create(t, &a, "tab\there", 0, al, &e));
+	assert_null(gk_test_cage(t, &a, "tab\there", 0, al, &e));
 	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
-	assert_null(gk_cage_create(t, &a, "del\x7f", 0, al, &e));
+	assert_null(gk_test_cage(t, &a, "del\x7f", 0, al, &e));
 	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
-	assert_null(gk_cage_create(t, &a, "caf\xc3\xa9", 0, al, &e));
+	assert_null(gk_test_cage(t, &a, "caf\xc3\xa9", 0, al, &e));
 	assert_int_equal(e, GK_CAGE_E_BAD_LABEL);
-	assert_int_equal(gk_cage_count(t), 0);
+	assert_int_equal(gk_cage_table_count(t), 0);
 	label[GK_CAGE_LABEL_MAX] = '\0';
-	c = gk_cage_create(t, &a, label, 0, al, &e);
+	c = gk_test_cage(t, &a, label, 0, al, &e);
 	assert_non_null(c);
-	assert_string_equal(c->label, label);
+	assert_string_equal(gk_cage_label(c), label);
 	gk_cage_table_free(t);
 
 	t = gk_cage_table_new();
-	c = gk_cage_create(t, &a, " ~printable! ", 0, allow(NULL, NULL), &e);
+	c = gk_test_cage(t, &a, " ~printable! ", 0, allow(NULL, NULL), &e);
 	assert_non_null(c);
 	gk_cage_table_free(t);
 }
@@ -171,23 +174,24 @@ test_many(void **state)
 	assert_non_null(cages);
 	for (i = 0; i < MANY; i++) {
 		a = addr_n((uint32_t)i);
-		cages[i] = gk_cage_create(t, &a, "many", (uid_t)i,
+		cages[i] = gk_test_cage(t, &a, "many", (uid_t)i,
 		    allow(NULL, NULL), &e);
 		assert_non_null(cages[i]);
 	}
-	assert_int_equal(gk_cage_count(t), MANY);
+	assert_int_equal(gk_cage_table_count(t), MANY);
 	for (i = 0; i < MANY; i++) {
 		a = addr_n((uint32_t)i);
 		assert_ptr_equal(gk_cage_by_source(t, &a), cages[i]);
-		assert_ptr_equal(gk_cage_by_id(t, cages[i]->id), cages[i]);
+		assert_ptr_equal(gk_cage_by_id(t, gk_cage_id(cages[i])), cages[i]);
 	}
 	/* ids unique (lookup by id found each one; check a sample too) */
 	for (i = 0; i < 200; i++)
 		for (j = i + 1; j < 200; j++)
-			assert_string_not_equal(cages[i]->id, cages[j]->id);
+			assert_string_not_equal(gk_cage_id(cages[i]),
+			    gk_cage_id(cages[j]));
 	for (i = 0; i < MANY; i += 2)
-		gk_cage_destroy(t, cages[i]);
-	assert_int_equal(gk_cage_count(t), MANY / 2);
+		gk_cage_end(cages[i], "test");
+	assert_int_equal(gk_cage_table_count(t), MANY / 2);
 	for (i = 0; i < MANY; i++) {
 		a = addr_n((uint32_t)i);
 		if (i % 2 == 0)
@@ -217,7 +221,7 @@ test_foreach(void **state)
 	(void)state;
 	for (i = 0; i < 100; i++) {
 		a = addr_n((uint32_t)i);
-		assert_non_null(gk_cage_create(t, &a, NULL, 0,
+		assert_non_null(gk_test_cage(t, &a, NULL, 0,
 		    allow(NULL, NULL), &e));
 	}
 	gk_cage_foreach(t, count_cb, &n);
@@ -232,7 +236,7 @@ one_cage(struct gk_cage_table *t, const char *p1, const char *p2)
 	enum gk_cage_err e;
 	struct gk_cage *c;
 
-	c = gk_cage_create(t, &a, "pins", 0, allow(p1, p2), &e);
+	c = gk_test_cage(t, &a, "pins", 0, allow(p1, p2), &e);
 	assert_non_null(c);
 	return c;
 }
@@ -332,27 +336,77 @@ record_sync(void *arg, const struct gk_cage *c, const struct gk_addr *a,
 {
 	struct synced *s = arg;
 
-	assert_int_not_equal(c->link, 0);
+	assert_int_not_equal(gk_cage_plumb_link(c), 0);
 	s->a = *a;
 	s->until = until;
 	s->calls++;
 	return s->rc;
 }
 
+/* Plumbing as the kernel's would be: a namespace cage gets 10.143.0.N
+ * and host link N. */
+static uint32_t next_link;
+
+static int
+fake_up(void *arg, int nsfd, uid_t uid, bool transparent, bool open,
+    struct gk_addr *a, uint32_t *link, char *err, size_t errlen)
+{
+	char txt[32];
+
+	(void)arg, (void)nsfd, (void)uid, (void)transparent, (void)open;
+	(void)err, (void)errlen;
+	snprintf(txt, sizeof(txt), "10.143.0.%u", next_link);
+	*a = addr(txt);
+	*link = next_link;
+	return 0;
+}
+
+static int downs;
+
+static void
+fake_down(void *arg, const struct gk_addr *a)
+{
+	(void)arg, (void)a;
+	downs++;
+}
+
+/* A namespace cage whose host link is `link`, allowing *.example.com. */
+static struct gk_cage *
+linked_cage(struct gk_cage_table *t, uint32_t link)
+{
+	static struct gk_cage_plumbing p = { .up = fake_up,
+	    .down = fake_down };
+	struct gk_cage_spec spec;
+	struct gk_cage *c;
+	char err[256];
+
+	gk_plumb_facet_set(t, &p);
+	next_link = link;
+	memset(&spec, 0, sizeof(spec));
+	spec.netns = true;
+	spec.nsfd = 0;
+	spec.allow = allow("*.example.com", NULL);
+	assert_non_null(c = gk_cage_begin(t, &spec, NULL, err, sizeof(err)));
+	assert_true(gk_cage_plumbed(c));
+	assert_int_equal(gk_cage_plumb_link(c), link);
+	return c;
+}
+
 static void
 test_pin_sync(void **state)
 {
 	struct gk_cage_table *t = gk_cage_table_new();
-	struct gk_cage *c = one_cage(t, "*.example.com", NULL);
+	struct gk_cage *c0 = one_cage(t, "*.example.com", NULL), *c;
 	struct gk_addr a = addr("192.0.2.1"), b = addr("192.0.2.2");
 	struct synced s = { .rc = 0 };
+	int down0 = downs;
 
 	(void)state;
 	gk_cage_table_pin_sync(t, record_sync, &s);
 	/* no link: nothing to tell */
-	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, 100), 0);
+	assert_int_equal(gk_cage_pin(c0, "www.example.com", &a, 100), 0);
 	assert_int_equal(s.calls, 0);
-	c->link = 7;
+	c = linked_cage(t, 7);
 	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 100), 0);
 	assert_int_equal(s.calls, 1);
 	assert_true(gk_addr_eq(&s.a, &a));
@@ -379,6 +433,9 @@ test_pin_sync(void **state)
 	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 51), 0);
 	assert_int_equal(s.calls, 4);
 	assert_true(gk_addr_eq(&s.a, &b));
+	/* its end takes its plumbing down */
+	gk_cage_end(c, "test");
+	assert_int_equal(downs, down0 + 1);
 	gk_cage_table_free(t);
 }
 
@@ -392,14 +449,13 @@ static void
 test_pin_inuse(void **state)
 {
 	struct gk_cage_table *t = gk_cage_table_new();
-	struct gk_cage *c = one_cage(t, "*.example.com", NULL);
+	struct gk_cage *c = linked_cage(t, 3);
 	struct gk_addr a = addr("192.0.2.1"), b = addr("192.0.2.2");
 	struct gk_hold h;
 	struct synced s = { .rc = 0 };
 
 	(void)state;
 	gk_cage_table_pin_sync(t, record_sync, &s);
-	c->link = 3;
 	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, 100), 0);
 	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 95), 0);
 	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 100), 0);

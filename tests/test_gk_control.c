@@ -25,9 +25,9 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_control.h"
-#include "gatekeeper/state/gk_events.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/faces/gk_control.h"
+#include "gatekeeper/cage/gk_events.h"
 #include "tests/control_testutil.h"
 
 static void
@@ -104,7 +104,7 @@ test_create_list_update_destroy(void **state)
 	assert_string_equal(gets_(o, "cage.uid"), "0");
 	assert_string_equal(gets_(o, "cage.allow.0"), "*.github.com");
 	json_object_put(o);
-	assert_int_equal(gk_cage_count(f->cages), 1);
+	assert_int_equal(gk_cage_table_count(f->cages), 1);
 
 	o = rpc(f, fd, "{\"op\":\"cage.list\"}");
 	assert_true(ok(o));
@@ -134,7 +134,7 @@ test_create_list_update_destroy(void **state)
 	o = rpc(f, fd, req);
 	assert_true(ok(o));
 	json_object_put(o);
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 	rpc_err(f, fd, req, "unknown cage id");
 
 	assert_non_null(strstr(audit_text(f), "\"event\":\"cage.create\""));
@@ -196,11 +196,11 @@ test_cage_lives_with_connection(void **state)
 	    "\"allow\":[]}");
 	assert_true(ok(o));
 	json_object_put(o);
-	assert_int_equal(gk_cage_count(f->cages), 3);
+	assert_int_equal(gk_cage_table_count(f->cages), 3);
 	assert_int_equal(gk_control_nconns(f->ctl), 2);
 	close(a);
 	spin(f, 5);
-	assert_int_equal(gk_cage_count(f->cages), 1);
+	assert_int_equal(gk_cage_table_count(f->cages), 1);
 	assert_int_equal(gk_control_nconns(f->ctl), 1);
 	assert_non_null(strstr(audit_text(f),
 	    "\"reason\":\"connection closed\""));
@@ -210,7 +210,7 @@ test_cage_lives_with_connection(void **state)
 	json_object_put(o);
 	close(b);
 	spin(f, 5);
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 }
 
 static void
@@ -283,7 +283,7 @@ test_shutdown_destroys(void **state)
 	json_object_put(o);
 	gk_control_free(f->ctl);
 	f->ctl = NULL;
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 	assert_non_null(strstr(audit_text(f), "\"reason\":\"shutdown\""));
 	assert_int_equal(read_line(f, fd, line, sizeof(line)), -1);
 	close(fd);

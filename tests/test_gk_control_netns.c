@@ -24,8 +24,11 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_contain_facet.h"
+#include "gatekeeper/cage/gk_facet.h"
+#include "gatekeeper/cage/gk_plumb_facet.h"
+#include "gatekeeper/faces/gk_control.h"
 #include "tests/control_testutil.h"
 
 /* Send `req` + "\n" in one sendmsg with `pfd` attached; parse the reply. */
@@ -176,7 +179,7 @@ test_netns_cage(void **state)
 	prec.refuse = true;
 	rpc_fd_refused(f, fd, NS_CREATE, pfd, "namespace refused for the "
 	    "test");
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 	prec.refuse = false;
 	/* a bad pattern: refused before any plumbing */
 	o = rpc_fd(f, fd, "{\"op\":\"cage.create\",\"netns\":true,"
@@ -199,7 +202,8 @@ test_netns_cage(void **state)
 	assert_int_equal(strlen(gets_(o, "cage.token")), GK_CAGE_TOKEN_LEN);
 	assert_false(prec.open);	/* no CIDR pattern */
 	snprintf(id, sizeof(id), "%s", gets_(o, "cage.id"));
-	assert_int_equal(gk_cage_by_id(f->cages, id)->link, 42);
+	assert_int_equal(gk_cage_plumb_link(gk_cage_by_id(f->cages, id)),
+	    42);
 	json_object_put(o);
 	/* a CIDR pattern later: every address goes to the listener */
 	o = rpc_id(f, fd, "cage.update", id,
@@ -208,13 +212,13 @@ test_netns_cage(void **state)
 	json_object_put(o);
 	assert_int_equal(prec.opens, 1);
 	assert_true(gk_addr_eq(&prec.last_open,
-	    &gk_cage_by_id(f->cages, id)->source));
+	    gk_cage_source(gk_cage_by_id(f->cages, id))));
 	assert_int_equal(count_fds(), before);
-	assert_int_equal(gk_cage_count(f->cages), 1);
+	assert_int_equal(gk_cage_table_count(f->cages), 1);
 	/* the connection closes: the plumbing is undone for that address */
 	close(fd);
 	spin(f, 5);
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 	assert_int_equal(prec.downs, 1);
 	assert_int_equal(prec.last_down.family, AF_INET);
 	close(pfd);
@@ -228,11 +232,11 @@ static struct {
 	bool		 best_effort;
 	pid_t		 owner;
 	bool		 refuse;
-	int		 token;		/* c->cg points here */
+	int		 token;		/* its containment slot */
 	/* an attach answered later, from the loop (a systemd scope's) */
 	bool		 later;
 	struct event_base *base;
-	gk_ctl_attach_done done;
+	gk_attach_done done;
 	void		*done_arg;
 	struct gk_cage	*cage;
 } crec;
@@ -252,14 +256,14 @@ rec_create(void *arg, struct gk_cage *c, pid_t owner,
 		snprintf(err, errlen, "no pids controller here");
 		return -1;
 	}
-	c->cg = &crec.token;
+	gk_cage_facet_set(c, GK_FACET_CONTAIN, &crec.token);
 	return 0;
 }
 
 static void
 rec_attached_cb(evutil_socket_t fd, short what, void *arg)
 {
-	gk_ctl_attach_done done = crec.done;
+	gk_attach_done done = crec.done;
 
 	(void)fd;
 	(void)what;
@@ -271,7 +275,7 @@ rec_attached_cb(evutil_socket_t fd, short what, void *arg)
 
 static int
 rec_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
-    uid_t uid, gk_ctl_attach_done done, void *done_arg, char *err,
+    uid_t uid, gk_attach_done done, void *done_arg, char *err,
     size_t errlen)
 {
 	struct timeval tv = { 0, 20000 };
@@ -280,7 +284,7 @@ rec_attach(void *arg, struct gk_cage *c, int pidfd, pid_t owner,
 	(void)uid;
 	(void)err;
 	(void)errlen;
-	assert_ptr_equal(c->cg, &crec.token);
+	assert_ptr_equal(gk_cage_facet(c, GK_FACET_CONTAIN), &crec.token);
 	assert_true(pidfd >= 0);
 	assert_int_equal(owner, getpid());
 	crec.attaches++;
@@ -298,7 +302,7 @@ rec_end(void *arg, struct gk_cage *c)
 {
 	(void)arg;
 	crec.ends++;
-	c->cg = NULL;
+	gk_cage_facet_set(c, GK_FACET_CONTAIN, NULL);
 }
 
 static struct json_object *
@@ -322,7 +326,7 @@ static void
 test_netns_contain(void **state)
 {
 	struct fixture *f = *state;
-	struct gk_ctl_contain h = { .create = rec_create,
+	static const struct gk_cage_containment h = { .create = rec_create,
 	    .attach = rec_attach, .end = rec_end, .describe = rec_describe };
 	struct json_object *o;
 	char id[GK_CAGE_ID_LEN + 1];
@@ -338,7 +342,7 @@ test_netns_contain(void **state)
 	assert_non_null(strstr(gets_(o, "error"), "limits were asked for, "
 	    "but this gatekeeperd cannot contain"));
 	json_object_put(o);
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 	assert_int_equal(prec.downs, prec.ups);		/* undone */
 	o = rpc_fd(f, fd, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"allow\":[],\"limits\":{\"pids\":32,\"best_effort\":true}}",
@@ -356,7 +360,7 @@ test_netns_contain(void **state)
 	json_object_put(o);
 	assert_int_equal(crec.ends, 0);		/* it had no cgroup */
 	/* contained */
-	gk_control_set_contain(f->ctl, &h);
+	gk_contain_facet_set(f->cages, &h);
 	crec.refuse = true;
 	rpc_fd_refused(f, fd, NS_LIMITS, pfd, "cannot create the cage: no "
 	    "pids controller here");
@@ -390,7 +394,7 @@ test_netns_contain(void **state)
 	close(fd);
 	spin(f, 5);
 	assert_int_equal(crec.ends, 1);
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 	close(pfd);
 }
 

@@ -23,8 +23,8 @@
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_peer.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/faces/gk_control.h"
 #include "tests/control_testutil.h"
 
 /* What a forked peer does before it connects: 0, or -1 to skip. */
@@ -108,7 +108,7 @@ test_other_userns(void **state)
 	if (st == 77)
 		skip();		/* user namespaces not available */
 	assert_int_equal(st, 0);
-	assert_int_equal(gk_cage_count(f->cages), 0);
+	assert_int_equal(gk_cage_table_count(f->cages), 0);
 }
 
 /* A peer inside a cage's namespace is refused at once. */

@@ -12,8 +12,9 @@
 
 #include <cmocka.h>
 
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "tests/cage_testutil.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
 
 struct fix {
@@ -32,7 +33,7 @@ cage(struct gk_cage_table *t, const char *src)
 
 	assert_int_equal(gk_addr_parse(src, &a), 0);
 	assert_non_null(al = gk_allowlist_new(pats, 1, err, sizeof(err)));
-	assert_non_null(c = gk_cage_create(t, &a, "t", 0, al, NULL));
+	assert_non_null(c = gk_test_cage(t, &a, "t", 0, al, NULL));
 	return c;
 }
 
@@ -94,7 +95,7 @@ test_dns_rate(void **state)
 		assert_true(gk_limit_dns_query(f->a, t0 + 60000));
 	assert_false(gk_limit_dns_query(f->a, t0 + 60000));
 	assert_int_equal(gk_stats.limit_events[GK_LIM_DNS_RATE], 4);
-	assert_int_equal(f->a->lim.hits[GK_LIM_DNS_RATE], 4);
+	assert_int_equal(gk_limit_of(f->a)->hits[GK_LIM_DNS_RATE], 4);
 }
 
 static void
@@ -112,7 +113,7 @@ test_upstream(void **state)
 	gk_limit_upstream_done(f->a);
 	gk_limit_upstream_done(f->a);
 	gk_limit_upstream_done(f->a);		/* never below zero */
-	assert_int_equal(f->a->lim.upstream, 0);
+	assert_int_equal(gk_limit_of(f->a)->upstream, 0);
 }
 
 static int	ended;
@@ -150,7 +151,7 @@ test_holds_cap_and_end(void **state)
 	assert_int_equal(gk_hold_take(&h[3], f->a, GK_HOLD_TUNNEL, 2, end_cb),
 	    GK_LIM__MAX);
 	/* the cage ends: each holding's end runs once, all is given back */
-	gk_cage_destroy(f->t, f->a);
+	gk_cage_end(f->a, "test");
 	f->a = NULL;
 	assert_int_equal(ended, 3);
 	assert_int_equal(gk_fds.held, 2);
@@ -173,8 +174,8 @@ test_transfer_and_move(void **state)
 	    end_cb), GK_LIM__MAX);
 	assert_int_equal(gk_hold_transfer(&hs[1], &tn[1], GK_HOLD_TUNNEL, 2,
 	    end_cb), GK_LIM__MAX);
-	assert_int_equal(f->a->lim.held[GK_HOLD_HANDSHAKE], 1);
-	assert_int_equal(f->a->lim.held[GK_HOLD_TUNNEL], 2);
+	assert_int_equal(gk_limit_of(f->a)->held[GK_HOLD_HANDSHAKE], 1);
+	assert_int_equal(gk_limit_of(f->a)->held[GK_HOLD_TUNNEL], 2);
 	assert_int_equal(gk_fds.held, 6);
 	assert_false(gk_limit_hold_room(f->a, GK_HOLD_TUNNEL));
 	/* at the cap: refused, the handshake still held */
@@ -187,14 +188,14 @@ test_transfer_and_move(void **state)
 	    end_cb), GK_LIM__MAX);
 	assert_int_equal(gk_hold_move(&anon, f->b, GK_HOLD_HANDSHAKE, 2),
 	    GK_LIM__MAX);
-	assert_int_equal(f->b->lim.held[GK_HOLD_HANDSHAKE], 1);
-	assert_int_equal(f->b->lim.fds, 2);
+	assert_int_equal(gk_limit_of(f->b)->held[GK_HOLD_HANDSHAKE], 1);
+	assert_int_equal(gk_limit_of(f->b)->fds, 2);
 	assert_int_equal(gk_fds.held, 8);
 	gk_hold_drop(&anon);
 	gk_hold_drop(&hs[2]);
 	gk_hold_drop(&tn[0]);
 	gk_hold_drop(&tn[1]);
-	assert_int_equal(f->a->lim.fds, 0);
+	assert_int_equal(gk_limit_of(f->a)->fds, 0);
 }
 
 static void
@@ -243,7 +244,7 @@ test_descriptor_shares(void **state)
 	assert_true(gk_hold_fds(&hb, 100));	/* room again */
 	gk_hold_drop(&hb);
 	gk_hold_drop(&hc);
-	gk_cage_destroy(f->t, c3);
+	gk_cage_end(c3, "test");
 }
 
 static void

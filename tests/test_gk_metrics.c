@@ -14,8 +14,9 @@
 #include <event2/buffer.h>
 
 #include "gatekeeper/policy/gk_policy.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_metrics.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "tests/cage_testutil.h"
+#include "gatekeeper/faces/gk_metrics.h"
 #include "gatekeeper/state/gk_stats.h"
 
 static char *
@@ -80,26 +81,28 @@ test_counters_and_cage_series(void **state)
 	struct gk_addr src;
 	struct gk_cage *c;
 	char line[128], err[256], *s;
+	int i;
 
 	(void)state;
 	gk_stats.denied[GK_KIND_DNS][GK_REASON_NOT_ALLOWLISTED] = 41;
 	al = gk_allowlist_new(allow, 1, err, sizeof(err));
 	assert_non_null(al);
 	gk_addr_parse("127.0.0.2", &src);
-	c = gk_cage_create(t, &src, "m", 0, al, &e);
+	c = gk_test_cage(t, &src, "m", 0, al, &e);
 	assert_non_null(c);
-	c->denied[GK_KIND_DNS] = 7;
+	for (i = 0; i < 7; i++)
+		gk_cage_count(c, GK_TALLY_DENIED, GK_KIND_DNS);
 
 	s = render(t);
 	assert_non_null(strstr(s, "gatekeeper_denied_total{kind=\"dns\","
 	    "reason=\"not_allowlisted\"} 41\n"));
 	assert_non_null(strstr(s, "gatekeeper_cages 1\n"));
 	snprintf(line, sizeof(line), "gatekeeper_cage_denied_total{cage=\"%s\","
-	    "kind=\"dns\"} 7\n", c->id);
+	    "kind=\"dns\"} 7\n", gk_cage_id(c));
 	assert_non_null(strstr(s, line));
 	free(s);
 
-	gk_cage_destroy(t, c);
+	gk_cage_end(c, "test");
 	s = render(t);
 	assert_null(strstr(s, "gatekeeper_cage_denied_total{"));
 	assert_non_null(strstr(s, "gatekeeper_cages 0\n"));
@@ -167,6 +170,7 @@ test_label_series(void **state)
 	size_t i;
 
 	(void)state;
+	memset(&gk_stats, 0, sizeof(gk_stats));	/* no label before */
 	gk_stats_label_denied("gk-run: npm", GK_KIND_HTTP);
 	gk_stats_label_denied("gk-run: npm", GK_KIND_HTTP);
 	gk_stats_label_denied("gk-run: npm", GK_KIND_DNS);

@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "sni/sni.h"
 #include "socks/parse/socks.h"
 #include "socks/proxy.h"

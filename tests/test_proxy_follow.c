@@ -19,7 +19,7 @@
 #include <cmocka.h>
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "socks/proxy.h"
 #include "tests/proxy_testutil.h"
 

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "sni/sni.h"
 #include "socks/proxy.h"
 #include "tests/proxy_testutil.h"
@@ -566,7 +566,7 @@ test_peek_cage_gone(void **state)
 	assert_int_equal(peek_n(&t, cap.b, 3, false, &o), RELAY_PEEK_DENY);
 	/* a new cage on the same source address is not the old one */
 	cage_new(pats, NULL);
-	assert_string_not_equal(fx.c->id, old.id);
+	assert_string_not_equal(gk_cage_id(fx.c), old.id);
 	fx.who = old;
 	assert_null(proxy_cage(&fx.ctx, &fx.who));
 	assert_int_equal(peek_n(&t, cap.b, cap.n, false, &o),

@@ -18,7 +18,7 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_special.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
 #include "sni/sni.h"
 #include "socks/proxy.h"
 #include "tests/proxy_testutil.h"
@@ -325,6 +325,16 @@ same_labels(struct gk_stats *want)
 
 /* ---- proxy_deny_record ---- */
 
+/* The cage's denials by kind. */
+static void
+denied_of(const struct gk_cage *c, uint64_t v[GK_KIND__MAX])
+{
+	int k;
+
+	for (k = 0; k < GK_KIND__MAX; k++)
+		v[k] = gk_cage_counted(c, GK_TALLY_DENIED, k);
+}
+
 static void
 test_deny_record(void **state)
 {
@@ -346,6 +356,7 @@ test_deny_record(void **state)
 	};
 	struct gk_stats before, want;
 	uint64_t cage_before[GK_KIND__MAX], cage_want[GK_KIND__MAX], lab;
+	uint64_t cage_now[GK_KIND__MAX];
 	struct proxy_outcome o;
 	struct gk_host t;
 	size_t i;
@@ -364,19 +375,20 @@ test_deny_record(void **state)
 			o.reason = cases[i].reason;
 			snprintf(o.why, sizeof(o.why), "case %zu", i);
 			before = gk_stats;
-			memcpy(cage_before, fx.c->denied, sizeof(cage_before));
-			lab = label_count(fx.c->label, cases[i].kind);
+			denied_of(fx.c, cage_before);
+			lab = label_count(gk_cage_label(fx.c), cases[i].kind);
 			proxy_deny_record(&fx.ctx, &fx.who, &t, &o);
 			want = before;
 			want.denied[cases[i].kind][cases[i].reason]++;
 			want.connections[cases[i].proto][GK_CONNV_DENIED]++;
 			memcpy(cage_want, cage_before, sizeof(cage_want));
 			cage_want[cases[i].kind]++;
-			assert_int_equal(label_count(fx.c->label,
+			assert_int_equal(label_count(gk_cage_label(fx.c),
 			    cases[i].kind), lab + 1);
 			same_labels(&want);
 			assert_memory_equal(&gk_stats, &want, sizeof(want));
-			assert_memory_equal(fx.c->denied, cage_want,
+			denied_of(fx.c, cage_now);
+			assert_memory_equal(cage_now, cage_want,
 			    sizeof(cage_want));
 		}
 	}
@@ -414,16 +426,18 @@ test_deny_count(void **state)
 	o.reason = GK_REASON_HOST_MISMATCH;
 	snprintf(o.why, sizeof(o.why), "request 2");
 	before = gk_stats;
-	cage_before = fx.c->denied[GK_KIND_TRANSPARENT];
-	lab = label_count(fx.c->label, GK_KIND_TRANSPARENT);
+	cage_before = gk_cage_counted(fx.c, GK_TALLY_DENIED,
+	    GK_KIND_TRANSPARENT);
+	lab = label_count(gk_cage_label(fx.c), GK_KIND_TRANSPARENT);
 	proxy_deny_count(&fx.ctx, &fx.who, &t, &o);
 	want = before;
 	want.denied[GK_KIND_TRANSPARENT][GK_REASON_HOST_MISMATCH]++;
-	assert_int_equal(label_count(fx.c->label, GK_KIND_TRANSPARENT),
+	assert_int_equal(label_count(gk_cage_label(fx.c), GK_KIND_TRANSPARENT),
 	    lab + 1);
 	same_labels(&want);
 	assert_memory_equal(&gk_stats, &want, sizeof(want));
-	assert_int_equal(fx.c->denied[GK_KIND_TRANSPARENT], cage_before + 1);
+	assert_int_equal(gk_cage_counted(fx.c, GK_TALLY_DENIED,
+	    GK_KIND_TRANSPARENT), cage_before + 1);
 	cage_free();
 }
 

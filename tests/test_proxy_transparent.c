@@ -19,7 +19,8 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_special.h"
-#include "gatekeeper/state/gk_cage.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "tests/cage_testutil.h"
 #include "gatekeeper/state/gk_stats.h"
 #include "socks/proxy.h"
 #include "tests/testdata.h"
@@ -68,14 +69,14 @@ setup(void **state)
 	fx.ctx.host = &fx.host;
 	if ((al = gk_allowlist_new(pats, 4, err, sizeof(err))) == NULL)
 		fail_msg("allowlist: %s", err);
-	fx.c = gk_cage_create(fx.t, &src, "tp", 1000, al, &e);
+	fx.c = gk_test_cage(fx.t, &src, "tp", 1000, al, &e);
 	assert_non_null(fx.c);
 	assert_int_equal(gk_cage_pin(fx.c, "web.example.test", &a,
 	    gk_now() + 60), 0);
 	assert_int_equal(gk_cage_pin(fx.c, "github.com", &a, gk_now() + 60),
 	    0);
 	fx.who.source = src;
-	snprintf(fx.who.id, sizeof(fx.who.id), "%s", fx.c->id);
+	snprintf(fx.who.id, sizeof(fx.who.id), "%s", gk_cage_id(fx.c));
 	fx.who.kind = GK_KIND_TRANSPARENT;
 	fx.who.proto = GK_PROTO_TRANSPARENT;
 	return 0;

@@ -184,3 +184,13 @@ gk_addr_in_prefix(const struct gk_addr *a, const struct gk_addr *net,
 	mask = (uint8_t)(0xff << (8 - rest));
 	return (a->bytes[full] & mask) == (net->bytes[full] & mask);
 }
+
+int
+gk_addr_cmp(const void *x, const void *y)
+{
+	const struct gk_addr *a = x, *b = y;
+
+	if (a->family != b->family)
+		return a->family < b->family ? -1 : 1;
+	return memcmp(a->bytes, b->bytes, sizeof(a->bytes));
+}

@@ -31,6 +31,8 @@ socklen_t	 gk_addr_to_sockaddr(const struct gk_addr *a, uint16_t port,
 		    struct sockaddr_storage *ss);
 bool		 gk_addr_eq(const struct gk_addr *a, const struct gk_addr *b);
 uint32_t	 gk_addr_hash(const struct gk_addr *a);
+/* A total order on addresses, for qsort and bsearch (two gk_addr *). */
+int		 gk_addr_cmp(const void *a, const void *b);
 size_t		 gk_addr_len(const struct gk_addr *a);	/* 4 or 16 */
 bool		 gk_addr_in_prefix(const struct gk_addr *a,
 		    const struct gk_addr *net, unsigned prefix);

@@ -20,8 +20,8 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_limit.h"
 
 #define AUDIT_FLUSH_MS		100
 #define AUDIT_HIGH_WATER	(256 * 1024)	/* flush at once above */
@@ -257,9 +257,9 @@ audit_head(struct gk_audit *a, const char *event, const struct gk_cage *c)
 	}
 	if (c != NULL) {
 		evbuffer_add(a->buf, ",\"cage\":", 8);
-		json_str(a->buf, c->id);
+		json_str(a->buf, gk_cage_id(c));
 		evbuffer_add(a->buf, ",\"label\":", 9);
-		json_str(a->buf, c->label);
+		json_str(a->buf, gk_cage_label(c));
 	}
 	return true;
 }
@@ -351,7 +351,7 @@ fold_match(const struct fold *f, uint32_t h, const struct gk_cage *c,
     const char *name, uint16_t qtype)
 {
 	return f->used && f->hash == h && f->qtype == qtype &&
-	    strcmp(f->cage, c->id) == 0 && strcmp(f->name, name) == 0;
+	    strcmp(f->cage, gk_cage_id(c)) == 0 && strcmp(f->name, name) == 0;
 }
 
 bool
@@ -363,7 +363,7 @@ gk_audit_dns_deny_fold(struct gk_audit *a, const struct gk_cage *c,
 
 	if (a == NULL)
 		return true;
-	h = fold_hash(c->id, name, qtype);
+	h = fold_hash(gk_cage_id(c), name, qtype);
 	f = &a->folds[h % FOLD_SLOTS];
 	if (!fold_match(f, h, c, name, qtype) ||
 	    gk_now_ms() - f->opened_ms >= FOLD_WINDOW_MS)
@@ -382,13 +382,14 @@ gk_audit_dns_deny(struct gk_audit *a, struct gk_cage *c,
 
 	if (a == NULL || !gk_limit_audit_ok(c, "dns.deny", name))
 		return;
-	h = fold_hash(c->id, name, qtype);
+	h = fold_hash(gk_cage_id(c), name, qtype);
 	f = &a->folds[h % FOLD_SLOTS];
 	/* the slot's earlier window ends here: write its count first */
 	if (f->used && f->repeated > 0)
 		deny_line(a, f->cage, f->label, &f->client, f->name, f->qtype,
 		    NULL, f->repeated);
-	deny_line(a, c->id, c->label, client, name, qtype, why, 0);
+	deny_line(a, gk_cage_id(c), gk_cage_label(c), client, name, qtype,
+	    why, 0);
 	if (strlen(name) >= sizeof(f->name)) {
 		f->used = false;
 		return;
@@ -398,8 +399,8 @@ gk_audit_dns_deny(struct gk_audit *a, struct gk_cage *c,
 	f->qtype = qtype;
 	f->opened_ms = gk_now_ms();
 	f->repeated = 0;
-	memcpy(f->cage, c->id, sizeof(f->cage));
-	memcpy(f->label, c->label, sizeof(f->label));
+	memcpy(f->cage, gk_cage_id(c), sizeof(f->cage));
+	memcpy(f->label, gk_cage_label(c), sizeof(f->label));
 	f->client = *client;
 	memcpy(f->name, name, strlen(name) + 1);
 }
@@ -476,10 +477,10 @@ gk_audit_limit(struct gk_audit *a, const struct gk_cage *c,
 
 	if (a == NULL)
 		return;
-	h = gk_hash_str(gk_hash_str(GK_HASH_INIT, c->id), limit);
+	h = gk_hash_str(gk_hash_str(GK_HASH_INIT, gk_cage_id(c)), limit);
 	f = &a->limits[h % LIMIT_SLOTS];
 	if (f->used && f->hash == h && f->limit == limit &&
-	    strcmp(f->cage, c->id) == 0 &&
+	    strcmp(f->cage, gk_cage_id(c)) == 0 &&
 	    gk_now_ms() - f->opened_ms < FOLD_WINDOW_MS) {
 		f->refused++;
 		f->value = value;
@@ -489,7 +490,7 @@ gk_audit_limit(struct gk_audit *a, const struct gk_cage *c,
 	limit_fold_out(a, f);
 	if (example != NULL)
 		snprintf(ex[0], sizeof(ex[0]), "%s", example);
-	limit_line(a, c->id, c->label, limit, value, 1, ex,
+	limit_line(a, gk_cage_id(c), gk_cage_label(c), limit, value, 1, ex,
 	    example != NULL ? 1 : 0);
 	memset(f, 0, sizeof(*f));
 	f->used = true;
@@ -497,6 +498,6 @@ gk_audit_limit(struct gk_audit *a, const struct gk_cage *c,
 	f->opened_ms = gk_now_ms();
 	f->limit = limit;
 	f->value = value;
-	memcpy(f->cage, c->id, sizeof(f->cage));
-	memcpy(f->label, c->label, sizeof(f->label));
+	memcpy(f->cage, gk_cage_id(c), sizeof(f->cage));
+	memcpy(f->label, gk_cage_label(c), sizeof(f->label));
 }

@@ -14,7 +14,7 @@
 #include <stdio.h>
 
 #include "gatekeeper/base/gk_addr.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/cage/gk_limit.h"
 
 /* GK_CONF_DEFAULT_PATH (config.h): $sysconfdir/gatekeeper/gatekeeperd.conf */
 #define GK_CONF_MAX_UPSTREAMS	8

@@ -20,9 +20,9 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_limit.h"
-#include "gatekeeper/state/gk_metrics.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_limit.h"
+#include "gatekeeper/faces/gk_metrics.h"
 #include "gatekeeper/state/gk_stats.h"
 
 struct gk_metrics {
@@ -197,8 +197,9 @@ cage_series(struct gk_cage *c, void *arg)
 
 	for (k = 0; k < GK_KIND__MAX; k++)
 		evbuffer_add_printf(b, "gatekeeper_cage_denied_total"
-		    "{cage=\"%s\",kind=\"%s\"} %llu\n", c->id,
-		    gk_deny_kind_name(k), (unsigned long long)c->denied[k]);
+		    "{cage=\"%s\",kind=\"%s\"} %llu\n", gk_cage_id(c),
+		    gk_deny_kind_name(k), (unsigned long long)
+		    gk_cage_counted(c, GK_TALLY_DENIED, k));
 }
 
 /* A Prometheus label value: \ and " escaped (labels are printable). */
@@ -340,7 +341,8 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 	    PACKAGE_VERSION);
 	render_policy(b, gk_cage_table_policy(cages));
 	head(b, "gatekeeper_cages", "gauge", "Cages alive now.");
-	evbuffer_add_printf(b, "gatekeeper_cages %zu\n", gk_cage_count(cages));
+	evbuffer_add_printf(b, "gatekeeper_cages %zu\n",
+	    gk_cage_table_count(cages));
 	render_dns(b);
 	render_conns(b);
 	render_latency(b);

@@ -13,8 +13,8 @@
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_hostpol.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_hostpol.h"
 
 
 int
@@ -81,21 +81,22 @@ narrow_one(struct gk_cage *c, void *arg)
 	struct gk_allowlist *al;
 	json_object *d;
 
-	if (gk_hostpolicy_outside(nw->p, c->allow, removed,
+	if (gk_hostpolicy_outside(nw->p, gk_cage_allow(c), removed,
 	    sizeof(removed)) == 0)
 		return;
-	if ((al = gk_allowlist_edit(c->allow, outside, (void *)nw->p, NULL,
+	if ((al = gk_allowlist_edit(gk_cage_allow(c), outside,
+	    (void *)nw->p, NULL,
 	    0, err, sizeof(err))) == NULL) {
 		/* out of memory: the cage is left whole, and says so */
 		log_warnx("cage=%s: cannot narrow its allowlist to the host "
-		    "policy (version %s): %s; still allowed: %s", c->id,
+		    "policy (version %s): %s; still allowed: %s", gk_cage_id(c),
 		    nw->p->version, err, removed);
 		return;
 	}
 	gk_cage_set_allow(c, al);
 	nw->changed++;
 	log_info("cage=%s action=update reason=policy: the host policy "
-	    "(version %s) bounds it; removed %s", c->id, nw->p->version,
+	    "(version %s) bounds it; removed %s", gk_cage_id(c), nw->p->version,
 	    removed);
 	d = json_object_new_object();
 	json_object_object_add(d, "reason", json_object_new_string("policy"));

@@ -14,8 +14,8 @@
 
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/base/gk_log.h"
-#include "gatekeeper/state/gk_control.h"
-#include "gatekeeper/state/gk_control_int.h"
+#include "gatekeeper/faces/gk_control.h"
+#include "gatekeeper/faces/gk_control_int.h"
 
 /* mkdir -p the directory part of path, 0755. */
 static int

@@ -9,16 +9,18 @@
 #ifndef GK_CAGE_H
 #define GK_CAGE_H
 
+#include <sys/queue.h>
+#include <sys/types.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/types.h>
 #include <time.h>
 
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_proto.h"
-#include "gatekeeper/state/gk_limit.h"
+#include "gatekeeper/policy/gk_rlimits.h"
 #include "gatekeeper/state/gk_stats.h"
 
 #define GK_CAGE_MAX		65536	/* cages in one table */
@@ -41,47 +43,57 @@
 #define GK_PIN_INUSE_AHEAD	10
 #define GK_PIN_INUSE_KEEP	20
 
-struct gk_ask;
-struct gk_pinset;
-struct gk_cage_events;
-struct gk_cage_recent;
+struct event_base;
+struct gk_audit;
+struct json_object;
+struct gk_cage;
 
-struct gk_cage {
-	char		 id[GK_CAGE_ID_LEN + 1];
-	char		 label[GK_CAGE_LABEL_MAX + 1];
-	/* a secret naming the cage where the source address cannot
-	 * (SOCKS5 username, HTTP proxy Basic user); given at create only */
-	char		 token[GK_CAGE_TOKEN_LEN + 1];
-	uid_t		 uid;
-	struct gk_addr	 source;
-	struct gk_allowlist *allow;		/* owned */
-	time_t		 created;		/* wall clock, for display */
+/*
+ * Where event lines for a cage's owner (and for followers of denials)
+ * go: the control connection implements it. send queues o's line (and
+ * takes o) unless, with `spare` bytes more, it would not fit in what may
+ * wait; false when it was dropped.
+ */
+struct gk_line_sink {
+	bool	(*send)(struct gk_line_sink *s, struct json_object *o,
+		    size_t spare);
+};
 
-	/* Per-cage counters; series live while the cage lives. */
-	uint64_t	 denied[GK_KIND__MAX];
-	uint64_t	 dns_queries;
-	uint64_t	 connections;
+/*
+ * Who made a cage (the control connection embeds one): the cage's events
+ * go to its sink, and the cages it owns end when it does
+ * (gk_cage_owner_end). The list is gk_cage.c's.
+ */
+struct gk_cage_owner {
+	struct gk_line_sink	 sink;
+	LIST_HEAD(, gk_cage)	 cages;
+	uid_t			 uid;
+	pid_t			 pid;
+};
 
-	void		*owner;			/* control connection */
-	bool		 plumbed;		/* veth + nft made for it */
-	uint32_t	 link;			/* its host link's ifindex:
-						 * pins are synced to the
-						 * kernel (0: none) */
-	bool		 events;		/* owner told its denials */
-	bool		 learn;			/* any name; owner told each */
-	struct gk_ask	*ask;			/* holds and asks (gk_ask.c's;
-						 * NULL: denies at once) */
-	struct gk_cage_events *ev;		/* gk_events.c's */
-	struct gk_cage_recent *recent;		/* gk_events.c's */
-	struct gk_cage_lim lim;			/* budgets, holdings */
-	void		*cg;			/* its cgroup (gk_contain.c's;
-						 * NULL: not contained) */
-
-	/* private to gk_cage.c */
-	struct gk_cage_table *table;
-	struct gk_pinset *pins;
-	struct gk_cage	*src_next;
-	struct gk_cage	*id_next;
+/*
+ * What a new cage is to be (gk_cage_begin). The facets (gk_facet.h) read
+ * theirs from it. `allow` is taken on success only.
+ */
+struct gk_cage_spec {
+	const char		*label;		/* NULL or "": none */
+	uid_t			 uid;
+	struct gk_cage_owner	*owner;		/* NULL: none (tests) */
+	struct gk_allowlist	*allow;
+	struct gk_addr		 source;	/* unless netns */
+	/* plumbing: the namespace (nsfd, the caller's) gets an address */
+	bool			 netns;
+	int			 nsfd;
+	bool			 transparent;
+	/* containment (netns cages) */
+	const struct gk_rlimits	*limits;	/* NULL: none */
+	bool			 limits_best_effort;
+	const char		*adopt;		/* reattach: its cgroup */
+	/* the owner's channel */
+	bool			 events;	/* told its denials */
+	bool			 learn;		/* any name; told each */
+	bool			 ask;		/* holds and asks */
+	uint32_t		 ask_timeout;	/* seconds */
 };
 
 enum gk_cage_err {
@@ -90,25 +102,77 @@ enum gk_cage_err {
 	GK_CAGE_E_TOO_MANY,
 	GK_CAGE_E_BAD_LABEL,	/* over 64 bytes or a non-printable byte */
 	GK_CAGE_E_NOMEM,
+	GK_CAGE_E_FACET,	/* a facet refused: its message says why */
 };
 
 struct gk_cage_table;
 
 struct gk_cage_table *gk_cage_table_new(void);
-/* Frees every cage still in it. */
+/* Frees every cage still in it (no audit lines, no facet ends: the
+ * daemon ends its cages first). */
 void		 gk_cage_table_free(struct gk_cage_table *t);
-size_t		 gk_cage_count(const struct gk_cage_table *t);
+size_t		 gk_cage_table_count(const struct gk_cage_table *t);
+/* The loop asking cages' timers run on, and the audit log of cages'
+ * begins and ends (NULL: none). The table keeps the pointers. */
+void		 gk_cage_table_set_env(struct gk_cage_table *t,
+		    struct event_base *base, struct gk_audit *audit);
+struct event_base *gk_cage_base(const struct gk_cage *c);
+struct gk_audit	*gk_cage_audit(const struct gk_cage *c);
 
 /*
- * Create a cage. Takes ownership of `allow` on success only. A label may be
- * NULL or empty. The id is random, printable and unique in the table.
+ * Begin a cage as spec s says: its id (random, printable, unique) and
+ * token, then each facet's begin in the facet table's order (gk_facet.h).
+ * NULL when refused, with why in *e (may be NULL) and in err (the words
+ * to show the one who asked); what had begun is ended.
  */
-struct gk_cage	*gk_cage_create(struct gk_cage_table *t,
-		    const struct gk_addr *source, const char *label, uid_t uid,
-		    struct gk_allowlist *allow, enum gk_cage_err *err);
-/* Ends everything the cage holds (gk_cage_lim_end), then frees it. */
-void		 gk_cage_destroy(struct gk_cage_table *t, struct gk_cage *c);
+struct gk_cage	*gk_cage_begin(struct gk_cage_table *t,
+		    const struct gk_cage_spec *s, enum gk_cage_err *e,
+		    char *err, size_t errlen);
+/*
+ * End it: the audit line (cage.destroy, with `reason`) and the log line,
+ * each facet's end in reverse order (its connections, its processes, its
+ * network), then it is gone. Accepts NULL.
+ */
+void		 gk_cage_end(struct gk_cage *c, const char *reason);
 const char	*gk_cage_strerror(enum gk_cage_err e);
+
+/* What a cage is. */
+const char	*gk_cage_id(const struct gk_cage *c);
+const char	*gk_cage_label(const struct gk_cage *c);
+/* A secret naming the cage where the source address cannot (SOCKS5 user
+ * name, HTTP proxy Basic user): for its creator only. */
+const char	*gk_cage_token(const struct gk_cage *c);
+uid_t		 gk_cage_uid(const struct gk_cage *c);
+const struct gk_addr *gk_cage_source(const struct gk_cage *c);
+const struct gk_allowlist *gk_cage_allow(const struct gk_cage *c);
+time_t		 gk_cage_created(const struct gk_cage *c);	/* wall */
+/* Any name allowed, its owner told each (cage.create "learn"). */
+bool		 gk_cage_learns(const struct gk_cage *c);
+
+/* Its owner (NULL: none, or ended). */
+struct gk_cage_owner *gk_cage_owner(const struct gk_cage *c);
+void		 gk_cage_owner_init(struct gk_cage_owner *o, uid_t uid,
+		    pid_t pid, bool (*send)(struct gk_line_sink *,
+		    struct json_object *, size_t));
+/* The owner goes: every cage it owns ends, with `reason`. */
+void		 gk_cage_owner_end(struct gk_cage_owner *o,
+		    const char *reason);
+/* Each cage o owns; cb may not end cages. */
+void		 gk_cage_owner_foreach(struct gk_cage_owner *o,
+		    void (*cb)(struct gk_cage *, void *), void *arg);
+
+/* Its own counters, whose series live while it lives: the one place
+ * they are counted. */
+enum gk_cage_tally {
+	GK_TALLY_DNS_QUERY,
+	GK_TALLY_CONNECTION,
+	GK_TALLY_DENIED,	/* of kind k: its label's series too
+				 * (gk_stats_label_denied) */
+};
+void		 gk_cage_count(struct gk_cage *c, enum gk_cage_tally what,
+		    enum gk_deny_kind k);
+uint64_t	 gk_cage_counted(const struct gk_cage *c,
+		    enum gk_cage_tally what, enum gk_deny_kind k);
 
 struct gk_cage	*gk_cage_by_source(const struct gk_cage_table *t,
 		    const struct gk_addr *source);
@@ -122,10 +186,6 @@ struct gk_cage	*gk_cage_by_token(const struct gk_cage_table *t,
  * names no longer allowed (on any port) are dropped at once.
  */
 void		 gk_cage_set_allow(struct gk_cage *c, struct gk_allowlist *al);
-
-/* One more denial of kind k by c: its own count, and its label's series
- * (gk_stats_label_denied). */
-void		 gk_cage_count_denied(struct gk_cage *c, enum gk_deny_kind k);
 
 /*
  * The host policy every cage of t stays within (gk_hostpolicy.h; NULL:

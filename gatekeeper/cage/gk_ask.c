@@ -15,12 +15,13 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/cage/gk_ask.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/cage/gk_facet.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/policy/gk_policy.h"
-#include "gatekeeper/state/gk_ask.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_events.h"
 
 /* 198.18.0.0/15; placeholders count up from 198.18.0.1. */
 #define NET_FIRST	((198u << 24) | (18u << 16))
@@ -74,24 +75,40 @@ struct gk_ask {
 /* Question ids: unique in the daemon's run, never 0. */
 static uint64_t next_id = 1;
 
+static struct gk_ask *
+ask_of(const struct gk_cage *c)
+{
+	return gk_cage_facet(c, GK_FACET_ASK);
+}
+
+bool
+gk_cage_asks(const struct gk_cage *c)
+{
+	return ask_of(c) != NULL;
+}
+
 int
-gk_ask_enable(struct gk_cage *c, struct event_base *base,
-    struct gk_audit *audit, uint32_t timeout)
+gk_ask_begin(struct gk_cage *c, const struct gk_cage_spec *s, char *err,
+    size_t errlen)
 {
 	struct gk_ask *a;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL)
-		return -1;
-	if ((a->ph = calloc(GK_ASK_PLACEHOLDERS, sizeof(*a->ph))) == NULL) {
+	if (!s->ask)
+		return 0;
+	if ((a = calloc(1, sizeof(*a))) == NULL ||
+	    (a->ph = calloc(GK_ASK_PLACEHOLDERS, sizeof(*a->ph))) == NULL) {
 		free(a);
+		snprintf(err, errlen, "cannot create the cage: out of memory");
 		return -1;
 	}
 	a->cage = c;
-	a->base = base;
-	a->audit = audit;
-	a->timeout = timeout;
+	a->base = gk_cage_base(c);
+	a->audit = gk_cage_audit(c);
+	a->timeout = s->ask_timeout;
 	TAILQ_INIT(&a->questions);
-	c->ask = a;
+	gk_cage_facet_set(c, GK_FACET_ASK, a);
+	log_info("cage=%s action=ask: names outside its allowlist are held "
+	    "and its owner asked (%u s)", gk_cage_id(c), a->timeout);
 	return 0;
 }
 
@@ -110,12 +127,13 @@ question_free(struct question *q)
 }
 
 void
-gk_ask_free(struct gk_cage *c)
+gk_ask_end(struct gk_cage *c, const char *reason)
 {
-	struct gk_ask *a = c->ask;
+	struct gk_ask *a = ask_of(c);
 	struct question *q;
 	size_t i;
 
+	(void)reason;
 	if (a == NULL)
 		return;
 	while ((q = TAILQ_FIRST(&a->questions)) != NULL) {
@@ -128,7 +146,7 @@ gk_ask_free(struct gk_cage *c)
 		free(a->ph[i].name);
 	free(a->ph);
 	free(a);
-	c->ask = NULL;
+	gk_cage_facet_set(c, GK_FACET_ASK, NULL);
 }
 
 /* ---- placeholders ------------------------------------------------------ */
@@ -161,7 +179,7 @@ ph_addr(size_t i, struct gk_addr *out)
 int
 gk_ask_placeholder(struct gk_cage *c, const char *name, struct gk_addr *out)
 {
-	struct gk_ask *a = c->ask;
+	struct gk_ask *a = ask_of(c);
 	uint32_t h = gk_hash_str(GK_HASH_INIT, name);
 	struct placeholder *p;
 	char *copy;
@@ -192,12 +210,12 @@ gk_ask_placeholder_name(const struct gk_cage *c, const struct gk_addr *a)
 {
 	uint32_t v;
 
-	if (c->ask == NULL || !gk_ask_net(a))
+	if (ask_of(c) == NULL || !gk_ask_net(a))
 		return NULL;
 	v = v4(a) - (NET_FIRST + 1);
 	if (v >= GK_ASK_PLACEHOLDERS)
 		return NULL;
-	return c->ask->ph[v].name;
+	return ask_of(c)->ph[v].name;
 }
 
 /* ---- denied for the cage's life ---------------------------------------- */
@@ -248,10 +266,10 @@ allow_more(struct gk_cage *c, const char *host, uint16_t port)
 	struct gk_allowlist *al;
 
 	snprintf(pat, sizeof(pat), "%s:%u", host, port);
-	if ((al = gk_allowlist_edit(c->allow, NULL, NULL, add, 1, err,
+	if ((al = gk_allowlist_edit(gk_cage_allow(c), NULL, NULL, add, 1, err,
 	    sizeof(err))) == NULL) {
 		log_warnx("cage=%s host=%s port=%u: cannot add it to the "
-		    "allowlist: %s", c->id, host, port, err);
+		    "allowlist: %s", gk_cage_id(c), host, port, err);
 		return -1;
 	}
 	gk_cage_set_allow(c, al);
@@ -266,7 +284,7 @@ audit_ask(const struct question *q, enum gk_decision d, const char *by,
 	json_object *o;
 
 	log_info("cage=%s ask=%llu host=%s port=%u kind=%s decision=%s by=%s "
-	    "waited_ms=%llu connections=%u", a->cage->id,
+	    "waited_ms=%llu connections=%u", gk_cage_id(a->cage),
 	    (unsigned long long)q->id, q->host, q->port,
 	    gk_deny_kind_name(q->kind), gk_decision_name(d), by,
 	    (unsigned long long)waited, q->held);
@@ -367,7 +385,7 @@ enum gk_ask_status
 gk_ask_hold(struct gk_cage *c, const char *host, uint16_t port,
     enum gk_deny_kind kind, gk_ask_cb cb, void *arg, struct gk_ask_wait **w)
 {
-	struct gk_ask *a = c->ask;
+	struct gk_ask *a = ask_of(c);
 	struct question *q;
 
 	*w = NULL;
@@ -405,13 +423,13 @@ gk_ask_decide(struct gk_cage *c, uint64_t id, enum gk_decision d,
 {
 	struct question *q = NULL;
 
-	if (c->ask != NULL)
-		TAILQ_FOREACH(q, &c->ask->questions, entry)
+	if (ask_of(c) != NULL)
+		TAILQ_FOREACH(q, &ask_of(c)->questions, entry)
 			if (q->id == id)
 				break;
 	if (q == NULL) {
 		snprintf(err, errlen, "cage %s has no open question %llu%s",
-		    c->id, (unsigned long long)id, c->ask == NULL ?
+		    gk_cage_id(c), (unsigned long long)id, ask_of(c) == NULL ?
 		    " (it does not ask: create it with \"ask\":true)" :
 		    " (answered already, or it timed out)");
 		return -1;
@@ -428,7 +446,7 @@ gk_ask_decide(struct gk_cage *c, uint64_t id, enum gk_decision d,
 size_t
 gk_ask_open(const struct gk_cage *c)
 {
-	return c->ask != NULL ? c->ask->nquestions : 0;
+	return ask_of(c) != NULL ? ask_of(c)->nquestions : 0;
 }
 
 void
@@ -439,17 +457,17 @@ gk_ask_foreach(const struct gk_cage *c,
 	struct gk_ask_info info;
 	uint64_t now = gk_clock_ms(), age;
 
-	if (c->ask == NULL)
+	if (ask_of(c) == NULL)
 		return;
-	TAILQ_FOREACH(q, &c->ask->questions, entry) {
+	TAILQ_FOREACH(q, &ask_of(c)->questions, entry) {
 		age = now > q->asked_ms ? now - q->asked_ms : 0;
 		info.id = q->id;
 		info.host = q->host;
 		info.port = q->port;
 		info.kind = q->kind;
 		info.age_ms = age;
-		info.left_ms = (uint64_t)c->ask->timeout * 1000 > age ?
-		    (uint64_t)c->ask->timeout * 1000 - age : 0;
+		info.left_ms = (uint64_t)ask_of(c)->timeout * 1000 > age ?
+		    (uint64_t)ask_of(c)->timeout * 1000 - age : 0;
 		info.held = q->held;
 		cb(&info, arg);
 	}
@@ -458,5 +476,5 @@ gk_ask_foreach(const struct gk_cage *c,
 uint32_t
 gk_ask_timeout(const struct gk_cage *c)
 {
-	return c->ask != NULL ? c->ask->timeout : 0;
+	return ask_of(c) != NULL ? ask_of(c)->timeout : 0;
 }

@@ -12,10 +12,10 @@
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_policy.h"
-#include "gatekeeper/state/gk_ask.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_ctljson.h"
-#include "gatekeeper/state/gk_events.h"
+#include "gatekeeper/cage/gk_ask.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/faces/gk_ctljson.h"
+#include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/state/gk_stats.h"
 
 struct json_object *
@@ -38,12 +38,13 @@ cage_base(const struct gk_cage *c)
 	struct json_object *o = json_object_new_object();
 	char addr[GK_ADDR_STRLEN];
 
-	json_object_object_add(o, "id", json_object_new_string(c->id));
-	json_object_object_add(o, "label", json_object_new_string(c->label));
+	json_object_object_add(o, "id", json_object_new_string(gk_cage_id(c)));
+	json_object_object_add(o, "label",
+	    json_object_new_string(gk_cage_label(c)));
 	json_object_object_add(o, "source", json_object_new_string(
-	    gk_addr_ntop(&c->source, addr, sizeof(addr))));
-	json_object_object_add(o, "uid", json_object_new_int64(c->uid));
-	json_object_object_add(o, "allow", gk_ctl_allow_json(c->allow));
+	    gk_addr_ntop(gk_cage_source(c), addr, sizeof(addr))));
+	json_object_object_add(o, "uid", json_object_new_int64(gk_cage_uid(c)));
+	json_object_object_add(o, "allow", gk_ctl_allow_json(gk_cage_allow(c)));
 	return o;
 }
 
@@ -57,24 +58,27 @@ struct json_object *
 gk_ctl_cage_json(const struct gk_cage *c, bool full)
 {
 	struct json_object *o = cage_base(c), *d;
+	time_t created = gk_cage_created(c);
 	char ts[32];
 	struct tm tm;
 	int k;
 
 	if (!full)
 		return o;
-	gmtime_r(&c->created, &tm);
+	gmtime_r(&created, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	json_object_object_add(o, "created", json_object_new_string(ts));
 	json_object_object_add(o, "pins", u64_json(gk_cage_pin_count(c)));
-	json_object_object_add(o, "dns_queries", u64_json(c->dns_queries));
-	json_object_object_add(o, "connections", u64_json(c->connections));
+	json_object_object_add(o, "dns_queries",
+	    u64_json(gk_cage_counted(c, GK_TALLY_DNS_QUERY, 0)));
+	json_object_object_add(o, "connections",
+	    u64_json(gk_cage_counted(c, GK_TALLY_CONNECTION, 0)));
 	d = json_object_new_object();
 	for (k = 0; k < GK_KIND__MAX; k++)
 		json_object_object_add(d, gk_deny_kind_name(k),
-		    u64_json(c->denied[k]));
+		    u64_json(gk_cage_counted(c, GK_TALLY_DENIED, k)));
 	json_object_object_add(o, "denied", d);
-	if (c->ask != NULL)
+	if (gk_cage_asks(c))
 		json_object_object_add(o, "questions",
 		    u64_json(gk_ask_open(c)));
 	return o;
@@ -109,9 +113,10 @@ question_json(const struct gk_ask_info *q, void *arg)
 	char id[24];
 
 	snprintf(id, sizeof(id), "%llu", (unsigned long long)q->id);
-	json_object_object_add(o, "cage", json_object_new_string(qa->c->id));
+	json_object_object_add(o, "cage",
+	    json_object_new_string(gk_cage_id(qa->c)));
 	json_object_object_add(o, "label",
-	    json_object_new_string(qa->c->label));
+	    json_object_new_string(gk_cage_label(qa->c)));
 	json_object_object_add(o, "id", json_object_new_string(id));
 	json_object_object_add(o, "host", json_object_new_string(q->host));
 	json_object_object_add(o, "port", json_object_new_int(q->port));
@@ -143,7 +148,7 @@ gk_ctl_cage_show_json(const struct gk_cage *c)
 	a = json_object_new_array();
 	gk_events_recent_json(c, a);
 	json_object_object_add(o, "recent", a);
-	if (c->ask != NULL) {
+	if (gk_cage_asks(c)) {
 		a = json_object_new_array();
 		gk_ctl_questions_json(c, a);
 		json_object_object_add(o, "pending", a);

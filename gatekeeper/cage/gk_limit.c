@@ -5,13 +5,19 @@
 #include <sys/resource.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <json-c/json.h>
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_facet.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_limit.h"
+
+
 
 struct gk_limits	gk_limits;
 struct gk_fd_budget	gk_fds = { .limit = 1024, .reserve = 128 };
@@ -56,11 +62,64 @@ gk_limit_fds_init(uint64_t *raised_from)
 	return gk_fds.limit;
 }
 
-void
-gk_cage_lim_init(struct gk_cage_lim *l)
+/*
+ * Sources that are no cage's (a SOCKS5 client before its token names the
+ * cage; a DNS client the resolver refuses) share one budget of their own.
+ */
+static struct gk_cage_lim anon = {
+	.holds = TAILQ_HEAD_INITIALIZER(anon.holds),
+};
+
+static struct gk_cage_lim *
+lim_of(const struct gk_cage *c)
 {
-	memset(l, 0, sizeof(*l));
-	TAILQ_INIT(&l->holds);
+	struct gk_cage_lim *L;
+
+	if (c == NULL || (L = gk_cage_facet(c, GK_FACET_LIMITS)) == NULL)
+		return &anon;
+	return L;
+}
+
+int
+gk_limit_begin(struct gk_cage *c, const struct gk_cage_spec *s, char *err,
+    size_t errlen)
+{
+	struct gk_cage_lim *L;
+
+	(void)s;
+	if ((L = calloc(1, sizeof(*L))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	TAILQ_INIT(&L->holds);
+	gk_cage_facet_set(c, GK_FACET_LIMITS, L);
+	return 0;
+}
+
+uint64_t
+gk_limit_hit_count(const struct gk_cage *c, enum gk_limit_kind k)
+{
+	return lim_of(c)->hits[k];
+}
+
+const struct gk_cage_lim *
+gk_limit_of(const struct gk_cage *c)
+{
+	return lim_of(c);
+}
+
+void
+gk_limit_ended(const struct gk_cage *c, struct json_object *d)
+{
+	struct json_object *o = json_object_new_object();
+	int l;
+
+	for (l = 0; l < GK_LIM__MAX; l++)
+		if (gk_limit_hit_count(c, l) > 0)
+			json_object_object_add(o, gk_limit_kind_name(l),
+			    json_object_new_int64((int64_t)
+			    gk_limit_hit_count(c, l)));
+	json_object_object_add(d, "limits", o);
 }
 
 /* ---- limit events ----------------------------------------------------- */
@@ -101,7 +160,7 @@ gk_limit_hit(struct gk_cage *c, enum gk_limit_kind k, const char *example)
 	gk_stats.limit_events[k]++;
 	if (c == NULL)
 		return;
-	c->lim.hits[k]++;
+	lim_of(c)->hits[k]++;
 	gk_audit_limit(limit_audit, c, gk_limit_kind_name(k),
 	    gk_limit_value(k), example);
 }
@@ -113,7 +172,7 @@ gk_limit_hits(struct gk_cage *c, enum gk_limit_kind k, uint64_t n,
 	if (n == 0)
 		return;
 	gk_stats.limit_events[k] += n;
-	c->lim.hits[k] += n;
+	lim_of(c)->hits[k] += n;
 	gk_audit_limit(limit_audit, c, gk_limit_kind_name(k), value, example);
 }
 
@@ -151,7 +210,7 @@ bucket_take(struct gk_bucket *b, uint32_t rate, uint64_t now_ms)
 bool
 gk_limit_dns_query(struct gk_cage *c, uint64_t now_ms)
 {
-	if (bucket_take(&c->lim.dns, gk_limits.dns_rate, now_ms))
+	if (bucket_take(&lim_of(c)->dns, gk_limits.dns_rate, now_ms))
 		return true;
 	gk_limit_hit(c, GK_LIM_DNS_RATE, NULL);
 	return false;
@@ -161,24 +220,24 @@ bool
 gk_limit_upstream(struct gk_cage *c, uint64_t now_ms, const char *name)
 {
 	if (gk_limits.dns_upstream != 0 &&
-	    c->lim.upstream >= gk_limits.dns_upstream) {
+	    lim_of(c)->upstream >= gk_limits.dns_upstream) {
 		gk_limit_hit(c, GK_LIM_DNS_UPSTREAM, name);
 		return false;
 	}
-	if (!bucket_take(&c->lim.up_rate, gk_limits.dns_upstream_rate,
+	if (!bucket_take(&lim_of(c)->up_rate, gk_limits.dns_upstream_rate,
 	    now_ms)) {
 		gk_limit_hit(c, GK_LIM_DNS_UPSTREAM_RATE, name);
 		return false;
 	}
-	c->lim.upstream++;
+	lim_of(c)->upstream++;
 	return true;
 }
 
 void
 gk_limit_upstream_done(struct gk_cage *c)
 {
-	if (c->lim.upstream > 0)
-		c->lim.upstream--;
+	if (lim_of(c)->upstream > 0)
+		lim_of(c)->upstream--;
 }
 
 bool
@@ -186,14 +245,14 @@ gk_limit_audit_line(struct gk_cage *c, uint64_t now_ms)
 {
 	uint64_t sec = now_ms / 1000;
 
-	if (c->lim.audit_sec != sec) {
-		c->lim.audit_sec = sec;
-		c->lim.audit_lines = 0;
+	if (lim_of(c)->audit_sec != sec) {
+		lim_of(c)->audit_sec = sec;
+		lim_of(c)->audit_lines = 0;
 	}
 	if (gk_limits.audit_rate != 0 &&
-	    c->lim.audit_lines >= gk_limits.audit_rate)
+	    lim_of(c)->audit_lines >= gk_limits.audit_rate)
 		return false;
-	c->lim.audit_lines++;
+	lim_of(c)->audit_lines++;
 	return true;
 }
 
@@ -210,20 +269,6 @@ gk_limit_audit_ok(struct gk_cage *c, const char *event, const char *what)
 }
 
 /* ---- descriptors ------------------------------------------------------ */
-
-/*
- * Sources that are no cage's (a SOCKS5 client before its token names the
- * cage; a DNS client the resolver refuses) share one budget of their own.
- */
-static struct gk_cage_lim anon = {
-	.holds = TAILQ_HEAD_INITIALIZER(anon.holds),
-};
-
-static struct gk_cage_lim *
-lim_of(struct gk_cage *c)
-{
-	return c != NULL ? &c->lim : &anon;
-}
 
 /*
  * May L (NULL: the daemon only) charge `n` more, the daemon `total` more?
@@ -434,19 +479,46 @@ gk_hold_drop(struct gk_hold *h)
 }
 
 void
-gk_cage_lim_end(struct gk_cage *c)
+gk_limit_end(struct gk_cage *c, const char *reason)
 {
+	struct gk_cage_lim *L = gk_cage_facet(c, GK_FACET_LIMITS);
 	struct gk_hold *h;
 	gk_hold_end_cb end;
-	size_t bound = (size_t)c->lim.held[0] + c->lim.held[1] +
-	    c->lim.held[2] + 1;
+	size_t bound;
 
+	(void)reason;
+	if (L == NULL)
+		return;
 	/* each end unlinks its holding first: the list shrinks each turn */
-	while ((h = TAILQ_FIRST(&c->lim.holds)) != NULL && bound-- > 0) {
+	bound = (size_t)L->held[0] + L->held[1] + L->held[2] + 1;
+	while ((h = TAILQ_FIRST(&L->holds)) != NULL && bound-- > 0) {
 		hold_unlink(h);
 		if ((end = h->end) != NULL)
 			end(h);
 	}
 	if (h != NULL)
-		log_warn("cage=%s: holdings left at its end", c->id);
+		log_warn("cage=%s: holdings left at its end", gk_cage_id(c));
+	gk_cage_facet_set(c, GK_FACET_LIMITS, NULL);
+	free(L);
+}
+
+struct gk_addr *
+gk_limit_hold_dsts(struct gk_cage *c, size_t *n)
+{
+	struct gk_cage_lim *L = lim_of(c);
+	struct gk_addr *v;
+	struct gk_hold *h;
+	size_t k = 0, max = 0;
+
+	TAILQ_FOREACH(h, &L->holds, entry)
+		max += h->dst.family != 0;
+	*n = 0;
+	if (c == NULL || max == 0 || (v = calloc(max, sizeof(*v))) == NULL)
+		return NULL;
+	TAILQ_FOREACH(h, &L->holds, entry)
+		if (h->dst.family != 0 && k < max)
+			v[k++] = h->dst;
+	qsort(v, k, sizeof(*v), gk_addr_cmp);
+	*n = k;
+	return v;
 }

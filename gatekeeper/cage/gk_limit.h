@@ -26,6 +26,7 @@
 #include <sys/queue.h>
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gatekeeper/base/gk_addr.h"
@@ -82,7 +83,7 @@ struct gk_hold {
 
 TAILQ_HEAD(gk_hold_list, gk_hold);
 
-/* A cage's budget state (embedded in struct gk_cage). */
+/* A cage's budget state: the limits facet's slot. */
 struct gk_cage_lim {
 	struct gk_hold_list	 holds;
 	uint32_t		 held[GK_HOLD__MAX];
@@ -116,9 +117,28 @@ void		 gk_limit_configure(const struct gk_limits *l,
  */
 uint64_t	 gk_limit_fds_init(uint64_t *raised_from);
 
-void		 gk_cage_lim_init(struct gk_cage_lim *l);
-/* The cage ends: every holding's end callback runs; then it holds none. */
-void		 gk_cage_lim_end(struct gk_cage *c);
+/*
+ * The limits facet (gk_facet.h): a cage's budget state begins with it; at
+ * its end every holding's end callback runs (then it holds none), and the
+ * cage.destroy line says what its limits refused over its life,
+ * "limits":{"dns_rate":N,...}.
+ */
+struct gk_cage_spec;
+struct json_object;
+int		 gk_limit_begin(struct gk_cage *c, const struct gk_cage_spec *s,
+		    char *err, size_t errlen);
+void		 gk_limit_ended(const struct gk_cage *c, struct json_object *d);
+void		 gk_limit_end(struct gk_cage *c, const char *reason);
+/* c's budget state, to read (NULL c: the sources that are no cage's). */
+const struct gk_cage_lim *gk_limit_of(const struct gk_cage *c);
+/* How often limit k refused c. */
+uint64_t	 gk_limit_hit_count(const struct gk_cage *c,
+		    enum gk_limit_kind k);
+/*
+ * Where c's holdings connect, sorted by gk_addr_cmp (for bsearch): NULL
+ * when none (or no memory). The caller frees it.
+ */
+struct gk_addr	*gk_limit_hold_dsts(struct gk_cage *c, size_t *n);
 
 /* One DNS query from c: false (a limit event) when over its rate. */
 bool		 gk_limit_dns_query(struct gk_cage *c, uint64_t now_ms);

@@ -18,11 +18,14 @@
 #ifndef GK_EVENTS_H
 #define GK_EVENTS_H
 
+#include <sys/queue.h>
 #include <sys/types.h>
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gatekeeper/policy/gk_proto.h"
 #include "gatekeeper/state/gk_stats.h"
 
 #define GK_EVENTS_DISTINCT	1024
@@ -30,6 +33,8 @@
 #define GK_EVENTS_BUFFERED	(256 * 1024)
 
 struct gk_cage;
+struct gk_cage_spec;
+struct gk_line_sink;
 
 /*
  * A learning cage used a name its allowlist does not cover, on `port` (0:
@@ -72,17 +77,28 @@ void		 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind,
  * a watcher that read too slowly, and {"event":"cage.end","cage":...,
  * "label":...} when a cage it may see ends.
  */
-struct ctlconn;
 struct json_object;
+
+/* One follower of denials (the control connection embeds it). */
+struct gk_events_watch {
+	TAILQ_ENTRY(gk_events_watch) entry;
+	struct gk_line_sink	*sink;
+	uid_t			 uid;
+	char			 id[GK_CAGE_ID_LEN + 1];	/* "": all */
+	uint64_t		 dropped;	/* not sent yet: told */
+	bool			 on;
+};
 /* c's recent denials appended to arr, oldest first: {"cage","label",
  * "time","kind","host","port","reason","count"}. */
 void		 gk_events_recent_json(const struct gk_cage *c,
 		    struct json_object *arr);
-/* cc follows the denials of cage `id` ("": of every cage), of its own
- * uid's cages only unless it is root; again: a new id. */
-void		 gk_events_watch(struct ctlconn *cc, const char *id);
-/* Before cc goes. */
-void		 gk_events_unwatch(struct ctlconn *cc);
+/* w (zeroed, or unwatched) follows into `sink` the denials of cage `id`
+ * ("": of every cage), of `uid`'s cages only unless it is root; again: a
+ * new id. */
+void		 gk_events_watch(struct gk_events_watch *w,
+		    struct gk_line_sink *sink, uid_t uid, const char *id);
+/* Before w goes. */
+void		 gk_events_unwatch(struct gk_events_watch *w);
 void		 gk_events_cage_end(const struct gk_cage *c);
 /* Someone other than its owner ends the cage: the owner is told first,
  * {"event":"cage.end","cage":...,"time":...,"reason":"destroyed by uid
@@ -92,9 +108,10 @@ void		 gk_events_owner_end(const struct gk_cage *c, uid_t by);
 void		 gk_events_owner_told(const struct gk_cage *c,
 		    const char *why);
 
-/* Before any event of c's: its sets of what was told. -1: no memory. */
-int		 gk_events_enable(struct gk_cage *c);
-/* With the cage (gk_cage.c): its sets and recent denials. */
-void		 gk_events_free(struct gk_cage *c);
+/* The events facet (gk_facet.h): its recent denials, and with "events",
+ * "learn" or "ask" in the spec its sets of what its owner was told. */
+int		 gk_events_begin(struct gk_cage *c,
+		    const struct gk_cage_spec *s, char *err, size_t errlen);
+void		 gk_events_end(struct gk_cage *c, const char *reason);
 
 #endif /* GK_EVENTS_H */

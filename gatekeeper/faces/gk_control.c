@@ -6,11 +6,14 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +30,11 @@
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/state/gk_audit.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_control.h"
-#include "gatekeeper/state/gk_control_int.h"
-#include "gatekeeper/state/gk_events.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/faces/gk_control.h"
+#include "gatekeeper/faces/gk_control_int.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/cage/gk_plumb_facet.h"
 #include "gatekeeper/state/gk_stats.h"
 
 #define CTL_OUT_HIGH	(1024 * 1024)	/* stop reading above */
@@ -222,9 +226,8 @@ ctlconn_close(struct ctlconn *cc, const char *why)
 
 	reason = strcmp(why, "shutdown") == 0 ? "shutdown" :
 	    "connection closed";
-	gk_events_unwatch(cc);
-	while (cc->ncages > 0)
-		ctl_cage_drop(ctl, cc->cages[cc->ncages - 1], reason);
+	gk_events_unwatch(&cc->watch);
+	gk_cage_owner_end(&cc->owner, reason);
 	log_debug("ctl=%llu uid=%u pid=%d closed: %s",
 	    (unsigned long long)cc->id, (unsigned)cc->uid, (int)cc->pid, why);
 	TAILQ_REMOVE(&ctl->conns, cc, entry);
@@ -235,7 +238,6 @@ ctlconn_close(struct ctlconn *cc, const char *why)
 	event_free(cc->rev);
 	evbuffer_free(cc->in);
 	bufferevent_free(cc->bev);
-	free(cc->cages);
 	free(cc);
 }
 
@@ -319,6 +321,7 @@ peer_holds_group(int fd, gid_t group)
 static int
 peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
 {
+	const struct gk_cage_plumbing *p;
 	struct gk_peer peer;
 	struct group *gr;
 	char what[256];
@@ -329,6 +332,8 @@ peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
 	}
 	cc->uid = peer.uid;
 	cc->pid = peer.pid;
+	cc->owner.uid = peer.uid;
+	cc->owner.pid = peer.pid;
 	if (!gk_ns_eq(&peer.userns, &cc->ctl->userns)) {
 		snprintf(why, len, "not permitted: the peer (pid %d) runs in "
 		    "another user namespace than gatekeeperd (a sandbox or a "
@@ -336,8 +341,8 @@ peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
 		    "sandbox", (int)peer.pid);
 		return -1;
 	}
-	if (cc->ctl->plumb.peer_in_cage != NULL &&
-	    cc->ctl->plumb.peer_in_cage(cc->ctl->plumb.arg, &peer.netns)) {
+	if ((p = gk_plumb_facet(cc->ctl->cages)) != NULL &&
+	    p->peer_in_cage != NULL && p->peer_in_cage(p->arg, &peer.netns)) {
 		snprintf(why, len, "not permitted: the peer (pid %d) runs "
 		    "inside a cage; cages are made from outside the sandbox",
 		    (int)peer.pid);
@@ -355,6 +360,58 @@ peer_auth(struct ctlconn *cc, int fd, char *why, size_t len)
 	    GK_CONTROL_GROUP, GK_CONTROL_GROUP, gr == NULL ?
 	    " or to create it (groupadd --system " GK_CONTROL_GROUP ")" : "");
 	return -1;
+}
+
+/*
+ * A line for the connection's peer (its cages' events, followed
+ * denials): sent now if nothing waits before it (so it is in gk-run's
+ * socket before the denied client hears its refusal, which is sent after
+ * this), else queued; dropped when the peer stopped reading requests or
+ * too much waits already.
+ */
+static bool
+ctlconn_send(struct gk_line_sink *sink, struct json_object *o, size_t spare)
+{
+	struct ctlconn *cc = (struct ctlconn *)(void *)((char *)sink -
+	    offsetof(struct ctlconn, owner.sink));
+	struct evbuffer *out;
+	struct iovec iov[2];
+	struct msghdr mh;
+	const char *s;
+	size_t len, done = 0;
+	ssize_t n;
+
+	if (cc->bev == NULL || cc->state != CTL_ST_READY) {
+		json_object_put(o);
+		return false;
+	}
+	out = bufferevent_get_output(cc->bev);
+	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+	    JSON_C_TO_STRING_NOSLASHESCAPE);
+	len = strlen(s);
+	if (evbuffer_get_length(out) + len + 1 + spare >= GK_EVENTS_BUFFERED) {
+		json_object_put(o);
+		return false;
+	}
+	if (evbuffer_get_length(out) == 0) {
+		iov[0].iov_base = (void *)(uintptr_t)s;
+		iov[0].iov_len = len;
+		iov[1].iov_base = (void *)(uintptr_t)"\n";
+		iov[1].iov_len = 1;
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = 2;
+		n = sendmsg(bufferevent_getfd(cc->bev), &mh,
+		    MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (n > 0)
+			done = (size_t)n;
+	}
+	if (done < len)
+		bufferevent_write(cc->bev, s + done, len - done);
+	if (done < len + 1)
+		bufferevent_write(cc->bev, "\n", 1);
+	json_object_put(o);
+	return true;
 }
 
 /* ---- the listener ----------------------------------------------------- */
@@ -409,6 +466,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	}
 	cc->nsfd = -1;
 	cc->ctl = ctl;
+	gk_cage_owner_init(&cc->owner, 0, 0, ctlconn_send);
 	cc->id = ++ctl->next_id;
 	cc->state = CTL_ST_READY;
 	TAILQ_INSERT_TAIL(&ctl->conns, cc, entry);
@@ -488,18 +546,6 @@ gk_control_free(struct gk_control *ctl)
 		unlink(ctl->path);
 	free(ctl->path);
 	free(ctl);
-}
-
-void
-gk_control_set_plumb(struct gk_control *ctl, const struct gk_ctl_plumb *p)
-{
-	ctl->plumb = *p;
-}
-
-void
-gk_control_set_contain(struct gk_control *ctl, const struct gk_ctl_contain *h)
-{
-	ctl->contain = *h;
 }
 
 void

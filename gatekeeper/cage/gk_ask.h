@@ -28,6 +28,7 @@
 #define GK_ASK_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "gatekeeper/base/gk_addr.h"
@@ -48,11 +49,18 @@ struct gk_ask_wait;
 /* The outcome for one held connection; runs once, then w is gone. */
 typedef void	(*gk_ask_cb)(void *arg, enum gk_decision d);
 
-/* The cage asks (its questions wait `timeout` seconds). -1: no memory. */
-int		 gk_ask_enable(struct gk_cage *c, struct event_base *base,
-		    struct gk_audit *audit, uint32_t timeout);
-/* With the cage (after its holdings ended): open questions go silently. */
-void		 gk_ask_free(struct gk_cage *c);
+/*
+ * The questions facet (gk_facet.h): with "ask" in the spec the cage asks,
+ * its questions waiting ask_timeout seconds (on the table's loop, audited
+ * in its log). At its end (after its holdings ended) open questions go
+ * silently.
+ */
+struct gk_cage_spec;
+int		 gk_ask_begin(struct gk_cage *c, const struct gk_cage_spec *s,
+		    char *err, size_t errlen);
+void		 gk_ask_end(struct gk_cage *c, const char *reason);
+/* Does c ask (else it denies at once)? */
+bool		 gk_cage_asks(const struct gk_cage *c);
 
 /* Is a in 198.18.0.0/15? */
 bool		 gk_ask_net(const struct gk_addr *a);

@@ -10,9 +10,11 @@
 
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_cage_int.h"
+#include "gatekeeper/cage/gk_limit.h"
+#include "gatekeeper/cage/gk_plumb_facet.h"
 #include "gatekeeper/policy/gk_policy.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_cage_int.h"
 
 #define PINS_MIN_BUCKETS	16
 
@@ -191,7 +193,7 @@ pin_sync(struct gk_cage *c, struct pin *p)
 	const struct pin *q;
 	time_t latest = 0, told = 0;
 
-	if (t == NULL || t->sync == NULL || c->link == 0)
+	if (t == NULL || t->sync == NULL || gk_cage_plumb_link(c) == 0)
 		return;
 	for (q = c->pins->buckets[pin_slot(c->pins, &p->addr)]; q != NULL;
 	    q = q->next) {
@@ -301,40 +303,6 @@ gk_cage_pin_count(const struct gk_cage *c)
 	return c->pins == NULL ? 0 : c->pins->count;
 }
 
-static int
-addr_cmp(const void *x, const void *y)
-{
-	const struct gk_addr *a = x, *b = y;
-
-	if (a->family != b->family)
-		return a->family < b->family ? -1 : 1;
-	return memcmp(a->bytes, b->bytes, sizeof(a->bytes));
-}
-
-/*
- * Where the cage's holdings connect, sorted (for bsearch): NULL when
- * none (or no memory: nothing is then kept for being in use).
- */
-static struct gk_addr *
-inuse_dsts(struct gk_cage *c, size_t *n)
-{
-	struct gk_addr *v;
-	struct gk_hold *h;
-	size_t k = 0, max = 0;
-
-	TAILQ_FOREACH(h, &c->lim.holds, entry)
-		max += h->dst.family != 0;
-	*n = 0;
-	if (max == 0 || (v = calloc(max, sizeof(*v))) == NULL)
-		return NULL;
-	TAILQ_FOREACH(h, &c->lim.holds, entry)
-		if (h->dst.family != 0 && k < max)
-			v[k++] = h->dst;
-	qsort(v, k, sizeof(*v), addr_cmp);
-	*n = k;
-	return v;
-}
-
 void
 gk_cage_pin_keep(struct gk_cage *c, const struct gk_addr *a, time_t until)
 {
@@ -368,14 +336,14 @@ gk_cage_expire(struct gk_cage *c, time_t now)
 	    ps->heap[0]->expires <= now + GK_PIN_INUSE_AHEAD) {
 		p = ps->heap[0];
 		if (!looked) {
-			used = inuse_dsts(c, &nused);
+			used = gk_limit_hold_dsts(c, &nused);
 			looked = true;
 		}
 		if (used == NULL && p->expires > now)
 			break;		/* nothing in use: only expiry */
 		if (used != NULL && keep_until > p->expires &&
 		    bsearch(&p->addr, used, nused, sizeof(*used),
-		    addr_cmp) != NULL) {
+		    gk_addr_cmp) != NULL) {
 			/* in use: kept, and the kernel told */
 			p->expires = keep_until;
 			heap_down(ps, 0);

@@ -14,11 +14,12 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_hash.h"
+#include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_time.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_control_int.h"
-#include "gatekeeper/state/gk_events.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_facet.h"
+#include "gatekeeper/cage/gk_events.h"
 
 /* The distinct denials told so far: an open-addressing set of hashes
  * (0 is empty; twice the room, so probes stay short). */
@@ -52,10 +53,19 @@ struct gk_cage_recent {
 	uint64_t	 seq;
 };
 
+/* The events facet's slot. */
+struct events {
+	struct gk_cage_events	*ev;	/* NULL: its owner is told none */
+	struct gk_cage_recent	*recent;	/* made at the first */
+};
+
 /* Connections following denials ("denials" with "follow"). */
-static TAILQ_HEAD(, ctlconn) watchers = TAILQ_HEAD_INITIALIZER(watchers);
+static TAILQ_HEAD(, gk_events_watch) watchers =
+    TAILQ_HEAD_INITIALIZER(watchers);
 
 #define NSLOTS	(2 * GK_EVENTS_DISTINCT)
+/* A watcher's line waits only with this much room to spare after it. */
+#define WATCH_SPARE	64
 
 /* Is h new? Then it is remembered (false when the set is full). */
 static bool
@@ -79,51 +89,32 @@ seen_add(struct seen *e, uint32_t h, bool *full)
 	return true;
 }
 
-/*
- * Send one line to the owner now if nothing waits before it (so it is in
- * gk-run's socket before the denied client hears its refusal, which is
- * sent after this), else queue it; dropped when too much waits already.
- */
-static void
-send_line(struct ctlconn *cc, struct json_object *o)
+static struct events *
+slot(const struct gk_cage *c)
 {
-	struct evbuffer *out;
-	struct iovec iov[2];
-	struct msghdr mh;
-	const char *s;
-	size_t len, done = 0;
-	ssize_t n;
+	return gk_cage_facet(c, GK_FACET_EVENTS);
+}
 
-	if (cc->bev == NULL || cc->state != CTL_ST_READY) {
+/* c's set of what its owner was told; NULL: it is told nothing. */
+static struct gk_cage_events *
+ev_of(const struct gk_cage *c)
+{
+	struct events *e = slot(c);
+
+	return e != NULL && gk_cage_owner(c) != NULL ? e->ev : NULL;
+}
+
+/* One line to c's owner (takes o). */
+static void
+tell_owner(const struct gk_cage *c, struct json_object *o)
+{
+	struct gk_cage_owner *ow = gk_cage_owner(c);
+
+	if (ow == NULL || ow->sink.send == NULL) {
 		json_object_put(o);
 		return;
 	}
-	out = bufferevent_get_output(cc->bev);
-	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE);
-	len = strlen(s);
-	if (evbuffer_get_length(out) + len + 1 >= GK_EVENTS_BUFFERED) {
-		json_object_put(o);
-		return;
-	}
-	if (evbuffer_get_length(out) == 0) {
-		iov[0].iov_base = (void *)(uintptr_t)s;
-		iov[0].iov_len = len;
-		iov[1].iov_base = (void *)(uintptr_t)"\n";
-		iov[1].iov_len = 1;
-		memset(&mh, 0, sizeof(mh));
-		mh.msg_iov = iov;
-		mh.msg_iovlen = 2;
-		n = sendmsg(bufferevent_getfd(cc->bev), &mh,
-		    MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (n > 0)
-			done = (size_t)n;
-	}
-	if (done < len)
-		bufferevent_write(cc->bev, s + done, len - done);
-	if (done < len + 1)
-		bufferevent_write(cc->bev, "\n", 1);
-	json_object_put(o);
+	(void)ow->sink.send(&ow->sink, o, 0);
 }
 
 static struct json_object *
@@ -134,7 +125,8 @@ owner_event(const struct gk_cage *c, const char *event)
 
 	gk_utc_stamp(ts, sizeof(ts));
 	json_object_object_add(o, "event", json_object_new_string(event));
-	json_object_object_add(o, "cage", json_object_new_string(c->id));
+	json_object_object_add(o, "cage",
+	    json_object_new_string(gk_cage_id(c)));
 	json_object_object_add(o, "time", json_object_new_string(ts));
 	return o;
 }
@@ -153,7 +145,7 @@ tell_once(const struct gk_cage *c, struct seen *e, uint32_t h,
 		return true;
 	if (full && !e->full) {
 		e->full = true;
-		send_line(c->owner, owner_event(c, more));
+		tell_owner(c, owner_event(c, more));
 	}
 	return false;
 }
@@ -175,11 +167,13 @@ static void
 remember(struct gk_cage *c, uint32_t h, enum gk_deny_kind kind,
     const char *host, uint16_t port, enum gk_deny_reason reason)
 {
-	struct gk_cage_recent *rc = c->recent;
+	struct events *e = slot(c);
+	struct gk_cage_recent *rc;
 	struct recent *r;
 	size_t i;
 
-	if (rc == NULL && (rc = c->recent = calloc(1, sizeof(*rc))) == NULL)
+	if (e == NULL || ((rc = e->recent) == NULL &&
+	    (rc = e->recent = calloc(1, sizeof(*rc))) == NULL))
 		return;
 	for (i = 0; i < rc->n; i++) {
 		r = &rc->r[i];
@@ -233,8 +227,10 @@ denial_json(const struct gk_cage *c, const char *event, int64_t ms,
 	if (event != NULL)
 		json_object_object_add(o, "event",
 		    json_object_new_string(event));
-	json_object_object_add(o, "cage", json_object_new_string(c->id));
-	json_object_object_add(o, "label", json_object_new_string(c->label));
+	json_object_object_add(o, "cage",
+	    json_object_new_string(gk_cage_id(c)));
+	json_object_object_add(o, "label",
+	    json_object_new_string(gk_cage_label(c)));
 	json_object_object_add(o, "time", json_object_new_string(ts));
 	deny_members(o, kind, host, port, reason);
 	return o;
@@ -254,10 +250,12 @@ gk_events_recent_json(const struct gk_cage *c, struct json_object *arr)
 {
 	const struct recent *v[GK_EVENTS_RECENT];
 	struct json_object *o;
-	size_t i, n = c->recent != NULL ? c->recent->n : 0;
+	const struct gk_cage_recent *rc = slot(c) != NULL ? slot(c)->recent :
+	    NULL;
+	size_t i, n = rc != NULL ? rc->n : 0;
 
 	for (i = 0; i < n; i++)
-		v[i] = &c->recent->r[i];
+		v[i] = &rc->r[i];
 	qsort(v, n, sizeof(v[0]), by_last);	/* oldest last one first */
 	for (i = 0; i < n; i++) {
 		o = denial_json(c, NULL, v[i]->ms, v[i]->kind, v[i]->host,
@@ -270,77 +268,75 @@ gk_events_recent_json(const struct gk_cage *c, struct json_object *arr)
 
 /* May this watcher see cage c's events? */
 static bool
-watches(const struct ctlconn *cc, const struct gk_cage *c)
+watches(const struct gk_events_watch *w, const struct gk_cage *c)
 {
-	return (cc->uid == 0 || cc->uid == c->uid) &&
-	    (cc->watch_id[0] == '\0' || strcmp(cc->watch_id, c->id) == 0);
+	return (w->uid == 0 || w->uid == gk_cage_uid(c)) &&
+	    (w->id[0] == '\0' || strcmp(w->id, gk_cage_id(c)) == 0);
 }
 
 /* A line for a watcher, after a note of what was dropped before it. */
 static void
-watch_send(struct ctlconn *cc, struct json_object *o)
+watch_send(struct gk_events_watch *w, struct json_object *o)
 {
-	struct evbuffer *out;
 	struct json_object *d;
-	size_t len;
 
-	if (cc->bev == NULL || cc->state != CTL_ST_READY) {
-		json_object_put(o);
-		return;
-	}
-	out = bufferevent_get_output(cc->bev);
-	len = strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-	    JSON_C_TO_STRING_NOSLASHESCAPE));
-	if (evbuffer_get_length(out) + len + 64 >= GK_EVENTS_BUFFERED) {
-		cc->watch_dropped++;
-		json_object_put(o);
-		return;
-	}
-	if (cc->watch_dropped > 0) {
+	if (w->dropped > 0) {
 		d = json_object_new_object();
 		json_object_object_add(d, "event",
 		    json_object_new_string("deny.dropped"));
 		json_object_object_add(d, "count",
-		    json_object_new_uint64(cc->watch_dropped));
-		cc->watch_dropped = 0;
-		send_line(cc, d);
+		    json_object_new_uint64(w->dropped));
+		/* room for it and the line: else both wait for later */
+		if (!w->sink->send(w->sink, d, WATCH_SPARE +
+		    strlen(json_object_to_json_string_ext(o,
+		    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)))) {
+			w->dropped++;
+			json_object_put(o);
+			return;
+		}
+		w->dropped = 0;
 	}
-	send_line(cc, o);
+	if (!w->sink->send(w->sink, o, WATCH_SPARE))
+		w->dropped++;
 }
 
 void
-gk_events_watch(struct ctlconn *cc, const char *id)
+gk_events_watch(struct gk_events_watch *w, struct gk_line_sink *sink,
+    uid_t uid, const char *id)
 {
-	snprintf(cc->watch_id, sizeof(cc->watch_id), "%s", id);
-	if (!cc->watching)
-		TAILQ_INSERT_TAIL(&watchers, cc, watch_entry);
-	cc->watching = true;
+	w->sink = sink;
+	w->uid = uid;
+	snprintf(w->id, sizeof(w->id), "%s", id);
+	if (!w->on)
+		TAILQ_INSERT_TAIL(&watchers, w, entry);
+	w->on = true;
 }
 
 void
-gk_events_unwatch(struct ctlconn *cc)
+gk_events_unwatch(struct gk_events_watch *w)
 {
-	if (cc->watching)
-		TAILQ_REMOVE(&watchers, cc, watch_entry);
-	cc->watching = false;
+	if (w->on)
+		TAILQ_REMOVE(&watchers, w, entry);
+	w->on = false;
 }
 
 void
 gk_events_cage_end(const struct gk_cage *c)
 {
+	struct gk_events_watch *w;
 	struct json_object *o;
-	struct ctlconn *cc;
 
-	TAILQ_FOREACH(cc, &watchers, watch_entry) {
-		if (!watches(cc, c))
+	TAILQ_FOREACH(w, &watchers, entry) {
+		if (!watches(w, c))
 			continue;
 		o = json_object_new_object();
 		json_object_object_add(o, "event",
 		    json_object_new_string("cage.end"));
-		json_object_object_add(o, "cage", json_object_new_string(c->id));
+		json_object_object_add(o, "cage",
+	    json_object_new_string(gk_cage_id(c)));
 		json_object_object_add(o, "label",
-		    json_object_new_string(c->label));
-		watch_send(cc, o);
+		    json_object_new_string(gk_cage_label(c)));
+		watch_send(w, o);
 	}
 }
 
@@ -358,63 +354,65 @@ gk_events_owner_told(const struct gk_cage *c, const char *why)
 {
 	struct json_object *o;
 
-	if (c->owner == NULL)
+	if (gk_cage_owner(c) == NULL)
 		return;
 	o = owner_event(c, "cage.end");
 	json_object_object_add(o, "reason", json_object_new_string(why));
-	send_line(c->owner, o);
+	tell_owner(c, o);
 }
 
 void
 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
     uint16_t port, enum gk_deny_reason reason, const char *why)
 {
+	struct gk_cage_events *ev;
+	struct gk_events_watch *w;
 	struct json_object *o;
-	struct ctlconn *cc;
 	uint32_t h;
 
 	if (c == NULL)
 		return;
 	h = deny_hash(host, port, reason);
 	remember(c, h, kind, host, port, reason);
-	TAILQ_FOREACH(cc, &watchers, watch_entry) {
-		if (!watches(cc, c))
+	TAILQ_FOREACH(w, &watchers, entry) {
+		if (!watches(w, c))
 			continue;
 		o = denial_json(c, "deny", gk_wall_ms(), kind, host, port,
 		    reason);
 		if (why != NULL && why[0] != '\0')
 			json_object_object_add(o, "why",
 			    json_object_new_string(why));
-		watch_send(cc, o);
+		watch_send(w, o);
 	}
-	if (!c->events || c->owner == NULL || c->ev == NULL ||
-	    !tell_once(c, &c->ev->deny, h, "deny.more"))
+	if ((ev = ev_of(c)) == NULL || !tell_once(c, &ev->deny, h,
+	    "deny.more"))
 		return;
 	o = owner_event(c, "deny");
 	deny_members(o, kind, host, port, reason);
 	if (why != NULL && why[0] != '\0')
 		json_object_object_add(o, "why", json_object_new_string(why));
-	send_line(c->owner, o);
+	tell_owner(c, o);
 }
 
 void
 gk_events_learn(const struct gk_cage *c, const char *name, size_t len,
     uint16_t port)
 {
+	struct gk_cage_events *ev = ev_of(c);
 	char host[GK_NAME_MAX + 1];
 	struct json_object *o;
 
-	if (c->owner == NULL || c->ev == NULL || len >= sizeof(host))
+	if (ev == NULL || len >= sizeof(host))
 		return;
 	memcpy(host, name, len);
 	host[len] = '\0';
-	if (!tell_once(c, &c->ev->learn, gk_hash_str(GK_HASH_INIT ^ port ^
+	if (!tell_once(c, &ev->learn, gk_hash_str(GK_HASH_INIT ^ port ^
 	    0x5a5a0000u, host), "learn.more"))
 		return;
 	o = owner_event(c, "learn");
 	json_object_object_add(o, "host", json_object_new_string(host));
 	json_object_object_add(o, "port", json_object_new_int(port));
-	send_line(c->owner, o);
+	tell_owner(c, o);
 }
 
 void
@@ -423,7 +421,7 @@ gk_events_limit(const struct gk_cage *c, const char *limit, uint64_t value,
 {
 	struct json_object *o;
 
-	if (c->owner == NULL || c->ev == NULL || count == 0)
+	if (ev_of(c) == NULL || count == 0)
 		return;
 	o = owner_event(c, "limit");
 	json_object_object_add(o, "limit", json_object_new_string(limit));
@@ -431,7 +429,7 @@ gk_events_limit(const struct gk_cage *c, const char *limit, uint64_t value,
 	    (int64_t)value));
 	json_object_object_add(o, "count", json_object_new_int64(
 	    (int64_t)count));
-	send_line(c->owner, o);
+	tell_owner(c, o);
 }
 
 /* The members an ask line and its ask.done share. */
@@ -455,13 +453,13 @@ gk_events_ask(const struct gk_cage *c, uint64_t id, const char *host,
 {
 	struct json_object *o;
 
-	if (c->owner == NULL || c->ev == NULL)
+	if (ev_of(c) == NULL)
 		return;
 	o = ask_line(c, "ask", id, host, port);
 	json_object_object_add(o, "kind",
 	    json_object_new_string(gk_deny_kind_name(kind)));
 	json_object_object_add(o, "timeout", json_object_new_int64(timeout));
-	send_line(c->owner, o);
+	tell_owner(c, o);
 }
 
 void
@@ -470,28 +468,45 @@ gk_events_ask_done(const struct gk_cage *c, uint64_t id, const char *host,
 {
 	struct json_object *o;
 
-	if (c->owner == NULL || c->ev == NULL)
+	if (ev_of(c) == NULL)
 		return;
 	o = ask_line(c, "ask.done", id, host, port);
 	json_object_object_add(o, "decision",
 	    json_object_new_string(decision));
 	json_object_object_add(o, "by", json_object_new_string(by));
-	send_line(c->owner, o);
+	tell_owner(c, o);
 }
 
 int
-gk_events_enable(struct gk_cage *c)
+gk_events_begin(struct gk_cage *c, const struct gk_cage_spec *s, char *err,
+    size_t errlen)
 {
-	if (c->ev == NULL && (c->ev = calloc(1, sizeof(*c->ev))) == NULL)
+	struct events *e;
+
+	if ((e = calloc(1, sizeof(*e))) == NULL ||
+	    ((s->events || s->learn || s->ask) &&
+	    (e->ev = calloc(1, sizeof(*e->ev))) == NULL)) {
+		free(e);
+		snprintf(err, errlen, "cannot create the cage: out of memory");
 		return -1;
+	}
+	gk_cage_facet_set(c, GK_FACET_EVENTS, e);
+	if (s->learn)
+		log_info("cage=%s action=learn: any public name is allowed, "
+		    "each one told to its owner", gk_cage_id(c));
 	return 0;
 }
 
 void
-gk_events_free(struct gk_cage *c)
+gk_events_end(struct gk_cage *c, const char *reason)
 {
-	free(c->ev);
-	c->ev = NULL;
-	free(c->recent);
-	c->recent = NULL;
+	struct events *e = slot(c);
+
+	(void)reason;
+	if (e == NULL)
+		return;
+	gk_cage_facet_set(c, GK_FACET_EVENTS, NULL);
+	free(e->ev);
+	free(e->recent);
+	free(e);
 }

@@ -1,25 +1,33 @@
 /*
- * gk_cage: the cage table (by source address and by id, both chained hash
- * tables that double as they fill). Each cage's pins are gk_pins.c's.
+ * gk_cage: the cage, and the table of them (by source address and by id,
+ * both chained hash tables that double as they fill). A cage begins from
+ * a spec and ends with a reason, its facets (gk_facet.h) in between. Each
+ * cage's pins are gk_pins.c's.
  */
 #include <sys/random.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
+#include <json-c/json.h>
+
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_cage_int.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/cage/gk_facet.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
-#include "gatekeeper/state/gk_ask.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_cage_int.h"
-#include "gatekeeper/state/gk_events.h"
+#include "gatekeeper/state/gk_audit.h"
 
 #define TABLE_MIN_BUCKETS	64
 
 /* ---- the cage table --------------------------------------------------- */
+
+static void	facets_end(struct gk_cage *, size_t, const char *);
 
 static uint32_t
 id_hash(const char *id)
@@ -61,9 +69,6 @@ gk_cage_table_new(void)
 static void
 cage_free(struct gk_cage *c)
 {
-	gk_cage_lim_end(c);
-	gk_ask_free(c);
-	gk_events_free(c);
 	gk_allowlist_free(c->allow);
 	gk_pins_free(c->pins);
 	explicit_bzero(c->token, sizeof(c->token));
@@ -81,6 +86,9 @@ gk_cage_table_free(struct gk_cage_table *t)
 	for (i = 0; i < t->nbuckets; i++) {
 		for (c = t->by_src[i]; c != NULL; c = next) {
 			next = c->src_next;
+			if (c->owner != NULL)
+				LIST_REMOVE(c, owned);
+			facets_end(c, GK_FACET__MAX, "shutdown");
 			cage_free(c);
 		}
 	}
@@ -90,9 +98,29 @@ gk_cage_table_free(struct gk_cage_table *t)
 }
 
 size_t
-gk_cage_count(const struct gk_cage_table *t)
+gk_cage_table_count(const struct gk_cage_table *t)
 {
 	return t == NULL ? 0 : t->count;
+}
+
+void
+gk_cage_table_set_env(struct gk_cage_table *t, struct event_base *base,
+    struct gk_audit *audit)
+{
+	t->base = base;
+	t->audit = audit;
+}
+
+struct event_base *
+gk_cage_base(const struct gk_cage *c)
+{
+	return c->table->base;
+}
+
+struct gk_audit *
+gk_cage_audit(const struct gk_cage *c)
+{
+	return c->table->audit;
 }
 
 /* Double both tables; on allocation failure keep the old ones. */
@@ -180,47 +208,90 @@ unique_id(const struct gk_cage_table *t, char id[GK_CAGE_ID_LEN + 1])
 	return -1;
 }
 
-struct gk_cage *
-gk_cage_create(struct gk_cage_table *t, const struct gk_addr *source,
-    const char *label, uid_t uid, struct gk_allowlist *allow,
-    enum gk_cage_err *err)
+/* A new cage as s says, not yet in the table nor begun. */
+static struct gk_cage *
+cage_new(struct gk_cage_table *t, const struct gk_cage_spec *s,
+    enum gk_cage_err *e)
 {
-	struct gk_cage *c;
-	enum gk_cage_err e = GK_CAGE_E_OK;
+	const char *label = s->label != NULL ? s->label : "";
+	struct gk_cage *c = NULL;
 
-	if (label == NULL)
-		label = "";
 	if (!label_ok(label))
-		e = GK_CAGE_E_BAD_LABEL;
-	else if (gk_cage_by_source(t, source) != NULL)
-		e = GK_CAGE_E_SOURCE_IN_USE;
+		*e = GK_CAGE_E_BAD_LABEL;
+	else if (!s->netns && gk_cage_by_source(t, &s->source) != NULL)
+		*e = GK_CAGE_E_SOURCE_IN_USE;
 	else if (t->count >= GK_CAGE_MAX)
-		e = GK_CAGE_E_TOO_MANY;
+		*e = GK_CAGE_E_TOO_MANY;
 	else if ((c = calloc(1, sizeof(*c))) == NULL)
-		e = GK_CAGE_E_NOMEM;
+		*e = GK_CAGE_E_NOMEM;
 	else if (unique_id(t, c->id) == -1 ||
 	    make_random(c->token, GK_CAGE_TOKEN_LEN) == -1) {
 		free(c);
-		e = GK_CAGE_E_NOMEM;
+		c = NULL;
+		*e = GK_CAGE_E_NOMEM;
 	}
-	if (err != NULL)
-		*err = e;
-	if (e != GK_CAGE_E_OK)
+	if (c == NULL)
 		return NULL;
 	memcpy(c->label, label, strlen(label) + 1);
-	gk_cage_lim_init(&c->lim);
-	c->uid = uid;
+	c->uid = s->uid;
 	c->table = t;
-	c->source = *source;
-	c->allow = allow;
+	c->source = s->source;
+	c->learn = s->learn;
 	c->created = time(NULL);
+	return c;
+}
+
+static void
+table_add(struct gk_cage_table *t, struct gk_cage *c)
+{
 	if (t->count >= t->nbuckets)
 		table_grow(t);
-	c->src_next = t->by_src[src_slot(t, source)];
-	t->by_src[src_slot(t, source)] = c;
+	c->src_next = t->by_src[src_slot(t, &c->source)];
+	t->by_src[src_slot(t, &c->source)] = c;
 	c->id_next = t->by_id[id_slot(t, c->id)];
 	t->by_id[id_slot(t, c->id)] = c;
 	t->count++;
+}
+
+/* End the facets before `upto`, last first. */
+static void
+facets_end(struct gk_cage *c, size_t upto, const char *reason)
+{
+	while (upto-- > 0)
+		if (gk_facets[upto].end != NULL)
+			gk_facets[upto].end(c, reason);
+}
+
+struct gk_cage *
+gk_cage_begin(struct gk_cage_table *t, const struct gk_cage_spec *s,
+    enum gk_cage_err *e, char *err, size_t errlen)
+{
+	enum gk_cage_err ignored;
+	struct gk_cage *c;
+	size_t f;
+
+	if (e == NULL)
+		e = &ignored;
+	*e = GK_CAGE_E_OK;
+	if ((c = cage_new(t, s, e)) == NULL) {
+		snprintf(err, errlen, "%s", gk_cage_strerror(*e));
+		return NULL;
+	}
+	c->owner = s->owner;	/* the facets may tell it as they begin */
+	c->allow = s->allow;
+	for (f = 0; f < GK_FACET__MAX; f++) {
+		if (gk_facets[f].begin == NULL ||
+		    gk_facets[f].begin(c, s, err, errlen) == 0)
+			continue;
+		facets_end(c, f, "refused");
+		c->allow = NULL;	/* the caller's still */
+		cage_free(c);
+		*e = GK_CAGE_E_FACET;
+		return NULL;
+	}
+	table_add(t, c);
+	if (c->owner != NULL)
+		LIST_INSERT_HEAD(&c->owner->cages, c, owned);
 	return c;
 }
 
@@ -254,10 +325,36 @@ gk_cage_by_token(const struct gk_cage_table *t, const char *token)
 }
 
 void
-gk_cage_count_denied(struct gk_cage *c, enum gk_deny_kind k)
+gk_cage_count(struct gk_cage *c, enum gk_cage_tally what,
+    enum gk_deny_kind k)
 {
-	c->denied[k]++;
-	gk_stats_label_denied(c->label, k);
+	switch (what) {
+	case GK_TALLY_DNS_QUERY:
+		c->dns_queries++;
+		break;
+	case GK_TALLY_CONNECTION:
+		c->connections++;
+		break;
+	case GK_TALLY_DENIED:
+		c->denied[k]++;
+		gk_stats_label_denied(c->label, k);
+		break;
+	}
+}
+
+uint64_t
+gk_cage_counted(const struct gk_cage *c, enum gk_cage_tally what,
+    enum gk_deny_kind k)
+{
+	switch (what) {
+	case GK_TALLY_DNS_QUERY:
+		return c->dns_queries;
+	case GK_TALLY_CONNECTION:
+		return c->connections;
+	case GK_TALLY_DENIED:
+		return c->denied[k];
+	}
+	return 0;
 }
 
 void
@@ -294,13 +391,11 @@ gk_cage_allows_name(const struct gk_cage *c, const char *name, size_t len,
 	return true;
 }
 
-void
-gk_cage_destroy(struct gk_cage_table *t, struct gk_cage *c)
+static void
+table_remove(struct gk_cage_table *t, struct gk_cage *c)
 {
 	struct gk_cage **pp;
 
-	if (c == NULL)
-		return;
 	for (pp = &t->by_src[src_slot(t, &c->source)]; *pp != NULL;
 	    pp = &(*pp)->src_next) {
 		if (*pp == c) {
@@ -316,6 +411,40 @@ gk_cage_destroy(struct gk_cage_table *t, struct gk_cage *c)
 		}
 	}
 	t->count--;
+}
+
+/* The cage.destroy audit line: the reason, and what facets add. */
+static void
+audit_end(const struct gk_cage *c, const char *reason)
+{
+	struct json_object *d = json_object_new_object();
+	size_t f;
+
+	json_object_object_add(d, "reason", json_object_new_string(reason));
+	for (f = 0; f < GK_FACET__MAX; f++)
+		if (gk_facets[f].ended != NULL)
+			gk_facets[f].ended(c, d);
+	gk_audit_event(c->table->audit, "cage.destroy", c, d);
+}
+
+void
+gk_cage_end(struct gk_cage *c, const char *reason)
+{
+	char addr[GK_ADDR_STRLEN];
+
+	if (c == NULL)
+		return;
+	audit_end(c, reason);
+	log_info("cage=%s label=\"%s\" source=%s action=destroy reason=\"%s\"",
+	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),
+	    reason);
+	gk_events_cage_end(c);
+	if (c->owner != NULL) {
+		LIST_REMOVE(c, owned);
+		c->owner = NULL;
+	}
+	facets_end(c, GK_FACET__MAX, reason);
+	table_remove(c->table, c);
 	cage_free(c);
 }
 
@@ -333,6 +462,8 @@ gk_cage_strerror(enum gk_cage_err e)
 		return "label must be at most 64 printable ASCII characters";
 	case GK_CAGE_E_NOMEM:
 		return "out of memory";
+	case GK_CAGE_E_FACET:
+		return "refused";
 	}
 	return "unknown error";
 }
@@ -372,4 +503,131 @@ gk_cage_foreach(const struct gk_cage_table *t,
 		for (c = t->by_src[i]; c != NULL; c = c->src_next)
 			cb(c, arg);
 	}
+}
+
+/* ---- what a cage is ---------------------------------------------------- */
+
+const char *
+gk_cage_id(const struct gk_cage *c)
+{
+	return c->id;
+}
+
+const char *
+gk_cage_label(const struct gk_cage *c)
+{
+	return c->label;
+}
+
+const char *
+gk_cage_token(const struct gk_cage *c)
+{
+	return c->token;
+}
+
+uid_t
+gk_cage_uid(const struct gk_cage *c)
+{
+	return c->uid;
+}
+
+const struct gk_addr *
+gk_cage_source(const struct gk_cage *c)
+{
+	return &c->source;
+}
+
+const struct gk_allowlist *
+gk_cage_allow(const struct gk_cage *c)
+{
+	return c->allow;
+}
+
+time_t
+gk_cage_created(const struct gk_cage *c)
+{
+	return c->created;
+}
+
+bool
+gk_cage_learns(const struct gk_cage *c)
+{
+	return c->learn;
+}
+
+void
+gk_cage_set_source(struct gk_cage *c, const struct gk_addr *a)
+{
+	c->source = *a;
+}
+
+/* ---- facets' slots ------------------------------------------------------ */
+
+void *
+gk_cage_facet(const struct gk_cage *c, enum gk_facet_id f)
+{
+	return c->facet[f];
+}
+
+void
+gk_cage_facet_set(struct gk_cage *c, enum gk_facet_id f, void *p)
+{
+	c->facet[f] = p;
+}
+
+void
+gk_cage_table_set_facet(struct gk_cage_table *t, enum gk_facet_id f,
+    const void *hooks)
+{
+	t->facet[f] = hooks;
+}
+
+const void *
+gk_cage_table_facet(const struct gk_cage_table *t, enum gk_facet_id f)
+{
+	return t->facet[f];
+}
+
+const void *
+gk_cage_facet_hooks(const struct gk_cage *c, enum gk_facet_id f)
+{
+	return c->table->facet[f];
+}
+
+/* ---- owners ------------------------------------------------------------- */
+
+struct gk_cage_owner *
+gk_cage_owner(const struct gk_cage *c)
+{
+	return c->owner;
+}
+
+void
+gk_cage_owner_init(struct gk_cage_owner *o, uid_t uid, pid_t pid,
+    bool (*send)(struct gk_line_sink *, struct json_object *, size_t))
+{
+	memset(o, 0, sizeof(*o));
+	LIST_INIT(&o->cages);
+	o->uid = uid;
+	o->pid = pid;
+	o->sink.send = send;
+}
+
+void
+gk_cage_owner_end(struct gk_cage_owner *o, const char *reason)
+{
+	struct gk_cage *c;
+
+	while ((c = LIST_FIRST(&o->cages)) != NULL)
+		gk_cage_end(c, reason);	/* takes it off the list */
+}
+
+void
+gk_cage_owner_foreach(struct gk_cage_owner *o,
+    void (*cb)(struct gk_cage *, void *), void *arg)
+{
+	struct gk_cage *c;
+
+	LIST_FOREACH(c, &o->cages, owned)
+		cb(c, arg);
 }

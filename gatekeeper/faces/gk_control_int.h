@@ -13,7 +13,9 @@
 
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_proto.h"
-#include "gatekeeper/state/gk_control.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_events.h"
+#include "gatekeeper/faces/gk_control.h"
 
 struct gk_cage;
 struct gk_cage_table;
@@ -51,14 +53,8 @@ struct ctlconn {
 	bool			 eof;	/* the peer stopped sending */
 	uid_t			 uid;
 	pid_t			 pid;
-	/* following denials (gk_events_watch) */
-	bool			 watching;
-	char			 watch_id[GK_CAGE_ID_LEN + 1];
-	uint64_t		 watch_dropped;
-	TAILQ_ENTRY(ctlconn)	 watch_entry;
-	struct gk_cage		**cages;	/* created here */
-	size_t			 ncages;
-	size_t			 cagecap;
+	struct gk_cage_owner	 owner;	/* of the cages created here */
+	struct gk_events_watch	 watch;	/* following denials */
 };
 
 struct gk_control {
@@ -70,8 +66,6 @@ struct gk_control {
 	struct gk_ns_id		 userns;	/* peers must share it */
 	struct gk_cage_table	*cages;
 	struct gk_audit		*audit;
-	struct gk_ctl_plumb	 plumb;		/* fn NULL: no plumbing */
-	struct gk_ctl_contain	 contain;	/* fn NULL: not contained */
 	struct gk_ctl_reload	 reload;	/* fn NULL: no reload op */
 	TAILQ_HEAD(, ctlconn)	 conns;
 	size_t			 nconns;
@@ -106,7 +100,5 @@ void	ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
 #define CTL_NO_SUCH_CAGE	"no_such_cage"
 void	ctl_reply_coded(struct ctlconn *cc, const char *code,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void	ctl_cage_drop(struct gk_control *ctl, struct gk_cage *c,
-	    const char *reason);
 
 #endif /* GK_CONTROL_INT_H */

@@ -13,9 +13,9 @@
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_policy.h"
-#include "gatekeeper/state/gk_cage.h"
-#include "gatekeeper/state/gk_control.h"
-#include "gatekeeper/state/gk_control_int.h"
+#include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/faces/gk_control.h"
+#include "gatekeeper/faces/gk_control_int.h"
 
 /* "a, b, c" (cut to fit; "" when empty). */
 static void
@@ -135,16 +135,17 @@ ctl_edit_allow(struct ctlconn *cc, const struct gk_ctlreq *req,
 			ctl_reply_error(cc, "%s", err);
 			goto out;
 		}
-		if (!has_pattern(c->allow, &rm.pat[rm.n])) {
-			join_patterns(c->allow, have, sizeof(have));
+		if (!has_pattern(gk_cage_allow(c), &rm.pat[rm.n])) {
+			join_patterns(gk_cage_allow(c), have, sizeof(have));
 			ctl_reply_error(cc, "cage %s has no pattern '%s' to "
-			    "remove; its allowlist is: %s", c->id, s,
+			    "remove; its allowlist is: %s", gk_cage_id(c), s,
 			    have[0] != '\0' ? have : "(empty)");
 			goto out;
 		}
 		rm.n++;
 	}
-	al = build_allow(cc, c->allow, removed, &rm, req->add, req->nadd);
+	al = build_allow(cc, gk_cage_allow(c), removed, &rm, req->add,
+	    req->nadd);
 out:
 	free(rm.pat);
 	return al;
