@@ -372,7 +372,6 @@ stop(struct gk_daemon *d)
 	proxy_listener_free(d->socks);
 	proxy_listener_free(d->http);
 	proxy_listener_free(d->transparent);
-	proxy_tunnels_free_all();
 	/* a restart: cages' processes stay, for gk-run to register again;
 	 * a stop: they end, and their owners are told why */
 	if (!gk_contain_leave(d->contain))

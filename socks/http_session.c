@@ -93,7 +93,6 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 	struct proxy_session *s = arg;
 	struct http_session *hs = (struct http_session *)s;
 
-	s->dial = NULL;
 	switch (o->res) {
 	case PROXY_CONNECTED:
 		proxy_session_consume(s, hs->consumed);

@@ -74,7 +74,6 @@ struct proxy_outcome {
 };
 
 typedef void (*proxy_dial_cb)(void *arg, const struct proxy_outcome *o);
-struct proxy_dial;
 
 struct gk_cage	*proxy_cage(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who);
@@ -87,12 +86,6 @@ void		 proxy_target_label(const struct gk_cage *c,
 bool		 proxy_allowed(const struct proxy_ctx *ctx,
 		    const struct gk_cage *c, const struct gk_host *t,
 		    struct proxy_outcome *o);
-/* The callback always runs later (never inside this call). */
-struct proxy_dial *proxy_dial_start(const struct proxy_ctx *ctx,
-		    const struct proxy_who *who, const struct gk_host *t,
-		    proxy_dial_cb cb, void *arg);
-void		 proxy_dial_cancel(struct proxy_dial *d);
-
 /* What the peek knows of a tunnel's client stream between calls. */
 /* Where a TLS handshake is, after its first ClientHello passed. */
 enum proxy_tls_stage {
@@ -169,9 +162,8 @@ void		 proxy_transparent_refused(const struct proxy_ctx *ctx,
 struct proxy_listener *transparent_listener_new(const struct proxy_ctx *ctx,
 		    const struct gk_addr *addr, uint16_t port, char *err,
 		    size_t errlen);
-/* Closes the listener and every session still in its handshake. */
+/* Closes the listener and ends every connection it accepted that is
+ * still open, tunnels too (both sockets closed). */
 void		 proxy_listener_free(struct proxy_listener *l);
-/* At shutdown: every tunnel, both sockets closed. */
-void		 proxy_tunnels_free_all(void);
 
 #endif /* PROXY_H */

@@ -1,5 +1,6 @@
 /*
- * proxy_dial: resolve once, drop special addresses a name must not lead
+ * proxy_dial: a connection's dialing states (RESOLVE_A, RESOLVE_AAAA,
+ * CONNECT): resolve once, drop special addresses a name must not lead
  * to, and connect to each remaining address in turn within the connect
  * timeout. The socket handed over is connected to the address that was
  * checked: nothing is looked up twice.
@@ -24,71 +25,23 @@
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/cage/gk_cage.h"
 #include "socks/proxy.h"
+#include "socks/proxy_int.h"
 
-#define DIAL_MAX_ADDRS	(2 * DNS_LOOKUP_MAX)
-
-enum dial_state {
-	DIAL_ST_RESOLVE_A,
-	DIAL_ST_RESOLVE_AAAA,
-	DIAL_ST_CONNECT,
-	DIAL_ST_DONE,
-};
-
-struct proxy_dial {
-	const struct proxy_ctx	*ctx;
-	struct proxy_who	 who;
-	struct gk_host	 t;
-	enum dial_state		 state;
-	struct dns_waiter	*lookup;
-	struct gk_addr		 addrs[DIAL_MAX_ADDRS];
-	size_t			 naddrs, next;
-	bool			 special_seen;
-	bool			 policy_seen;	/* an address it denies */
-	char			 special_what[64];
-	int			 fd;
-	uint64_t		 connect_us;	/* connect(2) started */
-	int			 last_err;
-	struct event		*conn_ev;	/* EV_WRITE on fd */
-	struct event		*deadline;	/* the whole dial */
-	struct event		*kick;		/* deferred steps */
-	struct proxy_outcome	 out;
-	proxy_dial_cb		 cb;
-	void			*arg;
-};
-
-static void	dial_drive(struct proxy_dial *d);
-
-static const char *
-dial_strstate(enum dial_state st)
-{
-	static const char *names[] = { "resolve_a", "resolve_aaaa",
-	    "connect", "done" };
-
-	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] :
-	    "?";
-}
-
-/* The one place the state changes. */
-static void
-dial_enter_state(struct proxy_dial *d, enum dial_state st)
-{
-	log_debug("conn=%llu dial %s: %s -> %s",
-	    (unsigned long long)d->who.conn, d->t.name,
-	    dial_strstate(d->state), dial_strstate(st));
-	d->state = st;
-}
+static void	dial_drive(struct proxy_session *s);
 
 /* A lookup ended: AAAA when A gave nothing usable, else connect. */
 static void
-dial_looked_up(struct proxy_dial *d)
+dial_looked_up(struct proxy_session *s)
 {
-	dial_enter_state(d, d->state == DIAL_ST_RESOLVE_A && d->naddrs == 0 ?
-	    DIAL_ST_RESOLVE_AAAA : DIAL_ST_CONNECT);
+	proxy_enter_state(s, s->state == PROXY_ST_RESOLVE_A &&
+	    s->dial.naddrs == 0 ? PROXY_ST_RESOLVE_AAAA : PROXY_ST_CONNECT);
 }
 
-static void
-dial_free(struct proxy_dial *d)
+void
+proxy_dial_stop(struct proxy_session *s)
 {
+	struct proxy_dialing *d = &s->dial;
+
 	if (d->lookup != NULL)
 		dns_lookup_cancel(d->lookup);
 	if (d->conn_ev != NULL)
@@ -99,13 +52,17 @@ dial_free(struct proxy_dial *d)
 		event_free(d->kick);
 	if (d->fd != -1)
 		close(d->fd);
-	free(d);
+	d->lookup = NULL;
+	d->conn_ev = d->deadline = d->kick = NULL;
+	d->fd = -1;
 }
 
-/* Report and free; the callback owns out.fd from here. */
+/* Stop and report; the callback owns out.fd from here (and moves s on:
+ * to TUNNEL, REFUSING or its end). */
 static void
-dial_finish(struct proxy_dial *d, enum proxy_result res)
+dial_finish(struct proxy_session *s, enum proxy_result res)
 {
+	struct proxy_dialing *d = &s->dial;
 	struct proxy_outcome o = d->out;
 
 	o.res = res;
@@ -114,26 +71,26 @@ dial_finish(struct proxy_dial *d, enum proxy_result res)
 		o.fd = d->fd;
 		d->fd = -1;
 	}
-	dial_enter_state(d, DIAL_ST_DONE);
-	d->cb(d->arg, &o);
-	dial_free(d);
+	proxy_dial_stop(s);
+	d->cb(s, &o);
 }
 
 static void
-add_addrs(struct proxy_dial *d, const struct dns_lookup_result *r)
+add_addrs(struct proxy_session *s, const struct dns_lookup_result *r)
 {
-	const struct gk_cage *c = proxy_cage(d->ctx, &d->who);
+	const struct gk_cage *c = proxy_cage(s->ctx, &s->who);
+	struct proxy_dialing *d = &s->dial;
 	enum gk_special sp;
 	size_t i;
 
-	for (i = 0; i < r->naddrs && d->naddrs < DIAL_MAX_ADDRS; i++) {
+	for (i = 0; i < r->naddrs && d->naddrs < PROXY_DIAL_ADDRS; i++) {
 		/* an address the host policy denies is never dialled */
 		if (c != NULL && gk_hostpolicy_denies_addr(gk_cage_policy(c),
-		    &r->addrs[i], d->t.port)) {
+		    &r->addrs[i], s->t.port)) {
 			d->policy_seen = true;
 			continue;
 		}
-		sp = gk_special_classify(&r->addrs[i], d->ctx->host);
+		sp = gk_special_classify(&r->addrs[i], s->ctx->host);
 		if (sp != GK_SPECIAL_NONE && (c == NULL ||
 		    !gk_allow_addr_cidr(gk_cage_allow(c), &r->addrs[i]))) {
 			d->special_seen = true;
@@ -148,26 +105,26 @@ add_addrs(struct proxy_dial *d, const struct dns_lookup_result *r)
 static void
 lookup_cb(void *arg, const struct dns_lookup_result *r)
 {
-	struct proxy_dial *d = arg;
+	struct proxy_session *s = arg;
 
-	d->lookup = NULL;
-	add_addrs(d, r);
-	dial_looked_up(d);
-	dial_drive(d);
+	s->dial.lookup = NULL;
+	add_addrs(s, r);
+	dial_looked_up(s);
+	dial_drive(s);
 }
 
 /* Start one lookup; false when it finished at once (r filled). */
 static bool
-dial_lookup(struct proxy_dial *d, int family)
+dial_lookup(struct proxy_session *s, int family)
 {
 	struct dns_lookup_result r;
 
-	switch (dns_lookup(d->ctx->dns, d->t.name, family, lookup_cb, d, &r,
-	    &d->lookup)) {
+	switch (dns_lookup(s->ctx->dns, s->t.name, family, lookup_cb, s, &r,
+	    &s->dial.lookup)) {
 	case DNS_LOOKUP_PENDING:
 		return true;
 	case DNS_LOOKUP_DONE:
-		add_addrs(d, &r);
+		add_addrs(s, &r);
 		return false;
 	case DNS_LOOKUP_FAILED:
 		return false;
@@ -178,7 +135,8 @@ dial_lookup(struct proxy_dial *d, int family)
 static void
 conn_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct proxy_dial *d = arg;
+	struct proxy_session *s = arg;
+	struct proxy_dialing *d = &s->dial;
 	socklen_t len = sizeof(int);
 	int err = 0;
 
@@ -188,26 +146,27 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 	if (err == 0) {
 		gk_hist_observe(&gk_stats.upstream_connect,
 		    gk_clock_us() - d->connect_us);
-		dial_finish(d, PROXY_CONNECTED);
+		dial_finish(s, PROXY_CONNECTED);
 		return;
 	}
 	d->last_err = err;
 	close(d->fd);
 	d->fd = -1;
-	dial_drive(d);
+	dial_drive(s);
 }
 
 /* Start connecting to the next address; false when none is left. */
 static bool
-dial_next(struct proxy_dial *d)
+dial_next(struct proxy_session *s)
 {
+	struct proxy_dialing *d = &s->dial;
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	int one = 1;
 
 	while (d->next < d->naddrs) {
 		d->out.addr = d->addrs[d->next++];
-		sl = gk_addr_to_sockaddr(&d->out.addr, d->t.port, &ss);
+		sl = gk_addr_to_sockaddr(&d->out.addr, s->t.port, &ss);
 		d->fd = socket(d->out.addr.family, SOCK_STREAM | SOCK_NONBLOCK |
 		    SOCK_CLOEXEC, 0);
 		if (d->fd == -1) {
@@ -222,8 +181,8 @@ dial_next(struct proxy_dial *d)
 		    errno == EINPROGRESS) {
 			if (d->conn_ev != NULL)
 				event_free(d->conn_ev);
-			d->conn_ev = event_new(d->ctx->base, d->fd, EV_WRITE,
-			    conn_cb, d);
+			d->conn_ev = event_new(s->ctx->base, d->fd, EV_WRITE,
+			    conn_cb, s);
 			if (d->conn_ev != NULL && event_add(d->conn_ev, NULL) == 0)
 				return true;
 		}
@@ -235,27 +194,29 @@ dial_next(struct proxy_dial *d)
 }
 
 static enum proxy_result
-dial_failure(struct proxy_dial *d)
+dial_failure(struct proxy_session *s)
 {
+	struct proxy_dialing *d = &s->dial;
+
 	if (d->naddrs == 0 && d->policy_seen) {
 		d->out.reason = GK_REASON_HOST_POLICY;
 		snprintf(d->out.why, sizeof(d->out.why), "%s resolves only to "
-		    "addresses the host policy denies", d->t.name);
+		    "addresses the host policy denies", s->t.name);
 		return PROXY_DENIED;
 	}
 	if (d->naddrs == 0 && d->special_seen) {
 		d->out.reason = GK_REASON_SPECIAL_RANGE;
 		snprintf(d->out.why, sizeof(d->out.why), "%s resolves only to "
 		    "%s addresses (a rebinding attempt?); only a CIDR pattern "
-		    "naming them allows that", d->t.name, d->special_what);
+		    "naming them allows that", s->t.name, d->special_what);
 		return PROXY_DENIED;
 	}
 	if (d->naddrs == 0) {
 		snprintf(d->out.why, sizeof(d->out.why), "%s has no address",
-		    d->t.name);
+		    s->t.name);
 		return PROXY_UNREACHABLE;
 	}
-	snprintf(d->out.why, sizeof(d->out.why), "%s: %s", d->t.name,
+	snprintf(d->out.why, sizeof(d->out.why), "%s: %s", s->t.name,
 	    strerror(d->last_err));
 	switch (d->last_err) {
 	case ECONNREFUSED:
@@ -268,36 +229,37 @@ dial_failure(struct proxy_dial *d)
 }
 
 static void
-dial_drive(struct proxy_dial *d)
+dial_drive(struct proxy_session *s)
 {
-	if (d->state == DIAL_ST_RESOLVE_A) {
-		if (dial_lookup(d, AF_INET))
+	if (s->state == PROXY_ST_RESOLVE_A) {
+		if (dial_lookup(s, AF_INET))
 			return;
-		dial_looked_up(d);
+		dial_looked_up(s);
 	}
-	if (d->state == DIAL_ST_RESOLVE_AAAA) {
-		if (dial_lookup(d, AF_INET6))
+	if (s->state == PROXY_ST_RESOLVE_AAAA) {
+		if (dial_lookup(s, AF_INET6))
 			return;
-		dial_looked_up(d);
+		dial_looked_up(s);
 	}
-	if (proxy_cage(d->ctx, &d->who) == NULL) {
-		dial_finish(d, PROXY_GONE);
+	if (proxy_cage(s->ctx, &s->who) == NULL) {
+		dial_finish(s, PROXY_GONE);
 		return;
 	}
-	if (!dial_next(d))
-		dial_finish(d, dial_failure(d));
+	if (!dial_next(s))
+		dial_finish(s, dial_failure(s));
 }
 
 static void
 deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct proxy_dial *d = arg;
+	struct proxy_session *s = arg;
 
 	(void)fd;
 	(void)what;
-	snprintf(d->out.why, sizeof(d->out.why), "%s: no connection within "
-	    "%u ms", d->t.name, d->ctx->connect_timeout_ms);
-	dial_finish(d, PROXY_TIMEOUT);
+	snprintf(s->dial.out.why, sizeof(s->dial.out.why), "%s: no "
+	    "connection within %u ms", s->t.name,
+	    s->ctx->connect_timeout_ms);
+	dial_finish(s, PROXY_TIMEOUT);
 }
 
 static void
@@ -308,36 +270,29 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 	dial_drive(arg);
 }
 
-struct proxy_dial *
-proxy_dial_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct gk_host *t, proxy_dial_cb cb, void *arg)
+int
+proxy_dial_begin(struct proxy_session *s, proxy_dial_cb cb)
 {
+	const struct proxy_ctx *ctx = s->ctx;
 	struct timeval tv = { ctx->connect_timeout_ms / 1000,
 	    (suseconds_t)(ctx->connect_timeout_ms % 1000) * 1000 };
 	struct timeval now = { 0, 0 };
+	struct proxy_dialing *d = &s->dial;
 	struct dns_lookup_result r;
-	struct proxy_dial *d;
 
-	if ((d = calloc(1, sizeof(*d))) == NULL)
-		return NULL;
-	d->ctx = ctx;
-	d->who = *who;
-	d->t = *t;
+	memset(d, 0, sizeof(*d));
 	d->fd = -1;
 	d->cb = cb;
-	d->arg = arg;
 	d->out.fd = -1;
 	/* an address needs no lookup */
-	d->state = DIAL_ST_RESOLVE_A;
-	if (t->is_addr) {
-		d->addrs[d->naddrs++] = t->addr;
-		dial_enter_state(d, DIAL_ST_CONNECT);
-	}
-	d->deadline = evtimer_new(ctx->base, deadline_cb, d);
-	if (d->deadline == NULL || evtimer_add(d->deadline, &tv) == -1) {
-		dial_free(d);
-		return NULL;
-	}
+	if (s->t.is_addr) {
+		d->addrs[d->naddrs++] = s->t.addr;
+		proxy_enter_state(s, PROXY_ST_CONNECT);
+	} else
+		proxy_enter_state(s, PROXY_ST_RESOLVE_A);
+	d->deadline = evtimer_new(ctx->base, deadline_cb, s);
+	if (d->deadline == NULL || evtimer_add(d->deadline, &tv) == -1)
+		return -1;
 	/*
 	 * Start connecting now rather than a loop turn later when no lookup
 	 * has to be waited for: an address, or a name whose A answer the
@@ -347,26 +302,17 @@ proxy_dial_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	 * at once, goes the deferred way below, which goes on from the
 	 * state reached and reports it exactly as before.
 	 */
-	if (proxy_cage(ctx, who) != NULL) {
-		if (d->state == DIAL_ST_RESOLVE_A &&
-		    dns_lookup_cached(ctx->dns, t->name, AF_INET, &r)) {
-			add_addrs(d, &r);
-			dial_looked_up(d);
+	if (proxy_cage(ctx, &s->who) != NULL) {
+		if (s->state == PROXY_ST_RESOLVE_A &&
+		    dns_lookup_cached(ctx->dns, s->t.name, AF_INET, &r)) {
+			add_addrs(s, &r);
+			dial_looked_up(s);
 		}
-		if (d->state == DIAL_ST_CONNECT && dial_next(d))
-			return d;
+		if (s->state == PROXY_ST_CONNECT && dial_next(s))
+			return 0;
 	}
-	d->kick = evtimer_new(ctx->base, kick_cb, d);
-	if (d->kick == NULL || evtimer_add(d->kick, &now) == -1) {
-		dial_free(d);
-		return NULL;
-	}
-	return d;
-}
-
-void
-proxy_dial_cancel(struct proxy_dial *d)
-{
-	if (d != NULL)
-		dial_free(d);
+	d->kick = evtimer_new(ctx->base, kick_cb, s);
+	if (d->kick == NULL || evtimer_add(d->kick, &now) == -1)
+		return -1;
+	return 0;
 }

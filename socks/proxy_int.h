@@ -6,6 +6,7 @@
 
 #include <sys/queue.h>
 
+#include "dns/dns.h"
 #include "gatekeeper/cage/gk_limit.h"
 #include "socks/proxy.h"
 #include "socks/relay.h"
@@ -17,34 +18,66 @@ struct gk_listen;
 #define PROXY_IN_MAX		(64 * 1024)	/* read ahead, by default */
 
 /*
- * Where a session is, for every kind; each kind starts in its own first
- * state and moves only through proxy_enter_state(). A session ends by
- * being closed (from any state) or handed to a tunnel (from DIALING).
+ * Where a connection is, from its accept to its end, for every kind; each
+ * kind starts in its own first state and moves only through
+ * proxy_enter_state(). A connection ends once, by proxy_conn_end(), from
+ * any state.
  *
- *   SOCKS5:       GREETING -> [AUTH ->] REQUEST -> DIALING
- *   HTTP:         REQUEST -> DIALING
- *   transparent:  TARGET -> DIALING
+ *   SOCKS5:       GREETING -> [AUTH ->] REQUEST -> dialing
+ *   HTTP:         REQUEST -> dialing
+ *   transparent:  TARGET -> dialing
  *   an asking cage's unlisted name: REQUEST or TARGET -> ASKING (held
- *   until its question ends) -> DIALING
- *   any but REFUSING -> REFUSING (a final reply flushing, then closed)
+ *   until its question ends) -> dialing
+ *   dialing:      RESOLVE_A [-> RESOLVE_AAAA] -> CONNECT (an address
+ *                 target starts at CONNECT) -> TUNNEL (the relay)
+ *   any before TUNNEL -> REFUSING (a final reply flushing, then the end)
  */
 enum proxy_state {
 	PROXY_ST_GREETING,	/* SOCKS5 method negotiation */
 	PROXY_ST_AUTH,		/* SOCKS5 username/password */
 	PROXY_ST_REQUEST,	/* SOCKS5 request, HTTP request head */
 	PROXY_ST_TARGET,	/* transparent: the original destination */
-	PROXY_ST_DIALING,	/* client bytes wait for the tunnel */
-	PROXY_ST_REFUSING,
 	PROXY_ST_ASKING,	/* held: the cage's owner is asked */
+	PROXY_ST_RESOLVE_A,	/* dialing: the name's A records */
+	PROXY_ST_RESOLVE_AAAA,	/* dialing: none usable; its AAAA */
+	PROXY_ST_CONNECT,	/* dialing: connect(2) to each in turn */
+	PROXY_ST_TUNNEL,	/* the relay carries it */
+	PROXY_ST_REFUSING,	/* a final reply flushing */
 };
 
-/* A session in its handshake; the protocol code embeds this first. */
+#define PROXY_DIAL_ADDRS	(2 * DNS_LOOKUP_MAX)
+
+/* The dialing part of a connection (proxy_dial.c's). */
+struct proxy_dialing {
+	struct dns_waiter	*lookup;
+	struct gk_addr		 addrs[PROXY_DIAL_ADDRS];
+	size_t			 naddrs, next;
+	bool			 special_seen;
+	bool			 policy_seen;	/* an address it denies */
+	char			 special_what[64];
+	int			 fd;
+	uint64_t		 connect_us;	/* connect(2) started */
+	int			 last_err;
+	struct event		*conn_ev;	/* EV_WRITE on fd */
+	struct event		*deadline;	/* the whole dial */
+	struct event		*kick;		/* deferred steps */
+	struct proxy_outcome	 out;
+	proxy_dial_cb		 cb;
+};
+
+/*
+ * One proxied connection, from accept to its end: the handshake (the
+ * protocol's code embeds this first), the dial, the question an asking
+ * cage puts, and the tunnel (its relay).
+ */
 struct proxy_session {
 	TAILQ_ENTRY(proxy_session) entry;
 	struct proxy_listener	*l;
 	const struct proxy_ctx	*ctx;
 	enum proxy_state	 state;
-	int			 fd;		/* the client; ours */
+	bool			 counted;	/* in the listener's handshakes */
+	bool			 proto_freed;
+	int			 fd;		/* the client; ours until TUNNEL */
 	/*
 	 * The client is read straight into `in` (no more than in_max bytes
 	 * ahead) while the protocol reads it; what a reply's send(2) did
@@ -61,13 +94,22 @@ struct proxy_session {
 	struct proxy_who	 who;
 	struct gk_hold		 hold;		/* in its cage's budget */
 	bool			 have_cage;
-	struct gk_host	 t;
-	struct proxy_dial	*dial;		/* DIALING */
+	struct gk_host		 t;
+	struct proxy_dialing	 dial;		/* RESOLVE_A .. CONNECT */
 	struct gk_ask_wait	*ask;		/* ASKING */
 	void			(*ask_cb)(struct proxy_session *, bool,
 				    const struct proxy_outcome *);
 	uint32_t		 ask_timeout;	/* seconds */
+	/* TUNNEL */
+	struct relay		*relay;
+	struct proxy_peek_state	 ps;
+	bool			 decided;	/* counted allowed or denied */
+	uint64_t		 up, down;	/* relayed, at its end */
 };
+
+/* Is s dialing (RESOLVE_A, RESOLVE_AAAA or CONNECT)? */
+#define PROXY_DIALING(s)	((s)->state >= PROXY_ST_RESOLVE_A && \
+				 (s)->state <= PROXY_ST_CONNECT)
 
 struct proxy_proto {
 	const char	*name;
@@ -98,14 +140,16 @@ void		 proxy_enter_state(struct proxy_session *s,
 /* Dial the target (DIALING); cb gets the outcome. -1: out of memory, -2:
  * the cage has as many tunnels as it may (a limit event). */
 int		 proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb);
-/* Close the session now (no flush). */
-void		 proxy_session_close(struct proxy_session *s,
-		    const char *why);
+/* The connection's one end, from any state: what it holds goes (its
+ * dial, question, relay, sockets, budget), and one line says why. */
+void		 proxy_conn_end(struct proxy_session *s, const char *why);
+#define proxy_session_close(s, why)	proxy_conn_end((s), (why))
 /* Write a final reply, then close once it is flushed (or times out). */
 void		 proxy_session_refuse(struct proxy_session *s,
 		    const void *reply, size_t len);
-/* Hand the client socket and the dialled socket to a tunnel; s is freed. */
-/* up_limit: client bytes to forward at most (-1: all; see relay.h). */
+/* The client socket and the dialled one go to the relay: s is a TUNNEL
+ * from here (or ended, when the relay cannot be made). up_limit: client
+ * bytes to forward at most (-1: all; see relay.h). */
 void		 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 		    const uint8_t *to_client, size_t to_client_len,
 		    const uint8_t *to_server, size_t to_server_len, bool peek,
@@ -150,10 +194,16 @@ bool		 proxy_outcome_deny(struct proxy_outcome *o,
 		    enum gk_deny_reason r, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
 
-/* The tunnel takes over the session's holding (`from`). */
-int		 proxy_tunnel_start(const struct proxy_ctx *ctx,
-		    const struct proxy_who *who, const struct gk_host *t,
-		    int client_fd, int server_fd, struct relay_opts *o,
-		    bool peek, struct gk_hold *from);
+/* proxy_dial.c: start dialing s->t (RESOLVE_A or CONNECT); cb(s, o)
+ * when it ends, and the socket is then the callback's. -1: no memory. */
+int		 proxy_dial_begin(struct proxy_session *s, proxy_dial_cb cb);
+/* Stop what a dial has under way (nothing: a no-op). */
+void		 proxy_dial_stop(struct proxy_session *s);
+/* proxy_tunnel.c: relay s's client and server_fd (the relay's from here,
+ * whatever happens); 0, or -1 when s ended. */
+int		 proxy_tunnel_begin(struct proxy_session *s, int server_fd,
+		    struct relay_opts *o, bool peek);
+/* The tunnel's part of the end (its relay ended): its line. */
+void		 proxy_tunnel_end(struct proxy_session *s, const char *why);
 
 #endif /* PROXY_INT_H */

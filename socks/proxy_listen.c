@@ -1,10 +1,9 @@
 /*
- * proxy_listen: the listeners and the handshake phase both proxies share:
+ * proxy_listen: the listeners, and a connection's life all proxies share:
  * accept, find the cage by source address, read the client into the
- * session's buffer and run the protocol's reader on it until it dials,
- * refuses or hands over to a tunnel. One registration of the client's
- * socket from the accept to the tunnel's end (the relay registers its own
- * before the session lets go of this one).
+ * connection's buffer and run the protocol's reader on it until it dials,
+ * refuses or becomes a tunnel; and its one end (proxy_conn_end), from
+ * any state.
  */
 #include <sys/socket.h>
 #include <netinet/in.h>
@@ -36,7 +35,8 @@ static const char *
 strstate(enum proxy_state st)
 {
 	static const char *names[] = { "greeting", "auth", "request",
-	    "target", "dialing", "refusing", "asking" };
+	    "target", "asking", "resolve_a", "resolve_aaaa", "connect",
+	    "tunnel", "refusing" };
 
 	return (size_t)st < sizeof(names) / sizeof(names[0]) ? names[st] :
 	    "?";
@@ -45,54 +45,72 @@ strstate(enum proxy_state st)
 void
 proxy_enter_state(struct proxy_session *s, enum proxy_state st)
 {
-	/* nothing leaves REFUSING but the close; DIALING only refuses */
-	assert(s->state != PROXY_ST_REFUSING);
-	assert(s->state != PROXY_ST_DIALING || st == PROXY_ST_REFUSING);
+	/* nothing leaves REFUSING or TUNNEL but the end; dialing goes on
+	 * dialing, or to TUNNEL or REFUSING */
+	assert(s->state != PROXY_ST_REFUSING && s->state != PROXY_ST_TUNNEL);
+	assert(!PROXY_DIALING(s) || st >= PROXY_ST_RESOLVE_A);
 	log_debug("conn=%llu %s: %s -> %s", (unsigned long long)s->who.conn,
 	    s->l->proto->name, strstate(s->state), strstate(st));
 	s->state = st;
 }
 
+/* What the handshake holds (its events, buffers, the protocol's state),
+ * at the end or when the relay takes over. */
 static void
-session_free(struct proxy_session *s)
+handshake_free(struct proxy_session *s)
 {
-	struct proxy_listener *l = s->l;
-
-	if (l->proto->free != NULL)
-		l->proto->free(s);
-	proxy_dial_cancel(s->dial);
-	gk_ask_cancel(s->ask);
+	if (!s->proto_freed && s->l->proto->free != NULL)
+		s->l->proto->free(s);
+	s->proto_freed = true;
 	if (s->timer != NULL)
 		event_free(s->timer);
 	if (s->rd != NULL)
 		event_free(s->rd);
 	if (s->wr != NULL)
 		event_free(s->wr);
+	s->timer = s->rd = s->wr = NULL;
 	free(s->in);
 	free(s->out);
+	s->in = s->out = NULL;
+	s->in_len = s->in_cap = s->out_len = s->out_off = 0;
+	if (s->counted)		/* a handshake less */
+		gk_listen_session_done(s->l->listen);
+	s->counted = false;
+}
+
+void
+proxy_conn_end(struct proxy_session *s, const char *why)
+{
+	/* the relay's end is the tunnel's: it calls back here */
+	if (s->state == PROXY_ST_TUNNEL && s->relay != NULL) {
+		relay_end(s->relay, why);
+		return;
+	}
+	if (s->state == PROXY_ST_TUNNEL)
+		proxy_tunnel_end(s, why);
+	else
+		log_debug("conn=%llu %s closed in %s: %s",
+		    (unsigned long long)s->who.conn, s->l->proto->name,
+		    strstate(s->state), why);
+	handshake_free(s);
+	proxy_dial_stop(s);
+	gk_ask_cancel(s->ask);
 	if (s->fd != -1)
 		close(s->fd);
 	gk_hold_drop(&s->hold);
-	TAILQ_REMOVE(&l->sessions, s, entry);
-	gk_listen_session_done(l->listen);
+	TAILQ_REMOVE(&s->l->sessions, s, entry);
 	free(s);
 }
 
 /* Its cage ended. */
 static void
-session_hold_end(struct gk_hold *h)
+conn_hold_end(struct gk_hold *h)
 {
-	proxy_session_close((struct proxy_session *)((char *)h -
-	    offsetof(struct proxy_session, hold)), "its cage ended");
-}
+	struct proxy_session *s = (struct proxy_session *)(void *)((char *)h -
+	    offsetof(struct proxy_session, hold));
 
-void
-proxy_session_close(struct proxy_session *s, const char *why)
-{
-	log_debug("conn=%llu %s session closed in %s: %s",
-	    (unsigned long long)s->who.conn, s->l->proto->name,
-	    strstate(s->state), why);
-	session_free(s);
+	proxy_conn_end(s, s->state == PROXY_ST_TUNNEL ? "cage_ended" :
+	    "its cage ended");
 }
 
 /* Everything written has gone to the client (or never will). */
@@ -178,8 +196,7 @@ proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
 	struct timeval tv = { REFUSE_FLUSH_SEC, 0 };
 
 	proxy_enter_state(s, PROXY_ST_REFUSING);
-	proxy_dial_cancel(s->dial);
-	s->dial = NULL;
+	proxy_dial_stop(s);
 	gk_ask_cancel(s->ask);
 	s->ask = NULL;
 	event_del(s->rd);
@@ -264,12 +281,10 @@ proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb)
 	if (s->have_cage && (c = proxy_cage(s->ctx, &s->who)) != NULL &&
 	    !gk_limit_hold_room(c, GK_HOLD_TUNNEL))
 		return -2;
-	proxy_enter_state(s, PROXY_ST_DIALING);
 	/* the client is done; the dial keeps its own time (the lookup,
 	 * then connect-timeout) */
 	evtimer_add(s->timer, &tv);
-	s->dial = proxy_dial_start(s->ctx, &s->who, &s->t, cb, s);
-	return s->dial == NULL ? -1 : 0;
+	return proxy_dial_begin(s, cb);
 }
 
 void
@@ -296,7 +311,6 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	size_t have = out_done(s) ? 0 : s->out_len - s->out_off;
 	uint8_t *joined = NULL;
 	struct relay_opts o;
-	int client_fd = s->fd;
 
 	memset(&o, 0, sizeof(o));
 	o.to_client = to_client;
@@ -331,12 +345,9 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 		o.to_client = joined;
 		o.to_client_len = have + to_client_len;
 	}
-	o.conn = s->who.conn;
-	s->fd = -1;		/* the tunnel's now (even if it fails) */
-	proxy_tunnel_start(s->ctx, &s->who, &s->t, client_fd, server_fd, &o,
-	    peek, &s->hold);
-	free(joined);		/* the relay has its copy */
-	session_free(s);
+	if (proxy_tunnel_begin(s, server_fd, &o, peek) == 0)
+		handshake_free(s);	/* the relay has its copies */
+	free(joined);
 }
 
 struct gk_cage *
@@ -382,7 +393,7 @@ session_read_cb(evutil_socket_t fd, short what, void *arg)
 	s->in_len += (size_t)n;
 	if (s->in_len >= s->in_max)
 		event_del(s->rd);
-	if (s->state != PROXY_ST_REFUSING && s->state != PROXY_ST_DIALING &&
+	if (s->state != PROXY_ST_REFUSING && !PROXY_DIALING(s) &&
 	    s->state != PROXY_ST_ASKING)
 		s->l->proto->read(s);
 }
@@ -421,6 +432,8 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	s->who.start_ms = gk_clock_ms();
 	s->who.kind = l->proto->kind;
 	s->who.proto = l->proto->proto;
+	s->dial.fd = -1;
+	s->counted = true;
 	TAILQ_INSERT_TAIL(&l->sessions, s, entry);
 	if (gk_addr_from_sockaddr(&s->who.source, sa) == 0 &&
 	    (c = gk_cage_by_source(ctx->cages, &s->who.source)) != NULL) {
@@ -430,7 +443,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	/* the client and the socket it will be dialled to; over the cage's
 	 * budget (or the daemon's) the connection is closed at once */
 	if (gk_hold_take(&s->hold, c, GK_HOLD_HANDSHAKE, 2,
-	    session_hold_end) != GK_LIM__MAX) {
+	    conn_hold_end) != GK_LIM__MAX) {
 		proxy_session_close(s, "over its cage's limits");
 		return;
 	}
@@ -504,7 +517,7 @@ proxy_listener_free(struct proxy_listener *l)
 	if (l == NULL)
 		return;
 	while ((s = TAILQ_FIRST(&l->sessions)) != NULL)
-		session_free(s);
+		proxy_conn_end(s, "shutdown");
 	gk_listen_free(l->listen);
 	free(l);
 }

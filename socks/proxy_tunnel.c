@@ -1,13 +1,11 @@
 /*
- * proxy_tunnel: a connection that passed the policy, from the moment both
- * sockets exist until the relay ends. It owns itself; the session that
- * made it is gone by then. It has one end, the relay's (tunnel_done_cb),
- * also when its cage ends: one info line with the connection id, cage,
- * target, why it ended, the bytes each way and how long it lived since
- * accept.
+ * proxy_tunnel: a connection's TUNNEL state, from the moment both sockets
+ * exist until the relay ends: the relay is the connection's part, its
+ * peek the policy's look at each request or hello, and the relay's end
+ * the connection's (also when its cage ends): one info line with the
+ * connection id, cage, target, why it ended, the bytes each way and how
+ * long it lived since accept.
  */
-#include <sys/queue.h>
-
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,29 +17,16 @@
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
 
-struct proxy_tunnel {
-	TAILQ_ENTRY(proxy_tunnel) entry;
-	struct gk_hold		 hold;		/* in its cage's budget */
-	const struct proxy_ctx	*ctx;
-	struct proxy_who	 who;
-	struct gk_host	 t;
-	struct relay		*relay;
-	struct proxy_peek_state	 ps;
-	bool			 decided;	/* counted allowed or denied */
-};
-
-static TAILQ_HEAD(, proxy_tunnel) tunnels = TAILQ_HEAD_INITIALIZER(tunnels);
-
 static void
-tunnel_allowed(struct proxy_tunnel *tn)
+tunnel_allowed(struct proxy_session *s)
 {
 	struct gk_cage *c;
 
-	if (tn->decided)
+	if (s->decided)
 		return;
-	tn->decided = true;
-	gk_stats.connections[tn->who.proto][GK_CONNV_ALLOWED]++;
-	if ((c = proxy_cage(tn->ctx, &tn->who)) != NULL)
+	s->decided = true;
+	gk_stats.connections[s->who.proto][GK_CONNV_ALLOWED]++;
+	if ((c = proxy_cage(s->ctx, &s->who)) != NULL)
 		gk_cage_count(c, GK_TALLY_CONNECTION, 0);
 }
 
@@ -49,22 +34,22 @@ static enum relay_peek
 tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
     uint64_t *pass)
 {
-	struct proxy_tunnel *tn = arg;
+	struct proxy_session *s = arg;
 	struct proxy_outcome o;
 	enum relay_peek v;
 
-	v = proxy_peek(tn->ctx, &tn->who, &tn->t, &tn->ps, buf, len, eof,
-	    pass, &o);
+	v = proxy_peek(s->ctx, &s->who, &s->t, &s->ps, buf, len, eof, pass,
+	    &o);
 	if (v == RELAY_PEEK_ALLOW || v == RELAY_PEEK_PASS ||
 	    v == RELAY_PEEK_WATCH)
-		tunnel_allowed(tn);
+		tunnel_allowed(s);
 	else if (v == RELAY_PEEK_DENY) {
 		/* a later request: the connection was counted allowed */
-		if (tn->decided)
-			proxy_deny_count(tn->ctx, &tn->who, &tn->t, &o);
+		if (s->decided)
+			proxy_deny_count(s->ctx, &s->who, &s->t, &o);
 		else
-			proxy_deny_record(tn->ctx, &tn->who, &tn->t, &o);
-		tn->decided = true;
+			proxy_deny_record(s->ctx, &s->who, &s->t, &o);
+		s->decided = true;
 	}
 	return v;
 }
@@ -72,99 +57,77 @@ tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
 static bool
 tunnel_watch_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
 {
-	struct proxy_tunnel *tn = arg;
+	struct proxy_session *s = arg;
 
-	return proxy_peek_watch(&tn->ps, buf, len, eof);
+	return proxy_peek_watch(&s->ps, buf, len, eof);
 }
 
+/* The relay ended (by itself, or from proxy_conn_end): so does s. */
 static void
 tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
 {
-	struct proxy_tunnel *tn = arg;
+	struct proxy_session *s = arg;
 
-	tunnel_allowed(tn);	/* ended before the client sent a byte */
-	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=close "
-	    "reason=%s up=%llu down=%llu ms=%llu",
-	    (unsigned long long)tn->who.conn, tn->who.id,
-	    gk_proto_name(tn->who.proto), tn->t.name, tn->t.port, reason,
-	    (unsigned long long)up, (unsigned long long)down,
-	    (unsigned long long)(gk_clock_ms() - tn->who.start_ms));
-	gk_stats.active_tunnels--;
-	gk_hold_drop(&tn->hold);
-	TAILQ_REMOVE(&tunnels, tn, entry);
-	free(tn);		/* the relay frees itself after we return */
+	s->relay = NULL;	/* it frees itself after we return */
+	s->up = up;
+	s->down = down;
+	proxy_conn_end(s, reason);
 }
 
-/* Its cage ended: both sockets closed now, whatever the relay's state;
- * the relay's end (tunnel_done_cb) is the tunnel's, as always. */
-static void
-tunnel_hold_end(struct gk_hold *h)
+void
+proxy_tunnel_end(struct proxy_session *s, const char *why)
 {
-	struct proxy_tunnel *tn = (struct proxy_tunnel *)((char *)h -
-	    offsetof(struct proxy_tunnel, hold));
-
-	relay_end(tn->relay, "cage_ended");
+	tunnel_allowed(s);	/* ended before the client sent a byte */
+	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=close "
+	    "reason=%s up=%llu down=%llu ms=%llu",
+	    (unsigned long long)s->who.conn, s->who.id,
+	    gk_proto_name(s->who.proto), s->t.name, s->t.port, why,
+	    (unsigned long long)s->up, (unsigned long long)s->down,
+	    (unsigned long long)(gk_clock_ms() - s->who.start_ms));
+	gk_stats.active_tunnels--;
 }
 
 int
-proxy_tunnel_start(const struct proxy_ctx *ctx, const struct proxy_who *who,
-    const struct gk_host *t, int client_fd, int server_fd,
-    struct relay_opts *o, bool peek, struct gk_hold *from)
+proxy_tunnel_begin(struct proxy_session *s, int server_fd,
+    struct relay_opts *o, bool peek)
 {
-	struct proxy_tunnel *tn;
+	const struct proxy_ctx *ctx = s->ctx;
+	int client_fd = s->fd;
 
-	if ((tn = calloc(1, sizeof(*tn))) == NULL ||
-	    gk_hold_transfer(from, &tn->hold, GK_HOLD_TUNNEL, 2,
-	    tunnel_hold_end) != GK_LIM__MAX) {
-		log_info("conn=%llu cage=%s action=close reason=%s",
-		    (unsigned long long)who->conn, who->id, tn == NULL ?
-		    "nomem" : "limit");
-		free(tn);
+	s->fd = -1;		/* the relay's now, whatever happens */
+	if (gk_hold_move(&s->hold, s->hold.cage, GK_HOLD_TUNNEL, 2) !=
+	    GK_LIM__MAX) {
+		log_info("conn=%llu cage=%s action=close reason=limit",
+		    (unsigned long long)s->who.conn, s->who.id);
 		close(client_fd);
 		close(server_fd);
+		proxy_conn_end(s, "limit");
 		return -1;
 	}
-	tn->ctx = ctx;
-	tn->who = *who;
-	tn->t = *t;
-	if (t->is_addr) {	/* keeps the cage's pins of it */
-		tn->hold.dst = t->addr;
-		if (tn->hold.cage != NULL)
-			gk_cage_pin_keep(tn->hold.cage, &t->addr, gk_now() +
+	if (s->t.is_addr) {	/* keeps the cage's pins of it */
+		s->hold.dst = s->t.addr;
+		if (s->hold.cage != NULL)
+			gk_cage_pin_keep(s->hold.cage, &s->t.addr, gk_now() +
 			    GK_PIN_INUSE_KEEP);
 	}
-	proxy_peek_init(&tn->ps);
+	proxy_peek_init(&s->ps);
+	o->conn = s->who.conn;
 	o->idle_sec = ctx->idle_sec;
 	o->peek = peek ? tunnel_peek_cb : NULL;
 	o->watch = tunnel_watch_cb;
 	o->peek_ms = ctx->handshake_timeout_ms;
-	if (!peek)
-		tunnel_allowed(tn);
-	tn->relay = relay_new(ctx->base, client_fd, server_fd, o,
-	    tunnel_done_cb, tn);
-	if (tn->relay == NULL) {
-		log_warn("conn=%llu relay", (unsigned long long)who->conn);
+	if ((s->relay = relay_new(ctx->base, client_fd, server_fd, o,
+	    tunnel_done_cb, s)) == NULL) {
+		log_warn("conn=%llu cage=%s action=close reason=nomem: relay",
+		    (unsigned long long)s->who.conn, s->who.id);
 		close(client_fd);
 		close(server_fd);
-		gk_hold_drop(&tn->hold);
-		free(tn);
+		proxy_conn_end(s, "nomem");
 		return -1;
 	}
+	proxy_enter_state(s, PROXY_ST_TUNNEL);
 	gk_stats.active_tunnels++;
-	TAILQ_INSERT_TAIL(&tunnels, tn, entry);
+	if (!peek)
+		tunnel_allowed(s);
 	return 0;
-}
-
-void
-proxy_tunnels_free_all(void)
-{
-	struct proxy_tunnel *tn;
-
-	while ((tn = TAILQ_FIRST(&tunnels)) != NULL) {
-		TAILQ_REMOVE(&tunnels, tn, entry);
-		relay_free(tn->relay);
-		gk_stats.active_tunnels--;
-		gk_hold_drop(&tn->hold);
-		free(tn);
-	}
 }

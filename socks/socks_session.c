@@ -128,7 +128,6 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 	uint16_t port = 0;
 	size_t n;
 
-	s->dial = NULL;
 	switch (o->res) {
 	case PROXY_CONNECTED:
 		memset(&ba, 0, sizeof(ba));
@@ -240,10 +239,13 @@ socks_read(struct proxy_session *s)
 		case PROXY_ST_REQUEST:
 			used = on_request(s, buf, len);
 			break;
-		case PROXY_ST_TARGET:
-		case PROXY_ST_DIALING:
+		case PROXY_ST_TARGET:	/* the transparent proxy's */
+		case PROXY_ST_ASKING:	/* past the handshake */
+		case PROXY_ST_RESOLVE_A:
+		case PROXY_ST_RESOLVE_AAAA:
+		case PROXY_ST_CONNECT:
+		case PROXY_ST_TUNNEL:
 		case PROXY_ST_REFUSING:
-		case PROXY_ST_ASKING:
 		default:
 			return;
 		}
@@ -251,7 +253,7 @@ socks_read(struct proxy_session *s)
 		if (used == 0 || s->state == PROXY_ST_REFUSING)
 			return;
 		proxy_session_consume(s, used);
-		if (s->state == before || s->state == PROXY_ST_DIALING ||
+		if (s->state == before || PROXY_DIALING(s) ||
 		    s->state == PROXY_ST_ASKING)
 			return;
 	}

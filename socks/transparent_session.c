@@ -51,7 +51,6 @@ tp_dial_cb(void *arg, const struct proxy_outcome *o)
 {
 	struct proxy_session *s = arg;
 
-	s->dial = NULL;
 	switch (o->res) {
 	case PROXY_CONNECTED:
 		proxy_session_to_tunnel(s, o->fd, NULL, 0, NULL, 0, true, -1);

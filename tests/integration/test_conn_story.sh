@@ -126,10 +126,10 @@ for via in socks5 http transparent; do
 	gk_check "$via: it says why it ended, the bytes each way and how long it lived" \
 		eval '[[ "$line" =~ reason=[a-z_]+\ up=[1-9][0-9]*\ down=[1-9][0-9]*\ ms=[0-9]+ ]]'
 	case_detail
-	gk_check "$via: conn=$id on the session's way to dialing" \
-		case_has "conn=$id $via: [a-z]+ -> dialing"
-	gk_check "$via: conn=$id on the dial's lines" \
-		case_has "conn=$id dial $UX: .* -> done"
+	gk_check "$via: conn=$id on the connection's way to dialing" \
+		case_has "conn=$id $via: [a-z]+ -> (resolve_a|connect)"
+	gk_check "$via: conn=$id on the way from dialing to its tunnel" \
+		case_has "conn=$id $via: connect -> tunnel"
 	gk_check "$via: conn=$id on the relay's lines" \
 		case_has "conn=$id relay client=[0-9]+ server=[0-9]+ reason="
 	gk_check "$via: no other id scheme in the log (\"session N\")" \
