@@ -15,7 +15,7 @@
 #include "socks/proxy_int.h"
 
 struct http_session {
-	struct proxy_session	 base;		/* first */
+	struct proxy_conn	 base;		/* first */
 	bool			 connect;	/* CONNECT, else forward */
 	uint8_t			*head;		/* origin-form head to send */
 	size_t			 head_len;
@@ -24,11 +24,11 @@ struct http_session {
 };
 
 static void
-respond(struct proxy_session *s, int code, const char *reason,
+respond(struct proxy_conn *s, int code, const char *reason,
     const char *deny, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 static void
-respond(struct proxy_session *s, int code, const char *reason,
+respond(struct proxy_conn *s, int code, const char *reason,
     const char *deny, const char *fmt, ...)
 {
 	char body[512], msg[1024 + sizeof(body)];
@@ -54,16 +54,16 @@ respond(struct proxy_session *s, int code, const char *reason,
 		hl = (int)(sizeof(msg) - sizeof(body) - 1);
 	/* head and body in one send */
 	memcpy(msg + hl, body, (size_t)bl);
-	proxy_session_refuse(s, msg, (size_t)hl + (size_t)bl);
+	proxy_conn_refuse(s, msg, (size_t)hl + (size_t)bl);
 }
 
 static void
-deny_403(struct proxy_session *s, const struct proxy_outcome *o)
+deny_403(struct proxy_conn *s, const struct proxy_outcome *o)
 {
 	const char *r = gk_deny_reason_name(o->reason);
 	char phrase[GK_NAME_MAX + 96];
 
-	proxy_session_deny(s, o);
+	proxy_conn_deny(s, o);
 	/* clients print the status line, not the body: it names the host
 	 * and the rule (the name is a checked host name: no CR, LF) */
 	snprintf(phrase, sizeof(phrase), "Forbidden by gatekeeper: %s:%u "
@@ -74,7 +74,7 @@ deny_403(struct proxy_session *s, const struct proxy_outcome *o)
 }
 
 static void
-deny_unknown(struct proxy_session *s)
+deny_unknown(struct proxy_conn *s)
 {
 	struct proxy_outcome o;
 
@@ -90,17 +90,17 @@ static void
 dial_cb(void *arg, const struct proxy_outcome *o)
 {
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 	struct http_session *hs = (struct http_session *)s;
 
 	switch (o->res) {
 	case PROXY_CONNECTED:
-		proxy_session_consume(s, hs->consumed);
+		proxy_conn_consume(s, hs->consumed);
 		if (hs->connect)
-			proxy_session_to_tunnel(s, o->fd, (const uint8_t *)ok,
+			proxy_conn_to_tunnel(s, o->fd, (const uint8_t *)ok,
 			    sizeof(ok) - 1, NULL, 0, true, -1);
 		else	/* the body only: a pipelined request is dropped */
-			proxy_session_to_tunnel(s, o->fd, NULL, 0, hs->head,
+			proxy_conn_to_tunnel(s, o->fd, NULL, 0, hs->head,
 			    hs->head_len, false, hs->body_limit);
 		return;
 	case PROXY_DENIED:
@@ -108,7 +108,7 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 		deny_403(s, o);
 		return;
 	case PROXY_TIMEOUT:
-		proxy_session_failed(s, o);
+		proxy_conn_failed(s, o);
 		respond(s, 504, "Gateway Timeout", NULL, "gatekeeper: %s",
 		    o->why);
 		return;
@@ -116,7 +116,7 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 	case PROXY_REFUSED:
 	case PROXY_ERROR:
 	default:
-		proxy_session_failed(s, o);
+		proxy_conn_failed(s, o);
 		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: %s: %s",
 		    proxy_strresult(o->res), o->why);
 		return;
@@ -124,7 +124,7 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 }
 
 static bool
-cage_from_auth(struct proxy_session *s, const uint8_t *buf,
+cage_from_auth(struct proxy_conn *s, const uint8_t *buf,
     const struct http_request *r)
 {
 	char user[128], pass[128];
@@ -136,7 +136,7 @@ cage_from_auth(struct proxy_session *s, const uint8_t *buf,
 	h = &r->hdr[r->proxy_auth];
 	if (http_parse_basic_auth(buf + h->value.off, h->value.len, user,
 	    sizeof(user), pass, sizeof(pass)) == HTTP_OK)
-		ok = proxy_session_cage_by_token(s, user) != NULL;
+		ok = proxy_conn_cage_by_token(s, user) != NULL;
 	explicit_bzero(pass, sizeof(pass));
 	return ok;
 }
@@ -161,11 +161,11 @@ host_header_ok(const uint8_t *buf, const struct http_request *r,
 
 /* The target passed the policy (or its cage's owner let it): dial. */
 static void
-go_on(struct proxy_session *s)
+go_on(struct proxy_conn *s)
 {
 	int rc;
 
-	if ((rc = proxy_session_dial(s, dial_cb)) == -2)
+	if ((rc = proxy_conn_dial(s, dial_cb)) == -2)
 		respond(s, 503, "Service Unavailable", NULL, "gatekeeper: cage "
 		    "%s has %u tunnels open, as many as it may (cage-tunnels); "
 		    "close some", s->who.id, gk_limits.tunnels);
@@ -174,9 +174,9 @@ go_on(struct proxy_session *s)
 		    "resources");
 }
 
-/* The owner answered (proxy_session_ask). */
+/* The owner answered (proxy_conn_ask). */
 static void
-asked(struct proxy_session *s, bool approved, const struct proxy_outcome *o)
+asked(struct proxy_conn *s, bool approved, const struct proxy_outcome *o)
 {
 	if (approved)
 		go_on(s);
@@ -187,7 +187,7 @@ asked(struct proxy_session *s, bool approved, const struct proxy_outcome *o)
 static void
 start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 {
-	struct proxy_session *s = &hs->base;
+	struct proxy_conn *s = &hs->base;
 	struct proxy_outcome o;
 	struct gk_cage *c;
 
@@ -227,7 +227,7 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 	c = proxy_cage(s->ctx, &s->who);
 	proxy_unplaceholder(c, &s->t);
 	if (!proxy_allowed(s->ctx, c, &s->t, &o)) {
-		if (!proxy_session_ask(s, &o, asked))
+		if (!proxy_conn_ask(s, &o, asked))
 			deny_403(s, &o);
 		return;
 	}
@@ -235,18 +235,18 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 }
 
 static void
-http_read(struct proxy_session *s)
+http_read(struct proxy_conn *s)
 {
 	struct http_session *hs = (struct http_session *)s;
 	struct http_request *r;
 	const uint8_t *buf;
 	size_t len;
 
-	buf = proxy_session_input(s, &len);
+	buf = proxy_conn_input(s, &len);
 	if (len > HTTP_HEAD_MAX)
 		len = HTTP_HEAD_MAX + 1;
 	if ((r = malloc(sizeof(*r))) == NULL) {
-		proxy_session_close(s, "out of memory");
+		proxy_conn_end(s, "out of memory");
 		return;
 	}
 	switch (http_parse_request(buf, len, r)) {
@@ -278,7 +278,7 @@ http_read(struct proxy_session *s)
 }
 
 static void
-http_free(struct proxy_session *s)
+http_free(struct proxy_conn *s)
 {
 	free(((struct http_session *)s)->head);
 }

@@ -39,7 +39,7 @@ proxy_unplaceholder(const struct gk_cage *c, struct gk_host *t)
 static void
 decided(void *arg, enum gk_decision d)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 	proxy_ask_cb cb = s->ask_cb;
 	struct proxy_outcome o;
 
@@ -74,7 +74,7 @@ decided(void *arg, enum gk_decision d)
 }
 
 bool
-proxy_session_ask(struct proxy_session *s, struct proxy_outcome *o,
+proxy_conn_ask(struct proxy_conn *s, struct proxy_outcome *o,
     proxy_ask_cb cb)
 {
 	struct gk_cage *c = proxy_cage(s->ctx, &s->who);

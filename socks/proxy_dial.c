@@ -27,18 +27,18 @@
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
 
-static void	dial_drive(struct proxy_session *s);
+static void	dial_drive(struct proxy_conn *s);
 
 /* A lookup ended: AAAA when A gave nothing usable, else connect. */
 static void
-dial_looked_up(struct proxy_session *s)
+dial_looked_up(struct proxy_conn *s)
 {
 	proxy_enter_state(s, s->state == PROXY_ST_RESOLVE_A &&
 	    s->dial.naddrs == 0 ? PROXY_ST_RESOLVE_AAAA : PROXY_ST_CONNECT);
 }
 
 void
-proxy_dial_stop(struct proxy_session *s)
+proxy_dial_stop(struct proxy_conn *s)
 {
 	struct proxy_dialing *d = &s->dial;
 
@@ -60,7 +60,7 @@ proxy_dial_stop(struct proxy_session *s)
 /* Stop and report; the callback owns out.fd from here (and moves s on:
  * to TUNNEL, REFUSING or its end). */
 static void
-dial_finish(struct proxy_session *s, enum proxy_result res)
+dial_finish(struct proxy_conn *s, enum proxy_result res)
 {
 	struct proxy_dialing *d = &s->dial;
 	struct proxy_outcome o = d->out;
@@ -76,7 +76,7 @@ dial_finish(struct proxy_session *s, enum proxy_result res)
 }
 
 static void
-add_addrs(struct proxy_session *s, const struct dns_lookup_result *r)
+add_addrs(struct proxy_conn *s, const struct dns_lookup_result *r)
 {
 	const struct gk_cage *c = proxy_cage(s->ctx, &s->who);
 	struct proxy_dialing *d = &s->dial;
@@ -105,7 +105,7 @@ add_addrs(struct proxy_session *s, const struct dns_lookup_result *r)
 static void
 lookup_cb(void *arg, const struct dns_lookup_result *r)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 
 	s->dial.lookup = NULL;
 	add_addrs(s, r);
@@ -115,7 +115,7 @@ lookup_cb(void *arg, const struct dns_lookup_result *r)
 
 /* Start one lookup; false when it finished at once (r filled). */
 static bool
-dial_lookup(struct proxy_session *s, int family)
+dial_lookup(struct proxy_conn *s, int family)
 {
 	struct dns_lookup_result r;
 
@@ -135,7 +135,7 @@ dial_lookup(struct proxy_session *s, int family)
 static void
 conn_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 	struct proxy_dialing *d = &s->dial;
 	socklen_t len = sizeof(int);
 	int err = 0;
@@ -157,7 +157,7 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 
 /* Start connecting to the next address; false when none is left. */
 static bool
-dial_next(struct proxy_session *s)
+dial_next(struct proxy_conn *s)
 {
 	struct proxy_dialing *d = &s->dial;
 	struct sockaddr_storage ss;
@@ -194,7 +194,7 @@ dial_next(struct proxy_session *s)
 }
 
 static enum proxy_result
-dial_failure(struct proxy_session *s)
+dial_failure(struct proxy_conn *s)
 {
 	struct proxy_dialing *d = &s->dial;
 
@@ -229,7 +229,7 @@ dial_failure(struct proxy_session *s)
 }
 
 static void
-dial_drive(struct proxy_session *s)
+dial_drive(struct proxy_conn *s)
 {
 	if (s->state == PROXY_ST_RESOLVE_A) {
 		if (dial_lookup(s, AF_INET))
@@ -252,7 +252,7 @@ dial_drive(struct proxy_session *s)
 static void
 deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 
 	(void)fd;
 	(void)what;
@@ -271,7 +271,7 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 int
-proxy_dial_begin(struct proxy_session *s, proxy_dial_cb cb)
+proxy_dial_begin(struct proxy_conn *s, proxy_dial_cb cb)
 {
 	const struct proxy_ctx *ctx = s->ctx;
 	struct timeval tv = { ctx->connect_timeout_ms / 1000,

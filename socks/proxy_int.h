@@ -1,5 +1,6 @@
 /*
- * proxy_int.h: pieces shared by the SOCKS5, HTTP and transparent sessions.
+ * proxy_int.h: the proxied connection, and what the SOCKS5, HTTP and
+ * transparent proxies share.
  */
 #ifndef PROXY_INT_H
 #define PROXY_INT_H
@@ -70,8 +71,8 @@ struct proxy_dialing {
  * protocol's code embeds this first), the dial, the question an asking
  * cage puts, and the tunnel (its relay).
  */
-struct proxy_session {
-	TAILQ_ENTRY(proxy_session) entry;
+struct proxy_conn {
+	TAILQ_ENTRY(proxy_conn) entry;
 	struct proxy_listener	*l;
 	const struct proxy_ctx	*ctx;
 	enum proxy_state	 state;
@@ -97,7 +98,7 @@ struct proxy_session {
 	struct gk_host		 t;
 	struct proxy_dialing	 dial;		/* RESOLVE_A .. CONNECT */
 	struct gk_ask_wait	*ask;		/* ASKING */
-	void			(*ask_cb)(struct proxy_session *, bool,
+	void			(*ask_cb)(struct proxy_conn *, bool,
 				    const struct proxy_outcome *);
 	uint32_t		 ask_timeout;	/* seconds */
 	/* TUNNEL */
@@ -115,19 +116,19 @@ struct proxy_proto {
 	const char	*name;
 	enum gk_proto	 proto;
 	enum gk_deny_kind kind;
-	enum proxy_state first;		/* the state a session starts in */
-	size_t		 size;		/* of the embedding session struct */
+	enum proxy_state first;		/* the state a connection starts in */
+	size_t		 size;		/* of the protocol's struct embedding it */
 	/* run once accepted (NULL: wait for the client's first bytes) */
-	void		(*start)(struct proxy_session *s);
-	void		(*read)(struct proxy_session *s);
-	void		(*free)(struct proxy_session *s);
+	void		(*start)(struct proxy_conn *s);
+	void		(*read)(struct proxy_conn *s);
+	void		(*free)(struct proxy_conn *s);
 };
 
 struct proxy_listener {
 	const struct proxy_ctx		*ctx;
 	const struct proxy_proto	*proto;
-	struct gk_listen		*listen;	/* counts the sessions */
-	TAILQ_HEAD(, proxy_session)	 sessions;
+	struct gk_listen		*listen;	/* counts the handshakes */
+	TAILQ_HEAD(, proxy_conn)	 conns;		/* all it accepted */
 };
 
 struct proxy_listener *proxy_listener_new(const struct proxy_ctx *ctx,
@@ -135,58 +136,57 @@ struct proxy_listener *proxy_listener_new(const struct proxy_ctx *ctx,
 		    const struct gk_addr *addr, uint16_t port, char *err,
 		    size_t errlen);
 /* Move s to st (a debug line with the connection id). */
-void		 proxy_enter_state(struct proxy_session *s,
+void		 proxy_enter_state(struct proxy_conn *s,
 		    enum proxy_state st);
 /* Dial the target (DIALING); cb gets the outcome. -1: out of memory, -2:
  * the cage has as many tunnels as it may (a limit event). */
-int		 proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb);
+int		 proxy_conn_dial(struct proxy_conn *s, proxy_dial_cb cb);
 /* The connection's one end, from any state: what it holds goes (its
  * dial, question, relay, sockets, budget), and one line says why. */
-void		 proxy_conn_end(struct proxy_session *s, const char *why);
-#define proxy_session_close(s, why)	proxy_conn_end((s), (why))
+void		 proxy_conn_end(struct proxy_conn *s, const char *why);
 /* Write a final reply, then close once it is flushed (or times out). */
-void		 proxy_session_refuse(struct proxy_session *s,
+void		 proxy_conn_refuse(struct proxy_conn *s,
 		    const void *reply, size_t len);
 /* The client socket and the dialled one go to the relay: s is a TUNNEL
  * from here (or ended, when the relay cannot be made). up_limit: client
  * bytes to forward at most (-1: all; see relay.h). */
-void		 proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
+void		 proxy_conn_to_tunnel(struct proxy_conn *s, int server_fd,
 		    const uint8_t *to_client, size_t to_client_len,
 		    const uint8_t *to_server, size_t to_server_len, bool peek,
 		    int64_t up_limit);
 /* Write a handshake reply (directly when nothing is queued). */
-void		 proxy_session_write(struct proxy_session *s, const void *buf,
+void		 proxy_conn_write(struct proxy_conn *s, const void *buf,
 		    size_t len);
 /* The client's bytes read and not consumed yet. */
-const uint8_t	*proxy_session_input(const struct proxy_session *s,
+const uint8_t	*proxy_conn_input(const struct proxy_conn *s,
 		    size_t *len);
 /* Drop the first n of them (a message the protocol has taken). */
-void		 proxy_session_consume(struct proxy_session *s, size_t n);
+void		 proxy_conn_consume(struct proxy_conn *s, size_t n);
 /* Read no more than max bytes ahead (default PROXY_IN_MAX). */
-void		 proxy_session_read_max(struct proxy_session *s, size_t max);
+void		 proxy_conn_read_max(struct proxy_conn *s, size_t max);
 /*
  * The target was refused as not on the allowlist (o, from proxy_allowed).
- * In an asking cage, for a name that may be asked about, the session is
+ * In an asking cage, for a name that may be asked about, the connection is
  * held (ASKING) while its question is open and true is returned; cb then
  * learns the outcome: approved (go on as if allowed: dial), or refused
  * with o's reason and why. false: refuse now (o may have a better why).
  */
-typedef void	(*proxy_ask_cb)(struct proxy_session *s, bool approved,
+typedef void	(*proxy_ask_cb)(struct proxy_conn *s, bool approved,
 		    const struct proxy_outcome *o);
-bool		 proxy_session_ask(struct proxy_session *s,
+bool		 proxy_conn_ask(struct proxy_conn *s,
 		    struct proxy_outcome *o, proxy_ask_cb cb);
 /* An asking cage's placeholder address as a target is its name again
  * (gk_ask.h); anything else is left as it is. c may be NULL. */
 void		 proxy_unplaceholder(const struct gk_cage *c,
 		    struct gk_host *t);
 /* Record a dial that failed (not a denial): counter and log line. */
-void		 proxy_session_failed(struct proxy_session *s,
+void		 proxy_conn_failed(struct proxy_conn *s,
 		    const struct proxy_outcome *o);
-/* Record a denial by this session (counters, audit). */
-void		 proxy_session_deny(struct proxy_session *s,
+/* Record a denial by this connection (counters, audit). */
+void		 proxy_conn_deny(struct proxy_conn *s,
 		    const struct proxy_outcome *o);
-/* Find the session's cage by source; fills who. */
-struct gk_cage	*proxy_session_cage_by_token(struct proxy_session *s,
+/* Find the connection's cage by its token; fills who. */
+struct gk_cage	*proxy_conn_cage_by_token(struct proxy_conn *s,
 		    const char *token);
 
 /* Fill a denial (res, reason, why); returns false. */
@@ -196,14 +196,14 @@ bool		 proxy_outcome_deny(struct proxy_outcome *o,
 
 /* proxy_dial.c: start dialing s->t (RESOLVE_A or CONNECT); cb(s, o)
  * when it ends, and the socket is then the callback's. -1: no memory. */
-int		 proxy_dial_begin(struct proxy_session *s, proxy_dial_cb cb);
+int		 proxy_dial_begin(struct proxy_conn *s, proxy_dial_cb cb);
 /* Stop what a dial has under way (nothing: a no-op). */
-void		 proxy_dial_stop(struct proxy_session *s);
+void		 proxy_dial_stop(struct proxy_conn *s);
 /* proxy_tunnel.c: relay s's client and server_fd (the relay's from here,
  * whatever happens); 0, or -1 when s ended. */
-int		 proxy_tunnel_begin(struct proxy_session *s, int server_fd,
+int		 proxy_tunnel_begin(struct proxy_conn *s, int server_fd,
 		    struct relay_opts *o, bool peek);
 /* The tunnel's part of the end (its relay ended): its line. */
-void		 proxy_tunnel_end(struct proxy_session *s, const char *why);
+void		 proxy_tunnel_end(struct proxy_conn *s, const char *why);
 
 #endif /* PROXY_INT_H */

@@ -43,7 +43,7 @@ strstate(enum proxy_state st)
 }
 
 void
-proxy_enter_state(struct proxy_session *s, enum proxy_state st)
+proxy_enter_state(struct proxy_conn *s, enum proxy_state st)
 {
 	/* nothing leaves REFUSING or TUNNEL but the end; dialing goes on
 	 * dialing, or to TUNNEL or REFUSING */
@@ -57,7 +57,7 @@ proxy_enter_state(struct proxy_session *s, enum proxy_state st)
 /* What the handshake holds (its events, buffers, the protocol's state),
  * at the end or when the relay takes over. */
 static void
-handshake_free(struct proxy_session *s)
+handshake_free(struct proxy_conn *s)
 {
 	if (!s->proto_freed && s->l->proto->free != NULL)
 		s->l->proto->free(s);
@@ -79,7 +79,7 @@ handshake_free(struct proxy_session *s)
 }
 
 void
-proxy_conn_end(struct proxy_session *s, const char *why)
+proxy_conn_end(struct proxy_conn *s, const char *why)
 {
 	/* the relay's end is the tunnel's: it calls back here */
 	if (s->state == PROXY_ST_TUNNEL && s->relay != NULL) {
@@ -98,7 +98,7 @@ proxy_conn_end(struct proxy_session *s, const char *why)
 	if (s->fd != -1)
 		close(s->fd);
 	gk_hold_drop(&s->hold);
-	TAILQ_REMOVE(&s->l->sessions, s, entry);
+	TAILQ_REMOVE(&s->l->conns, s, entry);
 	free(s);
 }
 
@@ -106,8 +106,8 @@ proxy_conn_end(struct proxy_session *s, const char *why)
 static void
 conn_hold_end(struct gk_hold *h)
 {
-	struct proxy_session *s = (struct proxy_session *)(void *)((char *)h -
-	    offsetof(struct proxy_session, hold));
+	struct proxy_conn *s = (struct proxy_conn *)(void *)((char *)h -
+	    offsetof(struct proxy_conn, hold));
 
 	proxy_conn_end(s, s->state == PROXY_ST_TUNNEL ? "cage_ended" :
 	    "its cage ended");
@@ -115,7 +115,7 @@ conn_hold_end(struct gk_hold *h)
 
 /* Everything written has gone to the client (or never will). */
 static bool
-out_done(const struct proxy_session *s)
+out_done(const struct proxy_conn *s)
 {
 	return s->broken || s->out_off == s->out_len;
 }
@@ -123,7 +123,7 @@ out_done(const struct proxy_session *s)
 static void
 session_write_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 	ssize_t n;
 
 	(void)what;
@@ -132,7 +132,7 @@ session_write_cb(evutil_socket_t fd, short what, void *arg)
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n == -1) {
-		proxy_session_close(s, s->state == PROXY_ST_REFUSING ?
+		proxy_conn_end(s, s->state == PROXY_ST_REFUSING ?
 		    "refused (client gone)" : "client error");
 		return;
 	}
@@ -141,12 +141,12 @@ session_write_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	event_del(s->wr);
 	if (s->state == PROXY_ST_REFUSING)
-		proxy_session_close(s, "refused");
+		proxy_conn_end(s, "refused");
 }
 
 /* Keep p[0, len) for EV_WRITE; false when out of memory. */
 static bool
-out_queue(struct proxy_session *s, const uint8_t *p, size_t len)
+out_queue(struct proxy_conn *s, const uint8_t *p, size_t len)
 {
 	uint8_t *np;
 
@@ -170,7 +170,7 @@ out_queue(struct proxy_session *s, const uint8_t *p, size_t len)
  * nothing more is written, and the read side sees the end.
  */
 void
-proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
+proxy_conn_write(struct proxy_conn *s, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 	ssize_t n = 0;
@@ -191,7 +191,7 @@ proxy_session_write(struct proxy_session *s, const void *buf, size_t len)
 }
 
 void
-proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
+proxy_conn_refuse(struct proxy_conn *s, const void *reply, size_t len)
 {
 	struct timeval tv = { REFUSE_FLUSH_SEC, 0 };
 
@@ -200,9 +200,9 @@ proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
 	gk_ask_cancel(s->ask);
 	s->ask = NULL;
 	event_del(s->rd);
-	proxy_session_write(s, reply, len);
+	proxy_conn_write(s, reply, len);
 	if (out_done(s)) {
-		proxy_session_close(s, "refused");
+		proxy_conn_end(s, "refused");
 		return;
 	}
 	/* the rest goes out with EV_WRITE, or the timer ends it */
@@ -210,7 +210,7 @@ proxy_session_refuse(struct proxy_session *s, const void *reply, size_t len)
 }
 
 const uint8_t *
-proxy_session_input(const struct proxy_session *s, size_t *len)
+proxy_conn_input(const struct proxy_conn *s, size_t *len)
 {
 	*len = s->in_len;
 	return s->in;
@@ -218,7 +218,7 @@ proxy_session_input(const struct proxy_session *s, size_t *len)
 
 /* Read again when there is room (and reading still makes sense). */
 static void
-in_resume(struct proxy_session *s)
+in_resume(struct proxy_conn *s)
 {
 	if (s->state != PROXY_ST_REFUSING && s->in_len < s->in_max &&
 	    !event_pending(s->rd, EV_READ, NULL))
@@ -226,7 +226,7 @@ in_resume(struct proxy_session *s)
 }
 
 void
-proxy_session_consume(struct proxy_session *s, size_t n)
+proxy_conn_consume(struct proxy_conn *s, size_t n)
 {
 	if (n >= s->in_len)
 		s->in_len = 0;
@@ -238,7 +238,7 @@ proxy_session_consume(struct proxy_session *s, size_t n)
 }
 
 void
-proxy_session_read_max(struct proxy_session *s, size_t max)
+proxy_conn_read_max(struct proxy_conn *s, size_t max)
 {
 	s->in_max = max;
 	if (s->in_len >= s->in_max)
@@ -249,7 +249,7 @@ proxy_session_read_max(struct proxy_session *s, size_t max)
 
 /* Room to read into (the buffer grown up to in_max); -1: no memory. */
 static ssize_t
-in_room(struct proxy_session *s)
+in_room(struct proxy_conn *s)
 {
 	size_t cap;
 	uint8_t *np;
@@ -270,7 +270,7 @@ in_room(struct proxy_session *s)
 }
 
 int
-proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb)
+proxy_conn_dial(struct proxy_conn *s, proxy_dial_cb cb)
 {
 	uint64_t ms = (uint64_t)s->ctx->connect_timeout_ms +
 	    s->ctx->handshake_timeout_ms;
@@ -288,7 +288,7 @@ proxy_session_dial(struct proxy_session *s, proxy_dial_cb cb)
 }
 
 void
-proxy_session_failed(struct proxy_session *s, const struct proxy_outcome *o)
+proxy_conn_failed(struct proxy_conn *s, const struct proxy_outcome *o)
 {
 	gk_stats.connections[s->who.proto][GK_CONNV_FAILED]++;
 	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=fail "
@@ -298,13 +298,13 @@ proxy_session_failed(struct proxy_session *s, const struct proxy_outcome *o)
 }
 
 void
-proxy_session_deny(struct proxy_session *s, const struct proxy_outcome *o)
+proxy_conn_deny(struct proxy_conn *s, const struct proxy_outcome *o)
 {
 	proxy_deny_record(s->ctx, &s->who, &s->t, o);
 }
 
 void
-proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
+proxy_conn_to_tunnel(struct proxy_conn *s, int server_fd,
     const uint8_t *to_client, size_t to_client_len, const uint8_t *to_server,
     size_t to_server_len, bool peek, int64_t up_limit)
 {
@@ -318,7 +318,7 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	o.to_server = to_server;
 	o.to_server_len = to_server_len;
 	/* bytes the client sent past its request: the stream's start */
-	o.from_client = proxy_session_input(s, &o.from_client_len);
+	o.from_client = proxy_conn_input(s, &o.from_client_len);
 	if (up_limit >= 0) {
 		o.up_limited = true;
 		o.up_limit = (uint64_t)up_limit;
@@ -327,7 +327,7 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	}
 	if (o.from_client_len > RELAY_PEEK_MAX) {
 		close(server_fd);
-		proxy_session_close(s, "too much data before the tunnel");
+		proxy_conn_end(s, "too much data before the tunnel");
 		return;
 	}
 	if (o.from_client_len == 0)
@@ -336,7 +336,7 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 	if (have > 0) {
 		if ((joined = malloc(have + to_client_len)) == NULL) {
 			close(server_fd);
-			proxy_session_close(s, "out of memory");
+			proxy_conn_end(s, "out of memory");
 			return;
 		}
 		memcpy(joined, s->out + s->out_off, have);
@@ -351,7 +351,7 @@ proxy_session_to_tunnel(struct proxy_session *s, int server_fd,
 }
 
 struct gk_cage *
-proxy_session_cage_by_token(struct proxy_session *s, const char *token)
+proxy_conn_cage_by_token(struct proxy_conn *s, const char *token)
 {
 	struct gk_cage *c = gk_cage_by_token(s->ctx->cages, token);
 
@@ -370,12 +370,12 @@ proxy_session_cage_by_token(struct proxy_session *s, const char *token)
 static void
 session_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 	ssize_t room, n;
 
 	(void)what;
 	if ((room = in_room(s)) == -1) {
-		proxy_session_close(s, "out of memory");
+		proxy_conn_end(s, "out of memory");
 		return;
 	}
 	if (room == 0) {		/* as far ahead as it may read */
@@ -384,7 +384,7 @@ session_read_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	n = recv(fd, s->in + s->in_len, (size_t)room, 0);
 	if (n == 0 || (n == -1 && errno != EAGAIN && errno != EINTR)) {
-		proxy_session_close(s, n == 0 ? "client closed" :
+		proxy_conn_end(s, n == 0 ? "client closed" :
 		    "client error");
 		return;
 	}
@@ -401,11 +401,11 @@ session_read_cb(evutil_socket_t fd, short what, void *arg)
 static void
 session_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 
 	(void)fd;
 	(void)what;
-	proxy_session_close(s, s->state == PROXY_ST_REFUSING ?
+	proxy_conn_end(s, s->state == PROXY_ST_REFUSING ?
 	    "refused (reply not taken in time)" : "handshake timeout");
 }
 
@@ -416,7 +416,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	const struct proxy_ctx *ctx = l->ctx;
 	struct timeval tv = { ctx->handshake_timeout_ms / 1000,
 	    (suseconds_t)(ctx->handshake_timeout_ms % 1000) * 1000 };
-	struct proxy_session *s;
+	struct proxy_conn *s;
 	struct gk_cage *c = NULL;
 
 	if ((s = calloc(1, l->proto->size)) == NULL) {
@@ -434,7 +434,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	s->who.proto = l->proto->proto;
 	s->dial.fd = -1;
 	s->counted = true;
-	TAILQ_INSERT_TAIL(&l->sessions, s, entry);
+	TAILQ_INSERT_TAIL(&l->conns, s, entry);
 	if (gk_addr_from_sockaddr(&s->who.source, sa) == 0 &&
 	    (c = gk_cage_by_source(ctx->cages, &s->who.source)) != NULL) {
 		snprintf(s->who.id, sizeof(s->who.id), "%s", gk_cage_id(c));
@@ -444,7 +444,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	 * budget (or the daemon's) the connection is closed at once */
 	if (gk_hold_take(&s->hold, c, GK_HOLD_HANDSHAKE, 2,
 	    conn_hold_end) != GK_LIM__MAX) {
-		proxy_session_close(s, "over its cage's limits");
+		proxy_conn_end(s, "over its cage's limits");
 		return;
 	}
 	s->in_max = PROXY_IN_MAX;
@@ -453,7 +453,7 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	s->timer = evtimer_new(ctx->base, session_timeout_cb, s);
 	if (s->rd == NULL || s->timer == NULL || evtimer_add(s->timer, &tv) ||
 	    event_add(s->rd, NULL)) {
-		proxy_session_close(s, "out of memory");
+		proxy_conn_end(s, "out of memory");
 		return;
 	}
 	if (l->proto->start != NULL)
@@ -497,7 +497,7 @@ proxy_listener_new(const struct proxy_ctx *ctx, const struct proxy_proto *proto,
 	}
 	l->ctx = ctx;
 	l->proto = proto;
-	TAILQ_INIT(&l->sessions);
+	TAILQ_INIT(&l->conns);
 	/* at the cap, or out of descriptors, clients wait in the backlog */
 	l->listen = gk_listen_new(ctx->base, fd, PROXY_SESSIONS_MAX,
 	    proto->name, accept_cb, l);
@@ -512,11 +512,11 @@ proxy_listener_new(const struct proxy_ctx *ctx, const struct proxy_proto *proto,
 void
 proxy_listener_free(struct proxy_listener *l)
 {
-	struct proxy_session *s;
+	struct proxy_conn *s;
 
 	if (l == NULL)
 		return;
-	while ((s = TAILQ_FIRST(&l->sessions)) != NULL)
+	while ((s = TAILQ_FIRST(&l->conns)) != NULL)
 		proxy_conn_end(s, "shutdown");
 	gk_listen_free(l->listen);
 	free(l);

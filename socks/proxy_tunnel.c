@@ -18,7 +18,7 @@
 #include "socks/proxy_int.h"
 
 static void
-tunnel_allowed(struct proxy_session *s)
+tunnel_allowed(struct proxy_conn *s)
 {
 	struct gk_cage *c;
 
@@ -34,7 +34,7 @@ static enum relay_peek
 tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
     uint64_t *pass)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 	struct proxy_outcome o;
 	enum relay_peek v;
 
@@ -57,7 +57,7 @@ tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
 static bool
 tunnel_watch_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 
 	return proxy_peek_watch(&s->ps, buf, len, eof);
 }
@@ -66,7 +66,7 @@ tunnel_watch_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
 static void
 tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 
 	s->relay = NULL;	/* it frees itself after we return */
 	s->up = up;
@@ -75,7 +75,7 @@ tunnel_done_cb(void *arg, const char *reason, uint64_t up, uint64_t down)
 }
 
 void
-proxy_tunnel_end(struct proxy_session *s, const char *why)
+proxy_tunnel_end(struct proxy_conn *s, const char *why)
 {
 	tunnel_allowed(s);	/* ended before the client sent a byte */
 	log_info("conn=%llu cage=%s proto=%s host=%s port=%u action=close "
@@ -88,7 +88,7 @@ proxy_tunnel_end(struct proxy_session *s, const char *why)
 }
 
 int
-proxy_tunnel_begin(struct proxy_session *s, int server_fd,
+proxy_tunnel_begin(struct proxy_conn *s, int server_fd,
     struct relay_opts *o, bool peek)
 {
 	const struct proxy_ctx *ctx = s->ctx;

@@ -14,23 +14,23 @@
 #include "socks/proxy_int.h"
 
 static void
-reply_code(struct proxy_session *s, uint8_t rep)
+reply_code(struct proxy_conn *s, uint8_t rep)
 {
 	uint8_t out[SOCKS5_REPLY_MAX];
 	size_t n = socks5_build_reply(rep, NULL, 0, out, sizeof(out));
 
-	proxy_session_refuse(s, out, n);
+	proxy_conn_refuse(s, out, n);
 }
 
 static void
-deny_reply(struct proxy_session *s, const struct proxy_outcome *o)
+deny_reply(struct proxy_conn *s, const struct proxy_outcome *o)
 {
-	proxy_session_deny(s, o);
+	proxy_conn_deny(s, o);
 	reply_code(s, SOCKS5_REP_NOT_ALLOWED);
 }
 
 static void
-refuse_unknown(struct proxy_session *s, const uint8_t *reply, size_t n)
+refuse_unknown(struct proxy_conn *s, const uint8_t *reply, size_t n)
 {
 	struct proxy_outcome o;
 
@@ -39,13 +39,13 @@ refuse_unknown(struct proxy_session *s, const uint8_t *reply, size_t n)
 	snprintf(o.why, sizeof(o.why), "no cage has this source address or "
 	    "token");
 	snprintf(s->t.name, sizeof(s->t.name), "-");
-	proxy_session_deny(s, &o);
-	proxy_session_refuse(s, reply, n);
+	proxy_conn_deny(s, &o);
+	proxy_conn_refuse(s, reply, n);
 }
 
 /* Returns bytes consumed, 0 when more are needed (or s is finished). */
 static size_t
-on_greeting(struct proxy_session *s, const uint8_t *buf, size_t len)
+on_greeting(struct proxy_conn *s, const uint8_t *buf, size_t len)
 {
 	struct socks5_greeting g;
 	uint8_t out[2];
@@ -61,7 +61,7 @@ on_greeting(struct proxy_session *s, const uint8_t *buf, size_t len)
 	case SOCKS5_BAD_COMMAND:
 	case SOCKS5_BAD_ATYP:
 	case SOCKS5_BAD_NAME:
-		proxy_session_close(s, "not a SOCKS5 greeting");
+		proxy_conn_end(s, "not a SOCKS5 greeting");
 		return 0;
 	}
 	if (s->have_cage && g.no_auth) {
@@ -77,12 +77,12 @@ on_greeting(struct proxy_session *s, const uint8_t *buf, size_t len)
 		refuse_unknown(s, out, n);
 		return 0;
 	}
-	proxy_session_write(s, out, n);
+	proxy_conn_write(s, out, n);
 	return g.consumed;
 }
 
 static size_t
-on_auth(struct proxy_session *s, const uint8_t *buf, size_t len)
+on_auth(struct proxy_conn *s, const uint8_t *buf, size_t len)
 {
 	struct socks5_auth a;
 	uint8_t out[2];
@@ -100,11 +100,11 @@ on_auth(struct proxy_session *s, const uint8_t *buf, size_t len)
 	case SOCKS5_BAD_ATYP:
 	case SOCKS5_BAD_NAME:
 		n = socks5_build_auth_reply(false, out, sizeof(out));
-		proxy_session_refuse(s, out, n);
+		proxy_conn_refuse(s, out, n);
 		return 0;
 	}
 	/* the token names the cage; without one, the source address must */
-	ok = proxy_session_cage_by_token(s, a.user) != NULL || s->have_cage;
+	ok = proxy_conn_cage_by_token(s, a.user) != NULL || s->have_cage;
 	used = a.consumed;
 	explicit_bzero(&a, sizeof(a));
 	n = socks5_build_auth_reply(ok, out, sizeof(out));
@@ -112,7 +112,7 @@ on_auth(struct proxy_session *s, const uint8_t *buf, size_t len)
 		refuse_unknown(s, out, n);
 		return 0;
 	}
-	proxy_session_write(s, out, n);
+	proxy_conn_write(s, out, n);
 	proxy_enter_state(s, PROXY_ST_REQUEST);
 	return used;
 }
@@ -120,7 +120,7 @@ on_auth(struct proxy_session *s, const uint8_t *buf, size_t len)
 static void
 dial_cb(void *arg, const struct proxy_outcome *o)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 	struct sockaddr_storage bnd;
 	socklen_t bl = sizeof(bnd);
 	uint8_t out[SOCKS5_REPLY_MAX];
@@ -136,7 +136,7 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 			port = ntohs(((struct sockaddr_in *)&bnd)->sin_port);
 		n = socks5_build_reply(SOCKS5_REP_SUCCEEDED,
 		    ba.family != 0 ? &ba : NULL, port, out, sizeof(out));
-		proxy_session_to_tunnel(s, o->fd, out, n, NULL, 0, true, -1);
+		proxy_conn_to_tunnel(s, o->fd, out, n, NULL, 0, true, -1);
 		return;
 	case PROXY_DENIED:
 		deny_reply(s, o);
@@ -159,22 +159,22 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 		n = SOCKS5_REP_GENERAL_FAILURE;
 		break;
 	}
-	proxy_session_failed(s, o);
+	proxy_conn_failed(s, o);
 	reply_code(s, (uint8_t)n);
 }
 
-/* The owner answered (proxy_session_ask). */
+/* The owner answered (proxy_conn_ask). */
 static void
-asked(struct proxy_session *s, bool approved, const struct proxy_outcome *o)
+asked(struct proxy_conn *s, bool approved, const struct proxy_outcome *o)
 {
 	if (!approved)
 		deny_reply(s, o);
-	else if (proxy_session_dial(s, dial_cb) != 0)
+	else if (proxy_conn_dial(s, dial_cb) != 0)
 		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
 }
 
 static size_t
-on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
+on_request(struct proxy_conn *s, const uint8_t *buf, size_t len)
 {
 	struct socks5_request r;
 	struct proxy_outcome o;
@@ -190,7 +190,7 @@ on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 		snprintf(o.why, sizeof(o.why), "SOCKS5 command %u: only "
 		    "CONNECT is supported", r.cmd);
 		snprintf(s->t.name, sizeof(s->t.name), "-");
-		proxy_session_deny(s, &o);
+		proxy_conn_deny(s, &o);
 	}
 	if (st != SOCKS5_OK) {
 		reply_code(s, socks5_status_rep(st));
@@ -204,12 +204,12 @@ on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 	c = proxy_cage(s->ctx, &s->who);
 	proxy_unplaceholder(c, &s->t);
 	if (!proxy_allowed(s->ctx, c, &s->t, &o)) {
-		if (proxy_session_ask(s, &o, asked))
+		if (proxy_conn_ask(s, &o, asked))
 			return r.consumed;
 		deny_reply(s, &o);
 		return 0;
 	}
-	if (proxy_session_dial(s, dial_cb) != 0) {
+	if (proxy_conn_dial(s, dial_cb) != 0) {
 		reply_code(s, SOCKS5_REP_GENERAL_FAILURE);
 		return 0;
 	}
@@ -218,14 +218,14 @@ on_request(struct proxy_session *s, const uint8_t *buf, size_t len)
 
 /* Advance through as many messages as are buffered. */
 static void
-socks_read(struct proxy_session *s)
+socks_read(struct proxy_conn *s)
 {
 	enum proxy_state before;
 	const uint8_t *buf;
 	size_t len, used;
 
 	for (;;) {
-		buf = proxy_session_input(s, &len);
+		buf = proxy_conn_input(s, &len);
 		if (len == 0)
 			return;
 		before = s->state;
@@ -252,7 +252,7 @@ socks_read(struct proxy_session *s)
 		/* need more, or closed (s is gone), or refusing */
 		if (used == 0 || s->state == PROXY_ST_REFUSING)
 			return;
-		proxy_session_consume(s, used);
+		proxy_conn_consume(s, used);
 		if (s->state == before || PROXY_DIALING(s) ||
 		    s->state == PROXY_ST_ASKING)
 			return;
@@ -264,7 +264,7 @@ static const struct proxy_proto socks_proto = {
 	.proto = GK_PROTO_SOCKS,
 	.kind = GK_KIND_SOCKS,
 	.first = PROXY_ST_GREETING,
-	.size = sizeof(struct proxy_session),
+	.size = sizeof(struct proxy_conn),
 	.read = socks_read,
 	.free = NULL,
 };

@@ -38,26 +38,26 @@
 
 /* Close with a TCP reset: the client learns at once. */
 static void
-reset_close(struct proxy_session *s, const char *why)
+reset_close(struct proxy_conn *s, const char *why)
 {
 	struct linger lg = { 1, 0 };
 
 	(void)setsockopt(s->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
-	proxy_session_close(s, why);
+	proxy_conn_end(s, why);
 }
 
 static void
 tp_dial_cb(void *arg, const struct proxy_outcome *o)
 {
-	struct proxy_session *s = arg;
+	struct proxy_conn *s = arg;
 
 	switch (o->res) {
 	case PROXY_CONNECTED:
-		proxy_session_to_tunnel(s, o->fd, NULL, 0, NULL, 0, true, -1);
+		proxy_conn_to_tunnel(s, o->fd, NULL, 0, NULL, 0, true, -1);
 		return;
 	case PROXY_DENIED:
 	case PROXY_GONE:
-		proxy_session_deny(s, o);
+		proxy_conn_deny(s, o);
 		reset_close(s, "denied");
 		return;
 	case PROXY_UNREACHABLE:
@@ -67,7 +67,7 @@ tp_dial_cb(void *arg, const struct proxy_outcome *o)
 	default:
 		break;
 	}
-	proxy_session_failed(s, o);
+	proxy_conn_failed(s, o);
 	reset_close(s, proxy_strresult(o->res));
 }
 
@@ -90,35 +90,35 @@ original_dst(int fd, struct gk_host *t)
 }
 
 static void
-tp_dial(struct proxy_session *s)
+tp_dial(struct proxy_conn *s)
 {
 	int rc;
 
-	if ((rc = proxy_session_dial(s, tp_dial_cb)) != 0)
+	if ((rc = proxy_conn_dial(s, tp_dial_cb)) != 0)
 		reset_close(s, rc == -2 ? "over the cage's tunnel limit" :
 		    "out of memory");
 }
 
-/* The owner answered (proxy_session_ask). */
+/* The owner answered (proxy_conn_ask). */
 static void
-tp_asked(struct proxy_session *s, bool approved, const struct proxy_outcome *o)
+tp_asked(struct proxy_conn *s, bool approved, const struct proxy_outcome *o)
 {
 	if (approved) {
 		tp_dial(s);
 		return;
 	}
-	proxy_session_deny(s, o);
+	proxy_conn_deny(s, o);
 	reset_close(s, "denied");
 }
 
 static void
-tp_start(struct proxy_session *s)
+tp_start(struct proxy_conn *s)
 {
 	struct proxy_outcome o;
 	struct gk_cage *c;
 
 	/* what arrives while dialling is peeked; no more than the peek */
-	proxy_session_read_max(s, RELAY_PEEK_MAX);
+	proxy_conn_read_max(s, RELAY_PEEK_MAX);
 	memset(&s->t, 0, sizeof(s->t));
 	if (original_dst(s->fd, &s->t) == -1) {
 		log_warnx("conn=%llu transparent: no original destination "
@@ -134,16 +134,16 @@ tp_start(struct proxy_session *s)
 		o.reason = GK_REASON_UNKNOWN_SOURCE;
 		snprintf(o.why, sizeof(o.why), "no cage has this source "
 		    "address");
-		proxy_session_deny(s, &o);
+		proxy_conn_deny(s, &o);
 		reset_close(s, "unknown source");
 		return;
 	}
 	/* an asking cage's placeholder: its name, held if unlisted */
 	proxy_unplaceholder(c, &s->t);
 	if (!proxy_allowed(s->ctx, c, &s->t, &o)) {
-		if (proxy_session_ask(s, &o, tp_asked))
+		if (proxy_conn_ask(s, &o, tp_asked))
 			return;
-		proxy_session_deny(s, &o);
+		proxy_conn_deny(s, &o);
 		reset_close(s, "denied");
 		return;
 	}
@@ -152,7 +152,7 @@ tp_start(struct proxy_session *s)
 
 /* Bytes before the tunnel wait in the session's buffer for the peek. */
 static void
-tp_read(struct proxy_session *s)
+tp_read(struct proxy_conn *s)
 {
 	(void)s;
 }
@@ -162,7 +162,7 @@ static const struct proxy_proto transparent_proto = {
 	.proto = GK_PROTO_TRANSPARENT,
 	.kind = GK_KIND_TRANSPARENT,
 	.first = PROXY_ST_TARGET,
-	.size = sizeof(struct proxy_session),
+	.size = sizeof(struct proxy_conn),
 	.start = tp_start,
 	.read = tp_read,
 	.free = NULL,
