@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_learn.h"
 #include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/cage/gk_plumb_facet.h"
 #include "tests/cage_testutil.h"
@@ -534,6 +536,43 @@ test_set_allow_drops_pins(void **state)
 	gk_cage_table_free(t);
 }
 
+/* The learning facet: what the allowlist does not cover is allowed and
+ * counted, never what the host policy denies; a cage that does not learn
+ * has nothing in its slot. */
+static void
+test_learn_facet(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *plain = one_cage(t, "*.example.com", NULL), *c;
+	struct gk_cage_spec spec;
+	struct json_object *d;
+	int64_t n;
+	char err[256];
+
+	(void)state;
+	memset(&spec, 0, sizeof(spec));
+	spec.source = addr("10.143.0.9");
+	spec.allow = allow("*.example.com", NULL);
+	spec.nsfd = -1;
+	spec.learn = true;
+	assert_non_null(c = gk_cage_begin(t, &spec, NULL, err, sizeof(err)));
+	assert_true(gk_cage_learns(c));
+	assert_false(gk_cage_learns(plain));
+	assert_false(gk_cage_allows_name(plain, "other.org", 9, 443));
+	assert_true(gk_cage_allows_name(c, "www.example.com", 15, 443));
+	assert_true(gk_cage_allows_name(c, "other.org", 9, 443));
+	assert_true(gk_cage_allows_name(c, "other.org", 9, 0));
+	d = json_object_new_object();
+	gk_learn_ended(plain, d);
+	assert_int_equal(json_object_object_length(d), 0);
+	gk_learn_ended(c, d);
+	n = json_object_get_int64(json_object_object_get(d, "learned"));
+	assert_int_equal(n, 2);		/* the listed name is not learned */
+	json_object_put(d);
+	gk_cage_end(c, "test");
+	gk_cage_table_free(t);
+}
+
 int
 main(void)
 {
@@ -545,6 +584,7 @@ main(void)
 		cmocka_unit_test(test_foreach),
 		cmocka_unit_test(test_pin_extend_expire),
 		cmocka_unit_test(test_pin_sync),
+		cmocka_unit_test(test_learn_facet),
 		cmocka_unit_test(test_pin_inuse),
 		cmocka_unit_test(test_pin_cap),
 		cmocka_unit_test(test_set_allow_drops_pins),

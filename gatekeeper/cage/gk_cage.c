@@ -20,6 +20,7 @@
 #include "gatekeeper/cage/gk_cage_int.h"
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_facet.h"
+#include "gatekeeper/cage/gk_learn.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/state/gk_audit.h"
 
@@ -236,7 +237,6 @@ cage_new(struct gk_cage_table *t, const struct gk_cage_spec *s,
 	c->uid = s->uid;
 	c->table = t;
 	c->source = s->source;
-	c->learn = s->learn;
 	c->created = time(NULL);
 	return c;
 }
@@ -385,10 +385,7 @@ gk_cage_allows_name(const struct gk_cage *c, const char *name, size_t len,
 		return false;
 	if (gk_allow_name(c->allow, name, len, port))
 		return true;
-	if (!c->learn)
-		return false;
-	gk_events_learn(c, name, len, port);
-	return true;
+	return gk_learn_name(c, name, len, port);
 }
 
 static void
@@ -547,12 +544,6 @@ time_t
 gk_cage_created(const struct gk_cage *c)
 {
 	return c->created;
-}
-
-bool
-gk_cage_learns(const struct gk_cage *c)
-{
-	return c->learn;
 }
 
 void

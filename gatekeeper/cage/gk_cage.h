@@ -146,8 +146,6 @@ uid_t		 gk_cage_uid(const struct gk_cage *c);
 const struct gk_addr *gk_cage_source(const struct gk_cage *c);
 const struct gk_allowlist *gk_cage_allow(const struct gk_cage *c);
 time_t		 gk_cage_created(const struct gk_cage *c);	/* wall */
-/* Any name allowed, its owner told each (cage.create "learn"). */
-bool		 gk_cage_learns(const struct gk_cage *c);
 
 /* Its owner (NULL: none, or ended). */
 struct gk_cage_owner *gk_cage_owner(const struct gk_cage *c);

@@ -21,7 +21,6 @@ struct gk_cage {
 	struct gk_addr	 source;
 	struct gk_allowlist *allow;		/* owned */
 	time_t		 created;		/* wall clock, for display */
-	bool		 learn;
 
 	uint64_t	 denied[GK_KIND__MAX];
 	uint64_t	 dns_queries;

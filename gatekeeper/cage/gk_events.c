@@ -14,7 +14,6 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_hash.h"
-#include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cage/gk_cage.h"
@@ -491,9 +490,6 @@ gk_events_begin(struct gk_cage *c, const struct gk_cage_spec *s, char *err,
 		return -1;
 	}
 	gk_cage_facet_set(c, GK_FACET_EVENTS, e);
-	if (s->learn)
-		log_info("cage=%s action=learn: any public name is allowed, "
-		    "each one told to its owner", gk_cage_id(c));
 	return 0;
 }
 
