@@ -34,14 +34,16 @@ static void
 dial_looked_up(struct proxy_conn *s)
 {
 	proxy_enter_state(s, s->state == PROXY_ST_RESOLVE_A &&
-	    s->dial.naddrs == 0 ? PROXY_ST_RESOLVE_AAAA : PROXY_ST_CONNECT);
+	    s->dial->naddrs == 0 ? PROXY_ST_RESOLVE_AAAA : PROXY_ST_CONNECT);
 }
 
 void
 proxy_dial_stop(struct proxy_conn *s)
 {
-	struct proxy_dialing *d = &s->dial;
+	struct proxy_dialing *d = s->dial;
 
+	if (d == NULL)
+		return;
 	if (d->lookup != NULL)
 		dns_lookup_cancel(d->lookup);
 	if (d->conn_ev != NULL)
@@ -52,9 +54,8 @@ proxy_dial_stop(struct proxy_conn *s)
 		event_free(d->kick);
 	if (d->fd != -1)
 		close(d->fd);
-	d->lookup = NULL;
-	d->conn_ev = d->deadline = d->kick = NULL;
-	d->fd = -1;
+	free(d);
+	s->dial = NULL;
 }
 
 /* Stop and report; the callback owns out.fd from here (and moves s on:
@@ -62,8 +63,9 @@ proxy_dial_stop(struct proxy_conn *s)
 static void
 dial_finish(struct proxy_conn *s, enum proxy_result res)
 {
-	struct proxy_dialing *d = &s->dial;
+	struct proxy_dialing *d = s->dial;
 	struct proxy_outcome o = d->out;
+	proxy_dial_cb cb = d->cb;
 
 	o.res = res;
 	o.fd = -1;
@@ -72,14 +74,14 @@ dial_finish(struct proxy_conn *s, enum proxy_result res)
 		d->fd = -1;
 	}
 	proxy_dial_stop(s);
-	d->cb(s, &o);
+	cb(s, &o);
 }
 
 static void
 add_addrs(struct proxy_conn *s, const struct dns_lookup_result *r)
 {
 	const struct gk_cage *c = proxy_cage(s->ctx, &s->who);
-	struct proxy_dialing *d = &s->dial;
+	struct proxy_dialing *d = s->dial;
 	enum gk_special sp;
 	size_t i;
 
@@ -107,7 +109,7 @@ lookup_cb(void *arg, const struct dns_lookup_result *r)
 {
 	struct proxy_conn *s = arg;
 
-	s->dial.lookup = NULL;
+	s->dial->lookup = NULL;
 	add_addrs(s, r);
 	dial_looked_up(s);
 	dial_drive(s);
@@ -120,7 +122,7 @@ dial_lookup(struct proxy_conn *s, int family)
 	struct dns_lookup_result r;
 
 	switch (dns_lookup(s->ctx->dns, s->t.name, family, lookup_cb, s, &r,
-	    &s->dial.lookup)) {
+	    &s->dial->lookup)) {
 	case DNS_LOOKUP_PENDING:
 		return true;
 	case DNS_LOOKUP_DONE:
@@ -136,7 +138,7 @@ static void
 conn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct proxy_conn *s = arg;
-	struct proxy_dialing *d = &s->dial;
+	struct proxy_dialing *d = s->dial;
 	socklen_t len = sizeof(int);
 	int err = 0;
 
@@ -159,7 +161,7 @@ conn_cb(evutil_socket_t fd, short what, void *arg)
 static bool
 dial_next(struct proxy_conn *s)
 {
-	struct proxy_dialing *d = &s->dial;
+	struct proxy_dialing *d = s->dial;
 	struct sockaddr_storage ss;
 	socklen_t sl;
 	int one = 1;
@@ -196,7 +198,7 @@ dial_next(struct proxy_conn *s)
 static enum proxy_result
 dial_failure(struct proxy_conn *s)
 {
-	struct proxy_dialing *d = &s->dial;
+	struct proxy_dialing *d = s->dial;
 
 	if (d->naddrs == 0 && d->policy_seen) {
 		d->out.reason = GK_REASON_HOST_POLICY;
@@ -256,7 +258,7 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	snprintf(s->dial.out.why, sizeof(s->dial.out.why), "%s: no "
+	snprintf(s->dial->out.why, sizeof(s->dial->out.why), "%s: no "
 	    "connection within %u ms", s->t.name,
 	    s->ctx->connect_timeout_ms);
 	dial_finish(s, PROXY_TIMEOUT);
@@ -277,10 +279,11 @@ proxy_dial_begin(struct proxy_conn *s, proxy_dial_cb cb)
 	struct timeval tv = { ctx->connect_timeout_ms / 1000,
 	    (suseconds_t)(ctx->connect_timeout_ms % 1000) * 1000 };
 	struct timeval now = { 0, 0 };
-	struct proxy_dialing *d = &s->dial;
 	struct dns_lookup_result r;
+	struct proxy_dialing *d;
 
-	memset(d, 0, sizeof(*d));
+	if ((d = s->dial = calloc(1, sizeof(*d))) == NULL)
+		return -1;
 	d->fd = -1;
 	d->cb = cb;
 	d->out.fd = -1;

@@ -48,7 +48,8 @@ enum proxy_state {
 
 #define PROXY_DIAL_ADDRS	(2 * DNS_LOOKUP_MAX)
 
-/* The dialing part of a connection (proxy_dial.c's). */
+/* The dialing part of a connection (proxy_dial.c's), made when it starts
+ * dialing and gone when the dial ends: a tunnel does not carry it. */
 struct proxy_dialing {
 	struct dns_waiter	*lookup;
 	struct gk_addr		 addrs[PROXY_DIAL_ADDRS];
@@ -96,7 +97,7 @@ struct proxy_conn {
 	struct gk_hold		 hold;		/* in its cage's budget */
 	bool			 have_cage;
 	struct gk_host		 t;
-	struct proxy_dialing	 dial;		/* RESOLVE_A .. CONNECT */
+	struct proxy_dialing	*dial;		/* RESOLVE_A .. CONNECT */
 	struct gk_ask_wait	*ask;		/* ASKING */
 	void			(*ask_cb)(struct proxy_conn *, bool,
 				    const struct proxy_outcome *);

@@ -432,7 +432,6 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	s->who.start_ms = gk_clock_ms();
 	s->who.kind = l->proto->kind;
 	s->who.proto = l->proto->proto;
-	s->dial.fd = -1;
 	s->counted = true;
 	TAILQ_INSERT_TAIL(&l->conns, s, entry);
 	if (gk_addr_from_sockaddr(&s->who.source, sa) == 0 &&
