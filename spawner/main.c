@@ -211,22 +211,22 @@ sandbox_path(const struct spawn_opts *o)
 	return getenv("PATH");
 }
 
-/* bwrap's own environment: ours without the dropped variables. */
+/* bwrap's own environment: the plan's without the dropped variables. */
 static char **
-bwrap_envp(bool fs_sandbox)
+bwrap_envp(char *const *envp, bool fs_sandbox)
 {
 	char **env, *eq;
 	size_t i, n = 0;
 
-	for (i = 0; environ[i] != NULL; i++)
+	for (i = 0; envp[i] != NULL; i++)
 		;
 	if ((env = calloc(i + 1, sizeof(*env))) == NULL)
 		die("out of memory");
-	for (i = 0; environ[i] != NULL; i++) {
-		eq = strchr(environ[i], '=');
-		if (eq == NULL || !spawn_env_dropped(environ[i],
-		    (size_t)(eq - environ[i]), fs_sandbox))
-			env[n++] = environ[i];
+	for (i = 0; envp[i] != NULL; i++) {
+		eq = strchr(envp[i], '=');
+		if (eq == NULL || !spawn_env_dropped(envp[i],
+		    (size_t)(eq - envp[i]), fs_sandbox))
+			env[n++] = envp[i];
 	}
 	return env;
 }
@@ -277,7 +277,7 @@ static struct spawn_ask_conf ask = { .tty_fd = -1, .decisions_fd = -1,
 static void
 build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 {
-	char err[SPAWN_ERRLEN];
+	char err[SPAWN_ERRLEN], note[512];
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
@@ -294,7 +294,13 @@ build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 	p->fs = o->fs;
 	p->seccomp = o->seccomp;
 	p->cwd = *cwd;
-	p->envp = environ;
+	/* credentials stay outside; the user learns which, never a value */
+	if ((p->envp = spawn_env_scrub(environ, o->pass_env, o->npass_env,
+	    note, sizeof(note))) == NULL)
+		die("out of memory");
+	if (note[0] != '\0' && !o->quiet)
+		fprintf(stderr, "gk-run: kept out of the sandbox's environment "
+		    "(credentials; --pass-env NAME lets one in): %s\n", note);
 	p->envset = o->env;
 	p->nenvset = o->nenv;
 	p->seccomp_fd = p->resolv_fd = p->status_fd = -1;
@@ -620,7 +626,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 	gate = spawn_sockgate_wanted(p);
 	child = (struct spawn_child){ .mask = &old, .plan = p, .fds = &f,
 	    .ctl_fd = sock, .guard_fd = guard_fd, .bwrap = bwrap,
-	    .envp = bwrap_envp(p->fs == SPAWN_FS_SANDBOX),
+	    .envp = bwrap_envp(p->envp, p->fs == SPAWN_FS_SANDBOX),
 	    .verbose = o->verbose, .sockgate = gate };
 	if ((r.pid = spawn_start_fork(&child, &chan, err, sizeof(err))) == -1)
 		die("%s", err);

@@ -251,6 +251,8 @@ struct spawn_opts {
 	size_t			 npaths;
 	const char		**env;		/* --env KEY=VAL, into argv */
 	size_t			 nenv;
+	const char		**pass_env;	/* --pass-env NAME, into argv */
+	size_t			 npass_env;
 	const char		*cwd;		/* NULL: the current one */
 	const char		*control;	/* --control, $GK_CONTROL */
 	enum spawn_net		 net;
@@ -334,6 +336,17 @@ bool		 spawn_env_dropped(const char *name, size_t len,
 		    bool fs_sandbox);
 /* "KEY=VAL" with KEY a portable name ([A-Za-z_][A-Za-z0-9_]*). */
 bool		 spawn_env_valid(const char *kv);
+/* Is name[0..len) credential-shaped (spawn_env.c: a suffix such as
+ * _TOKEN or _KEY, or a well-known name)? */
+bool		 spawn_env_secret(const char *name, size_t len);
+/*
+ * envp without its credential-shaped variables, but those named in
+ * pass[] (--pass-env): a new array (free it; the strings are envp's), or
+ * NULL when out of memory. note gets the names kept out, space-separated
+ * ("" when none; " ..." ends it when they do not fit): never a value.
+ */
+char		**spawn_env_scrub(char *const *envp, const char *const *pass,
+		    size_t npass, char *note, size_t notelen);
 
 /* ---- the cage (control protocol, see spawn_cage.c) --------------------- */
 

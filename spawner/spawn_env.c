@@ -12,8 +12,18 @@
  * too: the sandbox has its own fresh /tmp, and a TMPDIR elsewhere would
  * be read-only or hidden there. Plain settings (PATH, HOME, LANG, TERM,
  * EDITOR, proxies) pass.
+ *
+ * Credentials stay out too (spawn_env_scrub), unless --pass-env names
+ * them: an allowed host is an open channel for whatever the sandbox
+ * holds. Credential-shaped names end in _TOKEN, _SECRET, _KEY,
+ * _PASSWORD, _PASSWD, _PASS, _PWD, _CREDENTIAL(S), _AUTH or _APIKEY (any
+ * case), and a list of well-known ones that do not (PGPASSWORD,
+ * AWS_ACCESS_KEY_ID, ...).
  */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "spawner/spawn.h"
 
@@ -82,4 +92,89 @@ spawn_env_valid(const char *kv)
 			return false;
 	}
 	return kv[i] == '=';
+}
+
+static const char *const secret_suffixes[] = {
+	"_TOKEN", "_SECRET", "_KEY", "_PASSWORD", "_PASSWD", "_PASS", "_PWD",
+	"_CREDENTIAL", "_CREDENTIALS", "_AUTH", "_APIKEY", "_SECRET_KEY",
+	NULL,
+};
+
+static const char *const secret_names[] = {
+	"PGPASSWORD", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+	"AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "DOCKER_AUTH_CONFIG",
+	"GOOGLE_APPLICATION_CREDENTIALS", "AZURE_CLIENT_SECRET",
+	"ARM_CLIENT_SECRET", "ARM_ACCESS_KEY", "HF_TOKEN", "GITHUB_PAT",
+	"GH_ENTERPRISE_TOKEN", "GITLAB_PAT", "CI_JOB_JWT",
+	"SLACK_WEBHOOK_URL", "DISCORD_WEBHOOK_URL", "NPM_CONFIG__AUTH",
+	"NPM_CONFIG__AUTHTOKEN", "VAULT_TOKEN", "CONSUL_HTTP_TOKEN",
+	"REDISCLI_AUTH", "MYSQL_PWD",
+	NULL,
+};
+
+bool
+spawn_env_secret(const char *name, size_t len)
+{
+	size_t i, n;
+
+	for (i = 0; secret_names[i] != NULL; i++)
+		if (strlen(secret_names[i]) == len &&
+		    strncasecmp(name, secret_names[i], len) == 0)
+			return true;
+	for (i = 0; secret_suffixes[i] != NULL; i++) {
+		n = strlen(secret_suffixes[i]);
+		if (len > n && strncasecmp(name + len - n, secret_suffixes[i],
+		    n) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Is name[0..len) one of pass[]? */
+static bool
+passed(const char *name, size_t len, const char *const *pass, size_t npass)
+{
+	size_t i;
+
+	for (i = 0; i < npass; i++)
+		if (strlen(pass[i]) == len && memcmp(pass[i], name, len) == 0)
+			return true;
+	return false;
+}
+
+char **
+spawn_env_scrub(char *const *envp, const char *const *pass, size_t npass,
+    char *note, size_t notelen)
+{
+	size_t i, n = 0, used = 0, len;
+	const char *eq;
+	char **out;
+	int w;
+
+	if (notelen > 0)
+		note[0] = '\0';
+	for (i = 0; envp[i] != NULL; i++)
+		;
+	if ((out = calloc(i + 1, sizeof(*out))) == NULL)
+		return NULL;
+	for (i = 0; envp[i] != NULL; i++) {
+		eq = strchr(envp[i], '=');
+		len = eq != NULL ? (size_t)(eq - envp[i]) : strlen(envp[i]);
+		if (!spawn_env_secret(envp[i], len) ||
+		    passed(envp[i], len, pass, npass)) {
+			out[n++] = envp[i];
+			continue;
+		}
+		/* the names only, never a value; "..." when out of room */
+		w = snprintf(note + used, notelen - used, "%s%.*s",
+		    used > 0 ? " " : "", (int)len, envp[i]);
+		if (w < 0 || (size_t)w >= notelen - used) {
+			if (notelen > 4 && used < notelen)
+				snprintf(note + (used > notelen - 5 ?
+				    notelen - 5 : used), 5, " ...");
+			used = notelen;
+		} else
+			used += (size_t)w;
+	}
+	return out;
 }

@@ -29,6 +29,7 @@
 	X("socket",	 required_argument, 271,  true,  opt_socket)	\
 	X("cwd",	 required_argument, 262,  false, opt_cwd)	\
 	X("env",	 required_argument, 263,  true,  opt_env)	\
+	X("pass-env",	 required_argument, 285,  true,  opt_pass_env)	\
 	X("seccomp",	 required_argument, 264,  false, opt_seccomp)	\
 	X("timeout",	 required_argument, 265,  false, opt_timeout)	\
 	X("control",	 required_argument, 266,  false, opt_control)	\
@@ -447,6 +448,24 @@ opt_env(struct spawn_opts *o, const char *name, const char *arg, char *err,
 		return RC_USAGE;
 	}
 	return push_ptr(&o->env, &o->nenv, arg);
+}
+
+static enum opt_rc
+opt_pass_env(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	char show[68], kv[256];
+
+	/* a name alone: valid as "NAME=" is */
+	if (snprintf(kv, sizeof(kv), "%s=", arg) >= (int)sizeof(kv) ||
+	    strchr(arg, '=') != NULL || !spawn_env_valid(kv)) {
+		gk_seterr(err, errlen, "--%s: '%s' is not a variable name "
+		    "(letters, digits and '_', not starting with a digit; "
+		    "the value comes from gk-run's environment)", name,
+		    spawn_printable(arg, show, sizeof(show)));
+		return RC_USAGE;
+	}
+	return push_ptr(&o->pass_env, &o->npass_env, arg);
 }
 
 /* arg is decimal digits only, their value at most max, in *v. */

@@ -101,5 +101,6 @@ spawn_opts_clear(struct spawn_opts *o)
 	free(o->presets);
 	free(o->paths);
 	free(o->env);
+	free(o->pass_env);
 	memset(o, 0, sizeof(*o));
 }

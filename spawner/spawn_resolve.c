@@ -21,14 +21,27 @@
 static const char *const default_hides[] = {
 	/* keys and cloud credentials */
 	".ssh", ".gnupg", ".aws", ".config/gcloud", ".kube", ".docker",
-	".azure", ".oci", ".terraform.d", ".vault-token",
+	".azure", ".oci", ".terraform.d", ".terraformrc", ".vault-token",
+	".config/doctl", ".config/hcloud", ".fly", ".aliyun", ".bluemix",
+	".ibmcloud", ".config/openstack", ".s3cfg", ".boto", ".pgpass",
+	".my.cnf",
+	/* container registries */
+	".config/containers/auth.json",
 	/* tokens of forges and registries */
-	".netrc", ".git-credentials", ".config/gh", ".config/hub", ".npmrc",
-	".yarnrc.yml", ".pypirc", ".cargo/credentials",
-	".cargo/credentials.toml",
+	".netrc", ".git-credentials", ".config/gh", ".config/hub",
+	".config/glab-cli", ".npmrc", ".yarnrc.yml", ".pypirc",
+	".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
+	".m2/settings.xml", ".m2/settings-security.xml",
+	".gradle/gradle.properties", ".nuget/NuGet/NuGet.Config",
+	".config/composer/auth.json", ".composer/auth.json",
+	".pub-cache/credentials.json",
+	/* agent tools' own directories: their tokens and transcripts */
+	".claude", ".claude.json", ".codex", ".gemini", ".config/gemini",
+	".aider", ".continue", ".cursor",
 	/* password stores, keyrings, browser profiles */
-	".password-store", ".local/share/keyrings", ".mozilla",
-	".config/google-chrome", ".config/chromium",
+	".password-store", ".local/share/keyrings", ".config/Bitwarden CLI",
+	".config/op", ".mozilla", ".config/google-chrome",
+	".config/chromium",
 	/* shell and REPL histories */
 	".bash_history", ".zsh_history", ".zhistory", ".sh_history",
 	".history", ".local/share/fish/fish_history", ".python_history",

@@ -706,7 +706,7 @@ test_env_help(void **state)
 
 	(void)state;
 	s = strstr(help, "Dropped from the environment");
-	e = strstr(help, "Gated mode sets");
+	e = strstr(help, "In every mode credentials stay out");
 	assert_non_null(s);
 	assert_non_null(e);
 	s = strstr(s, "sandbox):");
@@ -725,8 +725,86 @@ test_env_help(void **state)
 		count++;
 	}
 	assert_true(count >= 45);
+	/* every credential name or suffix it lists is kept out */
+	s = strstr(e, "names them:");
+	e = strstr(help, "Gated mode sets");
+	assert_non_null(s);
+	assert_non_null(e);
+	for (count = 0; s < e; s += n > 0 ? n : 1) {
+		n = strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+		if (n < 3 || n >= sizeof(name) - 8)
+			continue;
+		snprintf(name, sizeof(name), "%s%.*s", s[0] == '_' ? "X" : "",
+		    (int)n, s);
+		if (!spawn_env_secret(name, strlen(name)))
+			fail_msg("--help lists %s as a credential; it is not "
+			    "kept out", name);
+		count++;
+	}
+	assert_true(count >= 15);
 	/* and the proxies gated mode sets are named */
 	assert_non_null(strstr(help, "no_proxy"));
+}
+
+/* Credential-shaped variables stay out, but those --pass-env names; the
+ * note names them, never a value. */
+static void
+test_env_secrets(void **state)
+{
+	static const char *const secret[] = { "GITHUB_TOKEN", "NPM_TOKEN",
+	    "AWS_SECRET_ACCESS_KEY", "AWS_ACCESS_KEY_ID", "VAULT_TOKEN",
+	    "ANTHROPIC_API_KEY", "PGPASSWORD", "github_token", "DB_PASSWORD",
+	    "MYSQL_PWD", "GOOGLE_APPLICATION_CREDENTIALS", "X_APIKEY", NULL };
+	static const char *const plain[] = { "PATH", "HOME", "OLDPWD", "PWD",
+	    "AWS_REGION", "AWS_CA_BUNDLE", "KEYMAP", "TOKEN", "SSL_CERT_FILE",
+	    "GPG_TTY", NULL };
+	char *const envp[] = { "PATH=/bin", "GITHUB_TOKEN=ghp_secretvalue",
+	    "HOME=/h", "NPM_TOKEN=npm_x", "PGPASSWORD=pw", NULL };
+	const char *pass[] = { "NPM_TOKEN" };
+	char note[64], small[16];
+	char **out;
+	size_t i;
+
+	(void)state;
+	for (i = 0; secret[i] != NULL; i++)
+		if (!spawn_env_secret(secret[i], strlen(secret[i])))
+			fail_msg("%s should be kept out", secret[i]);
+	for (i = 0; plain[i] != NULL; i++)
+		if (spawn_env_secret(plain[i], strlen(plain[i])))
+			fail_msg("%s should pass", plain[i]);
+	assert_non_null(out = spawn_env_scrub(envp, pass, 1, note,
+	    sizeof(note)));
+	assert_string_equal(out[0], "PATH=/bin");
+	assert_string_equal(out[1], "HOME=/h");
+	assert_string_equal(out[2], "NPM_TOKEN=npm_x");
+	assert_null(out[3]);
+	assert_string_equal(note, "GITHUB_TOKEN PGPASSWORD");
+	assert_null(strstr(note, "ghp_"));
+	free(out);
+	/* no room: cut, and said so */
+	assert_non_null(out = spawn_env_scrub(envp, NULL, 0, small,
+	    sizeof(small)));
+	assert_null(out[2]);
+	assert_true(strlen(small) < sizeof(small));
+	assert_non_null(strstr(small, "..."));
+	free(out);
+	/* --pass-env takes a name, not KEY=VALUE */
+	{
+		struct spawn_opts o;
+		char err[256];
+
+		assert_int_equal(parse(&o, NULL, err, sizeof(err), "--pass-env",
+		    "NPM_TOKEN", "--pass-env", "GH_TOKEN", "--", "true", NULL),
+		    SPAWN_OPT_RUN);
+		assert_int_equal(o.npass_env, 2);
+		assert_string_equal(o.pass_env[1], "GH_TOKEN");
+		spawn_opts_clear(&o);
+		assert_int_equal(parse(&o, NULL, err, sizeof(err), "--pass-env",
+		    "A=B", "--", "true", NULL), SPAWN_OPT_USAGE);
+		assert_non_null(strstr(err, "not a variable name"));
+		assert_int_equal(parse(&o, NULL, err, sizeof(err), "--pass-env",
+		    "9X", "--", "true", NULL), SPAWN_OPT_USAGE);
+	}
 }
 
 int
@@ -744,6 +822,7 @@ main(void)
 		cmocka_unit_test(test_allowfile_limits),
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_env_help),
+		cmocka_unit_test(test_env_secrets),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,10 +90,12 @@ oneline() { printf '%s' "$1" | tr '\n' '|' | cut -c1-600; }
 # as_prefix WHO[:member]: AS runs a command as WHO with a small, known
 # environment and WHO's test home. nobody:member has the primary group
 # gatekeeper (gated mode); plain nobody has no groups at all.
+RUN_ENV=()	# more of gk-run's environment, for one run
 as_prefix() {
 	local who=${1%%:*} env v
 	env=(PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin
-		"HOME=$FS/$who/home" LANG=C.UTF-8 GIT_CONFIG_NOSYSTEM=1)
+		"HOME=$FS/$who/home" LANG=C.UTF-8 GIT_CONFIG_NOSYSTEM=1
+		"${RUN_ENV[@]}")
 	for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
 		[ -n "${!v:-}" ] && env+=("$v=${!v}")
 	done
@@ -283,6 +285,16 @@ prepare() {
 	printf '[pypi]\npassword = gk-secret-pypirc\n' >"$h/.pypirc"
 	printf '[registry]\ntoken = "gk-secret-cargo"\n' >"$h/.cargo/credentials.toml"
 	echo "gk-secret-vault" >"$h/.vault-token"
+	mkdir -p "$h/.claude" "$h/.m2" "$h/.config/containers" "$h/.gem" \
+		"$h/.config/Bitwarden CLI"
+	echo "db:5432:*:u:gk-secret-pgpass" >"$h/.pgpass"
+	echo '{"accessToken":"gk-secret-claude"}' >"$h/.claude/.credentials.json"
+	echo '{"oauthAccount":"gk-secret-claudejson"}' >"$h/.claude.json"
+	echo "<password>gk-secret-m2</password>" >"$h/.m2/settings.xml"
+	echo '{"auths":{"r":{"auth":"gk-secret-podman"}}}' \
+		>"$h/.config/containers/auth.json"
+	echo ":rubygems_api_key: gk-secret-gem" >"$h/.gem/credentials"
+	echo '{"token":"gk-secret-bw"}' >"$h/.config/Bitwarden CLI/data.json"
 	echo "export TOKEN=gk-secret-bashhist" >"$h/.bash_history"
 	echo "token = 'gk-secret-pyhist'" >"$h/.python_history"
 	echo "plain" >"$d/work/readme"
@@ -760,10 +772,21 @@ checks_sockets() {
 # ---------------------------------------------------------------------------
 # 4. Secret stores
 
+# all_named NAME...: each NAME is in gk-run's kept-out line
+all_named() {
+	local n
+	for n in "$@"; do
+		grep -q "^gk-run: kept out.*[ :]$n\( \|\$\)" "$T/err" || return 1
+	done
+}
+
 checks_secrets() {
 	local who=$1 h=$FS/$1/home w=$FS/$1/work f k
 	for f in .git-credentials .config/gh/hosts.yml .npmrc .pypirc \
-	    .cargo/credentials.toml .vault-token .bash_history .python_history; do
+	    .cargo/credentials.toml .vault-token .bash_history .python_history \
+	    .pgpass .claude/.credentials.json .claude.json .m2/settings.xml \
+	    .config/containers/auth.json .gem/credentials \
+	    ".config/Bitwarden CLI/data.json"; do
 		run "$who" "$w" -- cat "$h/$f"
 		GK_DETAIL=$(detail)
 		gk_check "$who: ~/$f: its secret cannot be read (empty or absent inside)" \
@@ -773,6 +796,30 @@ checks_secrets() {
 	GK_DETAIL=$(detail)
 	gk_check "$who: --ro ~/.npmrc brings it back" \
 		grep -q gk-secret-npmrc "$T/out"
+	# credentials in gk-run's environment stay out, named (never shown)
+	# on stderr; --pass-env lets one in
+	RUN_ENV=(GITHUB_TOKEN=gk-secret-env-gh NPM_TOKEN=gk-secret-env-npm
+		AWS_SECRET_ACCESS_KEY=gk-secret-env-aws
+		AWS_ACCESS_KEY_ID=gk-secret-env-awsid
+		ANTHROPIC_API_KEY=gk-secret-env-anthropic
+		VAULT_TOKEN=gk-secret-env-vault PGPASSWORD=gk-secret-env-pg
+		AWS_REGION=eu-west-1)
+	run "$who" "$w" -- env
+	GK_DETAIL=$(detail)
+	gk_check "$who: env inside shows none of the credential variables; AWS_REGION passes" \
+		eval '[ "$RC" = 0 ] && ! grep -q gk-secret "$T/out" &&
+		    grep -qx "AWS_REGION=eu-west-1" "$T/out"'
+	gk_check "$who: ... and gk-run named each one it kept out, no value" \
+		eval 'grep -q "^gk-run: kept out of the sandbox.s environment" "$T/err" &&
+		    all_named GITHUB_TOKEN NPM_TOKEN AWS_SECRET_ACCESS_KEY \
+			AWS_ACCESS_KEY_ID ANTHROPIC_API_KEY VAULT_TOKEN PGPASSWORD &&
+		    ! grep -q gk-secret "$T/err"'
+	run "$who" "$w" --pass-env NPM_TOKEN -- env
+	GK_DETAIL=$(detail)
+	gk_check "$who: --pass-env NPM_TOKEN lets that one in, no other" \
+		eval 'grep -qx "NPM_TOKEN=gk-secret-env-npm" "$T/out" &&
+		    [ "$(grep -c gk-secret "$T/out")" = 1 ]'
+	RUN_ENV=()
 	# (the machine's own files: counted, never printed)
 	for f in /etc/shadow /etc/gshadow; do
 		[ -e "$f" ] || continue
