@@ -73,6 +73,12 @@ int		 spawn_guard_mounts(struct spawn_mlist *l,
  */
 int		 spawn_guard_gitdir(struct spawn_mlist *l, const char *path,
 		    const struct spawn_opts *o);
+/* spawn_scrubview.c: home/rel shown as its copy with the secrets
+ * replaced, for the settings files that hold secrets too (~/.npmrc, ...):
+ * 1 when added, 0 when rel is none of them or cannot be read as one
+ * (hide it whole), -1 out of memory. */
+int		 spawn_scrub_view(struct spawn_mlist *l, const char *home,
+		    const char *rel);
 /* spawn_hostio.c: host files a sandbox could have touched */
 /*
  * openat() of rel beneath dirfd following no link, even with O_PATH

@@ -520,10 +520,16 @@ default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 	const char *rt;
 	char path[PATH_MAX];
 	size_t i;
-	int r = 0;
+	int r = 0, v;
 
 	if (o->fs == SPAWN_FS_SANDBOX && home != NULL) {
 		for (i = 0; default_hides[i] != NULL; i++) {
+			/* settings with secrets: shown without them */
+			if (!macos && (v = spawn_scrub_view(l, home,
+			    default_hides[i])) != 0) {
+				r |= v == -1 ? -1 : 0;
+				continue;
+			}
 			snprintf(path, sizeof(path), "%s/%s", home,
 			    default_hides[i]);
 			r |= implicit_hide(l, path, macos, false);

@@ -281,7 +281,8 @@ prepare() {
 		>"$h/.gitconfig"
 	echo "https://u:gk-secret-gitcred@github.com" >"$h/.git-credentials"
 	echo "oauth_token: gk-secret-gh" >"$h/.config/gh/hosts.yml"
-	echo "//registry.npmjs.org/:_authToken=gk-secret-npmrc" >"$h/.npmrc"
+	printf '@corp:registry=https://npm.corp.example/\n//registry.npmjs.org/:_authToken=npm_gk-secret-npmrc\n' \
+		>"$h/.npmrc"
 	printf '[pypi]\npassword = gk-secret-pypirc\n' >"$h/.pypirc"
 	printf '[registry]\ntoken = "gk-secret-cargo"\n' >"$h/.cargo/credentials.toml"
 	echo "gk-secret-vault" >"$h/.vault-token"
@@ -796,6 +797,30 @@ checks_secrets() {
 	GK_DETAIL=$(detail)
 	gk_check "$who: --ro ~/.npmrc brings it back" \
 		grep -q gk-secret-npmrc "$T/out"
+	# settings files that hold secrets too: shown, their secrets replaced
+	run "$who" "$w" -- cat "$h/.npmrc" "$h/.pypirc" "$h/.git-credentials" \
+		"$h/.cargo/credentials.toml"
+	GK_DETAIL=$(detail)
+	gk_check "$who: ~/.npmrc, ~/.pypirc, ~/.git-credentials, cargo's credentials readable: settings kept, each secret a placeholder of its shape" \
+		eval '[ "$RC" = 0 ] && ! grep -q gk-secret "$T/out" &&
+		    grep -qx "@corp:registry=https://npm.corp.example/" "$T/out" &&
+		    grep -qx "//registry.npmjs.org/:_authToken=npm_gkplaceholdergk" "$T/out" &&
+		    grep -qx "\[pypi\]" "$T/out" && grep -q "^https://u:gkpl.*@github.com$" "$T/out"'
+	if command -v npm >/dev/null; then
+		run "$who" "$w" -- npm config get @corp:registry
+		GK_DETAIL=$(detail)
+		gk_check "$who: npm inside sees the scoped registry of ~/.npmrc" \
+			grep -qx "https://npm.corp.example/" "$T/out"
+	fi
+	# a link planted as ~/.npmrc is never read: the file is hidden whole
+	mv "$h/.npmrc" "$h/npmrc.real"
+	ln -s npmrc.real "$h/.npmrc"
+	run "$who" "$w" -- cat "$h/.npmrc"
+	GK_DETAIL=$(detail)
+	gk_check "$who: ~/.npmrc a link: not read through, hidden as before" \
+		eval '! grep -q "gk-secret\|corp:registry" "$T/out"'
+	rm "$h/.npmrc"
+	mv "$h/npmrc.real" "$h/.npmrc"
 	# credentials in gk-run's environment stay out, named (never shown)
 	# on stderr; --pass-env lets one in
 	RUN_ENV=(GITHUB_TOKEN=gk-secret-env-gh NPM_TOKEN=gk-secret-env-npm

@@ -1,0 +1,86 @@
+/*
+ * spawn_scrubview: the settings files that hold secrets too (~/.npmrc,
+ * ~/.pypirc, ~/.netrc, ~/.git-credentials, cargo's credentials) are shown
+ * inside as gk-run's read-only copy with every secret replaced
+ * (spawn_scrub.h), instead of being hidden whole: a scoped or private
+ * registry's settings keep working, its token stays outside. The file is
+ * read beneath $HOME following no link (an earlier run may have planted
+ * one); anything else (a link, not a regular file, too big, not text)
+ * is hidden whole, as before.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "spawner/spawn_int.h"
+#include "spawner/spawn_scrub.h"
+
+static const struct {
+	const char		*rel;	/* beneath $HOME */
+	enum spawn_scrub_fmt	 fmt;
+} views[] = {
+	{ ".npmrc", SPAWN_SCRUB_NPMRC },
+	{ ".pypirc", SPAWN_SCRUB_PYPIRC },
+	{ ".netrc", SPAWN_SCRUB_NETRC },
+	{ ".git-credentials", SPAWN_SCRUB_GITCRED },
+	{ ".cargo/credentials.toml", SPAWN_SCRUB_CARGO },
+	{ ".cargo/credentials", SPAWN_SCRUB_CARGO },
+};
+
+/* home/rel's text, read following no link: malloc'd, NUL-terminated,
+ * or NULL (then the file is hidden whole). */
+static char *
+read_text(const char *home, const char *rel, size_t *len)
+{
+	int hfd, fd = -1;
+	struct stat st;
+	char *buf = NULL;
+	ssize_t n;
+
+	if ((hfd = open(home, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return NULL;
+	fd = spawn_openat_nofollow(hfd, rel, O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC, 0);
+	close(hfd);
+	if (fd == -1 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
+	    st.st_size > SPAWN_SCRUB_MAX ||
+	    (buf = malloc((size_t)st.st_size + 2)) == NULL)
+		goto fail;
+	/* one read more than the size: a file that grew is refused */
+	if ((n = read(fd, buf, (size_t)st.st_size + 1)) < 0 ||
+	    n != st.st_size)
+		goto fail;
+	close(fd);
+	buf[n] = '\0';
+	*len = (size_t)n;
+	return buf;
+fail:
+	if (fd != -1)
+		close(fd);
+	free(buf);
+	return NULL;
+}
+
+int
+spawn_scrub_view(struct spawn_mlist *l, const char *home, const char *rel)
+{
+	char *text, *path;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (strcmp(views[i].rel, rel) == 0)
+			break;
+	if (i == sizeof(views) / sizeof(views[0]) ||
+	    (text = read_text(home, rel, &len)) == NULL)
+		return 0;
+	if (spawn_scrub(views[i].fmt, text, len) == -1 ||
+	    asprintf(&path, "%s/%s", home, rel) == -1) {
+		free(text);
+		return 0;
+	}
+	return spawn_ml_add_src(l, SPAWN_MNT_DATA, path, text, true) == 0 ?
+	    1 : -1;
+}
