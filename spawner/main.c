@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "spawner/spawn_conf.h"
 #include "spawner/spawn_int.h"
 
 extern char **environ;
@@ -715,17 +716,31 @@ events_fd_check(const struct spawn_opts *o)
 		die("--events-fd %d: %s", o->events_fd, strerror(errno));
 }
 
+/* The configuration files' defaults, then the command line. */
+static char **
+conf_args(int argc, char **argv, int *nargs)
+{
+	char err[SPAWN_ERRLEN], **args;
+
+	if ((args = spawn_conf_argv(argc, argv, spawn_home(), nargs, err,
+	    sizeof(err))) == NULL)
+		die("%s", err);
+	return args;
+}
+
 int
 main(int argc, char **argv)
 {
-	char err[SPAWN_ERRLEN], *cwd;
+	char err[SPAWN_ERRLEN], *cwd, **args;
 	struct spawn_opts o;
 	struct spawn_plan p;
+	int nargs;
 
 	std_fds();
 	/* one write per line: whoever reads our stderr never sees half */
 	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
-	switch (spawn_opts_parse(argc, argv, getenv("GK_CONTROL"), &o, err,
+	args = conf_args(argc, argv, &nargs);
+	switch (spawn_opts_parse(nargs, args, getenv("GK_CONTROL"), &o, err,
 	    sizeof(err))) {
 	case SPAWN_OPT_HELP:
 		fputs(spawn_usage(), stdout);

@@ -97,6 +97,7 @@ static const struct guarded home_guards[] = {
 	{ ".config/autostart", false, false },
 	{ ".config/systemd", false, false },
 	{ ".config/environment.d", false, false },
+	{ ".config/gk-run", false, false },	/* gk-run's own settings */
 	{ NULL, false, false },
 };
 

@@ -241,6 +241,8 @@ try zshenv sh -c 'echo "touch $1/zshenv" >"$HOME/.zshenv"' sh "$m"
 try gitconfig git config --global core.fsmonitor "touch $m/gitconfig; false"
 try configgit sh -c 'mkdir -p "$HOME/.config/git" &&
 	printf "[core]\n\tpager = touch %s/configgit\n" "$1" >"$HOME/.config/git/config"' sh "$m"
+try gkrunconf sh -c 'mkdir -p "$HOME/.config/gk-run" &&
+	echo "rw /" >"$HOME/.config/gk-run/config"'
 try homefile sh -c 'echo ok >"$HOME/gk-home-file"'
 EOF
 # wt.sh MARKS MAIN: from a worktree: commit, then plant code in the
@@ -708,6 +710,8 @@ checks_home() {
 		    [ ! -e "$m/gitconfig" ]'
 	gk_check "$who: from \$HOME: ~/.config/git cannot be created" \
 		eval 'said configgit refused && [ ! -e "$h/.config/git" ]'
+	gk_check "$who: from \$HOME: gk-run's own ~/.config/gk-run cannot be created (a later run would take it as the user's)" \
+		eval 'said gkrunconf refused && [ ! -e "$h/.config/gk-run" ]'
 	gk_check "$who: from \$HOME: other files in \$HOME are writable" \
 		eval 'said homefile wrote && [ -e "$h/gk-home-file" ]'
 	rm -f "$h/gk-home-file"
@@ -844,6 +848,30 @@ checks_secrets() {
 	gk_check "$who: --pass-env NPM_TOKEN lets that one in, no other" \
 		eval 'grep -qx "NPM_TOKEN=gk-secret-env-npm" "$T/out" &&
 		    [ "$(grep -c gk-secret "$T/out")" = 1 ]'
+	# the user's configuration file: defaults before the command line
+	mkdir -p "$h/.config/gk-run" "$h/private"
+	echo "gk-private" >"$h/private/f"
+	printf '# defaults\nro ~/.claude\nhide ~/private\npass-env VAULT_TOKEN\n' \
+		>"$h/.config/gk-run/config"
+	chown -R "${who%%:*}" "$h/.config/gk-run" "$h/private" 2>/dev/null
+	run "$who" "$w" -- sh -c 'cat ~/.claude/.credentials.json; cat ~/private/f; env'
+	GK_DETAIL=$(detail)
+	gk_check "$who: ~/.config/gk-run/config: ro ~/.claude brings it back, hide ~/private hides, pass-env VAULT_TOKEN lets it in" \
+		eval 'grep -q gk-secret-claude "$T/out" && ! grep -q gk-private "$T/out" &&
+		    grep -qx "VAULT_TOKEN=gk-secret-env-vault" "$T/out" &&
+		    ! grep -q gk-secret-env-gh "$T/out"'
+	printf 'ro ~/.claude\nhdie ~/private\n' >"$h/.config/gk-run/config"
+	run "$who" "$w" -- true
+	GK_DETAIL=$(detail)
+	gk_check "$who: a bad line in it: exit 125, FILE:LINE and what is wrong" \
+		eval '[ "$RC" = 125 ] && grep -q "^gk-run: $h/.config/gk-run/config:2: unknown directive .hdie." "$T/err"'
+	rm "$h/.config/gk-run/config"
+	ln -s "$h/.bashrc" "$h/.config/gk-run/config"
+	run "$who" "$w" -- true
+	GK_DETAIL=$(detail)
+	gk_check "$who: the file a link: refused (125), never read through" \
+		eval '[ "$RC" = 125 ] && grep -q "a link" "$T/err"'
+	rm -r "$h/.config/gk-run" "$h/private"
 	RUN_ENV=()
 	# (the machine's own files: counted, never printed)
 	for f in /etc/shadow /etc/gshadow; do
