@@ -278,7 +278,8 @@ static struct spawn_ask_conf ask = { .tty_fd = -1, .decisions_fd = -1,
 static void
 build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 {
-	char err[SPAWN_ERRLEN], note[512];
+	struct spawn_env_notes notes;
+	char err[SPAWN_ERRLEN];
 	size_t i;
 
 	memset(p, 0, sizeof(*p));
@@ -297,11 +298,15 @@ build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 	p->cwd = *cwd;
 	/* credentials stay outside; the user learns which, never a value */
 	if ((p->envp = spawn_env_scrub(environ, o->pass_env, o->npass_env,
-	    note, sizeof(note))) == NULL)
+	    &notes)) == NULL)
 		die("out of memory");
-	if (note[0] != '\0' && !o->quiet)
+	if (notes.out[0] != '\0' && !o->quiet)
 		fprintf(stderr, "gk-run: kept out of the sandbox's environment "
-		    "(credentials; --pass-env NAME lets one in): %s\n", note);
+		    "(credentials; --pass-env NAME lets one in): %s\n",
+		    notes.out);
+	if (notes.urls[0] != '\0' && !o->quiet)
+		fprintf(stderr, "gk-run: passwords in URLs replaced by "
+		    "placeholders: %s\n", notes.urls);
 	p->envset = o->env;
 	p->nenvset = o->nenv;
 	p->seccomp_fd = p->resolv_fd = p->status_fd = -1;

@@ -339,14 +339,21 @@ bool		 spawn_env_valid(const char *kv);
 /* Is name[0..len) credential-shaped (spawn_env.c: a suffix such as
  * _TOKEN or _KEY, or a well-known name)? */
 bool		 spawn_env_secret(const char *name, size_t len);
+/* What spawn_env_scrub did, by name (never a value), space-separated;
+ * " ..." ends a list that does not fit. */
+struct spawn_env_notes {
+	char	 out[512];	/* kept out */
+	char	 urls[512];	/* their URLs' passwords replaced */
+};
 /*
  * envp without its credential-shaped variables, but those named in
- * pass[] (--pass-env): a new array (free it; the strings are envp's), or
- * NULL when out of memory. note gets the names kept out, space-separated
- * ("" when none; " ..." ends it when they do not fit): never a value.
+ * pass[] (--pass-env), and with the passwords of URLs in the others'
+ * values replaced by placeholders (spawn_scrub.h): a new array (free it;
+ * the strings are envp's but for those changed), or NULL when out of
+ * memory.
  */
 char		**spawn_env_scrub(char *const *envp, const char *const *pass,
-		    size_t npass, char *note, size_t notelen);
+		    size_t npass, struct spawn_env_notes *notes);
 
 /* ---- the cage (control protocol, see spawn_cage.c) --------------------- */
 

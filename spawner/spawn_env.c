@@ -18,7 +18,9 @@
  * holds. Credential-shaped names end in _TOKEN, _SECRET, _KEY,
  * _PASSWORD, _PASSWD, _PASS, _PWD, _CREDENTIAL(S), _AUTH or _APIKEY (any
  * case), and a list of well-known ones that do not (PGPASSWORD,
- * AWS_ACCESS_KEY_ID, ...).
+ * AWS_ACCESS_KEY_ID, ...). A URL's password in any other variable
+ * (DATABASE_URL=postgres://u:SECRET@db/x, PIP_INDEX_URL) is replaced by
+ * a placeholder of its shape, the rest of the URL kept.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,6 +28,7 @@
 #include <strings.h>
 
 #include "spawner/spawn.h"
+#include "spawner/spawn_scrub.h"
 
 static const char *const dropped_names[] = {
 	/* shells */
@@ -142,39 +145,74 @@ passed(const char *name, size_t len, const char *const *pass, size_t npass)
 	return false;
 }
 
-char **
-spawn_env_scrub(char *const *envp, const char *const *pass, size_t npass,
-    char *note, size_t notelen)
+/* Add name[0, len) to a space-separated note; " ..." when out of room. */
+static void
+note_add(char *note, size_t notelen, const char *name, size_t len)
 {
-	size_t i, n = 0, used = 0, len;
-	const char *eq;
-	char **out;
+	size_t used = strnlen(note, notelen);
 	int w;
 
-	if (notelen > 0)
-		note[0] = '\0';
+	if (used + 4 >= notelen)	/* full already */
+		return;
+	w = snprintf(note + used, notelen - used, "%s%.*s",
+	    used > 0 ? " " : "", (int)len, name);
+	if (w < 0 || (size_t)w >= notelen - used)
+		snprintf(note + (used + 5 > notelen ? notelen - 5 : used), 5,
+		    " ...");
+}
+
+/* kv with the passwords of the URLs in its value replaced (a new
+ * string), or NULL when it has none (or no memory: then kept out). */
+static char *
+url_scrubbed(const char *kv, size_t klen, bool *nomem)
+{
+	char *copy;
+	int n;
+
+	*nomem = false;
+	if (strstr(kv + klen, "://") == NULL)
+		return NULL;
+	if ((copy = strdup(kv)) == NULL) {
+		*nomem = true;
+		return NULL;
+	}
+	n = spawn_scrub(SPAWN_SCRUB_GITCRED, copy + klen + 1,
+	    strlen(copy + klen + 1));
+	if (n > 0)
+		return copy;
+	free(copy);
+	return NULL;
+}
+
+char **
+spawn_env_scrub(char *const *envp, const char *const *pass, size_t npass,
+    struct spawn_env_notes *notes)
+{
+	size_t i, n = 0, len;
+	const char *eq;
+	char **out, *u;
+	bool nomem;
+
+	memset(notes, 0, sizeof(*notes));
 	for (i = 0; envp[i] != NULL; i++)
 		;
 	if ((out = calloc(i + 1, sizeof(*out))) == NULL)
 		return NULL;
 	for (i = 0; envp[i] != NULL; i++) {
-		eq = strchr(envp[i], '=');
-		len = eq != NULL ? (size_t)(eq - envp[i]) : strlen(envp[i]);
-		if (!spawn_env_secret(envp[i], len) ||
-		    passed(envp[i], len, pass, npass)) {
-			out[n++] = envp[i];
+		if ((eq = strchr(envp[i], '=')) == NULL)
 			continue;
-		}
-		/* the names only, never a value; "..." when out of room */
-		w = snprintf(note + used, notelen - used, "%s%.*s",
-		    used > 0 ? " " : "", (int)len, envp[i]);
-		if (w < 0 || (size_t)w >= notelen - used) {
-			if (notelen > 4 && used < notelen)
-				snprintf(note + (used > notelen - 5 ?
-				    notelen - 5 : used), 5, " ...");
-			used = notelen;
-		} else
-			used += (size_t)w;
+		len = (size_t)(eq - envp[i]);
+		if (passed(envp[i], len, pass, npass))
+			out[n++] = envp[i];
+		else if (spawn_env_secret(envp[i], len))
+			note_add(notes->out, sizeof(notes->out), envp[i], len);
+		else if ((u = url_scrubbed(envp[i], len, &nomem)) != NULL) {
+			out[n++] = u;
+			note_add(notes->urls, sizeof(notes->urls), envp[i], len);
+		} else if (nomem)
+			note_add(notes->out, sizeof(notes->out), envp[i], len);
+		else
+			out[n++] = envp[i];
 	}
 	return out;
 }

@@ -727,7 +727,7 @@ test_env_help(void **state)
 	assert_true(count >= 45);
 	/* every credential name or suffix it lists is kept out */
 	s = strstr(e, "names them:");
-	e = strstr(help, "Gated mode sets");
+	e = strstr(help, "and a few more;");
 	assert_non_null(s);
 	assert_non_null(e);
 	for (count = 0; s < e; s += n > 0 ? n : 1) {
@@ -759,9 +759,12 @@ test_env_secrets(void **state)
 	    "AWS_REGION", "AWS_CA_BUNDLE", "KEYMAP", "TOKEN", "SSL_CERT_FILE",
 	    "GPG_TTY", NULL };
 	char *const envp[] = { "PATH=/bin", "GITHUB_TOKEN=ghp_secretvalue",
-	    "HOME=/h", "NPM_TOKEN=npm_x", "PGPASSWORD=pw", NULL };
+	    "HOME=/h", "NPM_TOKEN=npm_x", "PGPASSWORD=pw",
+	    "DATABASE_URL=postgres://app:hunter22@db.example/x",
+	    "PIP_INDEX_URL=https://pypi.example/simple", NULL };
 	const char *pass[] = { "NPM_TOKEN" };
-	char note[64], small[16];
+	struct spawn_env_notes notes;
+	char *many[64], names[64][40];
 	char **out;
 	size_t i;
 
@@ -772,21 +775,31 @@ test_env_secrets(void **state)
 	for (i = 0; plain[i] != NULL; i++)
 		if (spawn_env_secret(plain[i], strlen(plain[i])))
 			fail_msg("%s should pass", plain[i]);
-	assert_non_null(out = spawn_env_scrub(envp, pass, 1, note,
-	    sizeof(note)));
+	assert_non_null(out = spawn_env_scrub(envp, pass, 1, &notes));
 	assert_string_equal(out[0], "PATH=/bin");
 	assert_string_equal(out[1], "HOME=/h");
 	assert_string_equal(out[2], "NPM_TOKEN=npm_x");
-	assert_null(out[3]);
-	assert_string_equal(note, "GITHUB_TOKEN PGPASSWORD");
-	assert_null(strstr(note, "ghp_"));
+	/* a URL's password replaced, the rest of it kept */
+	assert_string_equal(out[3],
+	    "DATABASE_URL=postgres://app:gkplaceh@db.example/x");
+	assert_ptr_equal(out[4], envp[6]);	/* no password: as it was */
+	assert_null(out[5]);
+	assert_string_equal(notes.out, "GITHUB_TOKEN PGPASSWORD");
+	assert_string_equal(notes.urls, "DATABASE_URL");
+	free(out[3]);
 	free(out);
-	/* no room: cut, and said so */
-	assert_non_null(out = spawn_env_scrub(envp, NULL, 0, small,
-	    sizeof(small)));
-	assert_null(out[2]);
-	assert_true(strlen(small) < sizeof(small));
-	assert_non_null(strstr(small, "..."));
+	/* more names than the note holds: cut, and said so */
+	for (i = 0; i < 63; i++) {
+		snprintf(names[i], sizeof(names[i]),
+		    "SOME_LONG_VARIABLE_%02zu_TOKEN=x", i);
+		many[i] = names[i];
+	}
+	many[63] = NULL;
+	assert_non_null(out = spawn_env_scrub(many, NULL, 0, &notes));
+	assert_null(out[0]);
+	assert_true(strlen(notes.out) < sizeof(notes.out));
+	assert_non_null(strstr(notes.out, " ..."));
+	assert_int_equal(strcmp(notes.out + strlen(notes.out) - 4, " ..."), 0);
 	free(out);
 	/* --pass-env takes a name, not KEY=VALUE */
 	{

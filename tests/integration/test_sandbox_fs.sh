@@ -832,12 +832,15 @@ checks_secrets() {
 		AWS_ACCESS_KEY_ID=gk-secret-env-awsid
 		ANTHROPIC_API_KEY=gk-secret-env-anthropic
 		VAULT_TOKEN=gk-secret-env-vault PGPASSWORD=gk-secret-env-pg
+		DATABASE_URL=postgres://app:gk-secret-env-url@db.example/x
 		AWS_REGION=eu-west-1)
 	run "$who" "$w" -- env
 	GK_DETAIL=$(detail)
-	gk_check "$who: env inside shows none of the credential variables; AWS_REGION passes" \
+	gk_check "$who: env inside shows none of the credential variables; AWS_REGION passes; DATABASE_URL's password is a placeholder" \
 		eval '[ "$RC" = 0 ] && ! grep -q gk-secret "$T/out" &&
-		    grep -qx "AWS_REGION=eu-west-1" "$T/out"'
+		    grep -qx "AWS_REGION=eu-west-1" "$T/out" &&
+		    grep -qx "DATABASE_URL=postgres://app:gkplaceholdergkpl@db.example/x" "$T/out" &&
+		    grep -q "^gk-run: passwords in URLs replaced by placeholders: DATABASE_URL$" "$T/err"'
 	gk_check "$who: ... and gk-run named each one it kept out, no value" \
 		eval 'grep -q "^gk-run: kept out of the sandbox.s environment" "$T/err" &&
 		    all_named GITHUB_TOKEN NPM_TOKEN AWS_SECRET_ACCESS_KEY \
