@@ -79,6 +79,11 @@ int		 spawn_guard_gitdir(struct spawn_mlist *l, const char *path,
  * (hide it whole), -1 out of memory. */
 int		 spawn_scrub_view(struct spawn_mlist *l, const char *home,
 		    const char *rel);
+/* The same for the files shown in hidden directory home/dir (gh's
+ * hosts.yml in ~/.config/gh, docker's config.json in ~/.docker), after
+ * its hide: 0 or -1 (out of memory). */
+int		 spawn_scrub_views_in(struct spawn_mlist *l, const char *home,
+		    const char *dir);
 /* spawn_hostio.c: host files a sandbox could have touched */
 /*
  * openat() of rel beneath dirfd following no link, even with O_PATH

@@ -533,6 +533,9 @@ default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			snprintf(path, sizeof(path), "%s/%s", home,
 			    default_hides[i]);
 			r |= implicit_hide(l, path, macos, false);
+			if (!macos)
+				r |= spawn_scrub_views_in(l, home,
+				    default_hides[i]);
 		}
 	}
 	for (i = 0; o->fs == SPAWN_FS_SANDBOX && !macos &&

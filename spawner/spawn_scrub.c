@@ -70,6 +70,14 @@ secret_key(enum spawn_scrub_fmt f, const char *key, size_t n)
 		return n == 8 && strncasecmp(key, "password", 8) == 0;
 	case SPAWN_SCRUB_CARGO:
 		return n == 5 && strncasecmp(key, "token", 5) == 0;
+	case SPAWN_SCRUB_GHHOSTS:
+		return (n == 11 && memcmp(key, "oauth_token", 11) == 0) ||
+		    (n == 5 && memcmp(key, "token", 5) == 0);
+	case SPAWN_SCRUB_DOCKER:
+		return (n == 4 && memcmp(key, "auth", 4) == 0) ||
+		    (n == 13 && memcmp(key, "identitytoken", 13) == 0) ||
+		    (n == 13 && memcmp(key, "registrytoken", 13) == 0) ||
+		    (n == 8 && memcmp(key, "password", 8) == 0);
 	case SPAWN_SCRUB_NETRC:
 	case SPAWN_SCRUB_GITCRED:
 		break;
@@ -92,7 +100,8 @@ scrub_value(char *v, size_t n)
 	return 1;
 }
 
-/* key = value lines (npmrc, pypirc, cargo's TOML): one line [s, e). */
+/* key = value lines (npmrc, pypirc, cargo's TOML), key: value (gh's
+ * YAML): one line [s, e). */
 static int
 scrub_kv_line(enum spawn_scrub_fmt f, char *b, size_t s, size_t e)
 {
@@ -102,7 +111,8 @@ scrub_kv_line(enum spawn_scrub_fmt f, char *b, size_t s, size_t e)
 	trim(b, &ks, &ve);
 	if (ks == ve || b[ks] == '#' || b[ks] == ';' || b[ks] == '[')
 		return 0;
-	if ((eq = memchr(b + ks, '=', ve - ks)) == NULL)
+	if ((eq = memchr(b + ks, f == SPAWN_SCRUB_GHHOSTS ? ':' : '=',
+	    ve - ks)) == NULL)
 		return 0;
 	ke = (size_t)(eq - b);
 	vs = ke + 1;
@@ -181,6 +191,48 @@ scrub_netrc(char *b, size_t len)
 	return count;
 }
 
+/*
+ * JSON (docker's config.json): the string value of a secret key, in
+ * place between its quotes (the fill has no quote and no backslash, so
+ * the file stays JSON). Strings are scanned with their escapes; a key is
+ * a string followed by ':'.
+ */
+static int
+scrub_json(char *b, size_t len)
+{
+	size_t i = 0, ks = 0, ke = 0, s;
+	bool key_secret = false;
+	int count = 0;
+
+	while (i < len) {
+		if (b[i] != '"') {
+			if (b[i] == ':' && ke > ks)
+				key_secret = secret_key(SPAWN_SCRUB_DOCKER,
+				    b + ks, ke - ks);
+			else if (!is_space(b[i]))
+				key_secret = false;
+			i++;
+			continue;
+		}
+		for (s = ++i; i < len && b[i] != '"'; i++)
+			if (b[i] == '\\' && i + 1 < len)
+				i++;
+		if (i >= len)
+			break;		/* an unterminated string: stop */
+		if (key_secret && i > s) {
+			spawn_scrub_placeholder(b + s, i - s);
+			count++;
+			key_secret = false;
+			ke = ks = 0;
+		} else {
+			ks = s;
+			ke = i;
+		}
+		i++;
+	}
+	return count;
+}
+
 /* The file's shape: bounded, no NUL, no overlong line. */
 static bool
 plain_text(const char *b, size_t len)
@@ -209,6 +261,8 @@ spawn_scrub(enum spawn_scrub_fmt f, char *buf, size_t len)
 		return -1;
 	if (f == SPAWN_SCRUB_NETRC)
 		return scrub_netrc(buf, len);
+	if (f == SPAWN_SCRUB_DOCKER)
+		return scrub_json(buf, len);
 	for (s = 0; s < len; s = e + 1) {
 		for (e = s; e < len && buf[e] != '\n'; e++)
 			;

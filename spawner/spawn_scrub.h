@@ -27,6 +27,9 @@ enum spawn_scrub_fmt {
 	SPAWN_SCRUB_NETRC,	/* ~/.netrc: password, account */
 	SPAWN_SCRUB_GITCRED,	/* ~/.git-credentials: the URLs' passwords */
 	SPAWN_SCRUB_CARGO,	/* ~/.cargo/credentials.toml: token */
+	SPAWN_SCRUB_GHHOSTS,	/* gh's hosts.yml: oauth_token */
+	SPAWN_SCRUB_DOCKER,	/* ~/.docker/config.json: auth,
+				   identitytoken, registrytoken */
 };
 
 /*

@@ -128,6 +128,35 @@ test_gitcred(void **state)
 }
 
 static void
+test_gh_docker(void **state)
+{
+	const char *out;
+	int n;
+
+	(void)state;
+	out = scrub(SPAWN_SCRUB_GHHOSTS, "github.com:\n    user: me\n"
+	    "    oauth_token: gho_0123456789abcdef\n    git_protocol: https\n"
+	    "ghe.corp:\n    oauth_token: \"abcdef\"\n", &n);
+	assert_int_equal(n, 2);
+	assert_non_null(strstr(out, "    oauth_token: gho_gkplaceholdergkp\n"));
+	assert_non_null(strstr(out, "    oauth_token: \"gkplac\"\n"));
+	assert_non_null(strstr(out, "    git_protocol: https\n"));
+	out = scrub(SPAWN_SCRUB_DOCKER, "{\"auths\":{\"ghcr.io\":{\"auth\":"
+	    "\"dXNlcjpTRUNSRVQ=\"},\"x\":{\"identitytoken\": \"a\\\"b\"}},"
+	    "\"credsStore\":\"auth\",\"proxies\":{\"auth\":{}},"
+	    "\"note\":\"the \\\"auth\\\": \\\"x\\\" inside a string\"}", &n);
+	assert_int_equal(n, 2);
+	assert_non_null(strstr(out, "\"auth\":\"gkplaceholdergkp\"}"));
+	/* an escaped quote inside the value is the value's: all replaced */
+	assert_non_null(strstr(out, "\"identitytoken\": \"gkpl\"}"));
+	/* "auth" as a value, an object under "auth", and text that looks
+	 * like a key inside a string are not secrets */
+	assert_non_null(strstr(out, "\"credsStore\":\"auth\""));
+	assert_non_null(strstr(out, "\"proxies\":{\"auth\":{}}"));
+	assert_non_null(strstr(out, "\\\"x\\\" inside"));
+}
+
+static void
 test_refused(void **state)
 {
 	char buf[SPAWN_SCRUB_LINE_MAX + 16], *big;
@@ -159,6 +188,7 @@ main(void)
 		cmocka_unit_test(test_pypirc_cargo),
 		cmocka_unit_test(test_netrc),
 		cmocka_unit_test(test_gitcred),
+		cmocka_unit_test(test_gh_docker),
 		cmocka_unit_test(test_refused),
 	};
 

@@ -25,7 +25,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	f = (enum spawn_scrub_fmt)(data[0] % (SPAWN_SCRUB_CARGO + 1));
+	f = (enum spawn_scrub_fmt)(data[0] % (SPAWN_SCRUB_DOCKER + 1));
 	data++;
 	size--;
 	if ((a = malloc(size + 1)) == NULL || (b = malloc(size + 1)) == NULL) {

@@ -282,7 +282,12 @@ prepare() {
 	printf '[user]\n\tname = GK Test\n\temail = gk@test.invalid\n[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n' \
 		>"$h/.gitconfig"
 	echo "https://u:gk-secret-gitcred@github.com" >"$h/.git-credentials"
-	echo "oauth_token: gk-secret-gh" >"$h/.config/gh/hosts.yml"
+	printf 'github.com:\n    oauth_token: gk-secret-gh\n    git_protocol: https\n' \
+		>"$h/.config/gh/hosts.yml"
+	mkdir -p "$h/.docker/contexts"
+	printf '{\n  "auths": {"ghcr.io": {"auth": "gk-secret-docker"}},\n  "detachKeys": "ctrl-x"\n}\n' \
+		>"$h/.docker/config.json"
+	echo "gk-secret-dockerctx" >"$h/.docker/contexts/meta"
 	printf '@corp:registry=https://npm.corp.example/\n//registry.npmjs.org/:_authToken=npm_gk-secret-npmrc\n' \
 		>"$h/.npmrc"
 	printf '[pypi]\npassword = gk-secret-pypirc\n' >"$h/.pypirc"
@@ -787,7 +792,8 @@ all_named() {
 
 checks_secrets() {
 	local who=$1 h=$FS/$1/home w=$FS/$1/work f k
-	for f in .git-credentials .config/gh/hosts.yml .npmrc .pypirc \
+	for f in .git-credentials .config/gh/hosts.yml .docker/config.json \
+	    .docker/contexts/meta .npmrc .pypirc \
 	    .cargo/credentials.toml .vault-token .bash_history .python_history \
 	    .pgpass .claude/.credentials.json .claude.json .m2/settings.xml \
 	    .config/containers/auth.json .gem/credentials \
@@ -810,6 +816,13 @@ checks_secrets() {
 		    grep -qx "@corp:registry=https://npm.corp.example/" "$T/out" &&
 		    grep -qx "//registry.npmjs.org/:_authToken=npm_gkplaceholdergk" "$T/out" &&
 		    grep -qx "\[pypi\]" "$T/out" && grep -q "^https://u:gkpl.*@github.com$" "$T/out"'
+	run "$who" "$w" -- sh -c 'cat ~/.config/gh/hosts.yml ~/.docker/config.json; cat ~/.docker/contexts/meta'
+	GK_DETAIL=$(detail)
+	gk_check "$who: gh's hosts.yml and docker's config.json shown with placeholders in their hidden directories, the rest of them hidden" \
+		eval '! grep -q gk-secret "$T/out" && grep -qx "    git_protocol: https" "$T/out" &&
+		    grep -qx "    oauth_token: gkplaceholde" "$T/out" &&
+		    grep -q "\"auth\": \"gkplaceholdergkp\"" "$T/out" &&
+		    grep -q "detachKeys" "$T/out"'
 	if command -v npm >/dev/null; then
 		run "$who" "$w" -- npm config get @corp:registry
 		GK_DETAIL=$(detail)
