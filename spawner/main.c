@@ -721,16 +721,21 @@ events_fd_check(const struct spawn_opts *o)
 		die("--events-fd %d: %s", o->events_fd, strerror(errno));
 }
 
+/* The arguments the options point into, for the process's life. */
+static char	**conf_argv __attribute__((used));
+
 /* The configuration files' defaults, then the command line. */
 static char **
 conf_args(int argc, char **argv, int *nargs)
 {
-	char err[SPAWN_ERRLEN], **args;
+	char err[SPAWN_ERRLEN], *home = spawn_home();
 
-	if ((args = spawn_conf_argv(argc, argv, spawn_home(), nargs, err,
-	    sizeof(err))) == NULL)
+	conf_argv = spawn_conf_argv(argc, argv, home, nargs, err,
+	    sizeof(err));
+	free(home);	/* the arguments hold their own copies */
+	if (conf_argv == NULL)
 		die("%s", err);
-	return args;
+	return conf_argv;
 }
 
 int
