@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "spawner/spawn_conf.h"
@@ -76,35 +75,30 @@ static int
 conf_file(int dirfd, const char *rel, const char *show,
     struct conf_args *a, char *err, size_t errlen)
 {
-	char *buf = NULL, why[256];
-	struct stat st;
-	ssize_t n;
-	int fd, rc = -1;
+	char *buf, why[256];
+	size_t len;
+	int rc = 0, e;
 
-	if ((fd = spawn_openat_nofollow(dirfd, rel, O_RDONLY | O_NONBLOCK |
-	    O_CLOEXEC, 0)) == -1) {
+	if ((buf = spawn_read_beneath(dirfd, rel, SPAWN_CONF_MAX,
+	    &len)) == NULL) {
 		/* none; or defaults this user may not read (not a policy:
 		 * gatekeeperd's host policy is the bound) */
-		if (errno == ENOENT || errno == EACCES)
+		if ((e = errno) == ENOENT || e == EACCES)
 			return 1;
-		snprintf(err, errlen, "%s: %s%s", show, strerror(errno),
-		    errno == ELOOP ? " (a link: gk-run reads its own "
-		    "configuration only as a plain file)" : "");
+		if (e == EINVAL || e == EFBIG)
+			snprintf(err, errlen, "%s: not a plain file of at "
+			    "most %d bytes", show, SPAWN_CONF_MAX);
+		else
+			snprintf(err, errlen, "%s: %s%s", show, strerror(e),
+			    e == ELOOP ? " (a link: gk-run reads its own "
+			    "configuration only as a plain file)" : "");
 		return -1;
 	}
-	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > SPAWN_CONF_MAX ||
-	    (buf = malloc((size_t)st.st_size + 1)) == NULL ||
-	    (n = read(fd, buf, (size_t)st.st_size + 1)) != st.st_size)
-		snprintf(err, errlen, "%s: not a plain file of at most %d "
-		    "bytes", show, SPAWN_CONF_MAX);
-	else if (spawn_conf_parse(buf, (size_t)n, conf_cb, a, why,
-	    sizeof(why)) == -1)
+	if (spawn_conf_parse(buf, len, conf_cb, a, why, sizeof(why)) == -1) {
 		snprintf(err, errlen, "%s:%s", show, why);
-	else
-		rc = 0;
+		rc = -1;
+	}
 	free(buf);
-	close(fd);
 	return rc;
 }
 

@@ -70,6 +70,36 @@ spawn_open_regular(const char *dir, const char *name)
 	return fd;
 }
 
+char *
+spawn_read_beneath(int dirfd, const char *rel, size_t max, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	int fd, e;
+
+	if ((fd = spawn_openat_nofollow(dirfd, rel, O_RDONLY | O_NONBLOCK |
+	    O_CLOEXEC, 0)) == -1)
+		return NULL;
+	if (fstat(fd, &st) == -1)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL;
+	else
+		e = 0;
+	if (e != 0) {
+		close(fd);
+		errno = e;
+		return NULL;
+	}
+	buf = spawn_fd_slurp(fd, max, len);	/* EFBIG past max */
+	e = errno;
+	close(fd);
+	errno = e;
+	if (buf != NULL)
+		buf[*len] = '\0';	/* slurp leaves room for it */
+	return (char *)buf;
+}
+
 bool
 spawn_first_line(const char *dir, const char *name, char out[PATH_MAX])
 {

@@ -97,6 +97,12 @@ int		 spawn_openat_nofollow(int dirfd, const char *rel, int flags,
 /* dir/name for reading: a regular file, no link followed, never blocking
  * (a FIFO); -1 otherwise (ELOOP: a link; EINVAL: another type). */
 int		 spawn_open_regular(const char *dir, const char *name);
+/* dirfd/rel, beneath dirfd following no link (spawn_openat_nofollow),
+ * a regular file of at most max bytes, never blocking: its bytes,
+ * NUL-terminated (malloc'd, *len without the NUL), or NULL with errno
+ * (ELOOP: a link; EINVAL: not a regular file; EFBIG: larger). */
+char		*spawn_read_beneath(int dirfd, const char *rel, size_t max,
+		    size_t *len);
 /* The first line of dir/name (spawn_open_regular), without its end;
  * false when there is none or it does not fit. */
 bool		 spawn_first_line(const char *dir, const char *name,

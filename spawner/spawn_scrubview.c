@@ -9,11 +9,9 @@
  * one); anything else (a link, not a regular file, too big, not text)
  * is hidden whole, as before.
  */
-#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "spawner/spawn_int.h"
@@ -35,38 +33,19 @@ static const struct {
 	{ ".docker/config.json", SPAWN_SCRUB_DOCKER, ".docker" },
 };
 
-/* home/rel's text, read following no link: malloc'd, NUL-terminated,
- * or NULL (then the file is hidden whole). */
+/* home/rel's text, read following no link (spawn_read_beneath):
+ * malloc'd, NUL-terminated, or NULL (then the file is hidden whole). */
 static char *
 read_text(const char *home, const char *rel, size_t *len)
 {
-	int hfd, fd = -1;
-	struct stat st;
-	char *buf = NULL;
-	ssize_t n;
+	char *buf;
+	int hfd;
 
 	if ((hfd = open(home, O_PATH | O_DIRECTORY | O_CLOEXEC)) == -1)
 		return NULL;
-	fd = spawn_openat_nofollow(hfd, rel, O_RDONLY | O_NONBLOCK |
-	    O_CLOEXEC, 0);
+	buf = spawn_read_beneath(hfd, rel, SPAWN_SCRUB_MAX, len);
 	close(hfd);
-	if (fd == -1 || fstat(fd, &st) == -1 || !S_ISREG(st.st_mode) ||
-	    st.st_size > SPAWN_SCRUB_MAX ||
-	    (buf = malloc((size_t)st.st_size + 2)) == NULL)
-		goto fail;
-	/* one read more than the size: a file that grew is refused */
-	if ((n = read(fd, buf, (size_t)st.st_size + 1)) < 0 ||
-	    n != st.st_size)
-		goto fail;
-	close(fd);
-	buf[n] = '\0';
-	*len = (size_t)n;
 	return buf;
-fail:
-	if (fd != -1)
-		close(fd);
-	free(buf);
-	return NULL;
 }
 
 /* View i: 1 added, 0 not (hide it), -1 out of memory. */
