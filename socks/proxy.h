@@ -42,7 +42,7 @@ struct proxy_ctx {
 
 /*
  * One proxied connection: its id, the same from accept to close in every
- * log and audit line about it (session, dial, tunnel, relay), and the
+ * log and audit line about it (handshake, dial, tunnel, relay), and the
  * cage it belongs to, found again after every async step.
  */
 struct proxy_who {

@@ -139,8 +139,9 @@ struct proxy_listener *proxy_listener_new(const struct proxy_ctx *ctx,
 /* Move s to st (a debug line with the connection id). */
 void		 proxy_enter_state(struct proxy_conn *s,
 		    enum proxy_state st);
-/* Dial the target (DIALING); cb gets the outcome. -1: out of memory, -2:
- * the cage has as many tunnels as it may (a limit event). */
+/* Dial the target (RESOLVE_A or CONNECT); cb gets the outcome. -1: out
+ * of memory, -2: the cage has as many tunnels as it may (a limit
+ * event). */
 int		 proxy_conn_dial(struct proxy_conn *s, proxy_dial_cb cb);
 /* The connection's one end, from any state: what it holds goes (its
  * dial, question, relay, sockets, budget), and one line says why. */

@@ -72,7 +72,7 @@ cage_new(const char *const *pats, const struct pin_spec *pins)
 
 	fx.c = gk_test_cage(fx.t, &src, "test", 1000, allowlist(pats), &e);
 	if (fx.c == NULL)
-		fail_msg("gk_cage_create: %s", gk_cage_strerror(e));
+		fail_msg("gk_test_cage: %s", gk_cage_strerror(e));
 	for (i = 0; pins != NULL && i < NPIN && pins[i].name != NULL; i++) {
 		a = addr(pins[i].addr);
 		assert_int_equal(gk_cage_pin(fx.c, pins[i].name, &a,
