@@ -21,6 +21,7 @@
 #include "gatekeeper/cage/gk_ask.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/state/gk_stats.h"
@@ -146,6 +147,36 @@ deny_query(struct dns_server *s, struct dns_handling *h, struct gk_cage *c,
 		    why);
 	}
 	return dns_reply_empty(q, DNS_RC_NXDOMAIN, out, outlen);
+}
+
+/*
+ * A name that carries a credential's placeholder (gk_cred.h): refused
+ * (REFUSED, allowed pattern or not: a wildcard must not carry it out),
+ * counted, told and audited as a leak, the name redacted. 0: none.
+ */
+static size_t
+deny_leak(struct dns_server *s, struct dns_handling *h, struct gk_cage *c,
+    const struct dns_client *cl, const struct dns_query *q, uint8_t *out,
+    size_t outlen)
+{
+	char red[GK_NAME_MAX + 64], why[GK_CRED_NAME_MAX + 64];
+	const char *cred;
+
+	if ((cred = gk_cred_leak(c, (const uint8_t *)q->name, q->name_len,
+	    NULL, NULL)) == NULL)
+		return 0;
+	count_verdict(h, GK_DNSV_DENIED);
+	gk_stats.denied[GK_KIND_DNS][GK_REASON_CREDENTIAL_LEAK]++;
+	gk_cage_count(c, GK_TALLY_DENIED, GK_KIND_DNS);
+	gk_cred_redact(c, q->name, red, sizeof(red));
+	snprintf(why, sizeof(why), "credential %s's placeholder in a DNS "
+	    "name", cred);
+	gk_events_deny(c, GK_KIND_DNS, red, 0, GK_REASON_CREDENTIAL_LEAK,
+	    why);
+	gk_audit_dns_leak(s->audit, c, &cl->addr, red, q->qtype, why, cred);
+	log_info("cage=%s action=deny reason=credential_leak credential=%s "
+	    "name=%s", gk_cage_id(c), cred, red);
+	return dns_reply_empty(q, DNS_RC_REFUSED, out, outlen);
 }
 
 /*
@@ -574,6 +605,8 @@ handle_query(struct dns_server *s, struct dns_handling *h,
 		count_verdict(h, GK_DNSV_REFUSED);
 		return dns_reply_empty(q, DNS_RC_REFUSED, out, outlen);
 	}
+	if ((n = deny_leak(s, h, c, cl, q, out, outlen)) > 0)
+		return n;
 	if (!name_allowed(c, q)) {
 		if ((n = answer_placeholder(s, h, c, q, now, out, outlen)) > 0)
 			return n;

@@ -34,6 +34,7 @@
 #include "gatekeeper/faces/gk_metrics.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/state/gk_conf.h"
+#include "socks/broker.h"
 #include "socks/proxy.h"
 
 struct gk_daemon {
@@ -253,6 +254,10 @@ start_proxies(struct gk_daemon *d, char *err, size_t errlen)
 		return -1;
 	}
 	proxy_conf(d);
+	if ((d->proxy.upstream_tls = broker_upstream_ctx(
+	    d->conf.upstream_ca[0] != '\0' ? d->conf.upstream_ca : NULL, err,
+	    errlen)) == NULL)
+		return -1;
 	if ((d->socks = socks_listener_new(&d->proxy, &d->conf.listen,
 	    d->conf.socks_port, err, errlen)) == NULL)
 		return -1;
@@ -372,6 +377,7 @@ stop(struct gk_daemon *d)
 	proxy_listener_free(d->socks);
 	proxy_listener_free(d->http);
 	proxy_listener_free(d->transparent);
+	broker_ctx_free(d->proxy.upstream_tls);
 	/* a restart: cages' processes stay, for gk-run to register again;
 	 * a stop: they end, and their owners are told why */
 	if (!gk_contain_leave(d->contain))

@@ -29,6 +29,8 @@ struct gk_hostaddrs;
 
 #define PROXY_WHY_MAX	512
 
+typedef struct ssl_ctx_st SSL_CTX;
+
 struct proxy_ctx {
 	struct event_base		*base;
 	struct dns_server		*dns;
@@ -38,6 +40,9 @@ struct proxy_ctx {
 	unsigned			 connect_timeout_ms;
 	unsigned			 handshake_timeout_ms;
 	unsigned			 idle_sec;
+	/* verifies the servers of brokered hosts (broker_upstream_ctx);
+	 * NULL: no brokering (a bound host's TLS is refused) */
+	SSL_CTX				*upstream_tls;
 };
 
 /*
@@ -71,6 +76,7 @@ struct proxy_outcome {
 	enum gk_deny_reason	 reason;	/* PROXY_DENIED */
 	char			 why[PROXY_WHY_MAX];
 	char			 seen[GK_NAME_MAX + 1];	/* SNI or Host */
+	const char		*credential;	/* CREDENTIAL_LEAK: whose */
 };
 
 typedef void (*proxy_dial_cb)(void *arg, const struct proxy_outcome *o);

@@ -12,6 +12,7 @@
 #include "socks/proxy.h"
 #include "socks/relay.h"
 
+struct broker;
 struct gk_ask_wait;
 struct gk_listen;
 
@@ -104,6 +105,7 @@ struct proxy_conn {
 	uint32_t		 ask_timeout;	/* seconds */
 	/* TUNNEL */
 	struct relay		*relay;
+	struct broker		*broker;	/* a bound host's, instead */
 	struct proxy_peek_state	 ps;
 	bool			 decided;	/* counted allowed or denied */
 	uint64_t		 up, down;	/* relayed, at its end */
@@ -195,6 +197,16 @@ struct gk_cage	*proxy_conn_cage_by_token(struct proxy_conn *s,
 bool		 proxy_outcome_deny(struct proxy_outcome *o,
 		    enum gk_deny_reason r, const char *fmt, ...)
 		    __attribute__((format(printf, 3, 4)));
+
+/* proxy_cred.c: a credential's placeholder (its mark) in buf is a leak:
+ * o filled as its denial (the credential named, nothing of its bytes). */
+bool		 proxy_leak(const struct gk_cage *c, const uint8_t *buf,
+		    size_t len, const char *where, struct proxy_outcome *o);
+/* The relay gave s's sockets and the held ClientHello over (a TAKE: the
+ * checked name, ps.tls_name, is bound to a credential): a broker carries
+ * the connection from here, or it ends. */
+void		 proxy_broker_take(struct proxy_conn *s, int cfd, int sfd,
+		    const uint8_t *held, size_t len);
 
 /* proxy_dial.c: start dialing s->t (RESOLVE_A or CONNECT); cb(s, o)
  * when it ends, and the socket is then the callback's. -1: no memory. */

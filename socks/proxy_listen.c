@@ -24,6 +24,7 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cage/gk_ask.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "socks/broker.h"
 #include "socks/proxy_int.h"
 
 #define REFUSE_FLUSH_SEC	5
@@ -84,6 +85,10 @@ proxy_conn_end(struct proxy_conn *s, const char *why)
 	/* the relay's end is the tunnel's: it calls back here */
 	if (s->state == PROXY_ST_TUNNEL && s->relay != NULL) {
 		relay_end(s->relay, why);
+		return;
+	}
+	if (s->state == PROXY_ST_TUNNEL && s->broker != NULL) {
+		broker_end(s->broker, why);	/* it calls back here */
 		return;
 	}
 	if (s->state == PROXY_ST_TUNNEL)

@@ -32,6 +32,7 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/state/gk_audit.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/cage/gk_limit.h"
 #include "sni/sni.h"
 #include "socks/parse/socks.h"
@@ -167,7 +168,9 @@ peek_follow(const struct gk_cage *c, const struct gk_host *t,
 		case HTTP_FOLLOW_NEED_MORE:
 			return follow_wait(t, ps, off, len, eof, &fo, pass, o);
 		case HTTP_FOLLOW_HEAD:
-			if (!head_ok(c, t, ps, &fo, o))
+			if (proxy_leak(c, buf + off, (size_t)fo.pass, "a "
+			    "plain-HTTP request head", o) ||
+			    !head_ok(c, t, ps, &fo, o))
 				return RELAY_PEEK_DENY;
 			off += fo.pass;
 			break;
@@ -310,6 +313,25 @@ proxy_peek_watch(struct proxy_peek_state *ps, const uint8_t *buf,
 	return true;
 }
 
+/* A first hello with a server name: refused, passed and watched, or
+ * (a name bound to a credential) taken for the broker. */
+static enum relay_peek
+peek_sni(const struct gk_cage *c, const struct gk_host *t,
+    struct proxy_peek_state *ps, const struct sni_result *r, uint64_t *pass,
+    struct proxy_outcome *o)
+{
+	enum relay_peek v;
+
+	if (proxy_leak(c, (const uint8_t *)r->name, r->name_len, "a TLS "
+	    "server name", o))
+		return RELAY_PEEK_DENY;
+	v = peek_tls(c, t, r, PEEK_TLS_SNI, o);
+	if (v != RELAY_PEEK_ALLOW || !gk_cred_bound(c, r->name, r->name_len))
+		return peek_tls_pass(ps, r, v, pass);
+	snprintf(ps->tls_name, sizeof(ps->tls_name), "%s", r->name);
+	return RELAY_PEEK_TAKE;
+}
+
 /* What follows a first hello, once the server's answer is known. */
 static enum relay_peek
 peek_retry(struct proxy_peek_state *ps, const struct gk_host *t,
@@ -373,8 +395,7 @@ peek_first(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	case SNI_OK:
 		if (r.ech)
 			ech_seen(ctx, who, c, t, &r);
-		return peek_tls_pass(ps, &r, peek_tls(c, t, &r, PEEK_TLS_SNI,
-		    o), pass);
+		return peek_sni(c, t, ps, &r, pass, o);
 	case SNI_ABSENT:
 		return peek_tls_pass(ps, &r, peek_tls(c, t, &r,
 		    PEEK_TLS_ABSENT, o), pass);

@@ -14,6 +14,7 @@
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/state/gk_audit.h"
+#include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_limit.h"
@@ -90,6 +91,9 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 
 	memset(o, 0, sizeof(*o));
 	o->fd = -1;
+	if (!t->is_addr && proxy_leak(c, (const uint8_t *)t->name,
+	    strlen(t->name), "the target's name", o))
+		return false;
 	hp = gk_cage_policy(c);
 	if (!t->is_addr && gk_hostpolicy_denies_name(hp, t->name,
 	    strlen(t->name), t->port))
@@ -146,8 +150,15 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 {
 	char src[GK_ADDR_STRLEN];
 	struct gk_cage *c = proxy_cage(ctx, who);
+	struct gk_host red;
 	json_object *d;
 
+	if (o->reason == GK_REASON_CREDENTIAL_LEAK) {
+		/* its name may carry a placeholder's bytes: never logged */
+		red = *t;
+		gk_cred_redact(c, t->name, red.name, sizeof(red.name));
+		t = &red;
+	}
 	gk_stats.denied[who->kind][o->reason]++;
 	if (c != NULL)
 		gk_cage_count(c, GK_TALLY_DENIED, who->kind);
@@ -177,9 +188,12 @@ proxy_deny_count(const struct proxy_ctx *ctx, const struct proxy_who *who,
 	json_object_object_add(d, "reason",
 	    json_object_new_string(gk_deny_reason_name(o->reason)));
 	json_object_object_add(d, "why", json_object_new_string(o->why));
-	if (o->seen[0] != '\0')
+	if (o->seen[0] != '\0' && o->reason != GK_REASON_CREDENTIAL_LEAK)
 		json_object_object_add(d, "seen",
 		    json_object_new_string(o->seen));
+	if (o->reason == GK_REASON_CREDENTIAL_LEAK && o->credential != NULL)
+		json_object_object_add(d, "credential",
+		    json_object_new_string(o->credential));
 	gk_audit_event(ctx->audit, "proxy.deny", c, d);
 }
 
@@ -207,6 +221,8 @@ proxy_reason_phrase(enum gk_deny_reason r)
 		return "(first bytes that cannot be checked)";
 	case GK_REASON_HOST_POLICY:
 		return "is denied by the host policy";
+	case GK_REASON_CREDENTIAL_LEAK:
+		return "(a credential's placeholder where it does not belong)";
 	case GK_REASON__MAX:
 		break;
 	}

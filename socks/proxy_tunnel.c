@@ -41,7 +41,7 @@ tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
 	v = proxy_peek(s->ctx, &s->who, &s->t, &s->ps, buf, len, eof, pass,
 	    &o);
 	if (v == RELAY_PEEK_ALLOW || v == RELAY_PEEK_PASS ||
-	    v == RELAY_PEEK_WATCH)
+	    v == RELAY_PEEK_WATCH || v == RELAY_PEEK_TAKE)
 		tunnel_allowed(s);
 	else if (v == RELAY_PEEK_DENY) {
 		/* a later request: the connection was counted allowed */
@@ -60,6 +60,13 @@ tunnel_watch_cb(void *arg, const uint8_t *buf, size_t len, bool eof)
 	struct proxy_conn *s = arg;
 
 	return proxy_peek_watch(&s->ps, buf, len, eof);
+}
+
+/* A TAKE: a bound host's TLS goes to a broker. */
+static void
+tunnel_take_cb(void *arg, int cfd, int sfd, const uint8_t *held, size_t len)
+{
+	proxy_broker_take(arg, cfd, sfd, held, len);
 }
 
 /* The relay ended (by itself, or from proxy_conn_end): so does s. */
@@ -115,6 +122,7 @@ proxy_tunnel_begin(struct proxy_conn *s, int server_fd,
 	o->idle_sec = ctx->idle_sec;
 	o->peek = peek ? tunnel_peek_cb : NULL;
 	o->watch = tunnel_watch_cb;
+	o->take = tunnel_take_cb;
 	o->peek_ms = ctx->handshake_timeout_ms;
 	if ((s->relay = relay_new(ctx->base, client_fd, server_fd, o,
 	    tunnel_done_cb, s)) == NULL) {

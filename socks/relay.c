@@ -635,7 +635,7 @@ relay_free_cb(evutil_socket_t fd, short what, void *arg)
 	free(arg);
 }
 
-static void
+void
 relay_unref(struct relay *r)
 {
 	assert(r->refs > 0);
@@ -648,7 +648,7 @@ relay_unref(struct relay *r)
 }
 
 /* Everything but the struct: events, fds, pipes, buffers. */
-static void
+void
 relay_clear(struct relay *r)
 {
 	int	 i;
@@ -689,6 +689,10 @@ relay_end(struct relay *r, const char *reason)
 	    reason != NULL ? reason : "freed", (unsigned long long)up,
 	    (unsigned long long)down);
 	relay_enter_state(r, RELAY_ST_DONE);
+	if (r->taken && reason != NULL) {
+		relay_hand_over(r);
+		return;
+	}
 	relay_clear(r);
 	if (reason != NULL && r->done_cb != NULL)
 		r->done_cb(r->arg, reason, up, down);
@@ -762,6 +766,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	r->state = o->peek != NULL ? RELAY_ST_HELD : RELAY_ST_OPEN;
 	r->peek_cb = o->peek;
 	r->watch_cb = o->peek != NULL ? o->watch : NULL;
+	r->take_cb = o->peek != NULL ? o->take : NULL;
 	r->done_cb = done;
 	r->arg = arg;
 	r->idle_ms = o->idle_sec > UINT32_MAX / 1000 ? UINT32_MAX :
@@ -780,11 +785,9 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	}
 	if (r->idle_ms > 0 || r->peek_deadline > 0)
 		relay_schedule(r, r->last_act);
-	/*
-	 * Read interest now, while the caller's registration of its socket
-	 * (a handshake's, a dial's) still stands: the kernel's set then need
-	 * not change when the caller lets go of it.
-	 */
+	/* Read interest now, while the caller's registration of its socket
+	 * (a handshake's, a dial's) still stands: the kernel's set then
+	 * need not change when the caller lets go of it. */
 	for (i = 0; i < 2; i++)
 		if (dir_wants_read(r, i) && event_add(r->rd[i], NULL) == 0)
 			r->want[i] |= EV_READ;

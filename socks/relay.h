@@ -31,6 +31,11 @@ enum relay_peek {
 				   hold what follows them until the watch
 				   callback has seen the server's first
 				   bytes, then show the held bytes again */
+	RELAY_PEEK_TAKE,	/* the first verdict only: nothing went
+				   either way; the take callback gets both
+				   sockets and the held bytes, and the relay
+				   ends without its done callback (a DENY
+				   when it cannot be taken) */
 };
 
 /* The server's first bytes a watch callback is shown, at most. */
@@ -78,12 +83,24 @@ typedef bool (*relay_watch_cb)(void *arg, const uint8_t *buf, size_t len,
 typedef void (*relay_done_cb)(void *arg, const char *reason, uint64_t up,
     uint64_t down);
 
+/*
+ * After a TAKE verdict, on the relay's next step: the client's and the
+ * server's sockets are the callback's (the relay has let go of them), and
+ * held[0, len) are the client's bytes so far, none of which went on (the
+ * buffer is the relay's, valid during the call). The relay is freed after
+ * the callback returns; it must not call relay_free().
+ */
+typedef void (*relay_take_cb)(void *arg, int client_fd, int server_fd,
+    const uint8_t *held, size_t len);
+
 struct relay_opts {
 	uint64_t	 conn;		/* the connection's id, for logs */
 	unsigned	 idle_sec;	/* 0: no idle timeout */
 	relay_peek_cb	 peek;		/* NULL: no peek, relay at once */
 	relay_watch_cb	 watch;		/* with peek: for its WATCH verdicts
 					   (without: WATCH is a DENY) */
+	relay_take_cb	 take;		/* with peek: for a TAKE verdict
+					   (without: TAKE is a DENY) */
 	/*
 	 * With peek: the first verdict is due this long after the start,
 	 * unless the server sends a byte first (a server-speaks-first

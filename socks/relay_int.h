@@ -77,6 +77,8 @@ struct relay {
 	relay_peek_cb		 peek_cb;
 	relay_watch_cb		 watch_cb;
 	relay_done_cb		 done_cb;
+	relay_take_cb		 take_cb;
+	bool			 taken;		/* TAKE: the end hands over */
 	void			*arg;
 };
 
@@ -95,6 +97,13 @@ relay_peek_held(const struct relay *r)
 
 /* relay.c */
 void	 relay_enter_state(struct relay *r, enum relay_state st);
+/* Everything but the struct (events, fds, pipes, buffers). */
+void	 relay_clear(struct relay *r);
+/* One reference less: freed on the next loop turn at the last. */
+void	 relay_unref(struct relay *r);
+/* relay_peek.c: TAKE's end: the sockets and the held bytes go to the
+ * take callback (none of its own), then the relay's reference. */
+void	 relay_hand_over(struct relay *r);
 /* A failed read (ev EV_READ) or write (EV_WRITE) on fd[i]: 0 if it would
  * block, else -1 with r->why set. */
 int	 relay_io_error(struct relay *r, int i, short ev, const char *what);

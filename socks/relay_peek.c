@@ -166,6 +166,24 @@ watch_once(struct relay *r)
 	return 1;
 }
 
+/* TAKE: only while nothing went either way; the end hands over. */
+static int
+peek_take_all(struct relay *r)
+{
+	const struct relay_dir *u = &r->dir[RELAY_UP];
+	const struct relay_dir *d = &r->dir[RELAY_DOWN];
+
+	if (r->take_cb == NULL || u->bytes > 0 || d->bytes > 0 ||
+	    u->pre != NULL || d->pre != NULL || d->buf_len > 0 ||
+	    d->piped > 0 || r->sv_len > 0) {
+		r->why = "denied";
+		return -1;
+	}
+	r->taken = true;
+	r->why = "taken";
+	return -1;
+}
+
 /* One verdict on the held bytes: 1 after ALLOW or PASS, 0 to wait. */
 static int
 peek_once(struct relay *r)
@@ -202,6 +220,8 @@ peek_once(struct relay *r)
 		return peek_pass(r, pass);
 	case RELAY_PEEK_WATCH:
 		return peek_watch(r, pass);
+	case RELAY_PEEK_TAKE:
+		return peek_take_all(r);
 	case RELAY_PEEK_DENY:
 		break;
 	}
@@ -243,4 +263,19 @@ relay_pass_step(struct relay *r)
 	d->limited = 0;
 	relay_enter_state(r, RELAY_ST_HELD);
 	return 1;
+}
+
+void
+relay_hand_over(struct relay *r)
+{
+	int cfd = r->fd[RELAY_CLIENT], sfd = r->fd[RELAY_SERVER];
+	uint8_t *held = r->peek;
+	size_t len = relay_peek_held(r), off = r->peek_off;
+
+	r->fd[RELAY_CLIENT] = r->fd[RELAY_SERVER] = -1;
+	r->peek = NULL;
+	relay_clear(r);		/* its events go before the taker's come */
+	r->take_cb(r->arg, cfd, sfd, held != NULL ? held + off : NULL, len);
+	free(held);
+	relay_unref(r);
 }

@@ -6,8 +6,9 @@
  * gk_cage_end their ends in reverse, so a facet may use those before it
  * in both: its processes are killed first (their last limit events
  * counted and told), then what it holds ends (a held connection lets go
- * of its question), then its questions, its owner's channel, and last
- * its network: nothing of a cage outlives its network.
+ * of its question; a brokered one of its credentials), then its
+ * questions, its credentials (wiped), its owner's channel, and last its
+ * network: nothing of a cage outlives its network.
  *
  * A new per-cage facility is one new file (its begin and end) and one
  * row in gk_facets.c, with its id here.
@@ -25,6 +26,7 @@ struct json_object;
 enum gk_facet_id {
 	GK_FACET_PLUMB,		/* its network: veth, nftables (netns) */
 	GK_FACET_EVENTS,	/* events to its owner (gk_events.h) */
+	GK_FACET_CRED,		/* its credentials, its authority */
 	GK_FACET_LEARN,		/* any name, its owner told (gk_learn.h) */
 	GK_FACET_ASK,		/* questions to its owner (gk_ask.h) */
 	GK_FACET_LIMITS,	/* budgets and what it holds (gk_limit.h) */

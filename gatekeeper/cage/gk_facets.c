@@ -4,6 +4,7 @@
  */
 #include "gatekeeper/cage/gk_ask.h"
 #include "gatekeeper/cage/gk_contain_facet.h"
+#include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_facet.h"
 #include "gatekeeper/cage/gk_learn.h"
@@ -15,6 +16,8 @@ const struct gk_facet gk_facets[GK_FACET__MAX] = {
 	    gk_plumb_facet_end },
 	[GK_FACET_EVENTS] = { "events", gk_events_begin, NULL,
 	    gk_events_end },
+	[GK_FACET_CRED] = { "credentials", gk_cred_begin, gk_cred_ended,
+	    gk_cred_end },
 	[GK_FACET_LEARN] = { "learning", gk_learn_begin, gk_learn_ended,
 	    gk_learn_end },
 	[GK_FACET_ASK] = { "questions", gk_ask_begin, NULL, gk_ask_end },

@@ -102,6 +102,8 @@ ctlconn_read_lines(struct ctlconn *cc)
 		if ((line = evbuffer_pullup(in, (ssize_t)n)) == NULL && n > 0)
 			return false;
 		ctl_handle_line(cc, line, n);
+		if (n > 0)	/* a cage.credential's secret: not left */
+			explicit_bzero(line, n);
 		n += p.pos == -1 ? 0 : eol_len;
 		evbuffer_drain(in, n);
 		cc->in_off += n;

@@ -14,6 +14,7 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/cage/gk_ask.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/faces/gk_ctljson.h"
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/state/gk_stats.h"
@@ -153,6 +154,8 @@ gk_ctl_cage_show_json(const struct gk_cage *c)
 		gk_ctl_questions_json(c, a);
 		json_object_object_add(o, "pending", a);
 	}
+	if ((a = gk_cred_json(c)) != NULL)	/* names and hosts only */
+		json_object_object_add(o, "credentials", a);
 	return o;
 }
 

@@ -51,6 +51,18 @@ ctl_reply_ok(struct ctlconn *cc, const char *key, struct json_object *v)
 	reply(cc, o);
 }
 
+void
+ctl_reply_merge(struct ctlconn *cc, struct json_object *fields)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	json_object_object_foreach(fields, k, v)
+		json_object_object_add(o, k, json_object_get(v));
+	json_object_put(fields);
+	reply(cc, o);
+}
+
 static void
 reply_error(struct ctlconn *cc, const char *code, const char *fmt,
     va_list ap)
@@ -158,6 +170,7 @@ static op_fn *const op_table[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_PENDING] = op_pending,
 	[GK_CTL_OP_STATS] = op_stats,
 	[GK_CTL_OP_RELOAD] = op_reload,
+	[GK_CTL_OP_CAGE_CREDENTIAL] = op_credential,
 };
 
 static void

@@ -297,10 +297,24 @@ fold_hash(const char *cage, const char *name, uint16_t qtype)
 }
 
 /* the line for a denial; repeated == 0: the first one, with why */
+static void	deny_line_for(struct gk_audit *, const char *, const char *,
+		    const struct gk_addr *, const char *, uint16_t,
+		    const char *, uint64_t, const char *);
+
 static void
 deny_line(struct gk_audit *a, const char *cage, const char *label,
     const struct gk_addr *client, const char *name, uint16_t qtype,
     const char *why, uint64_t repeated)
+{
+	deny_line_for(a, cage, label, client, name, qtype, why, repeated,
+	    NULL);
+}
+
+/* credential: a leak's (reason credential_leak), else NULL. */
+static void
+deny_line_for(struct gk_audit *a, const char *cage, const char *label,
+    const struct gk_addr *client, const char *name, uint16_t qtype,
+    const char *why, uint64_t repeated, const char *credential)
 {
 	char addr[GK_ADDR_STRLEN];
 
@@ -314,8 +328,13 @@ deny_line(struct gk_audit *a, const char *cage, const char *label,
 	json_str(a->buf, gk_addr_ntop(client, addr, sizeof(addr)));
 	evbuffer_add(a->buf, ",\"name\":", 8);
 	json_str(a->buf, name);
-	evbuffer_add_printf(a->buf, ",\"qtype\":%u,\"reason\":"
-	    "\"not_allowlisted\"", qtype);
+	evbuffer_add_printf(a->buf, ",\"qtype\":%u,\"reason\":\"%s\"",
+	    qtype, credential != NULL ? "credential_leak" :
+	    "not_allowlisted");
+	if (credential != NULL) {
+		evbuffer_add(a->buf, ",\"credential\":", 14);
+		json_str(a->buf, credential);
+	}
 	if (why != NULL) {
 		evbuffer_add(a->buf, ",\"why\":", 7);
 		json_str(a->buf, why);
@@ -325,6 +344,17 @@ deny_line(struct gk_audit *a, const char *cage, const char *label,
 		    (unsigned long long)repeated);
 	evbuffer_add(a->buf, "}\n", 2);
 	audit_schedule(a);
+}
+
+void
+gk_audit_dns_leak(struct gk_audit *a, struct gk_cage *c,
+    const struct gk_addr *client, const char *name, uint16_t qtype,
+    const char *why, const char *credential)
+{
+	if (a == NULL || !gk_limit_audit_ok(c, "dns.deny", name))
+		return;
+	deny_line_for(a, gk_cage_id(c), gk_cage_label(c), client, name,
+	    qtype, why, 0, credential);
 }
 
 /* Write the repeat counts of windows that are over (or of all). */

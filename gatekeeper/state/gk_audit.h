@@ -61,5 +61,11 @@ bool		 gk_audit_dns_deny_fold(struct gk_audit *a,
 void		 gk_audit_dns_deny(struct gk_audit *a, struct gk_cage *c,
 		    const struct gk_addr *client, const char *name,
 		    uint16_t qtype, const char *why);
+/* A query whose name carries a credential's placeholder (name redacted
+ * by the caller): a dns.deny line with reason credential_leak and the
+ * credential's name; never folded. */
+void		 gk_audit_dns_leak(struct gk_audit *a, struct gk_cage *c,
+		    const struct gk_addr *client, const char *name,
+		    uint16_t qtype, const char *why, const char *credential);
 
 #endif /* GK_AUDIT_H */

@@ -110,6 +110,9 @@ const struct gk_conf_keydef gk_conf_keys[K__MAX] = {
 	    GK_POLICY_DEFAULT_PATH, "host policy: deny patterns no cage may "
 	    "reach, allow patterns that bound what cages may ask for (absent "
 	    "is fine unless named; off: none)" },
+	[K_UPSTREAM_CA] = { "upstream-ca", 0, true, true, KEY_RESTART,
+	    "FILE", "the system's", "brokered hosts (gk-run --credential): "
+	    "the CA certificates their servers are verified against" },
 	[K_FOREGROUND] = { "foreground", 'f', false, false, KEY_RESTART, NULL,
 	    NULL, "stay in the foreground (the daemon never forks; for "
 	    "compatibility with init scripts)" },
@@ -140,7 +143,7 @@ gk_conf_defaults(struct gk_conf *c)
 	    GK_CONF_DEFAULT_PATH);
 	for (k = 0; k < K__MAX; k++) {
 		if (!gk_conf_keys[k].in_file || gk_conf_keys[k].deflt == NULL ||
-		    k == K_UPSTREAM || k == K_AUDIT_LOG)
+		    k == K_UPSTREAM || k == K_AUDIT_LOG || k == K_UPSTREAM_CA)
 			continue;
 		r = gk_conf_set(c, gk_conf_keys[k].name, gk_conf_keys[k].deflt, SRC_FILE,
 		    NULL, 0);

@@ -59,6 +59,7 @@ struct gk_conf {
 	uint16_t	 metrics_port;
 	char		 audit_log[PATH_MAX];	/* "" none, "-" stdout */
 	char		 policy[PATH_MAX];	/* the host policy; "off" */
+	char		 upstream_ca[PATH_MAX];	/* "": the system's store */
 	char		 cgroup[64];		/* subtree name, "off" */
 	int		 log_level;
 	bool		 foreground;

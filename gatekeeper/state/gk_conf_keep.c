@@ -98,6 +98,7 @@ static const struct field fields[K__MAX] = {
 	[K_IDLE_TIMEOUT] = F(idle_timeout_s),
 	[K_AUDIT_LOG] = F_STR(audit_log),
 	[K_POLICY] = F_STR(policy),
+	[K_UPSTREAM_CA] = F_STR(upstream_ca),
 	[K_CGROUP] = F_STR(cgroup),
 	[K_LOG_LEVEL] = F(log_level),
 	[K_HANDSHAKE_TIMEOUT] = F(handshake_timeout_ms),

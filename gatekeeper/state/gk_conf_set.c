@@ -245,15 +245,16 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 	return 0;
 }
 
-/* The keys naming a file: control, audit-log, policy. */
+/* The keys naming a file: control, audit-log, policy, upstream-ca. */
 static int
 set_path(struct gk_conf *c, int k, const char *value, char *err,
     size_t errlen)
 {
 	char *dst = k == K_CONTROL ? c->control : k == K_AUDIT_LOG ?
-	    c->audit_log : c->policy;
+	    c->audit_log : k == K_UPSTREAM_CA ? c->upstream_ca : c->policy;
 	size_t len = k == K_CONTROL ? sizeof(c->control) : k == K_AUDIT_LOG ?
-	    sizeof(c->audit_log) : sizeof(c->policy);
+	    sizeof(c->audit_log) : k == K_UPSTREAM_CA ?
+	    sizeof(c->upstream_ca) : sizeof(c->policy);
 
 	return gk_conf_set_string(gk_conf_keys[k].name, dst, len, value, err,
 	    errlen);
@@ -331,6 +332,7 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_CONTROL:
 	case K_AUDIT_LOG:
 	case K_POLICY:
+	case K_UPSTREAM_CA:
 		return set_path(c, k, value, err, errlen);
 	case K_LISTEN:
 		return set_listen(c, value, err, errlen);

@@ -57,6 +57,8 @@ enum gk_deny_reason {
 	GK_REASON_MALFORMED,	/* first bytes no parser can vouch for */
 	GK_REASON_HOST_POLICY,	/* the host policy denies it, or it is
 				   outside the policy's bound */
+	GK_REASON_CREDENTIAL_LEAK, /* a credential's placeholder where it
+				   does not belong (gk_cred.h) */
 	GK_REASON__MAX
 };
 

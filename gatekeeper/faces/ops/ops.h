@@ -32,10 +32,13 @@ op_fn	op_denials;	/* op_denials.c */
 op_fn	op_pending;	/* op_denials.c */
 op_fn	op_stats;	/* op_stats.c */
 op_fn	op_reload;	/* op_reload.c */
+op_fn	op_credential;	/* op_credential.c */
 
 /* gk_ctlops.c: {"ok":true} with `key`: v (key NULL: nothing more). */
 void	 ctl_reply_ok(struct ctlconn *cc, const char *key,
 	    struct json_object *v);
+/* {"ok":true} with each of fields' members (fields is taken). */
+void	 ctl_reply_merge(struct ctlconn *cc, struct json_object *fields);
 /* The cage named by req->id if this peer may see and manage it; else
  * answered why, NULL. */
 struct gk_cage *ctl_find_managed(struct ctlconn *cc,

@@ -1,0 +1,69 @@
+/*
+ * broker_int.h: the broker's state, shared by broker.c (its making and
+ * its end) and broker_pump.c (moving bytes).
+ */
+#ifndef BROKER_INT_H
+#define BROKER_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/util.h>
+#include <openssl/ssl.h>
+
+#include "socks/broker.h"
+#include "socks/parse/socks.h"
+
+#define BK_CLIENT	0
+#define BK_SERVER	1
+#define BK_UP_CAP	(64 * 1024)	/* the client's plaintext */
+#define BK_DOWN_CAP	(64 * 1024)	/* the server's plaintext */
+#define BK_BIO_HIGH	(64 * 1024)	/* TLS bytes waiting either way */
+#define BK_FINISH_MS	2000		/* to flush a last reply, at most */
+
+struct bk_side {
+	int		 fd;
+	SSL		*ssl;
+	BIO		*rbio, *wbio;	/* the SSL's */
+	struct event	*rd, *wr;
+	short		 want;		/* EV_READ/EV_WRITE registered */
+	bool		 eof;		/* the socket's */
+	bool		 hs_done;
+	bool		 closed;	/* its TLS ended (close_notify, EOF) */
+	bool		 shut;		/* our close_notify is queued */
+};
+
+struct broker {
+	struct event_base	*base;
+	uint64_t		 conn;
+	struct bk_side		 s[2];
+	/* client plaintext: [up_w, up_ready) checked, to go; [up_ready,
+	 * up_len) not yet (a head in part) */
+	uint8_t			*up;
+	size_t			 up_w, up_ready, up_len;
+	uint64_t		 skip;		/* body bytes to go unlooked */
+	bool			 opaque;	/* upgraded: nothing looked at */
+	struct http_follow	 f;
+	uint8_t			*down;		/* [down_w, down_len) to go */
+	size_t			 down_w, down_len;
+	uint64_t		 up_bytes, down_bytes;
+	bool			 refusing;	/* a reply goes, then the end */
+	bool			 finishing;	/* close_notify sent: flush */
+	bool			 upstream_failed; /* a 502 is due */
+	char			 upstream_why[200];
+	const char		*why;		/* the end's reason */
+	uint64_t		 finish_by;	/* gk_clock_ms() */
+	uint32_t		 idle_ms;
+	uint64_t		 last_act;
+	struct event		*tick;
+	bool			 done;
+	broker_head_cb		 head_cb;
+	broker_done_cb		 done_cb;
+	void			*arg;
+};
+
+/* broker_pump.c: the sockets' events. */
+void	 bk_io_cb(evutil_socket_t fd, short what, void *arg);
+
+#endif /* BROKER_INT_H */
