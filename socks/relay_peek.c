@@ -166,16 +166,18 @@ watch_once(struct relay *r)
 	return 1;
 }
 
-/* TAKE: only while nothing went either way; the end hands over. */
+/* TAKE: only while nothing of either peer's went on; the end hands
+ * over. */
 static int
 peek_take_all(struct relay *r)
 {
 	const struct relay_dir *u = &r->dir[RELAY_UP];
 	const struct relay_dir *d = &r->dir[RELAY_DOWN];
 
-	if (r->take_cb == NULL || u->bytes > 0 || d->bytes > 0 ||
-	    u->pre != NULL || d->pre != NULL || d->buf_len > 0 ||
-	    d->piped > 0 || r->sv_len > 0) {
+	/* the proxy's own reply (to_client) may have gone: nothing else */
+	if (r->take_cb == NULL || u->bytes > 0 || d->bytes != r->down_pre ||
+	    u->pre_off < u->pre_len || d->pre_off < d->pre_len ||
+	    d->buf_len > d->buf_off || d->piped > 0 || r->sv_len > 0) {
 		r->why = "denied";
 		return -1;
 	}

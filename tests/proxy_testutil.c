@@ -170,7 +170,7 @@ bool
 peek_allows(enum relay_peek rp, size_t n)
 {
 	return rp == RELAY_PEEK_ALLOW || rp == RELAY_PEEK_WATCH ||
-	    (rp == RELAY_PEEK_PASS && peek_pass >= n);
+	    rp == RELAY_PEEK_TAKE || (rp == RELAY_PEEK_PASS && peek_pass >= n);
 }
 
 const char *
@@ -187,6 +187,8 @@ peek_name(enum relay_peek rp)
 		return "PASS";
 	case RELAY_PEEK_WATCH:
 		return "WATCH";
+	case RELAY_PEEK_TAKE:
+		return "TAKE";
 	}
 	return "?";
 }

@@ -60,6 +60,7 @@ sim_show(const struct gk_host *t, struct proxy_peek_state *ps,
 		case RELAY_PEEK_ALLOW:
 		case RELAY_PEEK_DENY:
 		case RELAY_PEEK_WATCH:		/* (TLS only) */
+		case RELAY_PEEK_TAKE:		/* (TLS only) */
 			return;
 		case RELAY_PEEK_PASS:
 			break;
