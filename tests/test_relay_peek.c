@@ -6,6 +6,8 @@
 #include <sys/resource.h>
 #include <sys/time.h>
 
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -409,6 +411,96 @@ test_watch_no_cb(void **state)
 	assert_int_equal(t->up.rx_len, 0);
 }
 
+/* ---- take: the sockets and the held bytes go to the caller ------------ */
+
+struct taken {
+	struct tctx	*t;
+	int		 calls;
+	int		 cfd, sfd;
+	uint8_t		 held[64];
+	size_t		 len;
+};
+
+static struct taken taken;
+
+static void
+take_cb(void *arg, int cfd, int sfd, const uint8_t *held, size_t len)
+{
+	struct tctx *t = arg;
+
+	taken.calls++;
+	taken.cfd = cfd;
+	taken.sfd = sfd;
+	taken.len = len < sizeof(taken.held) ? len : sizeof(taken.held);
+	memcpy(taken.held, held, taken.len);
+	t->r = NULL;		/* it frees itself */
+}
+
+/* TAKE after the proxy's own reply went: no done callback, the sockets
+ * are the taker's (still open: they carry bytes), the hello is handed. */
+static void
+test_take(void **state)
+{
+	struct tctx	*t = *state;
+	char		 buf[16];
+
+	memset(&taken, 0, sizeof(taken));
+	t->verdict = RELAY_PEEK_TAKE;
+	start(t, &(struct relay_opts){ .peek = peek_cb, .take = take_cb,
+	    .to_client = (const uint8_t *)"OK\r\n", .to_client_len = 4 });
+	assert_true(UNTIL(t, t->cage.rx_len == 4, DEADLINE_MS));
+	peer_send(&t->cage, "hello", 5, 0, END_NONE);
+	assert_true(UNTIL(t, taken.calls > 0, DEADLINE_MS));
+	RUN_FOR(t, 20);
+	assert_int_equal(t->done_calls, 0);
+	assert_int_equal(taken.len, 5);
+	assert_memory_equal(taken.held, "hello", 5);
+	assert_int_equal(t->up.rx_len, 0);	/* nothing went on */
+	assert_int_equal(send(taken.sfd, "up", 2, 0), 2);
+	assert_true(UNTIL(t, t->up.rx_len == 2, DEADLINE_MS));
+	assert_int_equal(send(taken.cfd, "dn", 2, 0), 2);
+	assert_true(UNTIL(t, t->cage.rx_len == 6, DEADLINE_MS));
+	assert_int_equal(read(taken.cfd, buf, sizeof(buf)), -1);  /* empty */
+	close(taken.cfd);
+	close(taken.sfd);
+	peer_send(&t->up, "", 0, 0, END_SHUT);
+	peer_send(&t->cage, "", 0, 0, END_SHUT);
+	assert_true(UNTIL(t, peer_closed(&t->cage) && peer_closed(&t->up),
+	    DEADLINE_MS));
+}
+
+/* The server spoke first: its bytes went to the client, no TAKE. */
+static void
+test_take_too_late(void **state)
+{
+	struct tctx	*t = *state;
+
+	memset(&taken, 0, sizeof(taken));
+	t->verdict = RELAY_PEEK_TAKE;
+	t->allow_at = 0;
+	start(t, &(struct relay_opts){ .peek = peek_cb, .take = take_cb,
+	    .no_splice = true });
+	peer_send(&t->up, "SSH-2.0-x\r\n", 11, 0, END_NONE);
+	assert_true(UNTIL(t, t->cage.rx_len == 11, DEADLINE_MS));
+	peer_send(&t->cage, "hello", 5, 0, END_NONE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "denied", 0, 11);
+	assert_int_equal(taken.calls, 0);
+}
+
+/* Without a take callback TAKE is a DENY. */
+static void
+test_take_no_cb(void **state)
+{
+	struct tctx	*t = *state;
+
+	t->verdict = RELAY_PEEK_TAKE;
+	start(t, &(struct relay_opts){ .peek = peek_cb });
+	peer_send(&t->cage, "hello", 5, 0, END_NONE);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "denied", 0, 0);
+}
+
 int
 main(void)
 {
@@ -439,6 +531,9 @@ main(void)
 		T(test_watch_deny, NULL),
 		T(test_watch_server_ends, NULL),
 		T(test_watch_no_cb, NULL),
+		T(test_take, NULL),
+		T(test_take_too_late, NULL),
+		T(test_take_no_cb, NULL),
 	};
 
 	signal(SIGPIPE, SIG_IGN);
