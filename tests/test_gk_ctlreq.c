@@ -82,7 +82,8 @@ static const struct pcase cases[] = {
 	{ "{}", 0, GK_CTL_BAD_OP, "missing \"op\"" },
 	{ "{\"id\":\"abcd1234\"}", 0, GK_CTL_BAD_OP, "known ops: "
 	    "cage.create, cage.update, cage.destroy, cage.list, cage.show, "
-	    "cage.attach, cage.decide, denials, pending, stats, reload" },
+	    "cage.attach, cage.decide, denials, pending, stats, reload, "
+	    "cage.credential" },
 	/* the operator's ops */
 	{ "{\"op\":\"cage.show\",\"id\":\"abcd1234\"}", 0, GK_CTL_OK,
 	    "cage.show" },
@@ -291,6 +292,9 @@ check_case(const struct pcase *pc)
 	if (st != GK_CTL_OK) {
 		assert_int_equal(req.op, GK_CTL_OP_NONE);
 		assert_null(req.allow);
+		assert_null(req.cred_value);
+		assert_null(req.cred_placeholder);
+		assert_null(req.hosts);
 	}
 	gk_ctlreq_clear(&req);
 	free(buf);
@@ -576,6 +580,213 @@ test_ask(void **state)
 	assert_string_equal(gk_decision_name(GK_DECISION__MAX), "unknown");
 }
 
+/* cage.credential: a placeholder and a value of 25 bytes */
+#define CRED	"{\"op\":\"cage.credential\",\"id\":\"abcd1234\","
+#define PH	"ghp_placeholder0123456789"
+#define VAL	"ghp_SECRETVALUE0123456789"
+#define NAME	"\"name\":\"GITHUB_TOKEN\","
+#define PAIR	"\"placeholder\":\"" PH "\",\"value\":\"" VAL "\","
+#define HOSTS	"\"hosts\":[\"github.com\",\"*.github.com\"]"
+
+static const struct pcase cred_cases[] = {
+	{ CRED NAME PAIR HOSTS "}", 0, GK_CTL_OK, "cage.credential" },
+	{ CRED "\"name\":\"_\"," PAIR HOSTS "}", 0, GK_CTL_OK,
+	    "cage.credential" },
+	{ CRED "\"name\":\"a1_B\"," "\"placeholder\":\"12345678\","
+	    "\"value\":\"!~~~~~~~\"," HOSTS "}", 0, GK_CTL_OK,
+	    "cage.credential" },
+	/* every field is required, no other is allowed */
+	{ "{\"op\":\"cage.credential\"," NAME PAIR HOSTS "}", 0,
+	    GK_CTL_MISSING_FIELD, "missing \"id\" for cage.credential" },
+	{ CRED PAIR HOSTS "}", 0, GK_CTL_MISSING_FIELD, "missing \"name\"" },
+	{ CRED NAME "\"value\":\"" VAL "\"," HOSTS "}", 0,
+	    GK_CTL_MISSING_FIELD, "missing \"placeholder\"" },
+	{ CRED NAME "\"placeholder\":\"" PH "\"," HOSTS "}", 0,
+	    GK_CTL_MISSING_FIELD, "missing \"value\"" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"" VAL "\"}",
+	    0, GK_CTL_MISSING_FIELD, "missing \"hosts\"" },
+	{ CRED NAME PAIR HOSTS ",\"allow\":[]}", 0, GK_CTL_UNKNOWN_FIELD,
+	    "unknown field \"allow\" for cage.credential" },
+	{ CREATE "\"netns\":true,\"allow\":[]," NAME "\"hosts\":[]}", 0,
+	    GK_CTL_UNKNOWN_FIELD, "unknown fields \"name\", \"hosts\"" },
+	{ CRED NAME PAIR HOSTS ",\"value\":\"x\"}", 0,
+	    GK_CTL_DUPLICATE_KEY, "duplicate key \"value\"" },
+	/* id */
+	{ "{\"op\":\"cage.credential\",\"id\":\"ABCD1234\"," NAME PAIR
+	    HOSTS "}", 0, GK_CTL_BAD_VALUE, "invalid cage id" },
+	/* name */
+	{ CRED "\"name\":\"1TOKEN\"," PAIR HOSTS "}", 0, GK_CTL_BAD_VALUE,
+	    "invalid credential name '1TOKEN'" },
+	{ CRED "\"name\":\"\"," PAIR HOSTS "}", 0, GK_CTL_BAD_VALUE,
+	    "invalid credential name ''" },
+	{ CRED "\"name\":\"GH-TOKEN\"," PAIR HOSTS "}", 0,
+	    GK_CTL_BAD_VALUE, "[A-Za-z_][A-Za-z0-9_]*" },
+	{ CRED "\"name\":\"A B\"," PAIR HOSTS "}", 0, GK_CTL_BAD_VALUE,
+	    "invalid credential name" },
+	{ CRED "\"name\":\"A\\u0000B\"," PAIR HOSTS "}", 0,
+	    GK_CTL_BAD_VALUE, "\"name\" contains a NUL" },
+	{ CRED "\"name\":7," PAIR HOSTS "}", 0, GK_CTL_BAD_TYPE,
+	    "\"name\" must be a string, not a number" },
+	/* placeholder and value */
+	{ CRED NAME "\"placeholder\":\"1234567\",\"value\":\"abcdefg\","
+	    HOSTS "}", 0, GK_CTL_BAD_VALUE, "\"placeholder\" is 7 bytes; it "
+	    "must be 8 to 4096" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"\"," HOSTS "}",
+	    0, GK_CTL_BAD_VALUE, "\"value\" is 0 bytes" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"ghp SECRET"
+	    "VALUE0123456789\"," HOSTS "}", 0, GK_CTL_BAD_VALUE, "\"value\" "
+	    "has a byte that is not printable ASCII or is a space at offset 3" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"ghp_SECRET"
+	    "VALUE012345678\\u00e9\"," HOSTS "}", 0, GK_CTL_BAD_VALUE,
+	    "\"value\" has a byte that is not printable ASCII or is a space "
+	    "at offset 24" },
+	{ CRED NAME "\"placeholder\":\"ghp_placeholder012345678\\u00e9\","
+	    "\"value\":\"" VAL "\"," HOSTS "}", 0, GK_CTL_BAD_VALUE,
+	    "\"placeholder\" has a byte that is not printable ASCII or is "
+	    "a space at offset 24" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"ghp_SECRET"
+	    "\\tALUE0123456789\"," HOSTS "}", 0, GK_CTL_BAD_VALUE,
+	    "at offset 10" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"ghp_SECRET"
+	    "\\u0000ALUE0123456789\"," HOSTS "}", 0, GK_CTL_BAD_VALUE,
+	    "\"value\" contains a NUL" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"" VAL "X\","
+	    HOSTS "}", 0, GK_CTL_BAD_VALUE, "\"placeholder\" is 25 bytes and "
+	    "\"value\" 26; a placeholder is as long as the value" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":\"" PH "\","
+	    HOSTS "}", 0, GK_CTL_BAD_VALUE, "must not be the secret" },
+	{ CRED NAME "\"placeholder\":\"" PH "\",\"value\":12345678," HOSTS
+	    "}", 0, GK_CTL_BAD_TYPE, "\"value\" must be a string, not a "
+	    "number" },
+	{ CRED NAME "\"placeholder\":[\"" PH "\"],\"value\":\"" VAL "\","
+	    HOSTS "}", 0, GK_CTL_BAD_TYPE, "\"placeholder\" must be a string, "
+	    "not an array" },
+	/* hosts */
+	{ CRED NAME PAIR "\"hosts\":[]}", 0, GK_CTL_BAD_VALUE,
+	    "\"hosts\" has 0 patterns; a credential is bound to 1 to 32" },
+	{ CRED NAME PAIR "\"hosts\":\"github.com\"}", 0, GK_CTL_BAD_TYPE,
+	    "\"hosts\" must be an array" },
+	{ CRED NAME PAIR "\"hosts\":[\"a.com\",1]}", 0, GK_CTL_BAD_TYPE,
+	    "hosts[1] must be a pattern string" },
+	{ CRED NAME PAIR "\"hosts\":[\"a.com\",\"\"]}", 0,
+	    GK_CTL_BAD_VALUE, "hosts[1] is 0 bytes; a pattern is 1 to 300" },
+	{ CRED NAME PAIR "\"hosts\":[\"a\\u0000.com\"]}", 0,
+	    GK_CTL_BAD_VALUE, "hosts[0] contains a NUL" },
+};
+
+/* A credential request with nhosts hosts, the last hostlen bytes long,
+ * and a name of namelen bytes, into buf. */
+static void
+cred_line(char *buf, size_t len, size_t nhosts, size_t hostlen,
+    size_t namelen)
+{
+	char name[GK_CTL_CRED_NAME_MAX + 2], host[GK_PATTERN_MAX + 2];
+	size_t i, o;
+
+	assert_true(namelen < sizeof(name) && hostlen < sizeof(host));
+	memset(name, 'N', namelen);
+	name[namelen] = '\0';
+	memset(host, 'h', hostlen);
+	host[hostlen] = '\0';
+	o = (size_t)snprintf(buf, len, CRED "\"name\":\"%s\"," PAIR
+	    "\"hosts\":[", name);
+	for (i = 0; i < nhosts; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s\"%s\"",
+		    i > 0 ? "," : "", i + 1 == nhosts ? host : "a.com");
+	snprintf(buf + o, len - o, "]}");
+}
+
+static void
+test_credential(void **state)
+{
+	char line[4096], err[GK_CTL_ERRLEN];
+	struct gk_ctlreq req;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cred_cases) / sizeof(cred_cases[0]); i++) {
+		check_case(&cred_cases[i]);
+		/* no message quotes the placeholder or the value */
+		gk_ctlreq_parse((const uint8_t *)cred_cases[i].in,
+		    strlen(cred_cases[i].in), &req, err, sizeof(err));
+		assert_null(strstr(err, "SECRET"));
+		assert_null(strstr(err, "placeholder0123"));
+		gk_ctlreq_clear(&req);
+	}
+	assert_int_equal(parse_str(CRED NAME PAIR HOSTS "}", &req, err,
+	    sizeof(err)), GK_CTL_OK);
+	assert_int_equal(req.op, GK_CTL_OP_CAGE_CREDENTIAL);
+	assert_string_equal(req.id, "abcd1234");
+	assert_string_equal(req.cred_name, "GITHUB_TOKEN");
+	assert_string_equal(req.cred_placeholder, PH);
+	assert_string_equal(req.cred_value, VAL);
+	assert_int_equal(req.cred_len, sizeof(PH) - 1);
+	assert_int_equal(req.nhosts, 2);
+	assert_string_equal(req.hosts[0], "github.com");
+	assert_string_equal(req.hosts[1], "*.github.com");
+	assert_null(req.hosts[2]);
+	assert_null(req.allow);
+	gk_ctlreq_clear(&req);
+	assert_null(req.cred_value);
+	assert_null(req.cred_placeholder);
+	assert_null(req.hosts);
+	assert_string_equal(req.cred_name, "");
+	/* the bounds: 32 hosts, a host of GK_PATTERN_MAX, a name of 128 */
+	cred_line(line, sizeof(line), GK_CTL_CRED_HOSTS_MAX, GK_PATTERN_MAX,
+	    GK_CTL_CRED_NAME_MAX);
+	assert_int_equal(parse_str(line, &req, err, sizeof(err)), GK_CTL_OK);
+	assert_int_equal(req.nhosts, GK_CTL_CRED_HOSTS_MAX);
+	assert_int_equal(strlen(req.hosts[31]), GK_PATTERN_MAX);
+	assert_int_equal(strlen(req.cred_name), GK_CTL_CRED_NAME_MAX);
+	gk_ctlreq_clear(&req);
+	cred_line(line, sizeof(line), GK_CTL_CRED_HOSTS_MAX + 1, 5, 1);
+	assert_int_equal(parse_str(line, &req, err, sizeof(err)),
+	    GK_CTL_BAD_VALUE);
+	assert_non_null(strstr(err, "\"hosts\" has 33 patterns"));
+	cred_line(line, sizeof(line), 1, GK_PATTERN_MAX + 1, 1);
+	assert_int_equal(parse_str(line, &req, err, sizeof(err)),
+	    GK_CTL_BAD_VALUE);
+	assert_non_null(strstr(err, "hosts[0] is 301 bytes"));
+	cred_line(line, sizeof(line), 1, 5, GK_CTL_CRED_NAME_MAX + 1);
+	assert_int_equal(parse_str(line, &req, err, sizeof(err)),
+	    GK_CTL_BAD_VALUE);
+	assert_non_null(strstr(err, "at most 128 bytes"));
+}
+
+/* Placeholder and value of 8 and 4096 bytes; 4097 is refused. */
+static void
+test_credential_length(void **state)
+{
+	static char buf[3 * GK_CTL_CRED_MAX];
+	char err[GK_CTL_ERRLEN];
+	struct gk_ctlreq req;
+	size_t n, len;
+
+	(void)state;
+	for (n = GK_CTL_CRED_MIN; n <= GK_CTL_CRED_MAX + 1;
+	    n += n == GK_CTL_CRED_MIN ? GK_CTL_CRED_MAX - GK_CTL_CRED_MIN : 1) {
+		len = (size_t)sprintf(buf, CRED NAME "\"placeholder\":\"");
+		memset(buf + len, 'p', n);
+		len += n;
+		len += (size_t)sprintf(buf + len, "\",\"value\":\"");
+		memset(buf + len, 'v', n);
+		len += n;
+		len += (size_t)sprintf(buf + len, "\"," HOSTS "}");
+		if (gk_ctlreq_parse((uint8_t *)buf, len, &req, err,
+		    sizeof(err)) != (n <= GK_CTL_CRED_MAX ? GK_CTL_OK :
+		    GK_CTL_BAD_VALUE))
+			fail_msg("length %zu: %s", n, err);
+		if (n <= GK_CTL_CRED_MAX) {
+			assert_int_equal(req.cred_len, n);
+			assert_int_equal(strlen(req.cred_value), n);
+			assert_int_equal(req.cred_value[n - 1], 'v');
+		} else
+			assert_non_null(strstr(err, "\"placeholder\" is 4097 "
+			    "bytes; it must be 8 to 4096"));
+		gk_ctlreq_clear(&req);
+	}
+}
+
 static void
 test_small_err(void **state)
 {
@@ -601,6 +812,8 @@ main(void)
 		cmocka_unit_test(test_depth_bomb),
 		cmocka_unit_test(test_small_err),
 		cmocka_unit_test(test_ask),
+		cmocka_unit_test(test_credential),
+		cmocka_unit_test(test_credential_length),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

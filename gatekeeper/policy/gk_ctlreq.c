@@ -600,6 +600,38 @@ parse_decide(struct json_object *obj, struct gk_ctlreq *out, char *err,
 	return GK_CTL_OK;
 }
 
+/* credential: "name", "placeholder", "value" (gk_ctlreq_cred.c checks
+ * them) and "hosts"; all are required: check_fields saw them. */
+static enum gk_ctl_status
+parse_credential(struct json_object *obj, struct gk_ctlreq *out, char *err,
+    size_t errlen)
+{
+	static const char *const keys[] = { "name", "placeholder", "value" };
+	struct json_object *v;
+	enum gk_ctl_status st;
+	const char *s[3];
+	size_t n[3], i;
+
+	for (i = 0; i < 3; i++) {
+		if (!json_object_object_get_ex(obj, keys[i], &v))
+			return GK_CTL_MISSING_FIELD;
+		if ((st = get_string(v, keys[i], &s[i], &n[i], err, errlen)) !=
+		    GK_CTL_OK)
+			return st;
+	}
+	if ((st = gk_ctlreq_cred_name(s[0], n[0], out, err, errlen)) !=
+	    GK_CTL_OK ||
+	    (st = gk_ctlreq_cred_pair(s[1], n[1], s[2], n[2], out, err,
+	    errlen)) != GK_CTL_OK)
+		return st;
+	if (!json_object_object_get_ex(obj, "hosts", &v))
+		return GK_CTL_MISSING_FIELD;
+	if ((st = parse_patterns(v, "hosts", &out->hosts, &out->nhosts, err,
+	    errlen)) != GK_CTL_OK)
+		return st;
+	return gk_ctlreq_cred_hosts(out, err, errlen);
+}
+
 static enum gk_ctl_status
 parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
     size_t errlen)
@@ -634,7 +666,22 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_limits(v, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "reattach", &v))
 		st = parse_reattach(v, out, err, errlen);
+	if (st == GK_CTL_OK && out->op == GK_CTL_OP_CAGE_CREDENTIAL)
+		st = parse_credential(obj, out, err, errlen);
 	return st;
+}
+
+/* json-c's copy of a "value" (a secret), wiped before it is freed. */
+static void
+wipe_value(struct json_object *obj)
+{
+	struct json_object *v;
+
+	if (json_object_is_type(obj, json_type_object) &&
+	    json_object_object_get_ex(obj, "value", &v) &&
+	    json_object_is_type(v, json_type_string))
+		explicit_bzero((char *)json_object_get_string(v),
+		    (size_t)json_object_get_string_len(v));
 }
 
 static enum gk_ctl_status
@@ -662,6 +709,7 @@ parse_object(const uint8_t *buf, size_t len, struct gk_ctlreq *out,
 	    (st = check_fields(obj, &gk_ctl_op_specs[out->op], err, errlen)) ==
 	    GK_CTL_OK)
 		st = parse_fields(obj, out, err, errlen);
+	wipe_value(obj);
 	json_object_put(obj);
 	return st;
 }
@@ -714,5 +762,6 @@ gk_ctlreq_clear(struct gk_ctlreq *req)
 	for (i = 0; i < req->nremove; i++)
 		free(req->remove[i]);
 	free(req->remove);
+	gk_ctlreq_cred_clear(req);
 	memset(req, 0, sizeof(*req));
 }

@@ -12,6 +12,8 @@
  *   {"op":"cage.attach","id":"k3j9x0qa"}   (a pidfd sent along)
  *   {"op":"cage.decide","id":"k3j9x0qa","ask":"17","decision":"run",
  *    "by":"tty"}
+ *   {"op":"cage.credential","id":"k3j9x0qa","name":"GITHUB_TOKEN",
+ *    "placeholder":"ghp_...","value":"ghp_...","hosts":["github.com"]}
  *   {"op":"cage.list"}
  *   {"op":"denials","id":"k3j9x0qa","follow":true}  (both optional)
  *   {"op":"pending"}
@@ -23,6 +25,7 @@
  * syntax of the values it can check alone (source is an IP literal, the
  * id looks like an id, the label is printable). Allowlist patterns are
  * only copied: gk_allowlist_new() checks them. Pure: no I/O, no logging.
+ * A credential's placeholder and value are never quoted in a message.
  */
 #ifndef GK_CTLREQ_H
 #define GK_CTLREQ_H
@@ -40,6 +43,13 @@
 #define GK_CTL_SOURCE_MAX	63	/* source address text */
 #define GK_CTL_ERRLEN		512	/* any parser message fits */
 #define GK_CTL_CGNAME_MAX	72	/* a cage's cgroup (or scope) name */
+/* cage.credential: an environment variable's name, [A-Za-z_][A-Za-z0-9_]*;
+ * a placeholder and its value, the same length of 0x21..0x7e, different;
+ * the host patterns (each at most GK_PATTERN_MAX bytes) it is bound to */
+#define GK_CTL_CRED_NAME_MAX	128
+#define GK_CTL_CRED_MIN		8
+#define GK_CTL_CRED_MAX		4096
+#define GK_CTL_CRED_HOSTS_MAX	32
 
 enum gk_ctl_op {
 	GK_CTL_OP_NONE,		/* only on error */
@@ -55,6 +65,7 @@ enum gk_ctl_op {
 	GK_CTL_OP_PENDING,
 	GK_CTL_OP_STATS,
 	GK_CTL_OP_RELOAD,
+	GK_CTL_OP_CAGE_CREDENTIAL,
 	GK_CTL_OP__MAX
 };
 
@@ -116,6 +127,15 @@ struct gk_ctlreq {
 	size_t		 nremove;
 	/* denials: stay and be told each new one */
 	bool		 follow;
+	/* credential: the environment variable's name; its placeholder and
+	 * value (cred_len bytes each and a NUL; the value is wiped when
+	 * cleared); nhosts patterns it is bound to (and a NULL) */
+	char		 cred_name[GK_CTL_CRED_NAME_MAX + 1];
+	char		*cred_placeholder;
+	char		*cred_value;
+	size_t		 cred_len;
+	char		**hosts;
+	size_t		 nhosts;
 };
 
 /*

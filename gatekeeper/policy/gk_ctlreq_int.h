@@ -1,7 +1,8 @@
 /*
  * gk_ctlreq_int.h: internals shared by gk_ctlreq.c (the fields of each
- * op), gk_ctlreq_scan.c (the JSON of a line, before its fields) and
- * gk_ctlreq_table.c (the ops and the names).
+ * op), gk_ctlreq_scan.c (the JSON of a line, before its fields),
+ * gk_ctlreq_table.c (the ops and the names) and gk_ctlreq_cred.c (the
+ * values of cage.credential).
  */
 #ifndef GK_CTLREQ_INT_H
 #define GK_CTLREQ_INT_H
@@ -33,6 +34,10 @@ enum field {
 	F_ADD = 1 << 15,
 	F_REMOVE = 1 << 16,
 	F_FOLLOW = 1 << 17,
+	F_NAME = 1 << 18,		/* credential */
+	F_PLACEHOLDER = 1 << 19,
+	F_VALUE = 1 << 20,
+	F_HOSTS = 1 << 21,
 };
 
 /* A field's name in a request, and its bit. */
@@ -40,7 +45,7 @@ struct gk_ctl_field {
 	const char	*name;
 	enum field	 bit;
 };
-#define GK_CTL_NFIELDS	18	/* one per bit of enum field */
+#define GK_CTL_NFIELDS	22	/* one per bit of enum field */
 extern const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS];
 
 /* An op: its name, the fields it needs and allows, and how to write it. */
@@ -74,5 +79,21 @@ enum gk_ctl_status gk_ctlreq_check_dups(const uint8_t *buf, size_t len,
 bool		 gk_ctlreq_tokenize(const uint8_t *buf, size_t len,
 		    struct json_object **objp, size_t *end, char *err,
 		    size_t errlen);
+
+/*
+ * cage.credential's values (gk_ctlreq_cred.c), each GK_CTL_OK or a status
+ * with err (which quotes the name, never the placeholder or the value):
+ * the name into out->cred_name; the placeholder and the value, copied
+ * into out (cred_len); out->hosts (already copied) counted and measured.
+ */
+enum gk_ctl_status gk_ctlreq_cred_name(const char *s, size_t n,
+		    struct gk_ctlreq *out, char *err, size_t errlen);
+enum gk_ctl_status gk_ctlreq_cred_pair(const char *ph, size_t phn,
+		    const char *val, size_t valn, struct gk_ctlreq *out,
+		    char *err, size_t errlen);
+enum gk_ctl_status gk_ctlreq_cred_hosts(const struct gk_ctlreq *req,
+		    char *err, size_t errlen);
+/* Free the credential's strings (the value wiped first) and hosts. */
+void		 gk_ctlreq_cred_clear(struct gk_ctlreq *req);
 
 #endif /* GK_CTLREQ_INT_H */

@@ -34,6 +34,10 @@ const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS] = {
 	{ "add", F_ADD },
 	{ "remove", F_REMOVE },
 	{ "follow", F_FOLLOW },
+	{ "name", F_NAME },
+	{ "placeholder", F_PLACEHOLDER },
+	{ "value", F_VALUE },
+	{ "hosts", F_HOSTS },
 };
 
 bool

@@ -49,6 +49,14 @@ const struct gk_ctl_op_spec gk_ctl_op_specs[GK_CTL_OP__MAX] = {
 	    "{\"op\":\"pending\"}" },
 	[GK_CTL_OP_RELOAD] = { "reload", F_OP, F_OP,
 	    "{\"op\":\"reload\"}" },
+	[GK_CTL_OP_CAGE_CREDENTIAL] = { "cage.credential",
+	    F_OP | F_ID | F_NAME | F_PLACEHOLDER | F_VALUE | F_HOSTS,
+	    F_OP | F_ID | F_NAME | F_PLACEHOLDER | F_VALUE | F_HOSTS,
+	    "{\"op\":\"cage.credential\",\"id\":\"ID\","
+	    "\"name\":\"GITHUB_TOKEN\",\"placeholder\":\"ghp_...\","
+	    "\"value\":\"ghp_...\",\"hosts\":[\"github.com\"]} (placeholder "
+	    "and value: 8 to 4096 printable ASCII bytes, the same length; "
+	    "hosts: 1 to 32 patterns)" },
 };
 
 static const char *const status_str[] = {

@@ -1,8 +1,10 @@
 /*
  * Fuzz the control request parser. Invariants: on OK every string field
  * is NUL-terminated within its buffer, the op is a real one and the
- * allow strings have no embedded NUL; on error the message is non-empty,
- * NUL-terminated, and nothing is left to free.
+ * allow strings have no embedded NUL; a credential has a valid name, a
+ * placeholder and a value of cred_len printable bytes that differ, and
+ * 1 to 32 hosts; on error the message is non-empty, NUL-terminated, and
+ * nothing is left to free.
  */
 #include <assert.h>
 #include <stddef.h>
@@ -12,6 +14,39 @@
 #include "gatekeeper/policy/gk_ctlreq.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void
+check_cred(const struct gk_ctlreq *req)
+{
+	size_t i, n = strlen(req->cred_name);
+
+	if (req->op != GK_CTL_OP_CAGE_CREDENTIAL) {
+		assert(n == 0 && req->cred_value == NULL &&
+		    req->cred_placeholder == NULL && req->hosts == NULL);
+		return;
+	}
+	assert(n >= 1 && n <= GK_CTL_CRED_NAME_MAX);
+	assert(req->cred_name[0] < '0' || req->cred_name[0] > '9');
+	for (i = 0; i < n; i++)
+		assert(req->cred_name[i] == '_' ||
+		    (req->cred_name[i] >= '0' && req->cred_name[i] <= '9') ||
+		    (req->cred_name[i] >= 'A' && req->cred_name[i] <= 'Z') ||
+		    (req->cred_name[i] >= 'a' && req->cred_name[i] <= 'z'));
+	assert(req->cred_len >= GK_CTL_CRED_MIN &&
+	    req->cred_len <= GK_CTL_CRED_MAX);
+	assert(strlen(req->cred_value) == req->cred_len);
+	assert(strlen(req->cred_placeholder) == req->cred_len);
+	assert(strcmp(req->cred_value, req->cred_placeholder) != 0);
+	for (i = 0; i < req->cred_len; i++)
+		assert(req->cred_value[i] > 0x20 && req->cred_value[i] < 0x7f &&
+		    req->cred_placeholder[i] > 0x20 &&
+		    req->cred_placeholder[i] < 0x7f);
+	assert(req->nhosts >= 1 && req->nhosts <= GK_CTL_CRED_HOSTS_MAX);
+	for (i = 0; i < req->nhosts; i++)
+		assert(strlen(req->hosts[i]) >= 1 &&
+		    strlen(req->hosts[i]) <= GK_PATTERN_MAX);
+	assert(req->hosts[req->nhosts] == NULL);
+}
 
 static void
 check_ok(const struct gk_ctlreq *req, size_t size)
@@ -39,6 +74,7 @@ check_ok(const struct gk_ctlreq *req, size_t size)
 		assert(strlen(req->allow[i]) <= size);
 	}
 	assert(req->allow == NULL || req->allow[req->nallow] == NULL);
+	check_cred(req);
 }
 
 int
@@ -58,6 +94,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		assert(memchr(err, '\0', sizeof(err)) != NULL);
 		assert(err[0] != '\0');
 		assert(req.op == GK_CTL_OP_NONE && req.allow == NULL);
+		assert(req.cred_value == NULL && req.hosts == NULL);
 	}
 	return 0;
 }
