@@ -303,6 +303,7 @@ run_broker(struct run *r)
 	uint8_t hello[16384];
 	char err[256];
 	struct broker *b;
+	int i;
 
 	r->p = &pki;
 	r->base = event_base_new();
@@ -337,6 +338,8 @@ run_broker(struct run *r)
 	shutdown(r->sfd, SHUT_RDWR);
 	pthread_join(st, NULL);
 	broker_ctx_free(o.upstream);
+	for (i = 0; i < 4; i++)		/* the broker frees a turn later */
+		event_base_loop(r->base, EVLOOP_NONBLOCK);
 	event_base_free(r->base);
 }
 
