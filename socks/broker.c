@@ -218,7 +218,7 @@ bk_init(struct broker *b, int cfd, int sfd, const struct broker_opts *o)
 	static const struct timeval sec = { 1, 0 };
 
 	b->s[BK_CLIENT].fd = b->s[BK_SERVER].fd = -1;
-	if ((b->up = malloc(BK_UP_CAP)) == NULL ||
+	if ((b->up = malloc(BK_UP_CAP + BK_UP_SLACK)) == NULL ||
 	    (b->down = malloc(BK_DOWN_CAP)) == NULL ||
 	    side_init(b, &b->s[BK_CLIENT], client_ssl(o), cfd) == -1 ||
 	    side_init(b, &b->s[BK_SERVER], server_ssl(o), sfd) == -1 ||

@@ -32,10 +32,13 @@ enum broker_verdict {
 	BROKER_REFUSE,		/* answered 403 with why; the end */
 };
 
-/* A request head: head[0, len) may be changed in place; fo is what
- * http_follow() said of it. REFUSE: why is the response's text. */
-typedef enum broker_verdict (*broker_head_cb)(void *arg, uint8_t *head,
-    size_t len, const struct http_follow_out *fo, char *why, size_t whylen);
+/* A request head, head[0, len): PASS with what goes instead in out
+ * (*outlen bytes, at most outcap: a base64 value re-encoded may grow);
+ * fo is what http_follow() said of it. REFUSE: why is the response's
+ * text. */
+typedef enum broker_verdict (*broker_head_cb)(void *arg, const uint8_t *head,
+    size_t len, uint8_t *out, size_t outcap, size_t *outlen,
+    const struct http_follow_out *fo, char *why, size_t whylen);
 /* The end, once (never after broker_free()): reason as the relay's, or
  * "denied", "client_tls", "upstream_tls"; up/down: plaintext bytes
  * written to the server/client. Both sockets are closed. */

@@ -18,6 +18,7 @@
 #define BK_CLIENT	0
 #define BK_SERVER	1
 #define BK_UP_CAP	(64 * 1024)	/* the client's plaintext */
+#define BK_UP_SLACK	64		/* room for a rewritten head to grow */
 #define BK_DOWN_CAP	(64 * 1024)	/* the server's plaintext */
 #define BK_BIO_HIGH	(64 * 1024)	/* TLS bytes waiting either way */
 #define BK_FINISH_MS	2000		/* to flush a last reply, at most */

@@ -156,6 +156,34 @@ reply(struct broker *b, const char *status, const char *text,
 	b->finish_by = gk_clock_ms() + BK_FINISH_MS;
 }
 
+/* A head at p (blank bytes first): shown, rewritten into place (what
+ * follows it moved by what it grew or shrank), then ready to go. */
+static int
+up_head(struct broker *b, uint8_t *p, const struct http_follow_out *fo)
+{
+	static uint8_t out[HTTP_HEAD_MAX + HTTP_BLANK_MAX + BK_UP_SLACK];
+	size_t len = (size_t)fo->pass - fo->blank, end = (size_t)(p - b->up) +
+	    (size_t)fo->pass, room = BK_UP_CAP + BK_UP_SLACK - b->up_len;
+	size_t nlen = 0, cap = len + room < sizeof(out) ? len + room :
+	    sizeof(out);
+	char why[400];
+
+	why[0] = '\0';
+	if (b->head_cb(b->arg, p + fo->blank, len, out, cap, &nlen, fo, why,
+	    sizeof(why)) == BROKER_REFUSE || nlen > cap) {
+		reply(b, "403 Forbidden", why, "denied");
+		return -1;
+	}
+	if (nlen != len) {	/* the bytes after the head follow it */
+		memmove(p + fo->blank + nlen, b->up + end, b->up_len - end);
+		b->up_len = b->up_len + nlen - len;
+	}
+	memcpy(p + fo->blank, out, nlen);
+	explicit_bzero(out, nlen);	/* it held a secret */
+	b->up_ready += fo->blank + nlen;
+	return 1;
+}
+
 /* One step of the client's plaintext: 1 on, 0 wait, -1 refused. */
 static int
 up_step(struct broker *b, uint8_t *p, size_t avail)
@@ -171,14 +199,7 @@ up_step(struct broker *b, uint8_t *p, size_t avail)
 		    "a request head over 16 KiB", "denied");
 		return -1;
 	case HTTP_FOLLOW_HEAD:
-		why[0] = '\0';
-		if (b->head_cb(b->arg, p + fo.blank, (size_t)fo.pass -
-		    fo.blank, &fo, why, sizeof(why)) == BROKER_REFUSE) {
-			reply(b, "403 Forbidden", why, "denied");
-			return -1;
-		}
-		b->up_ready += (size_t)fo.pass;
-		return 1;
+		return up_head(b, p, &fo);
 	case HTTP_FOLLOW_PASS:
 		if (fo.pass > avail) {
 			b->skip = fo.pass - avail;

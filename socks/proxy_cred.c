@@ -18,8 +18,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
-
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/cage/gk_cred.h"
@@ -72,16 +70,35 @@ refuse(struct proxy_conn *s, struct proxy_outcome *o, char *why,
 	return BROKER_REFUSE;
 }
 
+/* The Host of a brokered request must be the checked name. */
+static bool
+head_host_ok(struct proxy_conn *s, const struct gk_cage *c,
+    const struct http_follow_out *fo, struct proxy_outcome *o)
+{
+	if (fo->st == HTTP_ABSENT ||
+	    strcmp(fo->host.host.name, s->ps.tls_name) == 0)
+		return true;
+	snprintf(o->seen, sizeof(o->seen), "%.*s", (int)sizeof(o->seen) - 1,
+	    fo->host.host.name);
+	proxy_outcome_deny(o, GK_REASON_HOST_MISMATCH, "HTTP Host %.100s "
+	    "differs from the TLS server name %s", fo->host.host.name,
+	    s->ps.tls_name);
+	/* a placeholder in it is the worse: said so instead */
+	(void)proxy_leak(c, (const uint8_t *)fo->host.host.name,
+	    strlen(fo->host.host.name), "an HTTP Host", o);
+	return false;
+}
+
 static enum broker_verdict
-broker_head(void *arg, uint8_t *head, size_t len,
-    const struct http_follow_out *fo, char *why, size_t whylen)
+broker_head(void *arg, const uint8_t *head, size_t len, uint8_t *out,
+    size_t outcap, size_t *outlen, const struct http_follow_out *fo,
+    char *why, size_t whylen)
 {
 	struct proxy_conn *s = arg;
 	struct http_cred set[HTTP_CRED_MAX];
 	struct proxy_outcome o;
 	struct gk_cage *c;
-	uint8_t *out;
-	size_t n, olen = 0, which = 0;
+	size_t n, which = 0;
 	unsigned replaced = 0;
 	enum http_cred_status st;
 
@@ -91,29 +108,11 @@ broker_head(void *arg, uint8_t *head, size_t len,
 		    "gone");
 		return refuse(s, &o, why, whylen);
 	}
-	if (fo->st != HTTP_ABSENT &&
-	    strcmp(fo->host.host.name, s->ps.tls_name) != 0) {
-		snprintf(o.seen, sizeof(o.seen), "%.*s", (int)sizeof(o.seen) -
-		    1, fo->host.host.name);
-		proxy_outcome_deny(&o, GK_REASON_HOST_MISMATCH, "HTTP Host "
-		    "%.100s differs from the TLS server name %s",
-		    fo->host.host.name, s->ps.tls_name);
-		/* a placeholder in it is the worse: said so instead */
-		(void)proxy_leak(c, (const uint8_t *)fo->host.host.name,
-		    strlen(fo->host.host.name), "an HTTP Host", &o);
+	if (!head_host_ok(s, c, fo, &o))
 		return refuse(s, &o, why, whylen);
-	}
 	n = cred_set(c, s->ps.tls_name, set);
-	if ((out = malloc(len)) == NULL) {
-		proxy_outcome_deny(&o, GK_REASON_MALFORMED, "out of memory");
-		return refuse(s, &o, why, whylen);
-	}
-	st = http_cred_rewrite(head, len, set, n, out, len, &olen, &which,
+	st = http_cred_rewrite(head, len, set, n, out, outcap, outlen, &which,
 	    &replaced);
-	if (st == HTTP_CRED_OK && olen == len)
-		memcpy(head, out, len);
-	OPENSSL_cleanse(out, len);
-	free(out);
 	if (st == HTTP_CRED_LEAK) {
 		proxy_outcome_deny(&o, GK_REASON_CREDENTIAL_LEAK, "credential "
 		    "%s's placeholder in a request to %s, a host it is not "
@@ -121,7 +120,7 @@ broker_head(void *arg, uint8_t *head, size_t len,
 		o.credential = set[which].name;
 		return refuse(s, &o, why, whylen);
 	}
-	if (st != HTTP_CRED_OK || olen != len) {
+	if (st != HTTP_CRED_OK) {
 		proxy_outcome_deny(&o, GK_REASON_MALFORMED, "a request head "
 		    "the broker cannot rewrite: %s", http_cred_strstatus(st));
 		return refuse(s, &o, why, whylen);

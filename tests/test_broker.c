@@ -137,7 +137,7 @@ server_one(struct run *r, SSL *ssl)
 
 	if (read_head(ssl, head, sizeof(head)) == 0)
 		return;
-	if (strstr(head, "Bearer REALSECRET0123456789abcd") != NULL)
+	if (strstr(head, "Bearer REALSECRET0123456789abcd123456\r\n") != NULL)
 		r->server_heads++;
 	if (strstr(head, "PLACEHOLDER") != NULL)
 		r->server_saw_placeholder = true;
@@ -252,8 +252,9 @@ client_thread(void *arg)
 }
 
 static enum broker_verdict
-head_cb(void *arg, uint8_t *head, size_t len,
-    const struct http_follow_out *fo, char *why, size_t whylen)
+head_cb(void *arg, const uint8_t *head, size_t len, uint8_t *out,
+    size_t outcap, size_t *outlen, const struct http_follow_out *fo,
+    char *why, size_t whylen)
 {
 	struct run *r = arg;
 	const char *ph = "PLACEHOLDER0123456789abcd";
@@ -266,9 +267,15 @@ head_cb(void *arg, uint8_t *head, size_t len,
 		snprintf(why, whylen, "refused by the test");
 		return BROKER_REFUSE;
 	}
-	p = memmem(head, len, ph, strlen(ph));
+	/* grown by 5 bytes: what follows the head must follow it still */
+	assert_true(len + 5 <= outcap);
+	memcpy(out, head, len);
+	p = memmem(out, len, ph, strlen(ph));
 	assert_non_null(p);
-	memcpy(p, "REALSECRET0123456789abcd", strlen(ph));
+	memmove(p + strlen(ph) + 5, p + strlen(ph), len - (size_t)(p - out) -
+	    strlen(ph));
+	memcpy(p, "REALSECRET0123456789abcd123456", strlen(ph) + 5);
+	*outlen = len + 5;
 	return BROKER_PASS;
 }
 
