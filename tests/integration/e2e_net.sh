@@ -369,6 +369,7 @@ en_fcgiwrap() {
 # github.com and evil.example also serve /acme/*.git through
 # git-http-backend, registry.npmjs.org a packument for /<name>.
 en_nginx_site() {	# en_nginx_site NAME: the locations of some names
+	en_secret_site "$1"
 	case $1 in
 	github.com | evil.example) ;;
 	registry.npmjs.org)
@@ -377,11 +378,22 @@ en_nginx_site() {	# en_nginx_site NAME: the locations of some names
 		;;
 	*) return 0 ;;
 	esac
+	en_git_location acme "$EN_DIR/git"
+}
+# en_git_location DIR ROOT [DIRECTIVE...]: a location serving /DIR/*.git
+# from the bare repositories under ROOT through git-http-backend
+# (fcgiwrap), each DIRECTIVE (e.g. "auth_basic corp;") first inside it.
+en_git_location() {
+	local dir=$1 root=$2 d
+	shift 2
+	printf '\t\tlocation ~ ^/%s/[^/]+\\.git(/.*)?$ {\n' "$dir"
+	for d in "$@"; do
+		printf '\t\t\t%s\n' "$d"
+	done
 	cat <<EOF
-		location ~ ^/acme/[^/]+\.git(/.*)?\$ {
 			fastcgi_pass unix:$EN_DIR/fcgiwrap.sock;
 			fastcgi_param SCRIPT_FILENAME /usr/lib/git-core/git-http-backend;
-			fastcgi_param GIT_PROJECT_ROOT $EN_DIR/git;
+			fastcgi_param GIT_PROJECT_ROOT $root;
 			fastcgi_param GIT_HTTP_EXPORT_ALL "";
 			fastcgi_param PATH_INFO \$uri;
 			fastcgi_param QUERY_STRING \$query_string;
@@ -436,6 +448,7 @@ en_start() {
 	en_dns || return 1
 	en_echo || return 1
 	en_fcgiwrap || return 1
+	en_secret_content || return 1
 	en_nginx || return 1
 }
 
@@ -474,4 +487,120 @@ en_sshd() {
 # (use with -F /dev/null), no prompts, bounded waits.
 en_ssh_opts() {
 	inet_ssh_opts "$EN_DIR" "$1"
+}
+
+# ---------------------------------------------------------------------------
+# Services behind a secret (added for test_broker.sh, the credential
+# broker's test). Nothing changes unless EN_SECRET_BEARER is set before
+# en_start: the other tests' internet is as it was. The secrets are the
+# test's own, of [A-Za-z0-9_-] only (they stand in nginx's configuration
+# between double quotes):
+#
+#   EN_SECRET_BEARER  https://api.github.com/bearer (and http://): 200
+#                     "bearer ok" to "Authorization: Bearer <it>", else 401
+#   EN_SECRET_APIKEY  https://api.github.com/apikey: 200 "apikey ok" to
+#                     "X-Api-Key: <it>", else 401
+#   EN_SECRET_GIT     https://github.com/corp/private.git: git smart HTTP
+#                     (git-http-backend through fcgiwrap) behind Basic
+#                     auth, user $EN_GIT_USER with this password (an
+#                     htpasswd line made with openssl passwd -apr1);
+#                     REMOTE_USER is passed on, so push (receive-pack)
+#                     works for the authenticated user
+#   EN_SECRET_NPM     https://registry.npmjs.org/@corp/...: the scope's
+#                     packument (GET /@corp%2fhello, npm's spelling, which
+#                     nginx decodes) and tarball, only to "Authorization:
+#                     Bearer <it>", else 401; @corp/hello 1.0.0's index.js
+#                     exports hello() -> "hello from @corp/hello"
+#
+# Files: $EN_DIR/corp/ (the private repository as inet_git_repo writes
+# it: git-src, git-head, git-tree), $EN_DIR/git-corp/ (GIT_PROJECT_ROOT:
+# corp/private.git, bare), $EN_DIR/git-htpasswd.
+
+EN_SECRET_BEARER=${EN_SECRET_BEARER:-}
+EN_SECRET_APIKEY=${EN_SECRET_APIKEY:-}
+EN_SECRET_GIT=${EN_SECRET_GIT:-}
+EN_SECRET_NPM=${EN_SECRET_NPM:-}
+EN_GIT_USER=x-access-token
+EN_CORP_REPO=corp/private.git
+
+# en_secret_site NAME: the secret-guarded locations of NAME, if any.
+en_secret_site() {
+	[ -n "$EN_SECRET_BEARER" ] || return 0
+	case $1 in
+	api.github.com)
+		cat <<EOF
+		location = /bearer {
+			default_type text/plain;
+			if (\$http_authorization != "Bearer $EN_SECRET_BEARER") {
+				return 401 "unauthorized\n";
+			}
+			return 200 "bearer ok\n";
+		}
+		location = /apikey {
+			default_type text/plain;
+			if (\$http_x_api_key != "$EN_SECRET_APIKEY") {
+				return 401 "unauthorized\n";
+			}
+			return 200 "apikey ok\n";
+		}
+EOF
+		;;
+	github.com)
+		en_git_location corp "$EN_DIR/git-corp" 'auth_basic "corp";' \
+			"auth_basic_user_file $EN_DIR/git-htpasswd;" \
+			"fastcgi_param REMOTE_USER \$remote_user;"
+		;;
+	registry.npmjs.org)
+		cat <<EOF
+		location ^~ /@corp/ {
+			types { application/json json; application/octet-stream tgz; }
+			if (\$http_authorization != "Bearer $EN_SECRET_NPM") {
+				return 401 "{\"error\":\"unauthorized\"}\n";
+			}
+			try_files \$uri \$uri/index.json =404;
+		}
+EOF
+		;;
+	esac
+}
+
+en_corp_files() { printf 'corp: private\n' >CORP.md; }
+en_corp_bare() { git -C "$1" config http.receivepack true; }
+
+# en_secret_content: the htpasswd file, the private repository and the
+# @corp scope's files (after en_content, before en_nginx).
+en_secret_content() {
+	local h
+	[ -n "$EN_SECRET_BEARER" ] || return 0
+	h=$(printf '%s\n' "$EN_SECRET_GIT" | openssl passwd -apr1 -stdin) || {
+		en_err "openssl passwd -apr1 failed"; return 1
+	}
+	printf '%s:%s\n' "$EN_GIT_USER" "$h" >"$EN_DIR/git-htpasswd" || return 1
+	chmod 644 "$EN_DIR/git-htpasswd"
+	mkdir -p "$EN_DIR/corp" || return 1
+	inet_git_repo en_err "$EN_DIR/corp" "$EN_DIR/git-corp/$EN_CORP_REPO" \
+		en_corp_files en_corp_bare || return 1
+	PYTHONDONTWRITEBYTECODE=1 "$PYTHON" - "$GK_LIB_DIR" \
+	    "$EN_DIR/www/registry.npmjs.org" <<'EOF' || { en_err "the @corp scope's files"; return 1; }
+import base64, hashlib, json, os, sys
+sys.path.insert(0, sys.argv[1])
+import mkregistry as m
+www, name, ver = sys.argv[2], "@corp/hello", "1.0.0"
+manifest = {"name": name, "version": ver, "main": "index.js",
+            "description": "gatekeeper test package " + name, "license": "MIT"}
+tgz = m.npm_tarball(manifest, {"index.js": "'use strict';\nexports.hello = "
+                               "function hello() { return 'hello from " + name +
+                               "'; };\n"})
+fname = "hello-%s.tgz" % ver
+url = "https://%s/%s/-/%s" % (m.NPM_HOST, name, fname)
+m.write(os.path.join(www, name, "-", fname), tgz)
+dist = {"tarball": url, "shasum": hashlib.sha1(tgz).hexdigest(),
+        "integrity": "sha512-" + base64.b64encode(
+            hashlib.sha512(tgz).digest()).decode()}
+version = dict(manifest, _id="%s@%s" % (name, ver), dist=dist)
+m.write(os.path.join(www, name, "index.json"), json.dumps(
+    {"_id": name, "name": name, "dist-tags": {"latest": ver},
+     "versions": {ver: version}, "time": {ver: "1985-10-26T08:15:00.000Z"}},
+    indent=2) + "\n")
+EOF
 }
