@@ -645,6 +645,7 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	struct dns_handling h = { .id = ++s->next_query_id,
 	    .start_us = gk_clock_us(), .verdict = GK_DNSV__MAX };
 	struct dns_query q;
+	char name[DNS_NAME_TEXT_MAX + 64];
 	uint64_t took;
 	size_t n;
 
@@ -654,9 +655,17 @@ dns_handle_query(struct dns_server *s, const struct dns_client *cl,
 	took = gk_clock_us() - h.start_us;
 	if (n > 0)
 		gk_hist_observe(&gk_stats.dns_answer[h.verdict], took);
+	if (log_getlevel() < LOG_LVL_DEBUG)
+		return n;
+	/* a name carrying a placeholder's bytes is logged redacted */
+	if (h.q != NULL && h.cage != NULL && gk_cred_count(h.cage) > 0)
+		gk_cred_redact(h.cage, h.q->name, name, sizeof(name));
+	else
+		snprintf(name, sizeof(name), "%s", h.q != NULL ? h.q->name :
+		    "-");
 	log_debug("q=%llu cage=%s name=%s qtype=%u verdict=%s %s",
 	    (unsigned long long)h.id, h.cage != NULL ? gk_cage_id(h.cage) : "-",
-	    h.q != NULL ? h.q->name : "-", h.q != NULL ? h.q->qtype : 0,
+	    name, h.q != NULL ? h.q->qtype : 0,
 	    gk_dns_verdict_name(h.verdict), n > 0 ? "answered" :
 	    "asked upstream");
 	return n;

@@ -60,6 +60,30 @@ cred_set(const struct gk_cage *c, const char *host, struct http_cred *set)
 	return n;
 }
 
+bool
+proxy_leak_head(const struct gk_cage *c, const uint8_t *head, size_t len,
+    const char *where, struct proxy_outcome *o)
+{
+	static uint8_t out[HTTP_HEAD_MAX + HTTP_BLANK_MAX];
+	struct http_cred set[HTTP_CRED_MAX];
+	size_t n, olen, which = 0;
+
+	if (proxy_leak(c, head, len, where, o))
+		return true;
+	if (c == NULL || gk_cred_count(c) == 0)
+		return false;
+	/* none bound: the rewriter only looks, Basic values decoded too */
+	n = cred_set(c, NULL, set);
+	if (http_cred_rewrite(head, len, set, n, out, sizeof(out), &olen,
+	    &which, NULL) != HTTP_CRED_LEAK)
+		return false;
+	proxy_outcome_deny(o, GK_REASON_CREDENTIAL_LEAK, "credential %s's "
+	    "placeholder in %s (base64, Basic)", set[which].name, where);
+	o->credential = set[which].name;
+	o->seen[0] = '\0';
+	return true;
+}
+
 /* A refused request of a brokered connection: counted and told. */
 static enum broker_verdict
 refuse(struct proxy_conn *s, struct proxy_outcome *o, char *why,

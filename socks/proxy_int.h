@@ -202,6 +202,9 @@ bool		 proxy_outcome_deny(struct proxy_outcome *o,
  * o filled as its denial (the credential named, nothing of its bytes). */
 bool		 proxy_leak(const struct gk_cage *c, const uint8_t *buf,
 		    size_t len, const char *where, struct proxy_outcome *o);
+/* The same for a plain-HTTP request head, its Basic values decoded. */
+bool		 proxy_leak_head(const struct gk_cage *c, const uint8_t *head,
+		    size_t len, const char *where, struct proxy_outcome *o);
 /* The relay gave s's sockets and the held ClientHello over (a TAKE: the
  * checked name, ps.tls_name, is bound to a credential): a broker carries
  * the connection from here, or it ends. */

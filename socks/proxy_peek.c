@@ -168,8 +168,8 @@ peek_follow(const struct gk_cage *c, const struct gk_host *t,
 		case HTTP_FOLLOW_NEED_MORE:
 			return follow_wait(t, ps, off, len, eof, &fo, pass, o);
 		case HTTP_FOLLOW_HEAD:
-			if (proxy_leak(c, buf + off, (size_t)fo.pass, "a "
-			    "plain-HTTP request head", o) ||
+			if (proxy_leak_head(c, buf + off, (size_t)fo.pass,
+			    "a plain-HTTP request head", o) ||
 			    !head_ok(c, t, ps, &fo, o))
 				return RELAY_PEEK_DENY;
 			off += fo.pass;
