@@ -212,26 +212,6 @@ sandbox_path(const struct spawn_opts *o)
 	return getenv("PATH");
 }
 
-/* bwrap's own environment: the plan's without the dropped variables. */
-static char **
-bwrap_envp(char *const *envp, bool fs_sandbox)
-{
-	char **env, *eq;
-	size_t i, n = 0;
-
-	for (i = 0; envp[i] != NULL; i++)
-		;
-	if ((env = calloc(i + 1, sizeof(*env))) == NULL)
-		die("out of memory");
-	for (i = 0; envp[i] != NULL; i++) {
-		eq = strchr(envp[i], '=');
-		if (eq == NULL || !spawn_env_dropped(envp[i],
-		    (size_t)(eq - envp[i]), fs_sandbox))
-			env[n++] = envp[i];
-	}
-	return env;
-}
-
 /*
  * --learn's and --ask-save's file: checked now (a regular file, no
  * link), made empty when missing so that it can be bound read-only.
@@ -316,6 +296,8 @@ build_plan(const struct spawn_opts *o, struct spawn_plan *p, char **cwd)
 		if (p->mounts[i].kind == SPAWN_MNT_DATA &&
 		    strcmp(p->mounts[i].path, SPAWN_APT_CONF) == 0)
 			p->apt_config = SPAWN_APT_CONF;
+	if (spawn_creds_plan(o, p, err, sizeof(err)) == -1)
+		die("%s", err);
 }
 
 static int
@@ -395,6 +377,8 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 		p->resolv_fd = add_fd(&f, next++, (const uint8_t *)resolv,
 		    strlen(resolv), false);
 	}
+	if (spawn_trust_dry_fds(p->trust, &f, &next) == -1)
+		die("too many files for the sandbox");
 	if (p->seccomp != SPAWN_SECCOMP_OFF) {
 		if ((fd = spawn_seccomp_memfd(p->seccomp, err,
 		    sizeof(err))) == -1)
@@ -479,6 +463,10 @@ make_cage(const struct spawn_opts *o, int sock, int chan, pid_t child,
 	    sizeof(err)) == -1)
 		die("%s", err);
 	free(req);
+	/* the values go to gatekeeperd, and from gk-run's memory */
+	if (spawn_ctl_credentials(sock, cage, o->creds, o->ncreds, o->control,
+	    err, sizeof(err)) == -1)
+		die("%s", err);
 	if (o->verbose > 0)
 		fprintf(stderr, "gk-run: cage %s: gateway %s, socks %s, "
 		    "http %s, transparent %s\n", cage->id, cage->gateway,
@@ -598,7 +586,7 @@ start_gate(const struct spawn_opts *o, const struct spawn_plan *p, int chan,
 static void __attribute__((noreturn))
 run(const struct spawn_opts *o, struct spawn_plan *p)
 {
-	char err[SPAWN_ERRLEN], resolved[PATH_MAX], *bwrap;
+	char err[SPAWN_ERRLEN], resolved[PATH_MAX], *bwrap, **benv;
 	struct spawn_child child;
 	struct spawn_cage cage;
 	struct spawn_run r;
@@ -630,10 +618,12 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 		die("signals: %s", strerror(errno));
 	/* decided once, here: the child installs the gate as told */
 	gate = spawn_sockgate_wanted(p);
+	if ((benv = spawn_env_bwrap(p->envp, p->fs == SPAWN_FS_SANDBOX)) ==
+	    NULL)
+		die("out of memory");
 	child = (struct spawn_child){ .mask = &old, .plan = p, .fds = &f,
 	    .ctl_fd = sock, .guard_fd = guard_fd, .bwrap = bwrap,
-	    .envp = bwrap_envp(p->envp, p->fs == SPAWN_FS_SANDBOX),
-	    .verbose = o->verbose, .sockgate = gate };
+	    .envp = benv, .verbose = o->verbose, .sockgate = gate };
 	if ((r.pid = spawn_start_fork(&child, &chan, err, sizeof(err))) == -1)
 		die("%s", err);
 	for (i = 0; i < f.n; i++)
@@ -769,6 +759,8 @@ main(int argc, char **argv)
 	spawn_printable(o.cmd[0], cmdshow, sizeof(cmdshow));
 	events_fd_check(&o);
 	load_allow_files(&o);
+	if (spawn_creds_load(&o, err, sizeof(err)) == -1)
+		die("%s", err);
 	if (o.platform == SPAWN_PLATFORM_MACOS && !o.dry_run)
 		die("--platform macos: this gk-run runs on Linux and can only "
 		    "print the macOS profile; add --dry-run");

@@ -233,6 +233,13 @@ enum spawn_decision spawn_answer_parse(const char *line, size_t len,
 void		 spawn_ask_prompt(const char *cmd, const char *target,
 		    bool save, unsigned int seconds, char *buf, size_t len);
 
+/* ---- credentials (--credential): spawn_cred.h ------------------------- */
+
+#define SPAWN_CA_MAX		8192	/* bytes of the cage's CA (PEM) */
+
+struct spawn_cred;
+struct spawn_trust;
+
 /* ---- options ---------------------------------------------------------- */
 
 struct spawn_optpath {
@@ -253,6 +260,8 @@ struct spawn_opts {
 	size_t			 nenv;
 	const char		**pass_env;	/* --pass-env NAME, into argv */
 	size_t			 npass_env;
+	struct spawn_cred	*creds;		/* --credential, in order */
+	size_t			 ncreds;
 	const char		*cwd;		/* NULL: the current one */
 	const char		*control;	/* --control, $GK_CONTROL */
 	enum spawn_net		 net;
@@ -354,6 +363,9 @@ struct spawn_env_notes {
  */
 char		**spawn_env_scrub(char *const *envp, const char *const *pass,
 		    size_t npass, struct spawn_env_notes *notes);
+/* bwrap's own environment: envp without the dropped variables (a new
+ * array of envp's strings; NULL: out of memory). */
+char		**spawn_env_bwrap(char *const *envp, bool fs_sandbox);
 
 /* ---- the cage (control protocol, see spawn_cage.c) --------------------- */
 
@@ -371,8 +383,23 @@ struct spawn_cage {
 	struct gk_rlimits limits;	/* enforced */
 	bool		 ask;		/* it holds and asks (--ask) */
 	unsigned int	 ask_timeout;	/* seconds, as gatekeeperd took it */
+	char		 ca[SPAWN_CA_MAX + 1];	/* with credentials: its CA,
+						   PEM (the last reply's);
+						   "" without */
 };
 
+struct json_object;
+/*
+ * A reply line whose "ok" is true: its object (json_object_put() it).
+ * NULL with err: not understood, or refused ("gatekeeperd refused WHAT:
+ * its error").
+ */
+struct json_object *spawn_reply_accept(const char *line, size_t len,
+		    const char *what, char *err, size_t errlen);
+/* "gatekeeperd sent a reply gk-run does not understand (WHY); ..." into
+ * err; returns -1. */
+int		 spawn_reply_not_understood(char *err, size_t errlen,
+		    const char *why);
 /* A reply that is only {"ok":true,...} or a refusal: 0, or -1 with err
  * ("gatekeeperd refused the cage: ..."). */
 int		 spawn_cage_ack(const char *line, size_t len, char *err,
@@ -483,6 +510,11 @@ struct spawn_plan {
 	int			 resolv_fd;	/* gated: resolv.conf data */
 	int			 status_fd;	/* --json-status-fd; -1: none */
 	const char		*apt_config;	/* APT_CONFIG to set, or NULL */
+	char *const		*credenv;	/* "NAME=PLACEHOLDER" per
+						   --credential */
+	size_t			 ncredenv;
+	struct spawn_trust	*trust;		/* credentials: the cage's CA
+						   in bundles; NULL: none */
 	char *const		*cmd;
 	int			 ncmd;
 };

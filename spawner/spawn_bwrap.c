@@ -8,8 +8,10 @@
  *     --cap-drop ALL  <mounts, parents first (a file gk-run keeps
  *     read-only: --ro-bind-fd FD PATH); after --proc /proc,
  *     --ro-bind /proc/sys /proc/sys>  [--ro-bind-data FD
- *     /etc/resolv.conf]  [--remount-ro HIDDEN-DIR...]  --chdir CWD
- *     [--unsetenv K...] [--setenv K V...] [--seccomp FD]
+ *     /etc/resolv.conf]  [--perms 0444 --ro-bind-data FD TRUST-FILE...]
+ *     [--remount-ro HIDDEN-DIR...]  --chdir CWD  [--unsetenv K...]
+ *     [--setenv K V...: proxies, credentials' placeholders, trust
+ *     bundles, then --env's] [--seccomp FD]
  *     [--json-status-fd FD] -- COMMAND [ARG...]
  */
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <string.h>
 
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 static void
 push2(struct spawn_strv *a, const char *opt, const char *v)
@@ -135,6 +138,17 @@ proxy_args(struct spawn_strv *a, const struct spawn_cage *c)
 	push3(a, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
 }
 
+/* --setenv KEY VAL for "KEY=VAL". */
+static void
+setenv_kv(struct spawn_strv *a, const char *kv)
+{
+	const char *eq = strchr(kv, '=');
+
+	spawn_strv_push(a, "--setenv");
+	spawn_strv_pushn(a, kv, (size_t)(eq - kv));
+	spawn_strv_push(a, eq + 1);
+}
+
 static void
 env_args(struct spawn_strv *a, const struct spawn_plan *p)
 {
@@ -157,13 +171,13 @@ env_args(struct spawn_strv *a, const struct spawn_plan *p)
 	if (p->apt_config != NULL && !env_given(p, "APT_CONFIG", 10) &&
 	    !env_has(p->envp, "APT_CONFIG"))
 		push3(a, "--setenv", "APT_CONFIG", p->apt_config);
-	for (i = 0; i < p->nenvset; i++) {
-		eq = strchr(p->envset[i], '=');
-		spawn_strv_push(a, "--setenv");
-		spawn_strv_pushn(a, p->envset[i],
-		    (size_t)(eq - p->envset[i]));
-		spawn_strv_push(a, eq + 1);
-	}
+	/* gk-run's own settings, before --env's (which win) */
+	for (i = 0; i < p->ncredenv; i++)
+		setenv_kv(a, p->credenv[i]);
+	for (i = 0; p->trust != NULL && i < p->trust->env.n; i++)
+		setenv_kv(a, p->trust->env.v[i]);
+	for (i = 0; i < p->nenvset; i++)
+		setenv_kv(a, p->envset[i]);
 }
 
 int
@@ -187,6 +201,14 @@ spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
 		mount_args(a, &p->mounts[i]);
 	if (p->net == SPAWN_NET_GATED && p->resolv_fd != -1)
 		push_fd(a, "--ro-bind-data", p->resolv_fd, "/etc/resolv.conf");
+	/* readable by every user inside, as a system bundle is */
+	for (i = 0; p->trust != NULL && i < p->trust->n; i++) {
+		if (p->trust->file[i].fd == -1)
+			continue;
+		push2(a, "--perms", "0444");
+		push_fd(a, "--ro-bind-data", p->trust->file[i].fd,
+		    p->trust->file[i].path);
+	}
 	for (i = 0; i < p->nmounts; i++)
 		if (p->mounts[i].kind == SPAWN_MNT_HIDE_DIR)
 			push2(a, "--remount-ro", p->mounts[i].path);

@@ -300,8 +300,8 @@ cage_fields(struct json_object *cage, struct spawn_cage *c, char *err,
 	return 0;
 }
 
-static int
-refused(struct json_object *o, char *err, size_t errlen)
+static void
+refused(struct json_object *o, const char *what, char *err, size_t errlen)
 {
 	struct json_object *v;
 	char shown[SHOW_MAX];
@@ -311,16 +311,15 @@ refused(struct json_object *o, char *err, size_t errlen)
 	    json_object_get_string_len(v) > 0) {
 		gk_printable(json_object_get_string(v), shown,
 		    sizeof(shown));
-		gk_seterr(err, errlen, "gatekeeperd refused the cage: %s",
+		gk_seterr(err, errlen, "gatekeeperd refused %s: %s", what,
 		    shown);
 	} else
-		gk_seterr(err, errlen, "gatekeeperd refused the cage and "
-		    "gave no reason; see its log (journalctl -u gatekeeperd)");
-	return -1;
+		gk_seterr(err, errlen, "gatekeeperd refused %s and gave no "
+		    "reason; see its log (journalctl -u gatekeeperd)", what);
 }
 
-static int
-not_understood(char *err, size_t errlen, const char *what)
+int
+spawn_reply_not_understood(char *err, size_t errlen, const char *what)
 {
 	char why[SPAWN_ERRLEN];
 
@@ -346,12 +345,9 @@ spawn_cage_cgname(const struct spawn_cage *c, char *buf, size_t len)
 	snprintf(buf, len, "%.*s", (int)(end - start), start);
 }
 
-/*
- * A reply line whose "ok" is true: the object (the caller puts it). NULL
- * with err otherwise: not understood, or gatekeeperd's refusal.
- */
-static struct json_object *
-accepted(const char *line, size_t len, char *err, size_t errlen)
+struct json_object *
+spawn_reply_accept(const char *line, size_t len, const char *what, char *err,
+    size_t errlen)
 {
 	struct json_tokener *tok;
 	struct json_object *o, *ok;
@@ -359,24 +355,24 @@ accepted(const char *line, size_t len, char *err, size_t errlen)
 	while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
 		len--;
 	if (len == 0 || len > REPLY_MAX || memchr(line, '\0', len) != NULL) {
-		not_understood(err, errlen, len == 0 ? "an empty line" :
-		    "not a line of text");
+		spawn_reply_not_understood(err, errlen, len == 0 ?
+		    "an empty line" : "not a line of text");
 		return NULL;
 	}
 	if ((tok = json_tokener_new()) == NULL) {
-		not_understood(err, errlen, "out of memory");
+		spawn_reply_not_understood(err, errlen, "out of memory");
 		return NULL;
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	o = json_tokener_parse_ex(tok, line, (int)len);
 	if (o == NULL || json_tokener_get_parse_end(tok) != len)
-		not_understood(err, errlen, "not JSON");
+		spawn_reply_not_understood(err, errlen, "not JSON");
 	else if (!json_object_is_type(o, json_type_object) ||
 	    !json_object_object_get_ex(o, "ok", &ok) ||
 	    !json_object_is_type(ok, json_type_boolean))
-		not_understood(err, errlen, "no \"ok\"");
+		spawn_reply_not_understood(err, errlen, "no \"ok\"");
 	else if (!json_object_get_boolean(ok))
-		refused(o, err, errlen);
+		refused(o, what, err, errlen);
 	else {
 		json_tokener_free(tok);
 		return o;
@@ -391,7 +387,8 @@ spawn_cage_ack(const char *line, size_t len, char *err, size_t errlen)
 {
 	struct json_object *o;
 
-	if ((o = accepted(line, len, err, errlen)) == NULL)
+	if ((o = spawn_reply_accept(line, len, "the cage", err,
+	    errlen)) == NULL)
 		return -1;
 	json_object_put(o);
 	return 0;
@@ -450,13 +447,14 @@ spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
 	int r = -1;
 
 	memset(c, 0, sizeof(*c));
-	if ((o = accepted(line, len, err, errlen)) == NULL)
+	if ((o = spawn_reply_accept(line, len, "the cage", err,
+	    errlen)) == NULL)
 		return -1;
 	if (!json_object_object_get_ex(o, "cage", &cage) ||
 	    !json_object_is_type(cage, json_type_object))
-		not_understood(err, errlen, "no \"cage\" object");
+		spawn_reply_not_understood(err, errlen, "no \"cage\" object");
 	else if (cage_fields(cage, c, why, sizeof(why)) == -1)
-		not_understood(err, errlen, why);
+		spawn_reply_not_understood(err, errlen, why);
 	else
 		r = 0;
 	c->transparent = -1;
@@ -465,7 +463,7 @@ spawn_cage_reply(const char *line, size_t len, struct spawn_cage *c,
 		c->transparent = json_object_get_boolean(v);
 	if (r == 0 && json_object_object_get_ex(cage, "cgroup", &v) &&
 	    cgroup_fields(v, c, why, sizeof(why)) == -1)
-		r = not_understood(err, errlen, why);
+		r = spawn_reply_not_understood(err, errlen, why);
 	if (r == 0 && json_object_object_get_ex(cage, "ask", &v) &&
 	    json_object_is_type(v, json_type_boolean))
 		c->ask = json_object_get_boolean(v);

@@ -197,3 +197,50 @@ spawn_ctl_attach(int sock, const char *id, pid_t pid, const char *path,
 	free(line);
 	return r;
 }
+
+/* One credential to gatekeeperd and its reply; its value wiped and freed
+ * as soon as the request is sent (or cannot be). */
+static int
+ctl_credential(int sock, struct spawn_cage *cage, struct spawn_cred *c,
+    const char *path, char *err, size_t errlen)
+{
+	char *req, *line;
+	size_t len;
+	ssize_t n;
+	int r;
+
+	req = spawn_cred_request(cage->id, c, &len);
+	explicit_bzero(c->value, c->len);
+	free(c->value);
+	c->value = NULL;
+	if (req == NULL)
+		return gk_seterr(err, errlen, "out of memory");
+	r = send_request(sock, -1, req, path, err, errlen);
+	explicit_bzero(req, len);
+	free(req);
+	if (r == -1 || (n = read_reply(sock, path, &line, err, errlen)) == -1)
+		return -1;
+	r = spawn_cred_reply(line, (size_t)n, c->name, cage->ca,
+	    sizeof(cage->ca), err, errlen);
+	free(line);
+	return r;
+}
+
+int
+spawn_ctl_credentials(int sock, struct spawn_cage *cage,
+    struct spawn_cred *creds, size_t n, const char *path, char *err,
+    size_t errlen)
+{
+	size_t i;
+	int r = 0;
+
+	for (i = 0; i < n && r == 0; i++)
+		r = ctl_credential(sock, cage, &creds[i], path, err, errlen);
+	for (i = 0; i < n; i++) {
+		if (creds[i].value != NULL)
+			explicit_bzero(creds[i].value, creds[i].len);
+		free(creds[i].value);
+		creds[i].value = NULL;
+	}
+	return r;
+}

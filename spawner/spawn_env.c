@@ -20,7 +20,9 @@
  * case), and a list of well-known ones that do not (PGPASSWORD,
  * AWS_ACCESS_KEY_ID, ...). A URL's password in any other variable
  * (DATABASE_URL=postgres://u:SECRET@db/x, PIP_INDEX_URL) is replaced by
- * a placeholder of its shape, the rest of the URL kept.
+ * a placeholder of its shape, the rest of the URL kept. A --credential's
+ * variable is gone from gk-run's environment before any of this
+ * (spawn_credio.c); the sandbox gets its placeholder with --setenv.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,4 +217,23 @@ spawn_env_scrub(char *const *envp, const char *const *pass, size_t npass,
 			out[n++] = envp[i];
 	}
 	return out;
+}
+
+char **
+spawn_env_bwrap(char *const *envp, bool fs_sandbox)
+{
+	char **env, *eq;
+	size_t i, n = 0;
+
+	for (i = 0; envp[i] != NULL; i++)
+		;
+	if ((env = calloc(i + 1, sizeof(*env))) == NULL)
+		return NULL;
+	for (i = 0; envp[i] != NULL; i++) {
+		eq = strchr(envp[i], '=');
+		if (eq == NULL || !spawn_env_dropped(envp[i],
+		    (size_t)(eq - envp[i]), fs_sandbox))
+			env[n++] = envp[i];
+	}
+	return env;
 }

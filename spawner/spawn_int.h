@@ -14,6 +14,7 @@
 #include <limits.h>
 
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 /* spawn_seccomp.c: the profile as BPF in a memfd at offset 0, CLOEXEC. */
 int		 spawn_seccomp_memfd(enum spawn_seccomp profile, char *err,
@@ -208,6 +209,27 @@ int		 spawn_ctl_create(int sock, int nsfd, const char *request,
 int		 spawn_ctl_attach(int sock, const char *id, pid_t pid,
 		    const char *path, char *err, size_t errlen);
 
+/*
+ * Send each credential to gatekeeperd (cage.credential) for the cage
+ * just made on sock, and check each reply: the last one's CA lands in
+ * cage->ca. Every value is wiped and freed, sent or not. 0, or -1 with
+ * err (a refusal names the credential).
+ */
+int		 spawn_ctl_credentials(int sock, struct spawn_cage *cage,
+		    struct spawn_cred *creds, size_t n, const char *path,
+		    char *err, size_t errlen);
+
+/* spawn_credio.c: --credential */
+/* Each credential's value from the environment (checked, copied, then
+ * wiped there and unset) and its placeholder; before the plan is made
+ * from the environment. 0, or -1 with err. */
+int		 spawn_creds_load(struct spawn_opts *o, char *err,
+		    size_t errlen);
+/* The plan's NAME=PLACEHOLDER settings and its trust (the host's bundles
+ * read now; with --dry-run, words for them). 0, or -1 with err. */
+int		 spawn_creds_plan(const struct spawn_opts *o,
+		    struct spawn_plan *p, char *err, size_t errlen);
+
 /* spawn_userns.c */
 /* The settings spawn_userns_diagnose() reads, from /proc. */
 void		 spawn_userns_host_read(struct spawn_userns_host *h);
@@ -237,6 +259,13 @@ struct spawn_fds {
 /* Append a data fd; returns fd, or -1 when the table is full. */
 int		 spawn_fds_add(struct spawn_fds *f, int fd,
 		    const uint8_t *data, size_t len, bool out);
+/* spawn_credio.c: the trust files' data fds, each a bundle ending in the
+ * cage's CA (in the sandbox's first process, once it has the cage); or,
+ * for --dry-run, numbered from *next. 0, or -1 (with err). */
+int		 spawn_trust_fds(struct spawn_trust *t, const char *ca,
+		    struct spawn_fds *f, char *err, size_t errlen);
+int		 spawn_trust_dry_fds(struct spawn_trust *t, struct spawn_fds *f,
+		    int *next);
 
 /* What the sandbox's first process needs (spawn_start.c's header). */
 struct spawn_child {

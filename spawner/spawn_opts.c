@@ -13,6 +13,7 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_rlimits.h"
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 /* The options, in one table: getopt_long's view and ours. */
 #define GK_RUN_OPTIONS(X)						\
@@ -30,6 +31,7 @@
 	X("cwd",	 required_argument, 262,  false, opt_cwd)	\
 	X("env",	 required_argument, 263,  true,  opt_env)	\
 	X("pass-env",	 required_argument, 285,  true,  opt_pass_env)	\
+	X("credential",	 required_argument, 286,  true,  opt_credential) \
 	X("seccomp",	 required_argument, 264,  false, opt_seccomp)	\
 	X("timeout",	 required_argument, 265,  false, opt_timeout)	\
 	X("control",	 required_argument, 266,  false, opt_control)	\
@@ -466,6 +468,46 @@ opt_pass_env(struct spawn_opts *o, const char *name, const char *arg,
 		return RC_USAGE;
 	}
 	return push_ptr(&o->pass_env, &o->npass_env, arg);
+}
+
+/* --credential NAME@HOSTPATTERN[,...]: its hosts are allowed too. */
+static enum opt_rc
+opt_credential(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	struct spawn_cred c, *nc;
+	size_t i, j;
+
+	if (o->ncreds == SPAWN_CRED_MAX) {
+		gk_seterr(err, errlen, "--%s: at most %d credentials", name,
+		    SPAWN_CRED_MAX);
+		return RC_USAGE;
+	}
+	if (spawn_cred_parse(arg, &c, err, errlen) == -1)
+		return RC_USAGE;	/* out of memory too: err says */
+	for (i = 0; i < o->ncreds; i++)
+		if (strcmp(o->creds[i].name, c.name) == 0) {
+			gk_seterr(err, errlen, "--%s %s given twice; give its "
+			    "hosts in one: %s@HOST,HOST", name, c.name, c.name);
+			spawn_cred_clear(&c);
+			return RC_USAGE;
+		}
+	nc = reallocarray(o->creds, o->ncreds + 1, sizeof(*nc));
+	if (nc == NULL) {
+		spawn_cred_clear(&c);
+		return RC_NOMEM;
+	}
+	o->creds = nc;
+	o->creds[o->ncreds++] = c;
+	for (i = 0; i < c.hosts.n; i++) {
+		for (j = 0; j < o->allow.n && strcmp(o->allow.v[j],
+		    c.hosts.v[i]) != 0; j++)
+			;
+		if (j == o->allow.n && spawn_strv_push(&o->allow,
+		    c.hosts.v[i]) == -1)
+			return RC_NOMEM;
+	}
+	return RC_OK;
 }
 
 /* arg is decimal digits only, their value at most max, in *v. */

@@ -9,6 +9,7 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_rlimits.h"
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 /* --ask and what goes with it: gated, not learning, answered. */
 static int
@@ -47,6 +48,54 @@ ask_finish(struct spawn_opts *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* NAME is also given with --pass-env or --env? */
+static const char *
+cred_clash(const struct spawn_opts *o, const char *name)
+{
+	size_t i, n = strlen(name);
+
+	for (i = 0; i < o->npass_env; i++)
+		if (strcmp(o->pass_env[i], name) == 0)
+			return "--pass-env";
+	for (i = 0; i < o->nenv; i++)
+		if (strncmp(o->env[i], name, n) == 0 && o->env[i][n] == '=')
+			return "--env";
+	return NULL;
+}
+
+/* --credential: a gated Linux sandbox, NAME set by nothing else. */
+static int
+cred_finish(const struct spawn_opts *o, char *err, size_t errlen)
+{
+	const char *other;
+	size_t i;
+
+	if (o->ncreds == 0)
+		return 0;
+	if (o->platform == SPAWN_PLATFORM_MACOS)
+		return gk_seterr(err, errlen, "--credential is not supported "
+		    "on macOS (--platform macos): gk-run cannot show the "
+		    "cage's CA to the sandbox there");
+	if (o->net != SPAWN_NET_AUTO && o->net != SPAWN_NET_GATED)
+		return gk_seterr(err, errlen, "--credential needs a gated "
+		    "run: gatekeeperd holds the value; --net %s has no "
+		    "gatekeeperd", spawn_net_name(o->net));
+	if (o->fs == SPAWN_FS_HOST)
+		return gk_seterr(err, errlen, "--credential needs --fs "
+		    "sandbox: the cage's CA is shown in a fresh %s, and --fs "
+		    "host has the host's /run (gk-run writes no file on the "
+		    "host)",
+		    SPAWN_TRUST_DIR);
+	for (i = 0; i < o->ncreds; i++)
+		if ((other = cred_clash(o, o->creds[i].name)) != NULL)
+			return gk_seterr(err, errlen, "--credential %s and "
+			    "%s %s: %s stays outside with --credential (a "
+			    "placeholder inside) or goes in with %s; give one",
+			    o->creds[i].name, other, o->creds[i].name,
+			    o->creds[i].name, other);
+	return 0;
+}
+
 int
 spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 {
@@ -56,6 +105,8 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 		gk_seterr(err, errlen, "out of memory");
 		return -1;
 	}
+	if (cred_finish(o, err, errlen) == -1)
+		return -1;
 	if (o->allow.n > GK_ALLOWLIST_MAX) {
 		gk_seterr(err, errlen, "%zu patterns; at most %d are "
 		    "allowed", o->allow.n, GK_ALLOWLIST_MAX);
@@ -94,6 +145,8 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 void
 spawn_opts_clear(struct spawn_opts *o)
 {
+	size_t i;
+
 	if (o == NULL)
 		return;
 	spawn_strv_clear(&o->allow);
@@ -102,5 +155,8 @@ spawn_opts_clear(struct spawn_opts *o)
 	free(o->paths);
 	free(o->env);
 	free(o->pass_env);
+	for (i = 0; i < o->ncreds; i++)
+		spawn_cred_clear(&o->creds[i]);
+	free(o->creds);
 	memset(o, 0, sizeof(*o));
 }

@@ -166,6 +166,13 @@ spawn_sbpl_build(const struct spawn_plan *p, char *err, size_t errlen)
 	char show[256];
 	size_t i;
 
+	/* sandbox-exec has no way to show the cage's CA to the program */
+	if (p->ncredenv > 0 || p->trust != NULL) {
+		gk_seterr(err, errlen, "--credential is not supported on "
+		    "macOS: sandbox-exec cannot show the cage's CA to the "
+		    "sandbox");
+		return NULL;
+	}
 	spawn_buf_puts(&b, "(version 1)\n"
 	    "; gk-run profile for sandbox-exec: allow, then deny; the last "
 	    "matching rule wins\n(allow default)\n");

@@ -8,27 +8,42 @@
 
 #include "spawner/spawn_scrub.h"
 
-/* Token prefixes clients check; kept in a placeholder. */
+/*
+ * Token prefixes clients check, kept in a placeholder (the longest that
+ * matches wins: sk-ant- over sk-). GitHub, GitLab, npm, PyPI, Anthropic,
+ * OpenAI, Slack, Hugging Face, AWS access key ids, Stripe, Google API
+ * keys, DigitalOcean, Vault.
+ */
 static const char *const known_prefixes[] = {
 	"github_pat_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "glpat-",
-	"npm_", "pypi-", "sk-ant-", "sk-", "xoxb-", "xoxp-", "hf_", "AKIA",
+	"glptt-", "gldt-", "glrt-", "npm_", "pypi-", "sk-ant-", "sk-proj-",
+	"sk-", "xoxb-", "xoxp-", "xoxa-", "xoxe-", "xapp-", "hf_", "AKIA",
+	"ASIA", "sk_live_", "sk_test_", "rk_live_", "rk_test_", "AIza",
+	"dop_v1_", "hvs.",
 	NULL,
 };
 
 static const char fill[] = "gkplaceholder";
 
-void
-spawn_scrub_placeholder(char *v, size_t n)
+size_t
+spawn_scrub_prefix(const char *v, size_t n)
 {
-	size_t i, keep = 0, p;
+	size_t i, p, keep = 0;
 
 	for (i = 0; known_prefixes[i] != NULL; i++) {
 		p = strlen(known_prefixes[i]);
-		if (n >= p + 4 && memcmp(v, known_prefixes[i], p) == 0) {
+		if (p > keep && n >= p + SPAWN_SCRUB_PREFIX_REST &&
+		    memcmp(v, known_prefixes[i], p) == 0)
 			keep = p;
-			break;
-		}
 	}
+	return keep;
+}
+
+void
+spawn_scrub_placeholder(char *v, size_t n)
+{
+	size_t i, keep = spawn_scrub_prefix(v, n);
+
 	for (i = keep; i < n; i++)
 		v[i] = fill[(i - keep) % (sizeof(fill) - 1)];
 }

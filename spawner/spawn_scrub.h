@@ -43,4 +43,13 @@ int	spawn_scrub(enum spawn_scrub_fmt f, char *buf, size_t len);
 /* Overwrite v[0, n) with a placeholder of a secret v[0, n) was. */
 void	spawn_scrub_placeholder(char *v, size_t n);
 
+/*
+ * How many leading bytes of the secret v[0, n) a placeholder keeps: the
+ * longest known token prefix (npm_, ghp_, github_pat_, sk-ant-, ...) it
+ * starts with, when at least SPAWN_SCRUB_PREFIX_REST bytes follow it;
+ * else 0. Also the shape of --credential's placeholders (spawn_cred.c).
+ */
+#define SPAWN_SCRUB_PREFIX_REST	4
+size_t	spawn_scrub_prefix(const char *v, size_t n);
+
 #endif /* SPAWN_SCRUB_H */

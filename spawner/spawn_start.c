@@ -17,7 +17,9 @@
  *                                                      --fs host)
  *                     'E' + text                       failed, no exec
  *                     'X' + errno (int)                execve failed
- *   parent -> child   'C' + struct spawn_cage          the cage: go on
+ *   parent -> child   'C' + struct spawn_cage          the cage (with its
+ *                                                      CA, credentials):
+ *                                                      go on
  * Both ends are CLOEXEC: once bwrap runs, the parent reads EOF. If the
  * parent goes away first, the child gets SIGKILL (PR_SET_PDEATHSIG) or
  * reads EOF, and exits without running anything. Once it has the cage,
@@ -179,6 +181,17 @@ child_resolv(const struct spawn_child *c, const struct spawn_cage *cage)
 	c->plan->resolv_fd = fd;
 }
 
+/* With credentials: the trust bundles, each ending in the cage's CA. */
+static void
+child_trust(const struct spawn_child *c, const struct spawn_cage *cage)
+{
+	char err[SPAWN_ERRLEN];
+
+	if (c->plan->trust != NULL && spawn_trust_fds(c->plan->trust,
+	    cage->ca, c->fds, err, sizeof(err)) == -1)
+		child_fail(c->chan, err);
+}
+
 /* The unix socket gate's filter, last: its listener goes to gk-run. */
 static void
 child_gate(const struct spawn_child *c)
@@ -211,6 +224,7 @@ spawn_child_run(const struct spawn_child *c)
 	if (c->plan->net == SPAWN_NET_GATED) {
 		child_cage(c, &cage);
 		child_resolv(c, &cage);
+		child_trust(c, &cage);
 	}
 	if (spawn_keeper_fork(c->parent, c->plan, c->guard_fd, err,
 	    sizeof(err)) == -1)

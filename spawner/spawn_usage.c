@@ -1,8 +1,10 @@
 /*
  * gk-run --help: what every option does, what the sandbox hides and
- * drops, how denials and questions are told, the exit statuses.
+ * drops, how credentials stay outside, how denials and questions are
+ * told, the exit statuses.
  */
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 static const char usage_text[] =
 "usage: gk-run [OPTIONS] -- COMMAND [ARG...]\n"
@@ -40,6 +42,12 @@ static const char usage_text[] =
 "                         audit and log lines, metric labels): printable\n"
 "                         ASCII, at most 64 bytes (default: \"gk-run: \" and\n"
 "                         the command's leading plain words)\n"
+"Credentials (gated, --fs sandbox; below):\n"
+"      --credential NAME@HOSTPATTERN[,HOSTPATTERN...]  gatekeeperd gets\n"
+"                         NAME's value from gk-run's environment and puts\n"
+"                         it in the requests it carries to those hosts\n"
+"                         (names, allowed too); inside, NAME holds a\n"
+"                         placeholder (repeatable, up to 32)\n"
 "Limits (gated; the cage's cgroup, made by gatekeeperd):\n"
 "      --memory SIZE      memory of all its processes together (e.g. 512M,\n"
 "                         2G); past it the kernel kills one: exit 137 and\n"
@@ -193,6 +201,23 @@ static const char usage_text[] =
 "https_proxy, HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, all_proxy, NO_PROXY\n"
 "and no_proxy.\n"
 "\n"
+"Credentials: with --credential NAME@HOSTS the value never enters the\n"
+"sandbox. gk-run takes NAME's value (8 to 4096 bytes of printable ASCII)\n"
+"from its own environment, wipes it there, and gives it to gatekeeperd;\n"
+"inside, NAME holds a placeholder of the same length that keeps a known\n"
+"prefix (ghp_ github_pat_ glpat- npm_ pypi- sk-ant- xoxb- AKIA ...), the\n"
+"rest random. For those hosts gatekeeperd terminates TLS with a\n"
+"certificate of the cage's own CA and puts the value where the request\n"
+"holds the placeholder; every other host keeps the opaque tunnel, and the\n"
+"placeholder sent anywhere else is denied (credential_leak). The sandbox\n"
+"trusts that CA: " SPAWN_TRUST_DIR "/bundle.pem, the system's\n"
+"certificates and then the CA (also shown over the system's bundle), is\n"
+"named by SSL_CERT_FILE CURL_CA_BUNDLE REQUESTS_CA_BUNDLE PIP_CERT\n"
+"GIT_SSL_CAINFO CARGO_HTTP_CAINFO NIX_SSL_CERT_FILE AWS_CA_BUNDLE DENO_CERT,\n"
+"and NODE_EXTRA_CA_CERTS names ca.pem, the CA alone. Where your\n"
+"environment sets one of them, its file's certificates and then the CA\n"
+"are its bundle, so hosts that are not brokered verify as before.\n"
+"\n"
 "Configuration: /etc/gatekeeper/gk-run.conf, then ~/.config/gk-run/config\n"
 "give defaults that come before the command line's options, one a line:\n"
 "hide PATH, ro PATH, rw PATH (absolute, or ~/...), preset NAME, pass-env\n"
@@ -217,7 +242,8 @@ static const char usage_text[] =
 "  gk-run -- make test                 # no network; only . is writable\n"
 "  gk-run -a pypi.org -a files.pythonhosted.org -- pip download requests\n"
 "  gk-run --allow-file deps.allow --timeout 600 -- ./build.sh\n"
-"  gk-run --fs host --allow api.example.com:443 -- ./client\n"
+"  gk-run --fs host --allow api.example.com:443 -- ./client\n""  GITHUB_TOKEN=... gk-run --allow github.com \\\n"
+"      --credential GITHUB_TOKEN@github.com,api.github.com -- gh repo list\n"
 "  gk-run -a registry.npmjs.org -- npm install   # ~/.npm: private cache\n"
 "  gk-run --hide ~/.config -- pip install --user -r req.txt\n"
 "  gk-run --dry-run -- sh              # show the sandbox, run nothing\n"

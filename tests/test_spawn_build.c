@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 #include "tests/testdata.h"
 
 #define GOLDEN_MAX	65536
@@ -284,6 +285,85 @@ test_bwrap_argv(void **state)
 	assert_int_equal(a.n - dd - 1, 3);
 	assert_string_equal(a.v[dd + 3], "https://github.com/acme/hello.git");
 	spawn_strv_clear(&a);
+	spawn_mounts_free(p.mounts, p.nmounts);
+}
+
+/* --credential: the trust files after resolv.conf, the placeholders and
+ * the bundles' variables after the proxies and before --env's. */
+static void
+test_bwrap_credentials(void **state)
+{
+	static char *const credenv[] = { "GH_TOKEN=ghp_PLACEHOLDERxyz", NULL };
+	struct spawn_trust t;
+	struct spawn_strv a = { 0 };
+	struct spawn_cage cage;
+	struct spawn_plan p;
+	size_t i, resolv = 0, bundle = 0, ph = 0, proxy = 0, envset = 0;
+	size_t ssl = 0, ssl_env = 0;
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	t.file[0] = (struct spawn_trust_file){ .path = (char *)
+	    "/run/gatekeeper-trust/ca.pem", .fd = 20 };
+	t.file[1] = (struct spawn_trust_file){ .path = (char *)
+	    "/run/gatekeeper-trust/bundle.pem", .fd = 21 };
+	t.file[2] = (struct spawn_trust_file){ .path = (char *)
+	    "/etc/ssl/certs/ca-certificates.crt", .fd = -1 };
+	t.n = 3;
+	spawn_strv_push(&t.env, "SSL_CERT_FILE=/run/gatekeeper-trust/"
+	    "bundle.pem");
+	spawn_cage_placeholder(&cage, SPAWN_PLATFORM_LINUX);
+	setup_plan(&gcases[1], &p, &cage);
+	p.resolv_fd = 9;
+	p.credenv = credenv;
+	p.ncredenv = 1;
+	p.trust = &t;
+	p.envset = (const char *const[]){ "SSL_CERT_FILE=/mine.pem" };
+	p.nenvset = 1;
+	assert_int_equal(spawn_bwrap_build(&p, &a), 0);
+	for (i = 0; i + 2 < a.n; i++) {
+		if (strcmp(a.v[i], "--ro-bind-data") == 0 &&
+		    strcmp(a.v[i + 2], "/etc/resolv.conf") == 0)
+			resolv = i;
+		if (strcmp(a.v[i], "--ro-bind-data") == 0 &&
+		    strcmp(a.v[i + 1], "21") == 0 &&
+		    strcmp(a.v[i + 2], "/run/gatekeeper-trust/bundle.pem") == 0)
+			bundle = i;
+		/* no fd yet: not shown */
+		assert_string_not_equal(a.v[i + 2],
+		    "/etc/ssl/certs/ca-certificates.crt");
+		if (strcmp(a.v[i], "--setenv") != 0)
+			continue;
+		if (strcmp(a.v[i + 1], "GH_TOKEN") == 0)
+			ph = i;
+		if (strcmp(a.v[i + 1], "HTTPS_PROXY") == 0)
+			proxy = i;
+		if (strcmp(a.v[i + 1], "SSL_CERT_FILE") == 0 && ssl == 0)
+			ssl = i;
+		else if (strcmp(a.v[i + 1], "SSL_CERT_FILE") == 0)
+			ssl_env = i;
+		if (strcmp(a.v[i + 1], "FOO") == 0)
+			envset = i;
+	}
+	assert_true(resolv > 0 && bundle > resolv);
+	assert_true(proxy > 0 && ph > proxy && ssl > ph);
+	assert_string_equal(a.v[ph + 2], "ghp_PLACEHOLDERxyz");
+	assert_string_equal(a.v[ssl + 2], "/run/gatekeeper-trust/bundle.pem");
+	/* --env's own comes last, so it wins */
+	assert_true(ssl_env > ssl);
+	assert_string_equal(a.v[ssl_env + 2], "/mine.pem");
+	assert_int_equal(envset, 0);
+	spawn_strv_clear(&a);
+	spawn_strv_clear(&t.env);
+	/* macOS cannot show the CA */
+	{
+		char err[SPAWN_ERRLEN];
+
+		assert_null(spawn_sbpl_build(&p, err, sizeof(err)));
+		assert_string_equal(err, "--credential is not supported on "
+		    "macOS: sandbox-exec cannot show the cage's CA to the "
+		    "sandbox");
+	}
 	spawn_mounts_free(p.mounts, p.nmounts);
 }
 
@@ -800,6 +880,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bwrap_golden),
 		cmocka_unit_test(test_bwrap_argv),
+		cmocka_unit_test(test_bwrap_credentials),
 		cmocka_unit_test(test_mounts_sort),
 		cmocka_unit_test(test_mounts_forced),
 		cmocka_unit_test(test_mounts_errors),

@@ -16,6 +16,7 @@
 #include <dirent.h>
 
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 #define MAXARGS	64
 
@@ -159,6 +160,15 @@ static const struct ecase errors[] = {
 	    "--seccomp given twice" },
 	{ { "--platform", "linux", "--platform", "macos", "true", NULL },
 	    "--platform given twice" },
+	{ { "--credential", NULL }, "--credential needs a value" },
+	{ { "--credential", "GITHUB_TOKEN", "true", NULL },
+	    "--credential takes NAME@HOSTPATTERN[,HOSTPATTERN...], never a "
+	    "value" },
+	{ { "--credential", "T@*.com", "true", NULL },
+	    "--credential T: invalid pattern '*.com'" },
+	{ { "--credential", "T@a.example", "--credential", "T@b.example",
+	    "true", NULL }, "--credential T given twice; give its hosts in "
+	    "one: T@HOST,HOST" },
 };
 
 static void
@@ -820,6 +830,78 @@ test_env_secrets(void **state)
 	}
 }
 
+/* --credential: its hosts join the allowlist; what it cannot go with. */
+static void
+test_credential(void **state)
+{
+	static const char *const bad[][4] = {
+		{ "--net", "none", "--net none has no gatekeeperd" },
+		{ "--fs", "host", "--credential needs --fs sandbox" },
+		{ "--platform", "macos", "is not supported on macOS" },
+		{ "--pass-env", "GH_TOKEN", "--credential GH_TOKEN and "
+		    "--pass-env GH_TOKEN: GH_TOKEN stays outside" },
+		{ "--env", "GH_TOKEN=x", "and --env GH_TOKEN" },
+	};
+	char err[SPAWN_ERRLEN], *argv[2 * SPAWN_CRED_MAX + 8];
+	char args[SPAWN_CRED_MAX + 1][32];
+	struct spawn_opts o;
+	size_t i;
+	int argc;
+
+	(void)state;
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--allow",
+	    "github.com", "--credential", "GH_TOKEN@github.com,api.github.com",
+	    "--credential=NPM_TOKEN@registry.npmjs.org", "--", "gh", NULL),
+	    SPAWN_OPT_RUN);
+	assert_int_equal(o.ncreds, 2);
+	assert_string_equal(o.creds[0].name, "GH_TOKEN");
+	assert_int_equal(o.creds[0].hosts.n, 2);
+	assert_string_equal(o.creds[1].hosts.v[0], "registry.npmjs.org");
+	/* each pattern allowed once */
+	assert_int_equal(o.allow.n, 3);
+	assert_string_equal(o.allow.v[0], "github.com");
+	assert_string_equal(o.allow.v[1], "api.github.com");
+	assert_string_equal(o.allow.v[2], "registry.npmjs.org");
+	/* a credential alone makes the run gated */
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.net, SPAWN_NET_GATED);
+	spawn_opts_clear(&o);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(parse(&o, NULL, err, sizeof(err),
+		    "--credential", "GH_TOKEN@github.com", bad[i][0], bad[i][1],
+		    "true", NULL), SPAWN_OPT_RUN);
+		assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), -1);
+		if (strstr(err, bad[i][2]) == NULL)
+			fail_msg("%s %s: '%s'", bad[i][0], bad[i][1], err);
+		spawn_opts_clear(&o);
+	}
+	/* at most 32 */
+	argv[0] = (char *)"gk-run";
+	for (argc = 1, i = 0; i <= SPAWN_CRED_MAX; i++) {
+		snprintf(args[i], sizeof(args[i]), "T%zu@h%zu.example", i, i);
+		argv[argc++] = (char *)"--credential";
+		argv[argc++] = args[i];
+	}
+	argv[argc++] = (char *)"true";
+	argv[argc] = NULL;
+	assert_int_equal(spawn_opts_parse(argc, argv, NULL, &o, err,
+	    sizeof(err)), SPAWN_OPT_USAGE);
+	assert_string_equal(err, "--credential: at most 32 credentials");
+	assert_int_equal(spawn_opts_parse(argc - 3, argv, NULL, &o, err,
+	    sizeof(err)), SPAWN_OPT_USAGE);	/* no command: 32 parsed */
+	assert_string_equal(err, "no command given; usage: gk-run [OPTIONS] "
+	    "-- COMMAND [ARG...] (see gk-run --help)");
+	/* --help teaches it */
+	assert_non_null(strstr(spawn_usage(), "--credential NAME@HOSTPATTERN"
+	    "[,HOSTPATTERN...]"));
+	assert_non_null(strstr(spawn_usage(), "GITHUB_TOKEN=... gk-run "
+	    "--allow github.com \\\n      --credential GITHUB_TOKEN@"
+	    "github.com,api.github.com -- gh repo list\n"));
+	for (i = 0; spawn_trust_vars[i] != NULL; i++)
+		assert_non_null(strstr(spawn_usage(), spawn_trust_vars[i]));
+	assert_non_null(strstr(spawn_usage(), SPAWN_TRUST_DIR "/bundle.pem"));
+}
+
 int
 main(void)
 {
@@ -836,6 +918,7 @@ main(void)
 		cmocka_unit_test(test_env),
 		cmocka_unit_test(test_env_help),
 		cmocka_unit_test(test_env_secrets),
+		cmocka_unit_test(test_credential),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
