@@ -20,19 +20,23 @@
 #define BK_UP_CAP	(64 * 1024)	/* the client's plaintext */
 #define BK_UP_SLACK	64		/* room for a rewritten head to grow */
 #define BK_DOWN_CAP	(64 * 1024)	/* the server's plaintext */
-#define BK_BIO_HIGH	(64 * 1024)	/* TLS bytes waiting either way */
+#define BK_READ_BUF	(64 * 1024)	/* TLS read-ahead: records a read */
 #define BK_FINISH_MS	2000		/* to flush a last reply, at most */
 
 struct bk_side {
 	int		 fd;
-	SSL		*ssl;
-	BIO		*rbio, *wbio;	/* the SSL's */
+	SSL		*ssl;		/* reads and writes fd (broker_bio.c) */
+	uint8_t		*pre;		/* read first: the held hello */
+	size_t		 pre_off, pre_len;
 	struct event	*rd, *wr;
 	short		 want;		/* EV_READ/EV_WRITE registered */
+	short		 need;		/* what the last TLS call waits for */
 	bool		 eof;		/* the socket's */
+	bool		 wr_blocked;	/* a send(2) would block */
+	bool		 wr_failed;	/* a send(2) failed */
 	bool		 hs_done;
 	bool		 closed;	/* its TLS ended (close_notify, EOF) */
-	bool		 shut;		/* our close_notify is queued */
+	bool		 shut;		/* our close_notify went (or is due) */
 };
 
 struct broker {
@@ -66,5 +70,7 @@ struct broker {
 
 /* broker_pump.c: the sockets' events. */
 void	 bk_io_cb(evutil_socket_t fd, short what, void *arg);
+/* broker_bio.c: the BIO over sd's socket, sd->pre read first. */
+BIO	*bk_bio_new(struct bk_side *sd);
 
 #endif /* BROKER_INT_H */

@@ -2,10 +2,10 @@
  * broker_pump: moving a brokered connection's bytes (broker.h). Each
  * socket event runs the pump: rounds of every step until none moves a
  * byte (bounded; more next turn), then the end if it is due, then each
- * socket's interest from its BIOs.
+ * socket's interest: what its TLS calls last waited for (a read that
+ * would block, a write the socket did not take). A direction whose
+ * buffer is full is not read: the sender's socket fills, and waits.
  */
-#include <sys/socket.h>
-
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,15 +22,6 @@
 #include "socks/broker_int.h"
 
 #define PUMP_ROUNDS	64
-#define IO_CHUNK	(16 * 1024)
-
-static uint8_t scratch[BK_BIO_HIGH];
-
-static size_t
-pending(BIO *b)
-{
-	return BIO_ctrl_pending(b);
-}
 
 static int
 fail(struct broker *b, const char *why)
@@ -41,52 +32,21 @@ fail(struct broker *b, const char *why)
 	return -1;
 }
 
-/* The socket's bytes into the read BIO: 1 moved, 0 none, -1 ended. */
+/* A TLS call on sd returned r <= 0: 0 it waits (sd->need says for
+ * what), -1 its stream ended or failed. */
 static int
-sock_in(struct broker *b, struct bk_side *sd)
+tls_wait(struct bk_side *sd, int r)
 {
-	ssize_t n;
-
-	if (sd->eof || pending(sd->rbio) >= BK_BIO_HIGH)
+	switch (SSL_get_error(sd->ssl, r)) {
+	case SSL_ERROR_WANT_READ:
+		sd->need |= EV_READ;
 		return 0;
-	n = read(sd->fd, scratch, IO_CHUNK);
-	if (n > 0) {
-		BIO_write(sd->rbio, scratch, (int)n);
-		b->last_act = gk_clock_ms();
-		return 1;
-	}
-	if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-	    errno == EINTR))
+	case SSL_ERROR_WANT_WRITE:
+		sd->need |= EV_WRITE;
 		return 0;
-	sd->eof = true;		/* EOF, or a reset: the TLS sees its end */
-	BIO_set_mem_eof_return(sd->rbio, 0);
-	return 1;
-}
-
-/* The write BIO out to the socket. */
-static int
-sock_out(struct broker *b, struct bk_side *sd, int i)
-{
-	char *p;
-	long len;
-	ssize_t n;
-	int moved = 0;
-
-	while ((len = BIO_get_mem_data(sd->wbio, &p)) > 0) {
-		if (len > (long)sizeof(scratch))
-			len = (long)sizeof(scratch);
-		n = send(sd->fd, p, (size_t)len, MSG_NOSIGNAL);
-		if (n == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
-		    errno == EINTR))
-			return moved;
-		if (n <= 0)
-			return fail(b, i == BK_CLIENT ? "client_error" :
-			    "server_error");
-		BIO_read(sd->wbio, scratch, (int)n);	/* drop them */
-		b->last_act = gk_clock_ms();
-		moved = 1;
+	default:
+		return -1;
 	}
-	return moved;
 }
 
 /* The upstream's handshake failed: a 502 to the client, once it can. */
@@ -114,16 +74,16 @@ static int
 handshake(struct broker *b, int i)
 {
 	struct bk_side *sd = &b->s[i];
-	int r, e;
+	int r;
 
 	if (sd->hs_done || sd->closed)
 		return 0;
 	if ((r = SSL_do_handshake(sd->ssl)) == 1) {
 		sd->hs_done = true;
+		b->last_act = gk_clock_ms();
 		return 1;
 	}
-	e = SSL_get_error(sd->ssl, r);
-	if (e == SSL_ERROR_WANT_READ && !sd->eof)
+	if (tls_wait(sd, r) == 0)
 		return 0;
 	if (i == BK_SERVER) {
 		upstream_failed(b, sd);
@@ -135,23 +95,21 @@ handshake(struct broker *b, int i)
 	return fail(b, "client_tls");
 }
 
-/* An answer to the client, then its TLS end: the broker ends once it
- * is out (or after BK_FINISH_MS). */
+/* An answer to the client instead of the server's (what it sent is
+ * dropped), then the client's TLS end: the broker ends once it is out
+ * (or after BK_FINISH_MS). */
 static void
 reply(struct broker *b, const char *status, const char *text,
     const char *why)
 {
-	char buf[768];
 	int n;
 
-	n = snprintf(buf, sizeof(buf), "HTTP/1.1 %s\r\nContent-Type: "
-	    "text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
-	    "%s\n", status, strlen(text) + 1, text);
-	if (n > 0 && (size_t)n < sizeof(buf))
-		SSL_write(b->s[BK_CLIENT].ssl, buf, n);
-	SSL_shutdown(b->s[BK_CLIENT].ssl);
-	b->s[BK_CLIENT].shut = true;
-	b->refusing = b->finishing = true;
+	n = snprintf((char *)b->down, BK_DOWN_CAP, "HTTP/1.1 %s\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: %zu\r\nConnection: "
+	    "close\r\n\r\n%s\n", status, strlen(text) + 1, text);
+	b->down_w = 0;
+	b->down_len = n > 0 && n < BK_DOWN_CAP ? (size_t)n : 0;
+	b->refusing = true;
 	b->why = why;
 	b->finish_by = gk_clock_ms() + BK_FINISH_MS;
 }
@@ -245,20 +203,22 @@ up_process(struct broker *b)
 	}
 }
 
-/* SSL_read into buf: >0 bytes, 0 nothing now, -1 ended (closed set). */
+/* SSL_read into buf: >0 bytes, 0 it waits, -1 its stream ended (closed
+ * set). */
 static int
 tls_read(struct broker *b, int i, uint8_t *buf, size_t room)
 {
 	struct bk_side *sd = &b->s[i];
-	int n, e;
+	int n;
 
 	n = SSL_read(sd->ssl, buf, room > INT32_MAX ? INT32_MAX : (int)room);
-	if (n > 0)
+	if (n > 0) {
+		b->last_act = gk_clock_ms();
 		return n;
-	e = SSL_get_error(sd->ssl, n);
-	if (e == SSL_ERROR_WANT_READ && !sd->eof)
+	}
+	if (tls_wait(sd, n) == 0)
 		return 0;
-	if (e != SSL_ERROR_ZERO_RETURN && e != SSL_ERROR_WANT_READ)
+	if (SSL_get_error(sd->ssl, n) != SSL_ERROR_ZERO_RETURN)
 		log_debug("conn=%llu broker %s TLS read ends: %s",
 		    (unsigned long long)b->conn, i == BK_CLIENT ? "client" :
 		    "server", ERR_peek_last_error() != 0 ?
@@ -266,6 +226,23 @@ tls_read(struct broker *b, int i, uint8_t *buf, size_t room)
 	ERR_clear_error();
 	sd->closed = true;
 	return -1;
+}
+
+/* SSL_write of buf: >0 bytes taken, 0 it waits, -1 failed. */
+static int
+tls_write(struct broker *b, int i, const uint8_t *buf, size_t len)
+{
+	struct bk_side *sd = &b->s[i];
+	int n;
+
+	n = SSL_write(sd->ssl, buf, len > INT32_MAX ? INT32_MAX : (int)len);
+	if (n > 0) {
+		b->last_act = gk_clock_ms();
+		return n;
+	}
+	if (!sd->wr_failed && tls_wait(sd, n) == 0)
+		return 0;
+	return fail(b, i == BK_CLIENT ? "client_error" : "server_error");
 }
 
 static int
@@ -292,12 +269,13 @@ up_out(struct broker *b)
 	struct bk_side *s = &b->s[BK_SERVER];
 	int n, moved = 0;
 
-	while (s->hs_done && !s->closed && b->up_w < b->up_ready &&
-	    pending(s->wbio) < BK_BIO_HIGH) {
-		n = SSL_write(s->ssl, b->up + b->up_w, (int)(b->up_ready -
-		    b->up_w));
-		if (n <= 0)
-			return fail(b, "server_error");
+	while (s->hs_done && !s->closed && !b->refusing &&
+	    b->up_w < b->up_ready) {
+		if ((n = tls_write(b, BK_SERVER, b->up + b->up_w, b->up_ready -
+		    b->up_w)) < 0)
+			return -1;
+		if (n == 0)
+			break;
 		b->up_w += (size_t)n;
 		b->up_bytes += (uint64_t)n;
 		moved = 1;
@@ -318,7 +296,8 @@ down_in(struct broker *b)
 
 	if (b->down_w == b->down_len)
 		b->down_w = b->down_len = 0;
-	while (s->hs_done && !s->closed && b->down_len < BK_DOWN_CAP) {
+	while (s->hs_done && !s->closed && !b->refusing &&
+	    b->down_len < BK_DOWN_CAP) {
 		if ((n = tls_read(b, BK_SERVER, b->down + b->down_len,
 		    BK_DOWN_CAP - b->down_len)) <= 0)
 			return moved | (n < 0);
@@ -334,12 +313,12 @@ down_out(struct broker *b)
 	struct bk_side *c = &b->s[BK_CLIENT];
 	int n, moved = 0;
 
-	while (c->hs_done && !b->refusing && b->down_w < b->down_len &&
-	    pending(c->wbio) < BK_BIO_HIGH) {
-		n = SSL_write(c->ssl, b->down + b->down_w, (int)(b->down_len -
-		    b->down_w));
-		if (n <= 0)
-			return fail(b, "client_error");
+	while (c->hs_done && !c->closed && b->down_w < b->down_len) {
+		if ((n = tls_write(b, BK_CLIENT, b->down + b->down_w,
+		    b->down_len - b->down_w)) < 0)
+			return -1;
+		if (n == 0)
+			break;
 		b->down_w += (size_t)n;
 		b->down_bytes += (uint64_t)n;
 		moved = 1;
@@ -347,7 +326,23 @@ down_out(struct broker *b)
 	return moved;
 }
 
-/* Either end closed and what it sent is on: close_notify the other. */
+/* Our close_notify to sd, once (again while its socket is full). */
+static void
+shut(struct bk_side *sd)
+{
+	int r;
+
+	if (sd->shut || !sd->hs_done || sd->closed || sd->wr_failed)
+		return;
+	if ((r = SSL_shutdown(sd->ssl)) < 0 && tls_wait(sd, r) == 0 &&
+	    (sd->need & EV_WRITE))
+		return;		/* the socket is full: again later */
+	ERR_clear_error();
+	sd->shut = true;
+}
+
+/* Either end closed and what it sent is on, or a reply is out: the
+ * close_notify to the other, then the end once nothing waits to go. */
 static int
 closing(struct broker *b)
 {
@@ -360,19 +355,17 @@ closing(struct broker *b)
 		reply(b, "502 Bad Gateway", text, "upstream_tls");
 		return 1;
 	}
-	if (b->finishing)
-		return 0;
-	if ((s->closed && b->down_w == b->down_len && c->hs_done) ||
-	    (c->closed && (b->up_w == b->up_ready || s->closed))) {
-		if (!c->shut && c->hs_done)
-			SSL_shutdown(c->ssl);
-		if (!s->shut && s->hs_done && !s->closed)
-			SSL_shutdown(s->ssl);
-		c->shut = s->shut = true;
+	if (!b->finishing && ((b->refusing && b->down_w == b->down_len) ||
+	    (s->closed && b->down_w == b->down_len && c->hs_done) ||
+	    (c->closed && (b->up_w == b->up_ready || s->closed)))) {
 		b->finishing = true;
-		b->why = "closed";
+		if (b->why == NULL)
+			b->why = "closed";
 		b->finish_by = gk_clock_ms() + BK_FINISH_MS;
-		return 1;
+	}
+	if (b->finishing) {
+		shut(c);
+		shut(s);
 	}
 	return 0;
 }
@@ -381,24 +374,20 @@ closing(struct broker *b)
 static int
 pump_round(struct broker *b)
 {
-	int m = 0, i;
+	int m = 0, r;
 
-	for (i = 0; i < 2; i++)
-		if ((m |= sock_in(b, &b->s[i])) < 0)
-			return -1;
-	if ((m |= handshake(b, BK_CLIENT)) < 0 ||
-	    (m |= handshake(b, BK_SERVER)) < 0)
+	if (handshake(b, BK_CLIENT) < 0)
 		return -1;
+	m |= handshake(b, BK_SERVER);
 	m |= up_in(b);
-	if ((m |= up_out(b)) < 0)
+	if ((r = up_out(b)) < 0)
 		return -1;
+	m |= r;
 	m |= down_in(b);
-	if ((m |= down_out(b)) < 0)
+	if ((r = down_out(b)) < 0)
 		return -1;
+	m |= r;
 	m |= closing(b);
-	for (i = 0; i < 2; i++)
-		if ((m |= sock_out(b, &b->s[i], i)) < 0)
-			return -1;
 	return m != 0;
 }
 
@@ -414,6 +403,19 @@ want(struct bk_side *sd, short ev, bool on)
 	sd->want ^= ev;
 }
 
+/* Done: an error, or finishing with every close_notify out. */
+static bool
+ended(const struct broker *b, int st)
+{
+	const struct bk_side *c = &b->s[BK_CLIENT], *s = &b->s[BK_SERVER];
+
+	if (st < 0)
+		return true;
+	return b->finishing && (c->shut || !c->hs_done || c->closed ||
+	    c->wr_failed) && (s->shut || !s->hs_done || s->closed ||
+	    s->wr_failed) && !(c->need & EV_WRITE) && !(s->need & EV_WRITE);
+}
+
 void
 bk_io_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -423,18 +425,21 @@ bk_io_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	for (i = 0; i < 2; i++) {
+		b->s[i].need = 0;
+		b->s[i].wr_blocked = false;
+	}
 	for (round = 0; round < PUMP_ROUNDS; round++)
 		if ((st = pump_round(b)) <= 0)
 			break;
-	if (st < 0 || (b->finishing && pending(b->s[BK_CLIENT].wbio) == 0 &&
-	    pending(b->s[BK_SERVER].wbio) == 0)) {
+	if (ended(b, st)) {
 		broker_end(b, b->why != NULL ? b->why : "closed");
 		return;
 	}
 	for (i = 0; i < 2; i++) {
 		sd = &b->s[i];
-		want(sd, EV_READ, !sd->eof && pending(sd->rbio) < BK_BIO_HIGH);
-		want(sd, EV_WRITE, pending(sd->wbio) > 0);
+		want(sd, EV_READ, !sd->eof && (sd->need & EV_READ));
+		want(sd, EV_WRITE, (sd->need & EV_WRITE) != 0);
 	}
 	if (st > 0)		/* rounds ran out: go on next turn */
 		event_active(b->s[BK_CLIENT].wr, EV_WRITE, 0);
