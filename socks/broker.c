@@ -73,7 +73,7 @@ broker_server_ctx(void)
 	 * another's connection */
 	SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_OFF);
 	SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET | SSL_OP_NO_RENEGOTIATION |
-	    SSL_OP_IGNORE_UNEXPECTED_EOF);
+	    SSL_OP_IGNORE_UNEXPECTED_EOF | SSL_OP_CIPHER_SERVER_PREFERENCE);
 	SSL_CTX_set_num_tickets(ctx, 0);
 	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
 	(void)SSL_CTX_set_ciphersuites(ctx, CIPHERS13);
@@ -122,7 +122,8 @@ side_init(struct broker *b, struct bk_side *sd, SSL *ssl, int fd)
 
 	sd->fd = fd;
 	sd->ssl = ssl;
-	if (ssl == NULL || (bio = bk_bio_new(sd)) == NULL)
+	if (ssl == NULL || (sd->obuf = malloc(BK_OBUF)) == NULL ||
+	    (bio = bk_bio_new(sd)) == NULL)
 		return -1;
 	SSL_set_bio(ssl, bio, bio);	/* the SSL owns it */
 	SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE |
@@ -179,7 +180,8 @@ side_clear(struct bk_side *sd)
 	SSL_free(sd->ssl);	/* and its BIO */
 	sd->ssl = NULL;
 	free(sd->pre);
-	sd->pre = NULL;
+	free(sd->obuf);
+	sd->pre = sd->obuf = NULL;
 	if (sd->fd != -1)
 		close(sd->fd);
 	sd->fd = -1;
@@ -210,6 +212,12 @@ bk_tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	if (b->finish_by > 0 && now >= b->finish_by) {
 		broker_end(b, b->why != NULL ? b->why : "closed");
+		return;
+	}
+	if (b->handshake_by > 0 && now >= b->handshake_by &&
+	    !(b->s[BK_CLIENT].hs_done && (b->s[BK_SERVER].hs_done ||
+	    b->upstream_failed))) {
+		broker_end(b, "tls_timeout");
 		return;
 	}
 	if (b->idle_ms > 0 && now - b->last_act >= b->idle_ms)
@@ -253,6 +261,8 @@ broker_new(struct event_base *base, int client_fd, int server_fd,
 	b->arg = o->arg;
 	b->idle_ms = o->idle_sec * 1000u;
 	b->last_act = gk_clock_ms();
+	if (o->handshake_ms > 0)
+		b->handshake_by = b->last_act + o->handshake_ms;
 	http_follow_init(&b->f);
 	if (bk_init(b, client_fd, server_fd, o) == -1) {
 		b->s[BK_CLIENT].fd = b->s[BK_SERVER].fd = -1;

@@ -48,6 +48,8 @@ typedef void (*broker_done_cb)(void *arg, const char *reason, uint64_t up,
 struct broker_opts {
 	uint64_t	 conn;		/* for logs */
 	unsigned	 idle_sec;	/* 0: none */
+	unsigned	 handshake_ms;	/* both TLS handshakes by then (0:
+					   none), else the end, "tls_timeout" */
 	const char	*name;		/* the checked name: leaf, SNI, verify */
 	X509		*cert;		/* the leaf for name, and its key */
 	EVP_PKEY	*key;

@@ -1,10 +1,12 @@
 /*
  * broker_bio: the BIO each TLS end of a broker reads and writes its
- * socket through: non-blocking read(2) and send(2) straight from and into
- * OpenSSL's own buffers (no copy, no memory BIO to keep in step), after
- * the bytes the peek held (a ClientHello that was read before the
- * broker took the connection), which are read first. EOF and errors end
- * the stream as the kernel says; EAGAIN is a retry.
+ * socket through: non-blocking read(2) straight into OpenSSL's buffer
+ * (after the bytes the peek held: a ClientHello read before the broker
+ * took the connection), and records gathered in a buffer of its own
+ * that the pump sends after each round (and a handshake's flush at
+ * once), so that a 64 KiB write is one send(2) and whole segments, not
+ * four 16 KiB records each its own. EOF and errors end the stream as the
+ * kernel says; EAGAIN is a retry.
  */
 #include <sys/socket.h>
 
@@ -49,35 +51,76 @@ bio_read(BIO *b, char *out, int outl)
 	return 0;
 }
 
+/*
+ * Send what waits in sd's output buffer: 1 all gone, 0 some waits (the
+ * socket is full: wr_blocked), -1 failed (wr_failed).
+ */
+int
+bk_bio_flush(struct bk_side *sd)
+{
+	ssize_t r;
+
+	while (sd->ob_off < sd->ob_len) {
+		r = send(sd->fd, sd->obuf + sd->ob_off, sd->ob_len - sd->ob_off,
+		    MSG_NOSIGNAL);
+		if (r > 0) {
+			sd->ob_off += (size_t)r;
+			continue;
+		}
+		if (r == -1 && (errno == EAGAIN || errno == EWOULDBLOCK ||
+		    errno == EINTR)) {
+			sd->wr_blocked = true;
+			return 0;
+		}
+		sd->wr_failed = true;
+		return -1;
+	}
+	sd->ob_off = sd->ob_len = 0;
+	return 1;
+}
+
+/* Records gather in the output buffer and go out together (one send(2),
+ * whole segments, for the four records of 64 KiB); full, it is sent
+ * first, and a socket that takes none of it makes the write a retry. */
 static int
 bio_write(BIO *b, const char *in, int inl)
 {
 	struct bk_side *sd = BIO_get_data(b);
-	ssize_t r;
 
 	BIO_clear_retry_flags(b);
 	if (inl <= 0)
 		return 0;
-	r = send(sd->fd, in, (size_t)inl, MSG_NOSIGNAL);
-	if (r >= 0)
-		return (int)r;
-	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
+	if (sd->ob_len + (size_t)inl > BK_OBUF && bk_bio_flush(sd) < 0)
+		return -1;
+	if (sd->ob_off > 0 && sd->ob_len + (size_t)inl > BK_OBUF) {
+		memmove(sd->obuf, sd->obuf + sd->ob_off, sd->ob_len -
+		    sd->ob_off);
+		sd->ob_len -= sd->ob_off;
+		sd->ob_off = 0;
+	}
+	if (sd->ob_len + (size_t)inl > BK_OBUF) {
 		BIO_set_retry_write(b);
-		sd->wr_blocked = true;
-	} else
-		sd->wr_failed = true;
-	return -1;
+		return -1;
+	}
+	memcpy(sd->obuf + sd->ob_len, in, (size_t)inl);
+	sd->ob_len += (size_t)inl;
+	return inl;
 }
 
 static long
 bio_ctrl(BIO *b, int cmd, long num, void *ptr)
 {
-	(void)b;
 	(void)num;
 	(void)ptr;
 	switch (cmd) {
-	case BIO_CTRL_FLUSH:
-		return 1;
+	case BIO_CTRL_FLUSH:	/* a handshake flight: out now */
+		if (bk_bio_flush(BIO_get_data(b)) == 1)
+			return 1;
+		BIO_set_retry_write(b);
+		return 0;
+	case BIO_CTRL_WPENDING:
+		return (long)(((struct bk_side *)BIO_get_data(b))->ob_len -
+		    ((struct bk_side *)BIO_get_data(b))->ob_off);
 	default:
 		return 0;
 	}

@@ -21,6 +21,7 @@
 #define BK_UP_SLACK	64		/* room for a rewritten head to grow */
 #define BK_DOWN_CAP	(64 * 1024)	/* the server's plaintext */
 #define BK_READ_BUF	(64 * 1024)	/* TLS read-ahead: records a read */
+#define BK_OBUF		(96 * 1024)	/* TLS records gathered to send */
 #define BK_FINISH_MS	2000		/* to flush a last reply, at most */
 
 struct bk_side {
@@ -28,6 +29,8 @@ struct bk_side {
 	SSL		*ssl;		/* reads and writes fd (broker_bio.c) */
 	uint8_t		*pre;		/* read first: the held hello */
 	size_t		 pre_off, pre_len;
+	uint8_t		*obuf;		/* records to send: [ob_off, ob_len) */
+	size_t		 ob_off, ob_len;
 	struct event	*rd, *wr;
 	short		 want;		/* EV_READ/EV_WRITE registered */
 	short		 need;		/* what the last TLS call waits for */
@@ -59,6 +62,7 @@ struct broker {
 	char			 upstream_why[200];
 	const char		*why;		/* the end's reason */
 	uint64_t		 finish_by;	/* gk_clock_ms() */
+	uint64_t		 handshake_by;	/* 0: none (or done) */
 	uint32_t		 idle_ms;
 	uint64_t		 last_act;
 	struct event		*tick;
@@ -72,5 +76,7 @@ struct broker {
 void	 bk_io_cb(evutil_socket_t fd, short what, void *arg);
 /* broker_bio.c: the BIO over sd's socket, sd->pre read first. */
 BIO	*bk_bio_new(struct bk_side *sd);
+/* Send what waits: 1 all gone, 0 some waits (wr_blocked), -1 failed. */
+int	 bk_bio_flush(struct bk_side *sd);
 
 #endif /* BROKER_INT_H */

@@ -374,7 +374,7 @@ closing(struct broker *b)
 static int
 pump_round(struct broker *b)
 {
-	int m = 0, r;
+	int m = 0, r, i;
 
 	if (handshake(b, BK_CLIENT) < 0)
 		return -1;
@@ -388,6 +388,10 @@ pump_round(struct broker *b)
 		return -1;
 	m |= r;
 	m |= closing(b);
+	for (i = 0; i < 2; i++)		/* this round's records, out */
+		if (bk_bio_flush(&b->s[i]) < 0)
+			return fail(b, i == BK_CLIENT ? "client_error" :
+			    "server_error");
 	return m != 0;
 }
 
@@ -413,7 +417,9 @@ ended(const struct broker *b, int st)
 		return true;
 	return b->finishing && (c->shut || !c->hs_done || c->closed ||
 	    c->wr_failed) && (s->shut || !s->hs_done || s->closed ||
-	    s->wr_failed) && !(c->need & EV_WRITE) && !(s->need & EV_WRITE);
+	    s->wr_failed) && !(c->need & EV_WRITE) && !(s->need & EV_WRITE) &&
+	    (c->ob_off == c->ob_len || c->wr_failed) &&
+	    (s->ob_off == s->ob_len || s->wr_failed);
 }
 
 void
@@ -439,7 +445,8 @@ bk_io_cb(evutil_socket_t fd, short what, void *arg)
 	for (i = 0; i < 2; i++) {
 		sd = &b->s[i];
 		want(sd, EV_READ, !sd->eof && (sd->need & EV_READ));
-		want(sd, EV_WRITE, (sd->need & EV_WRITE) != 0);
+		want(sd, EV_WRITE, (sd->need & EV_WRITE) != 0 ||
+		    sd->ob_off < sd->ob_len);
 	}
 	if (st > 0)		/* rounds ran out: go on next turn */
 		event_active(b->s[BK_CLIENT].wr, EV_WRITE, 0);

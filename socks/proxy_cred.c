@@ -176,6 +176,7 @@ proxy_broker_take(struct proxy_conn *s, int cfd, int sfd,
 	s->relay = NULL;	/* it frees itself after this */
 	o.conn = s->who.conn;
 	o.idle_sec = s->ctx->idle_sec;
+	o.handshake_ms = s->ctx->handshake_timeout_ms;
 	o.name = s->ps.tls_name;
 	o.upstream = s->ctx->upstream_tls;
 	o.held = held;
