@@ -92,7 +92,9 @@ bio_write(BIO *b, const char *in, int inl)
 		return 0;
 	if (sd->ob_len + (size_t)inl > BK_OBUF && bk_bio_flush(sd) < 0)
 		return -1;
-	if (sd->ob_off > 0 && sd->ob_len + (size_t)inl > BK_OBUF) {
+	/* compact only when it frees at least what it moves */
+	if (sd->ob_len + (size_t)inl > BK_OBUF &&
+	    sd->ob_off >= sd->ob_len - sd->ob_off) {
 		memmove(sd->obuf, sd->obuf + sd->ob_off, sd->ob_len -
 		    sd->ob_off);
 		sd->ob_len -= sd->ob_off;
