@@ -465,7 +465,8 @@ make_cage(const struct spawn_opts *o, int sock, int chan, pid_t child,
 	free(req);
 	/* the values go to gatekeeperd, and from gk-run's memory */
 	if (spawn_ctl_credentials(sock, cage, o->creds, o->ncreds, o->control,
-	    err, sizeof(err)) == -1)
+	    err, sizeof(err)) == -1 || spawn_filecreds_send(sock, cage,
+	    o->fcreds, o->control, err, sizeof(err)) == -1)
 		die("%s", err);
 	if (o->verbose > 0)
 		fprintf(stderr, "gk-run: cage %s: gateway %s, socks %s, "

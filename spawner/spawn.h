@@ -238,6 +238,7 @@ void		 spawn_ask_prompt(const char *cmd, const char *target,
 #define SPAWN_CA_MAX		8192	/* bytes of the cage's CA (PEM) */
 
 struct spawn_cred;
+struct spawn_filecreds;
 struct spawn_trust;
 
 /* ---- options ---------------------------------------------------------- */
@@ -262,6 +263,12 @@ struct spawn_opts {
 	size_t			 npass_env;
 	struct spawn_cred	*creds;		/* --credential, in order */
 	size_t			 ncreds;
+	int			 file_creds;	/* --file-credentials: 1 on
+						   (default), 0 off */
+	struct spawn_filecreds	*fcreds;	/* the settings files' secrets
+						   bound to their hosts
+						   (spawn_cred.h); NULL: this
+						   run binds none */
 	const char		*cwd;		/* NULL: the current one */
 	const char		*control;	/* --control, $GK_CONTROL */
 	enum spawn_net		 net;

@@ -2,7 +2,8 @@
  * spawn_cred: --credential NAME@HOSTPATTERN[,...], the pure half
  * (spawn_cred.c, spawn_trust.c; the I/O is in spawn_credio.c and
  * spawn_ctl.c): the option, the value's shape and its placeholder, the
- * cage.credential request and its reply, and the trust bundles that make
+ * cage.credential request and its reply, the settings files' secrets
+ * bound the same way (spawn_filecred.c), and the trust bundles that make
  * the sandbox trust the cage's CA. No function here logs, and none puts
  * a byte of a value into a message.
  */
@@ -88,6 +89,56 @@ bool		 spawn_pem_cert(const char *s, size_t n);
  */
 size_t		 spawn_pem_certs(const char *in, size_t n,
 		    struct spawn_buf *out);
+
+/*
+ * The settings files' secrets bound to their hosts (spawn_filecred.c):
+ * in a gated --fs sandbox run on Linux (unless --file-credentials off),
+ * a secret that a file gk-run shows scrubbed binds to a host
+ * (spawn_scrub_report) becomes a credential like --credential's, named
+ * KIND_N (NPMRC_1, NETRC_2, ...): a random placeholder of its shape in
+ * the file's view, the value to gatekeeperd for the hosts the file names
+ * that the run's allowlist covers (the allowlist is never widened for
+ * them). A secret gatekeeperd cannot carry, one for no covered host, or
+ * one past the cage's SPAWN_CRED_MAX credentials keeps its fixed
+ * placeholder, bound to nothing.
+ */
+struct gk_allowlist;
+struct spawn_scrub_binds;
+
+struct spawn_filecreds {
+	struct spawn_cred	 c[SPAWN_CRED_MAX];	/* bound, in order */
+	size_t			 n;
+	const struct spawn_strv	*allow;		/* the run's allowlist */
+	const struct spawn_cred	*creds;		/* --credential's: their
+						   names are taken */
+	size_t			 ncreds;
+	spawn_rand_fn		 rnd;		/* for the placeholders */
+	void			*rnd_arg;
+	struct gk_allowlist	*al;		/* allow's, made on first use */
+	struct spawn_strv	 notes;		/* "~/.npmrc (HOST, ...)" */
+};
+
+void		 spawn_filecreds_init(struct spawn_filecreds *fc,
+		    const struct spawn_strv *allow,
+		    const struct spawn_cred *creds, size_t ncreds,
+		    spawn_rand_fn rnd, void *arg);
+/*
+ * Bind what b reports of one file, `file` as the user knows it
+ * ("~/.npmrc"), its credentials named `kind`_N: the values from orig
+ * (the file's bytes before spawn_scrub_report), each bound one's
+ * placeholder written over the fixed one in view (the same bytes after
+ * it). 0, or -1: out of memory.
+ */
+int		 spawn_filecreds_bind(struct spawn_filecreds *fc,
+		    const char *file, const char *kind, const char *orig,
+		    char *view, const struct spawn_scrub_binds *b);
+/* What is bound, by file and host, never a value ("~/.npmrc
+ * (registry.npmjs.org), ~/.netrc (github.com)"); false: nothing. */
+bool		 spawn_filecreds_note(const struct spawn_filecreds *fc,
+		    char *buf, size_t len);
+/* Wipe and free what fc holds; nothing is bound then (the views keep
+ * their placeholders, bound to nothing). */
+void		 spawn_filecreds_clear(struct spawn_filecreds *fc);
 
 /*
  * Trust inside a cage with credentials (spawn_trust.c): bundles of

@@ -8,6 +8,10 @@
  * wiped and the variable unset as soon as it is copied, so neither the
  * sandbox's environment (built from gk-run's, spawn_env_scrub) nor
  * /proc/PID/environ holds it afterwards.
+ *
+ * The settings files' secrets bound to their hosts (spawn_filecred.c)
+ * take the same way from the plan on: placeholders from getrandom(2),
+ * the trust files, cage.credential after --credential's.
  */
 #include <sys/random.h>
 
@@ -56,6 +60,9 @@ rand_bytes(void *arg, uint8_t *buf, size_t len)
 	return 0;
 }
 
+/* The settings files' secrets bound this run (o->fcreds). */
+static struct spawn_filecreds filecreds;
+
 int
 spawn_creds_load(struct spawn_opts *o, char *err, size_t errlen)
 {
@@ -79,6 +86,12 @@ spawn_creds_load(struct spawn_opts *o, char *err, size_t errlen)
 			return gk_seterr(err, errlen, "--credential %s: no "
 			    "random bytes for its placeholder (getrandom: %s)",
 			    c->name, strerror(errno));
+	}
+	if (o->file_creds == 1 && o->net == SPAWN_NET_GATED &&
+	    o->fs == SPAWN_FS_SANDBOX && o->platform == SPAWN_PLATFORM_LINUX) {
+		spawn_filecreds_init(&filecreds, &o->allow, o->creds,
+		    o->ncreds, rand_bytes, NULL);
+		o->fcreds = &filecreds;
 	}
 	return 0;
 }
@@ -160,6 +173,53 @@ trust_prepare(struct spawn_trust *t, const struct spawn_plan *p, char *err,
 	return r;
 }
 
+/* The trust files of a run with credentials (the host's bundles read
+ * now; with --dry-run, words for them) into p. 0, or -1 with err. */
+static int
+trust_plan(const struct spawn_opts *o, struct spawn_plan *p,
+    struct spawn_trust *trust, char *err, size_t errlen)
+{
+	if (!spawn_trust_dir_ok(p))
+		return gk_seterr(err, errlen, "--credential: %s would not be "
+		    "on a fresh tmpfs in this sandbox (is /run given with --ro "
+		    "or --rw?), and gk-run writes no file on the host for the "
+		    "cage's CA", SPAWN_TRUST_DIR);
+	if (trust_prepare(trust, p, err, errlen) == -1)
+		return -1;
+	if (o->dry_run && spawn_trust_dry_text(trust) == -1)
+		return gk_seterr(err, errlen, "out of memory");
+	p->trust = trust;
+	return 0;
+}
+
+/* The settings files' credentials, said by file and host. Alone (no
+ * --credential), they need the trust files too; where the sandbox cannot
+ * have them, they stay unbound, as before: nothing fails that did not. */
+static void
+filecreds_plan(const struct spawn_opts *o, struct spawn_plan *p,
+    struct spawn_trust *trust)
+{
+	struct spawn_filecreds *fc = o->fcreds;
+	static const char opt[] = "--credential: ";
+	char err[SPAWN_ERRLEN], note[1024];
+
+	if (fc == NULL || fc->n == 0)
+		return;
+	if (p->trust == NULL && trust_plan(o, p, trust, err,
+	    sizeof(err)) == -1) {
+		spawn_filecreds_clear(fc);
+		if (!o->quiet)
+			fprintf(stderr, "gk-run: the settings files' secrets "
+			    "stay unbound (placeholders only): %s\n", err +
+			    (strncmp(err, opt, sizeof(opt) - 1) == 0 ?
+			    sizeof(opt) - 1 : 0));
+		return;
+	}
+	if (spawn_filecreds_note(fc, note, sizeof(note)) && !o->quiet)
+		fprintf(stderr, "gk-run: credentials from %s go on the wire "
+		    "for their hosts only\n", note);
+}
+
 int
 spawn_creds_plan(const struct spawn_opts *o, struct spawn_plan *p,
     char *err, size_t errlen)
@@ -168,26 +228,36 @@ spawn_creds_plan(const struct spawn_opts *o, struct spawn_plan *p,
 	static struct spawn_trust trust;
 	size_t i;
 
-	if (o->ncreds == 0)
-		return 0;
-	for (i = 0; i < o->ncreds; i++)
-		spawn_strv_pushf(&env, "%s=%s", o->creds[i].name,
-		    o->creds[i].placeholder);
-	if (env.nomem)
-		return gk_seterr(err, errlen, "out of memory");
-	p->credenv = env.v;
-	p->ncredenv = env.n;
-	if (!spawn_trust_dir_ok(p))
-		return gk_seterr(err, errlen, "--credential: %s would not be "
-		    "on a fresh tmpfs in this sandbox (is /run given with --ro "
-		    "or --rw?), and gk-run writes no file on the host for the "
-		    "cage's CA", SPAWN_TRUST_DIR);
-	if (trust_prepare(&trust, p, err, errlen) == -1)
-		return -1;
-	if (o->dry_run && spawn_trust_dry_text(&trust) == -1)
-		return gk_seterr(err, errlen, "out of memory");
-	p->trust = &trust;
+	if (o->ncreds > 0) {
+		for (i = 0; i < o->ncreds; i++)
+			spawn_strv_pushf(&env, "%s=%s", o->creds[i].name,
+			    o->creds[i].placeholder);
+		if (env.nomem)
+			return gk_seterr(err, errlen, "out of memory");
+		p->credenv = env.v;
+		p->ncredenv = env.n;
+		if (trust_plan(o, p, &trust, err, errlen) == -1)
+			return -1;
+	}
+	filecreds_plan(o, p, &trust);
 	return 0;
+}
+
+int
+spawn_filecreds_send(int sock, struct spawn_cage *cage,
+    struct spawn_filecreds *fc, const char *path, char *err, size_t errlen)
+{
+	size_t n;
+
+	if (fc == NULL || fc->n == 0 || spawn_ctl_credentials(sock, cage,
+	    fc->c, fc->n, path, err, errlen) == 0)
+		return 0;
+	n = strlen(err);
+	if (n < errlen)
+		snprintf(err + n, errlen - n, " (a secret of a settings file "
+		    "bound to its host; --file-credentials off leaves them "
+		    "unbound)");
+	return -1;
 }
 
 int

@@ -77,14 +77,15 @@ int		 spawn_guard_gitdir(struct spawn_mlist *l, const char *path,
 /* spawn_scrubview.c: home/rel shown as its copy with the secrets
  * replaced, for the settings files that hold secrets too (~/.npmrc, ...):
  * 1 when added, 0 when rel is none of them or cannot be read as one
- * (hide it whole), -1 out of memory. */
+ * (hide it whole), -1 out of memory. With fc (o->fcreds), the secrets
+ * bound to their hosts get fc's placeholders (spawn_filecreds_bind). */
 int		 spawn_scrub_view(struct spawn_mlist *l, const char *home,
-		    const char *rel);
+		    const char *rel, struct spawn_filecreds *fc);
 /* The same for the files shown in hidden directory home/dir (gh's
  * hosts.yml in ~/.config/gh, docker's config.json in ~/.docker), after
  * its hide: 0 or -1 (out of memory). */
 int		 spawn_scrub_views_in(struct spawn_mlist *l, const char *home,
-		    const char *dir);
+		    const char *dir, struct spawn_filecreds *fc);
 /* spawn_hostio.c: host files a sandbox could have touched */
 /*
  * openat() of rel beneath dirfd following no link, even with O_PATH
@@ -222,13 +223,24 @@ int		 spawn_ctl_credentials(int sock, struct spawn_cage *cage,
 /* spawn_credio.c: --credential */
 /* Each credential's value from the environment (checked, copied, then
  * wiped there and unset) and its placeholder; before the plan is made
- * from the environment. 0, or -1 with err. */
+ * from the environment. A gated --fs sandbox run on Linux without
+ * --file-credentials off binds the settings files' secrets too: o->fcreds
+ * is set then. 0, or -1 with err. */
 int		 spawn_creds_load(struct spawn_opts *o, char *err,
 		    size_t errlen);
 /* The plan's NAME=PLACEHOLDER settings and its trust (the host's bundles
- * read now; with --dry-run, words for them). 0, or -1 with err. */
+ * read now; with --dry-run, words for them); says on stderr (unless -q)
+ * which settings files' secrets are bound, by file and host. Without
+ * --credential, a plan that cannot show the cage's CA leaves those
+ * unbound (said) rather than failing. 0, or -1 with err. */
 int		 spawn_creds_plan(const struct spawn_opts *o,
 		    struct spawn_plan *p, char *err, size_t errlen);
+/* The settings files' credentials (o->fcreds; NULL: none) to
+ * gatekeeperd after --credential's, as spawn_ctl_credentials sends
+ * them; a refusal says how to leave them unbound. 0, or -1 with err. */
+int		 spawn_filecreds_send(int sock, struct spawn_cage *cage,
+		    struct spawn_filecreds *fc, const char *path, char *err,
+		    size_t errlen);
 
 /* spawn_userns.c */
 /* The settings spawn_userns_diagnose() reads, from /proc. */

@@ -32,6 +32,7 @@
 	X("env",	 required_argument, 263,  true,  opt_env)	\
 	X("pass-env",	 required_argument, 285,  true,  opt_pass_env)	\
 	X("credential",	 required_argument, 286,  true,  opt_credential) \
+	X("file-credentials", required_argument, 287, false, opt_file_creds) \
 	X("seccomp",	 required_argument, 264,  false, opt_seccomp)	\
 	X("timeout",	 required_argument, 265,  false, opt_timeout)	\
 	X("control",	 required_argument, 266,  false, opt_control)	\
@@ -312,6 +313,7 @@ ENUM_HANDLER(opt_seccomp, seccomp_names, seccomp, enum spawn_seccomp)
 ENUM_HANDLER(opt_platform, platform_names, platform, enum spawn_platform)
 ENUM_HANDLER(opt_transparent, onoff_names, transparent, int)
 ENUM_HANDLER(opt_limits, limits_names, limits_best_effort, int)
+ENUM_HANDLER(opt_file_creds, onoff_names, file_creds, int)
 
 /* An option without a value that sets a flag. */
 #define FLAG_HANDLER(fn, field)						\
@@ -741,6 +743,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 	memset(o, 0, sizeof(*o));
 	o->transparent = -1;
 	o->limits_best_effort = -1;
+	o->file_creds = 1;
 	o->reattach_timeout = SPAWN_REATTACH_DEFAULT;
 	o->events_fd = -1;
 	o->decisions_fd = -1;

@@ -526,7 +526,7 @@ default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 		for (i = 0; default_hides[i] != NULL; i++) {
 			/* settings with secrets: shown without them */
 			if (!macos && (v = spawn_scrub_view(l, home,
-			    default_hides[i])) != 0) {
+			    default_hides[i], o->fcreds)) != 0) {
 				r |= v == -1 ? -1 : 0;
 				continue;
 			}
@@ -535,7 +535,7 @@ default_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			r |= implicit_hide(l, path, macos, false);
 			if (!macos)
 				r |= spawn_scrub_views_in(l, home,
-				    default_hides[i]);
+				    default_hides[i], o->fcreds);
 		}
 	}
 	for (i = 0; o->fs == SPAWN_FS_SANDBOX && !macos &&

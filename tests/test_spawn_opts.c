@@ -169,6 +169,10 @@ static const struct ecase errors[] = {
 	{ { "--credential", "T@a.example", "--credential", "T@b.example",
 	    "true", NULL }, "--credential T given twice; give its hosts in "
 	    "one: T@HOST,HOST" },
+	{ { "--file-credentials", "no", "true", NULL },
+	    "--file-credentials: 'no' is not valid; use on or off" },
+	{ { "--file-credentials", "on", "--file-credentials=off", "true",
+	    NULL }, "--file-credentials given twice" },
 };
 
 static void
@@ -241,6 +245,8 @@ test_defaults(void **state)
 	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
 	assert_int_equal(o.net, SPAWN_NET_GATED);
 	assert_int_equal(o.transparent, 1);	/* on unless said otherwise */
+	assert_int_equal(o.file_creds, 1);	/* the same */
+	assert_null(o.fcreds);			/* spawn_creds_load's */
 	assert_int_equal(o.allow.n, 1);
 	assert_string_equal(o.allow.v[0], "*.github.com");
 	assert_int_equal(o.ncmd, 3);
@@ -891,7 +897,22 @@ test_credential(void **state)
 	    sizeof(err)), SPAWN_OPT_USAGE);	/* no command: 32 parsed */
 	assert_string_equal(err, "no command given; usage: gk-run [OPTIONS] "
 	    "-- COMMAND [ARG...] (see gk-run --help)");
-	/* --help teaches it */
+	/* --file-credentials off: nothing bound; no other effect */
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--allow",
+	    "registry.npmjs.org", "--file-credentials", "off", "--", "npm",
+	    NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.file_creds, 0);
+	assert_int_equal(o.net, SPAWN_NET_GATED);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err),
+	    "--file-credentials=on", "--", "npm", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), 0);
+	assert_int_equal(o.file_creds, 1);
+	assert_int_equal(o.net, SPAWN_NET_NONE);	/* not gated by it */
+	spawn_opts_clear(&o);
+	/* --help teaches them */
+	assert_non_null(strstr(spawn_usage(), "--file-credentials on|off"));
 	assert_non_null(strstr(spawn_usage(), "--credential NAME@HOSTPATTERN"
 	    "[,HOSTPATTERN...]"));
 	assert_non_null(strstr(spawn_usage(), "GITHUB_TOKEN=... gk-run "

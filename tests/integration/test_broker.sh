@@ -17,6 +17,12 @@
 #       (Basic auth, the secret put inside the base64)          -> work
 #   npm install @corp/hello, the project's .npmrc saying
 #       //registry.npmjs.org/:_authToken=${NPM_TOKEN}           -> works
+#   npm install @corp/hello with no NPM_TOKEN and no --credential, the
+#       cage user's ~/.npmrc holding the token itself: gk-run binds the
+#       file's secret to registry.npmjs.org (--file-credentials, on by
+#       default)                                                -> works;
+#       `cat ~/.npmrc` inside shows a placeholder (npm_...), and with
+#       --file-credentials off the same install gets 401
 #
 # against e2e_net.sh's hermetic internet with its services behind a
 # secret (EN_SECRET_*: api.github.com/bearer and /apikey, the git
@@ -308,16 +314,18 @@ EOF
 	chmod -R a+rX "$SHARE"
 }
 
-# npm_project WHO NAME: a project directory with package.json and the
-# .npmrc that names the scope's registry and takes the token from
-# $NPM_TOKEN; prints it.
+# npm_project WHO NAME [bare]: a project directory with package.json and
+# the .npmrc that names the scope's registry and takes the token from
+# $NPM_TOKEN (bare: no .npmrc, the user's ~/.npmrc says it all); prints
+# it.
 npm_project() {
 	local d=$T/work-$1/$2
 	rm -rf "$d"
 	mkdir -p "$d"
 	printf '{"name":"p-%s","version":"1.0.0","private":true}\n' "$2" >"$d/package.json"
-	printf '%s\n' '@corp:registry=https://registry.npmjs.org/' \
-		'//registry.npmjs.org/:_authToken=${NPM_TOKEN}' >"$d/.npmrc"
+	[ "${3:-}" = bare ] ||
+		printf '%s\n' '@corp:registry=https://registry.npmjs.org/' \
+			'//registry.npmjs.org/:_authToken=${NPM_TOKEN}' >"$d/.npmrc"
 	[ "$1" = user ] && chown -R "$E2E_USER:" "$d"
 	printf '%s\n' "$d"
 }
@@ -562,6 +570,73 @@ broker() {
 }
 for who in root user; do
 	broker "$who"
+done
+
+# ---- the settings files' secrets: ~/.npmrc's token bound to its host ---------------
+# run_plain WHO GK-RUN-ARGS... -- COMMAND...: cage (as bk, with the test
+# internet's and the client script's directories) without the secrets in
+# gk-run's environment (no NPM_TOKEN, no --credential); what it printed
+# joins the final search for the secrets.
+run_plain() {
+	local who=$1
+	shift
+	cage "$who" --ro "$EN_DIR" --ro "$SHARE" "$@"
+	{ echo "== $who $*"; cat "$T/run.out"; } >>"$T/all-runs.out"
+}
+# npmrc_line: the _authToken line of the ~/.npmrc the cage printed.
+npmrc_line() { sed -n 's|^//registry.npmjs.org/:_authToken=||p' "$T/run.out"; }
+filecreds() {
+	local who=$1 h=$T/home-$1 d n v want
+	need_broker "$who: ~/.npmrc's token bound to its host" || return 0
+	printf '%s\n' '@corp:registry=https://registry.npmjs.org/' \
+		"//registry.npmjs.org/:_authToken=${SECRET[NPM_TOKEN]}" >"$h/.npmrc"
+	chmod 600 "$h/.npmrc"
+	[ "$who" = user ] && chown "$E2E_USER:" "$h/.npmrc"
+
+	d=$(npm_project "$who" fc-npm bare)
+	n=$(ngx_lines)
+	run_plain "$who" "${ALLOW[@]}" --rw "$d" --cwd "$d" -- sh "$SHARE/bk.sh" npm "$d"
+	GK_DETAIL="$(run_detail) | nginx: $(tail -n +$((n + 1)) "$EN_DIR/nginx-access.log" | grep corp | cut -c1-120 | paste -sd'|')"
+	gk_check "$who: npm install @corp/hello, ~/.npmrc holding the token (no NPM_TOKEN, no --credential): installs it, and it runs" \
+		eval '[ "$RUN_RC" = 0 ] && [ "$(out1)" = "hello from @corp/hello" ] &&
+		      [ "$(ngx_since "$n" "GET /@corp%2fhello HTTP/1.1\" 200 ")" -ge 1 ]'
+	want="gk-run: credentials from ~/.npmrc (registry.npmjs.org) go on the wire for their hosts only"
+	GK_DETAIL="stderr: $(oneline "$(cat "$T/run.err")")"
+	gk_check "$who: ... gk-run said which file's secret it bound, and for which host, never the value" \
+		eval 'grep -qxF "$want" "$T/run.err" && ! grep -qF "${SECRET[NPM_TOKEN]}" "$T/run.err"'
+	GK_DETAIL="$(find "$d" -maxdepth 1 -printf '%f ' 2>&1)"
+	gk_check "$who: ... nothing the cage wrote in the project holds the npm secret" \
+		eval '! grep -rqF "${SECRET[NPM_TOKEN]}" "$d"'
+
+	run_plain "$who" "${ALLOW[@]}" -- sh -c 'cat "$HOME/.npmrc"'
+	v=$(npmrc_line)
+	GK_DETAIL="$(run_detail)"
+	gk_check "$who: inside, ~/.npmrc's token is a placeholder: ${#SECRET[NPM_TOKEN]} bytes, prefix npm_, the rest [A-Za-z0-9], not the secret; the scope's line kept" \
+		eval '[ "$RUN_RC" = 0 ] && placeholder_ok NPM_TOKEN "$v" &&
+		      grep -qx "@corp:registry=https://registry.npmjs.org/" "$T/run.out" &&
+		      ! grep -qF "${SECRET[NPM_TOKEN]}" "$T/run.out"'
+	run_plain "$who" "${ALLOW[@]}" -- sh -c 'cat "$HOME/.npmrc"'
+	GK_DETAIL="this run $(npmrc_line), the one before $v"
+	gk_check "$who: ... another run, another placeholder" \
+		eval '[ -n "$v" ] && [ "$(npmrc_line)" != "$v" ]'
+
+	d=$(npm_project "$who" fc-off bare)
+	n=$(ngx_lines)
+	run_plain "$who" "${ALLOW[@]}" --file-credentials off --rw "$d" --cwd "$d" -- sh "$SHARE/bk.sh" npm "$d"
+	GK_DETAIL="$(run_detail)"
+	gk_check "$who: --file-credentials off: the same npm install fails: 401 from nginx, and gk-run binds nothing" \
+		eval '[ "$RUN_RC" != 0 ] && [ ! -d "$d/node_modules/@corp/hello" ] &&
+		      [ "$(ngx_since "$n" "GET /@corp%2fhello HTTP/1.1\" 401 ")" -ge 1 ] &&
+		      ! grep -qF "credentials from" "$T/run.err"'
+	run_plain "$who" "${ALLOW[@]}" --file-credentials off -- sh -c 'cat "$HOME/.npmrc"'
+	v=$(npmrc_line)
+	GK_DETAIL="$(run_detail)"
+	gk_check "$who: ... inside, ~/.npmrc's token is the fixed placeholder (npm_gkplaceholder...)" \
+		eval '[ "${#v}" = "${#SECRET[NPM_TOKEN]}" ] && [[ "$v" == npm_gkplaceholder* ]]'
+	rm -f "$h/.npmrc"
+}
+for who in root user; do
+	filecreds "$who"
 done
 
 # ---- leaks: refused and reported ---------------------------------------------------
