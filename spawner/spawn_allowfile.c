@@ -1,8 +1,9 @@
 /*
  * --allow-file: one pattern per line; '#' starts a comment (patterns
  * never contain '#', so a comment may follow a pattern); blank lines and
- * white space around a pattern are ignored; CRLF is fine. The first
- * error stops the parse with "FILE:LINE: message".
+ * white space around a pattern are ignored; CRLF is fine. Inside one,
+ * only a rule's space after its methods ("GET,HEAD github.com/acme/x").
+ * The first error stops the parse with "FILE:LINE: message".
  */
 #include <stdio.h>
 #include <string.h>
@@ -37,8 +38,10 @@ one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
 	if (n == 0)
 		return 0;
 	spawn_printable(name, shown, sizeof(shown));
+	st = gk_pattern_parse(s, n, &p);
 	for (i = 0; i < n; i++) {
-		if (s[i] == '\0' || is_space(s[i])) {
+		if (s[i] == '\0' || (is_space(s[i]) && (s[i] != ' ' ||
+		    st == GK_PAT_BAD_CHAR))) {
 			gk_seterr(err, errlen, "%s:%zu: %s; put one pattern "
 			    "on each line", shown, lineno, s[i] == '\0' ?
 			    "a NUL byte in the line" : "white space inside "
@@ -46,7 +49,6 @@ one_line(const uint8_t *s, size_t n, const char *name, size_t lineno,
 			return -1;
 		}
 	}
-	st = gk_pattern_parse(s, n, &p);
 	if (st != GK_PAT_OK) {
 		gk_pattern_error(s, n, st, msg, sizeof(msg));
 		gk_seterr(err, errlen, "%s:%zu: %s", shown, lineno, msg);

@@ -68,6 +68,12 @@ cred_host(struct spawn_cred *c, const char *h, size_t n, char *err,
 		    "address range; a credential is bound to host names (the "
 		    "cage's certificate names them)", c->name, msg);
 	}
+	if (p.path[0] != '\0') {
+		gk_pattern_format(&p, msg, sizeof(msg));
+		return gk_seterr(err, errlen, "--credential %s: '%s' has a "
+		    "path; a credential is bound to hosts (give the rule with "
+		    "--allow)", c->name, msg);
+	}
 	if (c->hosts.n == SPAWN_CRED_HOSTS_MAX)
 		return gk_seterr(err, errlen, "--credential %s: more than %d "
 		    "host patterns", c->name, SPAWN_CRED_HOSTS_MAX);

@@ -669,9 +669,14 @@ static const struct pcase cred_cases[] = {
 	{ CRED NAME PAIR "\"hosts\":[\"a.com\",1]}", 0, GK_CTL_BAD_TYPE,
 	    "hosts[1] must be a pattern string" },
 	{ CRED NAME PAIR "\"hosts\":[\"a.com\",\"\"]}", 0,
-	    GK_CTL_BAD_VALUE, "hosts[1] is 0 bytes; a pattern is 1 to 300" },
+	    GK_CTL_BAD_VALUE, "hosts[1] is 0 bytes; a pattern is 1 to 1024" },
 	{ CRED NAME PAIR "\"hosts\":[\"a\\u0000.com\"]}", 0,
 	    GK_CTL_BAD_VALUE, "hosts[0] contains a NUL" },
+	{ CRED NAME PAIR "\"hosts\":[\"a.com\",\"GET a.com/x\"]}", 0,
+	    GK_CTL_BAD_VALUE, "hosts[1] is a request rule (methods and a "
+	    "path); a credential is bound to host patterns" },
+	{ CRED NAME PAIR "\"hosts\":[\"a.com/**\"]}", 0,
+	    GK_CTL_BAD_VALUE, "hosts[0] is a request rule" },
 };
 
 /* A credential request with nhosts hosts, the last hostlen bytes long,
@@ -746,7 +751,7 @@ test_credential(void **state)
 	cred_line(line, sizeof(line), 1, GK_PATTERN_MAX + 1, 1);
 	assert_int_equal(parse_str(line, &req, err, sizeof(err)),
 	    GK_CTL_BAD_VALUE);
-	assert_non_null(strstr(err, "hosts[0] is 301 bytes"));
+	assert_non_null(strstr(err, "hosts[0] is 1025 bytes"));
 	cred_line(line, sizeof(line), 1, 5, GK_CTL_CRED_NAME_MAX + 1);
 	assert_int_equal(parse_str(line, &req, err, sizeof(err)),
 	    GK_CTL_BAD_VALUE);

@@ -183,6 +183,12 @@ static const struct err_case err_cases[] = {
 	    "'10.1.0.0/8': host bits are set; the network is '10.0.0.0/8'" },
 	{ "deny a.example:0", "p:1: invalid pattern 'a.example:0': port '0' "
 	    "is not a number from 1 to 65535" },
+	{ "deny a.example/admin/x", "p:1: a host policy names hosts; a "
+	    "request rule (a pattern with a path) belongs in a cage's "
+	    "allowlist" },
+	{ "allow a.example:443/x", "p:1: a host policy names hosts; a "
+	    "request rule (a pattern with a path) belongs in a cage's "
+	    "allowlist" },
 	{ "deny", "p:1: 'deny' needs a PATTERN, as in '*.example.com'" },
 	{ "allow   # nothing", "p:1: 'allow' needs a PATTERN, as in "
 	    "'*.example.com'" },

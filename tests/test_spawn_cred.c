@@ -76,6 +76,9 @@ test_parse(void **state)
 		{ "T@203.0.113.0/24", "'203.0.113.0/24' is an address range; "
 		    "a credential is bound to host names" },
 		{ "T@[2001:db8::/32]", "is an address range" },
+		{ "T@github.com/acme/**", "--credential T: "
+		    "'github.com/acme/**' has a path; a credential is bound "
+		    "to hosts" },
 		{ "T@github.com@x", "invalid pattern" },
 	};
 	struct spawn_cred c;

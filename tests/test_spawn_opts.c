@@ -276,15 +276,17 @@ test_every_option(void **state)
 	(void)state;
 	assert_int_equal(parse(&o, "/env.sock", err, sizeof(err),
 	    "--allow=a.example", "-a", "[2001:db8::/32]:443",
-	    "--allow-file", "f1", "--allow-file=f2", "--net", "gated",
+	    "--allow", "GET,HEAD a.example/acme/**", "--allow-file", "f1",
+	    "--allow-file=f2", "--net", "gated",
 	    "--fs", "host", "--ro", "r1", "--rw", "w1", "--hide", "h1",
 	    "--ro=r2", "--socket", "/s.sock", "--cache", "tmp", "--cwd",
 	    "/d", "--env", "K=V=W", "--env", "E=",
 	    "--seccomp", "relaxed", "--timeout", "31536000", "--control",
 	    "/x.sock", "--dry-run", "--platform", "macos", "-vv", "--verbose",
 	    "--", "cmd", "-v", "--net", "none", NULL), SPAWN_OPT_RUN);
-	assert_int_equal(o.allow.n, 2);
+	assert_int_equal(o.allow.n, 3);
 	assert_string_equal(o.allow.v[1], "[2001:db8::/32]:443");
+	assert_string_equal(o.allow.v[2], "GET,HEAD a.example/acme/**");
 	assert_int_equal(o.nallow_files, 2);
 	assert_string_equal(o.allow_files[1], "f2");
 	assert_int_equal(o.net, SPAWN_NET_GATED);
@@ -537,6 +539,18 @@ static const struct afcase afcases[] = {
 	{ "a.example b.example\n", 0, -1,
 	    "f.allow:1: white space inside the pattern; put one pattern on "
 	    "each line" },
+	{ "GET,HEAD a.example/acme/**  # rule\nPOST a.example:443/x/*/y\n"
+	    "a.example/**\n", 0, 0, "GET,HEAD a.example/acme/**|"
+	    "POST a.example:443/x/*/y|a.example/**" },
+	{ "GET  a.example/x\n", 0, -1,
+	    "f.allow:1: white space inside the pattern; put one pattern on "
+	    "each line" },
+	{ "GET\ta.example/x\n", 0, -1,
+	    "f.allow:1: white space inside the pattern; put one pattern on "
+	    "each line" },
+	{ "get a.example/x\n", 0, -1, "f.allow:1: invalid pattern 'get "
+	    "a.example/x': 'get' is not a method" },
+	{ "GET a.example\n", 0, -1, "methods need a path after the host" },
 	{ "ok.example\n\n*.com\n", 0, -1,
 	    "f.allow:3: invalid pattern '*.com': com is a public suffix" },
 	{ "ok.example\nb\0d.example\n", 24, -1,

@@ -11,6 +11,7 @@
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/policy/gk_ctlreq_int.h"
+#include "gatekeeper/policy/gk_policy.h"
 
 #define QUOTE_MAX	48	/* bytes of a name quoted in a message */
 
@@ -96,6 +97,7 @@ gk_ctlreq_cred_pair(const char *ph, size_t phn, const char *val,
 enum gk_ctl_status
 gk_ctlreq_cred_hosts(const struct gk_ctlreq *req, char *err, size_t errlen)
 {
+	struct gk_pattern pat;
 	size_t i, n;
 
 	if (req->nhosts < 1 || req->nhosts > GK_CTL_CRED_HOSTS_MAX) {
@@ -108,6 +110,13 @@ gk_ctlreq_cred_hosts(const struct gk_ctlreq *req, char *err, size_t errlen)
 		if (n == 0 || n > GK_PATTERN_MAX) {
 			gk_seterr(err, errlen, "hosts[%zu] is %zu bytes; a "
 			    "pattern is 1 to %d", i, n, GK_PATTERN_MAX);
+			return GK_CTL_BAD_VALUE;
+		}
+		if (gk_pattern_parse((const uint8_t *)req->hosts[i], n,
+		    &pat) == GK_PAT_OK && pat.path[0] != '\0') {
+			gk_seterr(err, errlen, "hosts[%zu] is a request rule "
+			    "(methods and a path); a credential is bound to "
+			    "host patterns", i);
 			return GK_CTL_BAD_VALUE;
 		}
 	}

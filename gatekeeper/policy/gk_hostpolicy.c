@@ -103,6 +103,10 @@ do_pattern(struct hp_parse *ps, size_t lineno, bool deny, char *s, size_t n)
 		gk_pattern_error((const uint8_t *)s, n, st, msg, sizeof(msg));
 		return line_err(ps, lineno, msg);
 	}
+	if (p.path[0] != '\0')
+		return line_err(ps, lineno, "a host policy names hosts; a "
+		    "request rule (a pattern with a path) belongs in a cage's "
+		    "allowlist");
 	if ((deny ? ps->ndeny : ps->nallow) >= GK_ALLOWLIST_MAX) {
 		snprintf(msg, sizeof(msg), "more than %d %s patterns",
 		    GK_ALLOWLIST_MAX, deny ? "deny" : "allow");

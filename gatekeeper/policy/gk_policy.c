@@ -15,26 +15,16 @@
 
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/policy/gk_policy.h"
+#include "gatekeeper/policy/gk_reqrule.h"
 
 #define SHOW_MAX	100	/* pattern bytes quoted in full */
 #define IS_DIGIT(c)	((c) >= '0' && (c) <= '9')
-
-/*
- * Why a parse failed, one per message; each implies a status. Templates:
- * $S the offending span (escaped), $N its length, $B the address bits,
- * $T the network, $P the name.
- */
-struct pat_why {
-	enum gk_pat_status	 st;
-	const char		*msg;
-};
-#define WHY(id, st, msg)	static const struct pat_why id = { st, msg }
 
 WHY(why_ok, GK_PAT_OK, "no error");
 WHY(why_empty, GK_PAT_EMPTY, "the pattern is empty");
 WHY(why_no_host, GK_PAT_EMPTY, "no host name or address before the port");
 WHY(why_too_long, GK_PAT_TOO_LONG,
-    "the pattern is $N characters long; the limit is 300");
+    "the pattern is $N characters long; the limit is 1024");
 WHY(why_non_ascii, GK_PAT_NON_ASCII,
     "non-ASCII byte $S; write internationalized names in punycode (xn--...), "
     "as printed by 'idn2 NAME'");
@@ -49,8 +39,6 @@ WHY(why_name_long, GK_PAT_NAME_TOO_LONG,
     "the name is $N characters long; the limit is 253");
 WHY(why_bad_char, GK_PAT_BAD_CHAR,
     "'$S' is not allowed in a host name (letters, digits, '-', '_', '.')");
-WHY(why_url, GK_PAT_BAD_CHAR,
-    "this looks like a URL; give the host only, as in 'example.com:443'");
 WHY(why_bad_wildcard, GK_PAT_BAD_WILDCARD,
     "'*' is only allowed as a whole leading label, as in '*.example.com'");
 WHY(why_bare_wildcard, GK_PAT_BARE_WILDCARD,
@@ -76,13 +64,6 @@ WHY(why_public_suffix, GK_PAT_PUBLIC_SUFFIX,
 WHY(why_no_psl, GK_PAT_PUBLIC_SUFFIX,
     "the public suffix list could not be loaded, so wildcards are refused; "
     "list the exact names you need");
-
-struct pat_diag {
-	const struct pat_why *why;
-	size_t		 off, n;	/* offending span of the input */
-	struct gk_addr	 net;		/* why_host_bits: network */
-	unsigned	 prefix;
-};
 
 struct gk_allowlist {
 	size_t			 n;
@@ -112,6 +93,7 @@ static const char *const pat_status_str[] = {
 	[GK_PAT_BARE_WILDCARD] = "bare wildcard",
 	[GK_PAT_BAD_PORT] = "bad port", [GK_PAT_BAD_CIDR] = "bad address",
 	[GK_PAT_PUBLIC_SUFFIX] = "public suffix",
+	[GK_PAT_BAD_METHOD] = "bad method", [GK_PAT_BAD_PATH] = "bad path",
 };
 
 int
@@ -140,15 +122,6 @@ gk_pat_strstatus(enum gk_pat_status st)
 	if ((size_t)st >= sizeof(pat_status_str) / sizeof(pat_status_str[0]))
 		return "unknown";
 	return pat_status_str[st];
-}
-
-static enum gk_pat_status
-fail(struct pat_diag *d, const struct pat_why *why, size_t off, size_t n)
-{
-	d->why = why;
-	d->off = off;
-	d->n = n;
-	return why->st;
 }
 
 /* Decimal digits only, no sign, value in [lo, hi]. */
@@ -214,7 +187,7 @@ name_scan(const uint8_t *s, size_t n, char out[GK_NAME_MAX + 1],
 		why = &why_bad_char;
 		break;
 	}
-	return fail(d, why, base + nm.err_off, nm.err_len);
+	return pat_fail(d, why, base + nm.err_off, nm.err_len);
 }
 
 static void
@@ -248,24 +221,24 @@ parse_cidr(const uint8_t *s, size_t n, size_t base, int family,
 	alen = slash != NULL ? (size_t)(slash - s) : n;
 	bad = family == AF_INET ? &why_not_v4 : &why_not_v6;
 	if (alen == 0 || alen >= sizeof(text))
-		return fail(d, bad, base, alen);
+		return pat_fail(d, bad, base, alen);
 	memcpy(text, s, alen);
 	text[alen] = '\0';
 	if (inet_pton(family, text, out->net.bytes) != 1) {
 		if (family == AF_INET6 &&
 		    inet_pton(AF_INET, text, out->net.bytes) == 1)
-			return fail(d, &why_v4_bracketed, base, alen);
-		return fail(d, bad, base, alen);
+			return pat_fail(d, &why_v4_bracketed, base, alen);
+		return pat_fail(d, bad, base, alen);
 	}
 	out->net.family = (sa_family_t)family;
 	if (slash != NULL && !parse_uint(slash + 1, n - alen - 1, 3, 0,
 	    maxbits, &prefix))
-		return fail(d, &why_prefix, base + alen + 1, n - alen - 1);
+		return pat_fail(d, &why_prefix, base + alen + 1, n - alen - 1);
 	d->net = out->net;
 	d->prefix = prefix;
 	addr_mask(&d->net, prefix);
 	if (!gk_addr_eq(&d->net, &out->net))
-		return fail(d, &why_host_bits, base, n);
+		return pat_fail(d, &why_host_bits, base, n);
 	out->kind = GK_PAT_CIDR;
 	out->prefix = (uint8_t)prefix;
 	return GK_PAT_OK;
@@ -278,7 +251,7 @@ parse_port(const uint8_t *s, size_t n, size_t base, uint16_t *port,
 	unsigned v;
 
 	if (!parse_uint(s, n, 5, 1, 65535, &v))
-		return fail(d, &why_bad_port, base, n);
+		return pat_fail(d, &why_bad_port, base, n);
 	*port = (uint16_t)v;
 	return GK_PAT_OK;
 }
@@ -293,11 +266,12 @@ parse_bracketed(const uint8_t *b, size_t len, struct gk_pattern *out,
 
 	close = memchr(b, ']', len);
 	if (close == NULL)
-		return fail(d, &why_no_close, 0, len);
+		return pat_fail(d, &why_no_close, 0, len);
 	c = (size_t)(close - b);
 	if (c + 1 < len) {
 		if (b[c + 1] != ':')
-			return fail(d, &why_after_close, c + 1, len - c - 1);
+			return pat_fail(d, &why_after_close, c + 1,
+			    len - c - 1);
 		if (parse_port(b + c + 2, len - c - 2, c + 2, &out->port,
 		    d) != GK_PAT_OK)
 			return GK_PAT_BAD_PORT;
@@ -319,14 +293,14 @@ parse_name_pattern(const uint8_t *b, size_t n, struct gk_pattern *out,
 		skip = 1;
 	if (skip > 0) {
 		if (n == skip || (n == skip + 1 && b[skip] == '.'))
-			return fail(d, &why_bare_wildcard, 0, n);
+			return pat_fail(d, &why_bare_wildcard, 0, n);
 		if (b[skip] != '.')
-			return fail(d, &why_bad_wildcard, 0, n);
+			return pat_fail(d, &why_bad_wildcard, 0, n);
 		skip++;
 	}
 	for (i = skip; i < n; i++) {
 		if (b[i] == '*')
-			return fail(d, &why_bad_wildcard, i, 1);
+			return pat_fail(d, &why_bad_wildcard, i, 1);
 	}
 	st = name_scan(b + skip, n - skip, out->name, d, skip);
 	if (st != GK_PAT_OK)
@@ -339,35 +313,26 @@ parse_name_pattern(const uint8_t *b, size_t n, struct gk_pattern *out,
 	if (!psl_tried)
 		(void)gk_policy_psl_load(NULL);
 	if (psl_ctx == NULL)
-		return fail(d, &why_no_psl, skip, n - skip);
+		return pat_fail(d, &why_no_psl, skip, n - skip);
 	if (psl_is_public_suffix(psl_ctx, out->name))
-		return fail(d, &why_public_suffix, skip, n - skip);
+		return pat_fail(d, &why_public_suffix, skip, n - skip);
 	return GK_PAT_OK;
 }
 
+/* The host part: a name pattern or an address, either with ":PORT". */
 static enum gk_pat_status
-pat_parse(const uint8_t *b, size_t len, struct gk_pattern *out,
+host_parse(const uint8_t *b, size_t len, struct gk_pattern *out,
     struct pat_diag *d)
 {
 	size_t i, host, ncolon = 0, v4 = 0;
 
-	memset(out, 0, sizeof(*out));
-	memset(d, 0, sizeof(*d));
-	d->why = &why_ok;
-	if (len == 0)
-		return fail(d, &why_empty, 0, 0);
-	if (len > GK_PATTERN_MAX)
-		return fail(d, &why_too_long, 0, len);
 	for (i = 0; i < len; i++) {
 		if (b[i] >= 0x80)
-			return fail(d, &why_non_ascii, i, 1);
+			return pat_fail(d, &why_non_ascii, i, 1);
 	}
 	for (i = 0, host = len; i < len; i++) {
 		if (b[i] < 0x20 || b[i] == 0x7f)
-			return fail(d, &why_bad_char, i, 1);
-		if (b[i] == ':' && i + 2 < len && b[i + 1] == '/' &&
-		    b[i + 2] == '/')
-			return fail(d, &why_url, i, 3);
+			return pat_fail(d, &why_bad_char, i, 1);
 		if (b[i] == ':' && ncolon++ == 0)
 			host = i;
 		if (ncolon == 0 && (IS_DIGIT(b[i]) || b[i] == '.' ||
@@ -377,15 +342,36 @@ pat_parse(const uint8_t *b, size_t len, struct gk_pattern *out,
 	if (b[0] == '[')
 		return parse_bracketed(b, len, out, d);
 	if (ncolon > 1)
-		return fail(d, &why_unbracketed, 0, len);
+		return pat_fail(d, &why_unbracketed, 0, len);
 	if (host < len && parse_port(b + host + 1, len - host - 1, host + 1,
 	    &out->port, d) != GK_PAT_OK)
 		return GK_PAT_BAD_PORT;
 	if (host == 0)
-		return fail(d, &why_no_host, 0, 0);
+		return pat_fail(d, &why_no_host, 0, 0);
 	if (v4 == host && IS_DIGIT(b[0]))
 		return parse_cidr(b, host, 0, AF_INET, out, d);
 	return parse_name_pattern(b, host, out, d);
+}
+
+static enum gk_pat_status
+pat_parse(const uint8_t *b, size_t len, struct gk_pattern *out,
+    struct pat_diag *d)
+{
+	enum gk_pat_status st;
+	size_t hoff, hlen;
+
+	memset(out, 0, sizeof(*out));
+	memset(d, 0, sizeof(*d));
+	d->why = &why_ok;
+	if (len == 0)
+		return pat_fail(d, &why_empty, 0, 0);
+	if (len > GK_PATTERN_MAX)
+		return pat_fail(d, &why_too_long, 0, len);
+	if ((st = gk_rule_split(b, len, out, &hoff, &hlen, d)) != GK_PAT_OK)
+		return st;
+	if ((st = host_parse(b + hoff, hlen, out, d)) != GK_PAT_OK)
+		d->off += hoff;
+	return st;
 }
 
 enum gk_pat_status
@@ -509,6 +495,10 @@ gk_pattern_format(const struct gk_pattern *p, char *buf, size_t len)
 	sb_init(&sb, buf, len);
 	if (p->port != 0)
 		snprintf(port, sizeof(port), ":%u", p->port);
+	if (p->methods != 0) {
+		sb.pos = gk_methods_format(p->methods, buf, len);
+		sb_putc(&sb, ' ');
+	}
 	switch (p->kind) {
 	case GK_PAT_EXACT:
 	case GK_PAT_WILDCARD:
@@ -523,13 +513,15 @@ gk_pattern_format(const struct gk_pattern *p, char *buf, size_t len)
 		    v6 ? "]" : "", port);
 		break;
 	}
+	sb_printf(&sb, "%s", p->path);
 	return sb.pos;
 }
 
 bool
 gk_pattern_equal(const struct gk_pattern *a, const struct gk_pattern *b)
 {
-	if (a->kind != b->kind || a->port != b->port)
+	if (a->kind != b->kind || a->port != b->port ||
+	    a->methods != b->methods || strcmp(a->path, b->path) != 0)
 		return false;
 	if (a->kind == GK_PAT_CIDR)
 		return a->prefix == b->prefix && gk_addr_eq(&a->net, &b->net);
@@ -625,13 +617,10 @@ gk_allowlist_at(const struct gk_allowlist *al, size_t i)
 	return al != NULL && i < al->n ? &al->pat[i] : NULL;
 }
 
-/* Does name pattern i cover the normalized name nm (port aside)? */
-static bool
-covers(const struct gk_allowlist *al, size_t i, const char *nm, size_t n)
+bool
+gk_pat_covers(const struct gk_pattern *p, size_t plen, const char *nm,
+    size_t n)
 {
-	const struct gk_pattern *p = &al->pat[i];
-	size_t plen = al->namelen[i];
-
 	if (p->kind == GK_PAT_CIDR)
 		return false;
 	if (n == plen)
@@ -649,8 +638,8 @@ port_ok(uint16_t want, uint16_t port)
 }
 
 bool
-gk_allow_name(const struct gk_allowlist *al, const char *name, size_t len,
-    uint16_t port)
+gk_allow_name_by(const struct gk_allowlist *al, const char *name, size_t len,
+    uint16_t port, bool rules)
 {
 	char nm[GK_NAME_MAX + 1];
 	size_t i;
@@ -660,11 +649,19 @@ gk_allow_name(const struct gk_allowlist *al, const char *name, size_t len,
 	    (n = gk_name_normalize(name, len, nm)) < 0)
 		return false;
 	for (i = 0; i < al->n; i++) {
-		if (port_ok(al->pat[i].port, port) &&
-		    covers(al, i, nm, (size_t)n))
+		if ((!rules || al->pat[i].path[0] != '\0') &&
+		    port_ok(al->pat[i].port, port) &&
+		    gk_pat_covers(&al->pat[i], al->namelen[i], nm, (size_t)n))
 			return true;
 	}
 	return false;
+}
+
+bool
+gk_allow_name(const struct gk_allowlist *al, const char *name, size_t len,
+    uint16_t port)
+{
+	return gk_allow_name_by(al, name, len, port, false);
 }
 
 bool
@@ -728,13 +725,16 @@ explain_denied(struct sbuf *sb, const struct gk_allowlist *al,
 
 	if (wrong < al->n) {
 		p = al->pat[wrong];
-		p.port = 0;
+		p.port = p.methods = 0;
+		p.path[0] = '\0';
 		gk_pattern_format(&p, text, sizeof(text));
 		sb_printf(sb, "'%s' covers the name but only on port %u",
 		    text, al->pat[wrong].port);
 		return;
 	}
 	p = al->pat[best < al->n ? best : 0];
+	p.methods = 0;
+	p.path[0] = '\0';
 	plen = strlen(p.name);
 	lp = shared_labels(p.name, plen, p.name, plen);
 	ln = shared_labels(nm, n, nm, n);
@@ -761,6 +761,7 @@ gk_allow_explain(const struct gk_allowlist *al, const char *name, size_t len,
 	char nm[GK_NAME_MAX + 1], text[GK_PATTERN_MAX + 1];
 	size_t i, k, n, best = SIZE_MAX, bestk = 0, wrong = SIZE_MAX;
 	struct sbuf sb;
+	bool cov;
 	int r;
 
 	sb_init(&sb, buf, buflen);
@@ -779,12 +780,13 @@ gk_allow_explain(const struct gk_allowlist *al, const char *name, size_t len,
 	for (i = 0; i < al->n; i++) {
 		if (al->pat[i].kind == GK_PAT_CIDR)
 			continue;
-		if (covers(al, i, nm, n) && port_ok(al->pat[i].port, port)) {
+		cov = gk_pat_covers(&al->pat[i], al->namelen[i], nm, n);
+		if (cov && port_ok(al->pat[i].port, port)) {
 			gk_pattern_format(&al->pat[i], text, sizeof(text));
 			sb_printf(&sb, "'%s' allows %s", text, nm);
 			return sb.pos;
 		}
-		if (covers(al, i, nm, n) && wrong == SIZE_MAX)
+		if (cov && wrong == SIZE_MAX)
 			wrong = i;
 		k = shared_labels(nm, n, al->pat[i].name, al->namelen[i]);
 		if (k > bestk) {

@@ -8,6 +8,9 @@
  *   example.com:443       ... restricted to one port (also after wildcards)
  *   203.0.113.0/24[:P]    IPv4 CIDR (a bare address is a /32)
  *   [2001:db8::/32][:P]   bracketed IPv6 CIDR (a bare address is a /128)
+ *   [METHODS ]NAME[:P]/PATH  a request rule (gk_reqrule.c), as in "GET,HEAD
+ *                         github.com/acme/x": the name is allowed as
+ *                         without the path, and its requests are checked
  *
  * Names follow gk_name.h's rule (what the DNS server and the TLS server
  * name parser accept too) and compare case-insensitively with a trailing
@@ -25,7 +28,18 @@
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/base/gk_name.h"
 
-#define GK_PATTERN_MAX		300	/* longest accepted pattern text */
+#define GK_PATTERN_MAX		1024	/* longest accepted pattern text */
+#define GK_PATH_MAX		1023	/* a rule's path glob */
+
+/* Request methods a rule may name (gk_pattern.methods; 0: every one). */
+#define GK_METHOD_GET		0x01
+#define GK_METHOD_HEAD		0x02
+#define GK_METHOD_POST		0x04
+#define GK_METHOD_PUT		0x08
+#define GK_METHOD_PATCH		0x10
+#define GK_METHOD_DELETE	0x20
+#define GK_METHOD_OPTIONS	0x40
+#define GK_METHOD_ALL		0x7f
 #define GK_ALLOWLIST_MAX	4096	/* patterns in one allowlist */
 
 enum gk_pat_kind {
@@ -48,6 +62,8 @@ enum gk_pat_status {
 	GK_PAT_BAD_PORT,
 	GK_PAT_BAD_CIDR,
 	GK_PAT_PUBLIC_SUFFIX,
+	GK_PAT_BAD_METHOD,	/* not one of GK_METHOD_* in upper case */
+	GK_PAT_BAD_PATH,	/* a path glob, or methods/path on an address */
 };
 
 struct gk_pattern {
@@ -56,6 +72,8 @@ struct gk_pattern {
 	struct gk_addr	 net;			/* GK_PAT_CIDR, host bits zero */
 	uint8_t		 prefix;
 	uint16_t	 port;			/* 0: any port */
+	uint16_t	 methods;		/* GK_METHOD_* bits; 0: all */
+	char		 path[GK_PATH_MAX + 1];	/* "": no path, not a rule */
 };
 
 /*
@@ -72,7 +90,8 @@ int		 gk_policy_psl_load(const char *path);
 enum gk_pat_status gk_pattern_parse(const uint8_t *buf, size_t len,
 		    struct gk_pattern *out);
 /*
- * Canonical text of a parsed pattern ("*.github.com:443"). Like
+ * Canonical text of a parsed pattern ("*.github.com:443", "GET,HEAD
+ * github.com/acme/x": methods in GK_METHOD_* order, one space). Like
  * gk_pattern_error() and gk_allow_explain(), returns the length written
  * (always NUL-terminated when len > 0; truncated to fit).
  */
@@ -85,7 +104,7 @@ size_t		 gk_pattern_format(const struct gk_pattern *p, char *buf,
 size_t		 gk_pattern_error(const uint8_t *buf, size_t len,
 		    enum gk_pat_status st, char *msg, size_t msglen);
 const char	*gk_pat_strstatus(enum gk_pat_status st);
-/* Same kind, port and name or network. */
+/* Same kind, port, name or network, methods and path. */
 bool		 gk_pattern_equal(const struct gk_pattern *a,
 		    const struct gk_pattern *b);
 
@@ -142,5 +161,36 @@ bool		 gk_allow_addr_cidr(const struct gk_allowlist *al,
 size_t		 gk_allow_explain(const struct gk_allowlist *al,
 		    const char *name, size_t len, uint16_t port, char *buf,
 		    size_t buflen);
+
+/*
+ * Request rules (gk_reqrule.c). A host (name, port) is inspected when a
+ * rule pattern (one with a path) covers it; port 0: on any port. Plain
+ * patterns for the same host do not make it uninspected.
+ */
+bool		 gk_allow_inspects(const struct gk_allowlist *al,
+		    const char *name, size_t len, uint16_t port);
+/*
+ * May this request go to an inspected host? True if a rule covering
+ * (name, port) names the method (or none) and its path glob matches the
+ * target's path: an origin-form target ("/a/b?q") up to '?' or '#', or
+ * an absolute-form one ("https://h/a/b?q": its path; none is "/"). A
+ * path with a dot segment (also as %2e, or before ';', or between '\',
+ * %2f or %5c), a NUL or another control byte, or a method that is not a
+ * token never matches. False with why (NUL-terminated, truncated) naming
+ * the method, the path and the closest rule.
+ */
+bool		 gk_allow_request(const struct gk_allowlist *al,
+		    const char *name, size_t len, uint16_t port,
+		    const char *method, size_t mlen, const char *target,
+		    size_t tlen, char *why, size_t whylen);
+/* The GK_METHOD_* bit of a method's text ("GET": exact case), or 0. */
+uint16_t	 gk_method_bit(const char *m, size_t n);
+/*
+ * Does the path glob (a rule's path) match path[0..n)? '*' matches any
+ * bytes within a segment, '**' as a whole segment any number of segments
+ * (zero too); other bytes are literal. No dot-segment check: see
+ * gk_allow_request().
+ */
+bool		 gk_path_match(const char *glob, const char *path, size_t n);
 
 #endif /* GK_POLICY_H */

@@ -1,8 +1,9 @@
 /*
  * Fuzz the --allow-file parser. Invariants: every pattern it returns
- * re-parses with gk_pattern_parse() and holds no white space, '#' or
- * NUL; an error is one printable line "fuzz.allow:LINE: ..." whose line
- * number is within the input.
+ * re-parses with gk_pattern_parse() and holds no white space but a
+ * rule's one space after its methods, no '#' or NUL; an error is one
+ * printable line "fuzz.allow:LINE: ..." whose line number is within the
+ * input.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gk_pattern p;
 	char err[SPAWN_ERRLEN];
 	size_t i, lines = 1, line;
+	const char *sp;
 
 	for (i = 0; i < size; i++)
 		lines += data[i] == '\n';
@@ -27,9 +29,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (spawn_allowfile_parse(data, size, "fuzz.allow", &sv, err,
 	    sizeof(err)) == 0) {
 		for (i = 0; i < sv.n; i++) {
-			CHECK(strpbrk(sv.v[i], " \t\r\v\f#") == NULL);
+			CHECK(strpbrk(sv.v[i], "\t\r\v\f#") == NULL);
 			CHECK(gk_pattern_parse((const uint8_t *)sv.v[i],
 			    strlen(sv.v[i]), &p) == GK_PAT_OK);
+			sp = strchr(sv.v[i], ' ');
+			CHECK(sp == NULL || (p.methods != 0 &&
+			    strchr(sp + 1, ' ') == NULL));
 		}
 		CHECK(sv.n <= GK_ALLOWLIST_MAX);
 	} else {
