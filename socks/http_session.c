@@ -227,8 +227,9 @@ start(struct http_session *hs, const uint8_t *buf, struct http_request *r)
 	c = proxy_cage(s->ctx, &s->who);
 	proxy_unplaceholder(c, &s->t);
 	memset(&o, 0, sizeof(o));
-	if (!hs->connect && proxy_leak_head(c, buf, r->head_len, "a "
-	    "plain-HTTP request head", &o)) {
+	if (!hs->connect && (proxy_leak_head(c, buf, r->head_len, "a "
+	    "plain-HTTP request head", &o) || !proxy_rules_ok(c, &s->t, buf,
+	    r->head_len, NULL, &o))) {
 		deny_403(s, &o);
 		return;
 	}

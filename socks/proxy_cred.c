@@ -113,6 +113,20 @@ head_host_ok(struct proxy_conn *s, const struct gk_cage *c,
 	return false;
 }
 
+/* An inspected host's request: a rule must allow it (request rules). */
+static bool
+broker_rules_ok(struct proxy_conn *s, const struct gk_cage *c,
+    const uint8_t *head, size_t len, const struct http_follow_out *fo,
+    struct proxy_outcome *o)
+{
+	struct gk_host h;
+
+	memset(&h, 0, sizeof(h));
+	snprintf(h.name, sizeof(h.name), "%s", s->ps.tls_name);
+	h.port = s->t.port;
+	return proxy_rules_ok(c, &h, head, len, fo, o);
+}
+
 static enum broker_verdict
 broker_head(void *arg, const uint8_t *head, size_t len, uint8_t *out,
     size_t outcap, size_t *outlen, const struct http_follow_out *fo,
@@ -132,7 +146,8 @@ broker_head(void *arg, const uint8_t *head, size_t len, uint8_t *out,
 		    "gone");
 		return refuse(s, &o, why, whylen);
 	}
-	if (!head_host_ok(s, c, fo, &o))
+	if (!head_host_ok(s, c, fo, &o) || !broker_rules_ok(s, c, head, len,
+	    fo, &o))
 		return refuse(s, &o, why, whylen);
 	n = cred_set(c, s->ps.tls_name, set);
 	st = http_cred_rewrite(head, len, set, n, out, outcap, outlen, &which,

@@ -205,6 +205,13 @@ bool		 proxy_leak(const struct gk_cage *c, const uint8_t *buf,
 /* The same for a plain-HTTP request head, its Basic values decoded. */
 bool		 proxy_leak_head(const struct gk_cage *c, const uint8_t *head,
 		    size_t len, const char *where, struct proxy_outcome *o);
+/* An inspected host's request head (request rules): true when a rule
+ * allows its method and path, or the host has none; else o filled as a
+ * request_rule denial. t: the connection's target (its name, or the
+ * Host's for an address). */
+bool		 proxy_rules_ok(const struct gk_cage *c, const struct gk_host *t,
+		    const uint8_t *head, size_t len,
+		    const struct http_follow_out *fo, struct proxy_outcome *o);
 /* The relay gave s's sockets and the held ClientHello over (a TAKE: the
  * checked name, ps.tls_name, is bound to a credential): a broker carries
  * the connection from here, or it ends. */

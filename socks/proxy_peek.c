@@ -170,7 +170,9 @@ peek_follow(const struct gk_cage *c, const struct gk_host *t,
 		case HTTP_FOLLOW_HEAD:
 			if (proxy_leak_head(c, buf + off, (size_t)fo.pass,
 			    "a plain-HTTP request head", o) ||
-			    !head_ok(c, t, ps, &fo, o))
+			    !head_ok(c, t, ps, &fo, o) ||
+			    !proxy_rules_ok(c, t, buf + off + fo.blank,
+			    (size_t)fo.pass - fo.blank, &fo, o))
 				return RELAY_PEEK_DENY;
 			off += fo.pass;
 			break;
@@ -314,7 +316,8 @@ proxy_peek_watch(struct proxy_peek_state *ps, const uint8_t *buf,
 }
 
 /* A first hello with a server name: refused, passed and watched, or
- * (a name bound to a credential) taken for the broker. */
+ * (a name bound to a credential, or one request rules inspect) taken
+ * for the broker. */
 static enum relay_peek
 peek_sni(const struct gk_cage *c, const struct gk_host *t,
     struct proxy_peek_state *ps, const struct sni_result *r, uint64_t *pass,
@@ -326,7 +329,9 @@ peek_sni(const struct gk_cage *c, const struct gk_host *t,
 	    "server name", o))
 		return RELAY_PEEK_DENY;
 	v = peek_tls(c, t, r, PEEK_TLS_SNI, o);
-	if (v != RELAY_PEEK_ALLOW || !gk_cred_bound(c, r->name, r->name_len))
+	if (v != RELAY_PEEK_ALLOW || (!gk_cred_bound(c, r->name, r->name_len) &&
+	    !gk_allow_inspects(gk_cage_allow(c), r->name, r->name_len,
+	    t->port)))
 		return peek_tls_pass(ps, r, v, pass);
 	snprintf(ps->tls_name, sizeof(ps->tls_name), "%s", r->name);
 	return RELAY_PEEK_TAKE;

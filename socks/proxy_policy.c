@@ -223,6 +223,8 @@ proxy_reason_phrase(enum gk_deny_reason r)
 		return "is denied by the host policy";
 	case GK_REASON_CREDENTIAL_LEAK:
 		return "(a credential's placeholder where it does not belong)";
+	case GK_REASON_REQUEST_RULE:
+		return "(no request rule of the host allows the request)";
 	case GK_REASON__MAX:
 		break;
 	}

@@ -27,6 +27,7 @@
 #include <json-c/json.h>
 
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 #define REQUEST_MAX	GK_CTL_LINE_MAX
 #define REPLY_MAX	GK_CTL_LINE_MAX
@@ -231,7 +232,7 @@ valid_word(const char *s, size_t max, const char *extra)
 	return true;
 }
 
-enum field_kind { F_ID, F_TOKEN, F_IP, F_ENDPOINT };
+enum field_kind { F_ID, F_TOKEN, F_IP, F_ENDPOINT, F_CA };
 
 static const struct {
 	const char	*name;
@@ -248,6 +249,7 @@ static const struct {
 	FIELD(http, F_ENDPOINT, true),
 	FIELD(dns, F_ENDPOINT, false),
 	FIELD(token, F_TOKEN, false),
+	FIELD(ca, F_CA, false),		/* request rules: the cage's CA */
 #undef FIELD
 };
 
@@ -265,6 +267,9 @@ field_ok(enum field_kind k, const char *s, size_t size)
 		    valid_ip(s, strlen(s), true));
 	case F_ENDPOINT:
 		return strlen(s) < size && valid_endpoint(s);
+	case F_CA:	/* ends with its newline: a bundle's last block */
+		return strlen(s) + 1 < size && spawn_pem_cert(s, strlen(s)) &&
+		    s[strlen(s) - 1] == '\n';
 	}
 	return false;
 }

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gatekeeper/policy/gk_policy.h"
 #include "spawner/spawn_int.h"
 
 extern char **environ;
@@ -180,7 +181,8 @@ trust_plan(const struct spawn_opts *o, struct spawn_plan *p,
     struct spawn_trust *trust, char *err, size_t errlen)
 {
 	if (!spawn_trust_dir_ok(p))
-		return gk_seterr(err, errlen, "--credential: %s would not be "
+		return gk_seterr(err, errlen, "--credential (or a request "
+		    "rule): %s would not be "
 		    "on a fresh tmpfs in this sandbox (is /run given with --ro "
 		    "or --rw?), and gk-run writes no file on the host for the "
 		    "cage's CA", SPAWN_TRUST_DIR);
@@ -220,6 +222,22 @@ filecreds_plan(const struct spawn_opts *o, struct spawn_plan *p,
 		    "for their hosts only\n", note);
 }
 
+/* Request rules (patterns with a path) make the cage's CA too: its
+ * inspected hosts' TLS is ended by gatekeeperd. */
+static bool
+has_rules(const struct spawn_strv *allow)
+{
+	struct gk_pattern pat;
+	size_t i;
+
+	for (i = 0; i < allow->n; i++)
+		if (gk_pattern_parse((const uint8_t *)allow->v[i],
+		    strlen(allow->v[i]), &pat) == GK_PAT_OK &&
+		    pat.path[0] != '\0')
+			return true;
+	return false;
+}
+
 int
 spawn_creds_plan(const struct spawn_opts *o, struct spawn_plan *p,
     char *err, size_t errlen)
@@ -228,7 +246,7 @@ spawn_creds_plan(const struct spawn_opts *o, struct spawn_plan *p,
 	static struct spawn_trust trust;
 	size_t i;
 
-	if (o->ncreds > 0) {
+	if (o->ncreds > 0 || has_rules(&o->allow)) {
 		for (i = 0; i < o->ncreds; i++)
 			spawn_strv_pushf(&env, "%s=%s", o->creds[i].name,
 			    o->creds[i].placeholder);

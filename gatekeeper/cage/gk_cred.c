@@ -40,21 +40,45 @@ struct creds {
 	X509		*ca;
 	EVP_PKEY	*ca_key;
 	char		*ca_pem;
+	char		**ca_names;	/* its permitted subtrees */
+	size_t		 nca_names;
 	EVP_PKEY	*leaf_key;	/* one key for the cage's leaves */
 	struct leaf	 leaves[LEAVES_MAX];
 	size_t		 nleaves, next_leaf;
 	uint64_t	 uses;		/* requests a secret went into */
 };
 
+/* Does al hold request rules (patterns with a path)? */
+static bool
+has_rules(const struct gk_allowlist *al)
+{
+	size_t i;
+
+	for (i = 0; al != NULL && i < gk_allowlist_len(al); i++)
+		if (gk_allowlist_at(al, i)->path[0] != '\0')
+			return true;
+	return false;
+}
+
+static int	ca_renew(struct gk_cage *, struct creds *, char *, size_t);
+static struct creds *creds_slot(struct gk_cage *);
+static void	names_free(struct creds *);
+
+/* A cage with request rules has its authority from the start (its
+ * inspected hosts' leaves); the others get one with a credential. */
 int
 gk_cred_begin(struct gk_cage *c, const struct gk_cage_spec *s, char *err,
     size_t errlen)
 {
-	(void)c;
-	(void)s;
-	(void)err;
-	(void)errlen;
-	return 0;	/* the slot is made by the first credential */
+	struct creds *k;
+
+	if (!has_rules(s->allow))
+		return 0;
+	if ((k = creds_slot(c)) == NULL) {
+		snprintf(err, errlen, "cannot create the cage: out of memory");
+		return -1;
+	}
+	return ca_renew(c, k, err, errlen);
 }
 
 static void
@@ -114,24 +138,83 @@ gk_cred_end(struct gk_cage *c, const char *reason)
 	EVP_PKEY_free(s->ca_key);	/* OpenSSL clears the key's memory */
 	EVP_PKEY_free(s->leaf_key);
 	free(s->ca_pem);
+	names_free(s);
 	free(s);
 	gk_cage_facet_set(c, GK_FACET_CRED, NULL);
+}
+
+static void
+names_free(struct creds *s)
+{
+	size_t i;
+
+	for (i = 0; i < s->nca_names; i++)
+		free(s->ca_names[i]);
+	free(s->ca_names);
+	s->ca_names = NULL;
+	s->nca_names = 0;
+}
+
+/* The authority's names, for gk_cred_covers (none kept without memory:
+ * then nothing is covered, and a new rule's host is refused). */
+static void
+names_keep(struct creds *s, const char *const *names, size_t n)
+{
+	size_t i;
+
+	names_free(s);
+	if ((s->ca_names = calloc(n + 1, sizeof(*s->ca_names))) == NULL)
+		return;
+	for (i = 0; i < n; i++)
+		if ((s->ca_names[s->nca_names] = strdup(names[i])) != NULL)
+			s->nca_names++;
+}
+
+bool
+gk_cred_covers(const struct gk_cage *c, const char *name)
+{
+	const struct creds *s = gk_cage_facet(c, GK_FACET_CRED);
+	size_t i, n = strlen(name), m;
+
+	for (i = 0; s != NULL && i < s->nca_names; i++) {
+		m = strlen(s->ca_names[i]);
+		if (strcmp(name, s->ca_names[i]) == 0 || (n > m + 1 &&
+		    name[n - m - 1] == '.' && strcmp(name + n - m,
+		    s->ca_names[i]) == 0))
+			return true;
+	}
+	return false;
 }
 
 /* The bound names of every credential of s, plus k's: the constraints. */
 static int
 ca_renew(struct gk_cage *c, struct creds *s, char *err, size_t errlen)
 {
-	const char *names[GK_CRED_MAX * GK_CRED_HOSTS_MAX];
+	const char *names[GK_CRED_MAX * GK_CRED_HOSTS_MAX + 64];
 	char cn[96];
 	size_t i, j, n = 0;
 	X509 *ca;
 	EVP_PKEY *key;
 	char *pem;
 
+	const struct gk_allowlist *al = gk_cage_allow(c);
+	const struct gk_pattern *p;
+
 	for (i = 0; i < s->n; i++)
 		for (j = 0; j < gk_allowlist_len(s->c[i].hosts); j++)
 			names[n++] = gk_allowlist_at(s->c[i].hosts, j)->name;
+	/* the hosts request rules inspect (as many as fit) */
+	for (i = 0; al != NULL && i < gk_allowlist_len(al) &&
+	    n < sizeof(names) / sizeof(names[0]); i++) {
+		p = gk_allowlist_at(al, i);
+		if (p->path[0] != '\0' && p->kind != GK_PAT_CIDR)
+			names[n++] = p->name;
+	}
+	if (n == 0) {	/* no permitted subtree would permit every name */
+		snprintf(err, errlen, "no host name for the cage's "
+		    "certificate authority");
+		return -1;
+	}
 	snprintf(cn, sizeof(cn), "gatekeeper cage %s", gk_cage_id(c));
 	if (gk_cred_ca_make(cn, names, n, GK_CRED_CA_DAYS, &ca, &key, err,
 	    errlen) == -1)
@@ -147,6 +230,7 @@ ca_renew(struct gk_cage *c, struct creds *s, char *err, size_t errlen)
 	X509_free(s->ca);
 	EVP_PKEY_free(s->ca_key);
 	free(s->ca_pem);
+	names_keep(s, names, n);
 	s->ca = ca;
 	s->ca_key = key;
 	s->ca_pem = pem;
@@ -408,7 +492,9 @@ gk_cred_leaf(struct gk_cage *c, const char *host, X509 **cert,
 	struct leaf *l;
 	size_t i;
 
-	if (s == NULL || !gk_cred_bound(c, host, strlen(host)))
+	if (s == NULL || s->ca == NULL || (!gk_cred_bound(c, host,
+	    strlen(host)) && !gk_allow_inspects(gk_cage_allow(c), host,
+	    strlen(host), 0)))
 		return -1;
 	for (i = 0; i < s->nleaves; i++)
 		if (strcmp(s->leaves[i].host, host) == 0)

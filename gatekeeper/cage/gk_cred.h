@@ -13,6 +13,10 @@
  * there. Every credential added makes a new authority (its constraints
  * name all bound hosts): the owner uses the last one it was given.
  *
+ * A cage whose allowlist has request rules (patterns with a path) gets its
+ * authority as it begins, for the hosts they inspect (and its
+ * credentials' after): the broker ends their TLS to check each request.
+ *
  * Nothing here logs or audits a secret or a placeholder: only names.
  */
 #ifndef GK_CRED_H
@@ -82,11 +86,14 @@ void		 gk_cred_redact(const struct gk_cage *c, const char *in,
 		    char *out, size_t outlen);
 /* n more requests carried c's secrets (the cage.destroy line). */
 void		 gk_cred_used(const struct gk_cage *c, unsigned n);
+/* Does c's authority cover name (a subtree its constraints permit)? A
+ * request rule for a host it does not cover cannot be inspected. */
+bool		 gk_cred_covers(const struct gk_cage *c, const char *name);
 /* The authority's certificate, PEM (NULL without credentials). */
 const char	*gk_cred_ca_pem(const struct gk_cage *c);
 /* A leaf for host, issued by c's authority (kept for reuse): the
  * certificate and its key, both c's (the caller takes no reference);
- * -1 when c has none or host is not bound. */
+ * -1 when c has none or host is neither bound nor inspected. */
 int		 gk_cred_leaf(struct gk_cage *c, const char *host,
 		    X509 **cert, EVP_PKEY **key);
 /* The credentials as JSON for cage.show: [{"name","hosts"}], never a

@@ -59,6 +59,8 @@ enum gk_deny_reason {
 				   outside the policy's bound */
 	GK_REASON_CREDENTIAL_LEAK, /* a credential's placeholder where it
 				   does not belong (gk_cred.h) */
+	GK_REASON_REQUEST_RULE,	/* an inspected host's request no rule
+				   of its allows (method, path) */
 	GK_REASON__MAX
 };
 

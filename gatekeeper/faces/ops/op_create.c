@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/cage/gk_contain_facet.h"
 #include "gatekeeper/cage/gk_plumb_facet.h"
 #include "gatekeeper/faces/gk_control_int.h"
@@ -34,6 +35,10 @@ reply_created(struct ctlconn *cc, struct gk_cage *c,
 		json_object_object_add(o, "ask_timeout",
 		    json_object_new_int64(req->ask_timeout));
 	}
+	/* request rules: the authority the sandbox must trust */
+	if (gk_cred_ca_pem(c) != NULL)
+		json_object_object_add(o, "ca",
+		    json_object_new_string(gk_cred_ca_pem(c)));
 	if (gk_cage_plumbed(c) && p != NULL) {
 		json_object_object_add(o, "gateway",
 		    json_object_new_string(p->gateway));
