@@ -218,6 +218,40 @@ test_leak_and_redact(void **state)
 	    NULL));
 }
 
+/* A cage with request rules has its authority from its start, for the
+ * hosts its rules name (and no leaf for another). */
+static void
+test_rules_authority(void **state)
+{
+	const char *pats[] = { "GET,HEAD github.com/acme/**", "example.org" };
+	struct gk_allowlist *al;
+	struct gk_cage_table *t;
+	struct gk_cage *c;
+	struct gk_addr a;
+	enum gk_cage_err e;
+	X509 *leaf;
+	EVP_PKEY *key;
+	char err[256];
+
+	(void)state;
+	t = gk_cage_table_new();
+	al = gk_allowlist_new(pats, 2, err, sizeof(err));
+	assert_non_null(al);
+	assert_int_equal(gk_addr_parse("10.9.0.3", &a), 0);
+	c = gk_test_cage(t, &a, "rules", 0, al, &e);
+	assert_non_null(c);
+	assert_non_null(gk_cred_ca_pem(c));
+	assert_int_equal(gk_cred_count(c), 0);
+	assert_true(gk_cred_covers(c, "github.com"));
+	assert_true(gk_cred_covers(c, "api.github.com"));
+	assert_false(gk_cred_covers(c, "example.org"));
+	assert_false(gk_cred_covers(c, "xgithub.com"));
+	assert_int_equal(gk_cred_leaf(c, "github.com", &leaf, &key), 0);
+	assert_int_equal(gk_cred_leaf(c, "example.org", &leaf, &key), -1);
+	gk_cage_end(c, "test");
+	gk_cage_table_free(t);
+}
+
 int
 main(void)
 {
@@ -229,6 +263,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_leak_and_redact, setup,
 		    teardown),
+		cmocka_unit_test(test_rules_authority),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
