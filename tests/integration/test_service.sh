@@ -145,7 +145,7 @@ GK_DETAIL="--as: [$a] --net: [$b] --preset np: [$c] --log-level: [$d] --ttl-c: [
 gk_check "the installed bash completions offer gk-run's, gatekeeperd's and gatekeeperctl's options, values and commands" \
 	eval '[ -f /usr/share/bash-completion/bash_completion ] &&
 	    [ "$a" = "--ask --ask-save --ask-timeout" ] && [ "$b" = "gated none host" ] &&
-	    [ "$c" = "npm" ] && [ "$d" = "error warn info debug" ] && [ "$e" = "--ttl-cap" ] &&
+	    [ "$c" = "npm npm-read" ] && [ "$d" = "error warn info debug" ] && [ "$e" = "--ttl-cap" ] &&
 	    [ "$f" = "denials destroy deny" ] && [ "$g" = "--follow" ] && [ "$h" = "--json" ]'
 
 # ---- -n and the audit log's directory --------------------------------------------------
