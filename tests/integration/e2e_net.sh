@@ -481,6 +481,21 @@ en_sshd() {
 		"${EN_ADDR[github.com]}" "$EN_ADDR6_GITHUB" "$EN_SSH_PORT"
 }
 
+# en_ssh_keys DIR USER: the user key, one copy per identity, DIR/keys-root/id
+# and DIR/keys-user/id (USER's): ssh refuses a private key that is not its
+# user's own or that others can read. (Not under ~/.ssh, which gk-run
+# hides.)
+en_ssh_keys() {
+	local who
+	for who in root user; do
+		mkdir -p "$1/keys-$who"
+		cp "$EN_DIR/ssh/id" "$1/keys-$who/id"
+		chmod 600 "$1/keys-$who/id"
+		[ "$who" = user ] && chown "$2:" "$1/keys-$who/id"
+		chmod 755 "$1/keys-$who"
+	done
+}
+
 # en_ssh_opts KEY: the OpenSSH client options for the test internet, one
 # per line: KEY as the only identity, github.com's host key from
 # $EN_DIR/ssh/known_hosts only (strict), nothing from ~/.ssh or /etc/ssh

@@ -148,16 +148,7 @@ tr_start() {
 	# ---- the unprivileged user ------------------------------------------
 	e2e_user
 
-	# The ssh key, one copy per identity (ssh refuses a private key that is
-	# not its user's own or that others can read); not under ~/.ssh, which
-	# gk-run hides.
-	for who in root user; do
-		mkdir -p "$T/keys-$who"
-		cp "$EN_DIR/ssh/id" "$T/keys-$who/id"
-		chmod 600 "$T/keys-$who/id"
-		[ "$who" = user ] && chown "$E2E_USER:" "$T/keys-$who/id"
-		chmod 755 "$T/keys-$who"
-	done
+	en_ssh_keys "$T" "$E2E_USER"
 
 	# ---- gatekeeperd ----------------------------------------------------
 	: >"$T/empty.conf"
