@@ -239,6 +239,12 @@ peek_plain(const struct gk_cage *c, const struct gk_host *t,
 		if (t->port == HTTP_PORT)
 			return peek_deny(o, GK_REASON_MALFORMED, "neither an HTTP "
 			    "request nor TLS on port 80", t);
+		/* request rules let requests through, nothing else */
+		if (gk_allow_inspects(gk_cage_allow(c), t->name,
+		    strlen(t->name), t->port))
+			return peek_deny(o, GK_REASON_REQUEST_RULE, "neither an "
+			    "HTTP request nor TLS (request rules allow only "
+			    "the requests they name)", t);
 		return RELAY_PEEK_ALLOW;	/* a line protocol, binary */
 	case HTTP_SNIFF_REQUEST:
 		break;

@@ -7,6 +7,7 @@
  * long it lived since accept.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,6 +31,23 @@ tunnel_allowed(struct proxy_conn *s)
 		gk_cage_count(c, GK_TALLY_CONNECTION, 0);
 }
 
+static char deny_why[PROXY_WHY_MAX];	/* the last DENY's, for its 403 */
+
+/* A plain-HTTP request was refused: a 403 with gatekeeper's reason. */
+static size_t
+tunnel_deny_reply(void *arg, uint8_t *buf, size_t cap)
+{
+	struct proxy_conn *s = arg;
+	int n;
+
+	if (!s->ps.following || deny_why[0] == '\0')
+		return 0;
+	n = snprintf((char *)buf, cap, "HTTP/1.1 403 Forbidden\r\nContent-Type: "
+	    "text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
+	    "gatekeeper: refused: %s\n", strlen(deny_why) + 22, deny_why);
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+}
+
 static enum relay_peek
 tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
     uint64_t *pass)
@@ -44,6 +62,9 @@ tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
 	    v == RELAY_PEEK_WATCH || v == RELAY_PEEK_TAKE)
 		tunnel_allowed(s);
 	else if (v == RELAY_PEEK_DENY) {
+		/* a plain-HTTP request refused: its 403 says why */
+		snprintf(deny_why, sizeof(deny_why), "%s", s->ps.following ?
+		    o.why : "");
 		/* a later request: the connection was counted allowed */
 		if (s->decided)
 			proxy_deny_count(s->ctx, &s->who, &s->t, &o);
@@ -123,6 +144,12 @@ proxy_tunnel_begin(struct proxy_conn *s, int server_fd,
 	o->peek = peek ? tunnel_peek_cb : NULL;
 	o->watch = tunnel_watch_cb;
 	o->take = tunnel_take_cb;
+	o->deny_reply = tunnel_deny_reply;
+	/* request rules: a server that speaks first is not heard before
+	 * the client's first bytes are judged (HTTP and TLS never do) */
+	o->hold_server = s->hold.cage != NULL &&
+	    gk_allow_inspects(gk_cage_allow(s->hold.cage), s->t.name,
+	    strlen(s->t.name), s->t.port);
 	o->peek_ms = ctx->handshake_timeout_ms;
 	if ((s->relay = relay_new(ctx->base, client_fd, server_fd, o,
 	    tunnel_done_cb, s)) == NULL) {

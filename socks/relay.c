@@ -87,8 +87,6 @@ relay_enter_state(struct relay *r, enum relay_state st)
 		r->peek_deadline = 0;	/* a verdict came */
 }
 
-/* ---- per-direction buffers ------------------------------------------- */
-
 static size_t
 dir_pending(const struct relay_dir *d)
 {
@@ -125,7 +123,8 @@ dir_wants_read(const struct relay *r, int i)
 {
 	const struct relay_dir *d = &r->dir[i];
 
-	if (d->eof || d->shut)
+	if (d->eof || d->shut || (i == RELAY_DOWN && r->hold_server &&
+	    !r->verdict_seen))
 		return false;
 	if (i == RELAY_UP && relay_held(r))
 		return relay_peek_held(r) < RELAY_PEEK_MAX;
@@ -625,8 +624,6 @@ relay_tick_cb(evutil_socket_t fd, short what, void *arg)
 	relay_schedule(r, now);
 }
 
-/* ---- lifetime -------------------------------------------------------- */
-
 static void
 relay_free_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -767,6 +764,8 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	r->peek_cb = o->peek;
 	r->watch_cb = o->peek != NULL ? o->watch : NULL;
 	r->take_cb = o->peek != NULL ? o->take : NULL;
+	r->hold_server = o->peek != NULL && o->hold_server;
+	r->deny_reply = o->peek != NULL ? o->deny_reply : NULL;
 	r->done_cb = done;
 	r->arg = arg;
 	r->idle_ms = o->idle_sec > UINT32_MAX / 1000 ? UINT32_MAX :

@@ -101,6 +101,14 @@ struct relay_opts {
 					   (without: WATCH is a DENY) */
 	relay_take_cb	 take;		/* with peek: for a TAKE verdict
 					   (without: TAKE is a DENY) */
+	/* With peek: the server's bytes wait (unread) until the first
+	 * verdict too: a server that speaks first is not heard before the
+	 * client's first bytes were judged. */
+	bool		 hold_server;
+	/* With peek: after a DENY, the bytes to send the client before both
+	 * close (one non-blocking send, only when nothing of the server's
+	 * waits to reach it); 0: none. */
+	size_t		(*deny_reply)(void *arg, uint8_t *buf, size_t cap);
 	/*
 	 * With peek: the first verdict is due this long after the start,
 	 * unless the server sends a byte first (a server-speaks-first

@@ -79,6 +79,9 @@ struct relay {
 	relay_done_cb		 done_cb;
 	relay_take_cb		 take_cb;
 	bool			 taken;		/* TAKE: the end hands over */
+	bool			 hold_server;	/* until verdict_seen */
+	bool			 verdict_seen;	/* any but MORE */
+	size_t			(*deny_reply)(void *, uint8_t *, size_t);
 	void			*arg;
 };
 

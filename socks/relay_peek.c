@@ -11,6 +11,8 @@
  * are held); a TLS peek lets a ClientHello go and waits for what the
  * server answers it.
  */
+#include <sys/socket.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,6 +188,23 @@ peek_take_all(struct relay *r)
 	return -1;
 }
 
+/* A DENY's answer to the client, when nothing of the server's waits to
+ * reach it first (a denied request's 403): one try, not blocking. */
+static void
+deny_reply(struct relay *r)
+{
+	const struct relay_dir *d = &r->dir[RELAY_DOWN];
+	uint8_t buf[1024];
+	size_t n;
+
+	if (r->deny_reply == NULL || d->pre_off < d->pre_len ||
+	    d->buf_off < d->buf_len || d->piped > 0 ||
+	    (n = r->deny_reply(r->arg, buf, sizeof(buf))) == 0)
+		return;
+	(void)!send(r->fd[RELAY_CLIENT], buf, n < sizeof(buf) ? n :
+	    sizeof(buf), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* One verdict on the held bytes: 1 after ALLOW or PASS, 0 to wait. */
 static int
 peek_once(struct relay *r)
@@ -199,6 +218,8 @@ peek_once(struct relay *r)
 	if (r->peek != NULL)
 		p = r->peek + r->peek_off;
 	v = r->peek_cb(r->arg, p, relay_peek_held(r), d->eof, &pass);
+	if (v != RELAY_PEEK_MORE)
+		r->verdict_seen = true;	/* the server may be heard */
 	if (r->state == RELAY_ST_DONE) {	/* relay_free() in peek_cb */
 		r->why = NULL;
 		return -1;
@@ -227,6 +248,7 @@ peek_once(struct relay *r)
 	case RELAY_PEEK_DENY:
 		break;
 	}
+	deny_reply(r);
 	r->why = "denied";
 	return -1;
 }
