@@ -5,12 +5,15 @@
 # in the request head replaced by the secret, the request sent on over
 # gatekeeperd's own TLS to the server) against the opaque tunnel to the
 # same server from a cage without a credential, and against mitmproxy
-# doing the same replacement, in one run. Not a test: it prints figures,
+# doing the same replacement, in one run; and what request rules cost on
+# both: the broker's cage with rules for the host instead of the plain
+# pattern, the tunnel's cage with rules for other hosts besides it. Not a test: it prints figures,
 # ratios and "TARGET MET" / "TARGET MISSED" lines and exits 0 either way;
 # 1 when something broke (a server would not start, gatekeeperd died, a
-# transfer came back wrong) or when the broker could not be measured
-# (gatekeeperd without --upstream-ca, cage.credential refused): then the
-# other paths are measured all the same and the reason is the last line.
+# transfer came back wrong) or when the broker or the rules could not be
+# measured (gatekeeperd without --upstream-ca, cage.credential refused, a
+# gatekeeperd without request rules): then the other paths are measured
+# all the same and the reason is the last line.
 #
 #   sudo bash tests/bench/broker_bench.sh [path/to/gatekeeperd]   (default build/gatekeeperd)
 #
@@ -23,11 +26,15 @@
 #                             paths interleaved)
 #   GK_BENCH_SETUPS=2000      requests per set-up run
 #   GK_BENCH_INFLIGHT=128     set-up runs: requests in flight
-#   GK_BENCH_ROUNDS=3         set-up rounds (every path in turn); the median
+#   GK_BENCH_ROUNDS=3         set-up rounds (every path in turn, the order
+#                             reversed in even rounds); the median
 #   GK_BENCH_BULK_MB=1024     size of the bulk file (MiB)
-#   GK_BENCH_BULK_RUNS=3      bulk rounds (every path in turn); the best kept
+#   GK_BENCH_BULK_RUNS=3      bulk rounds (every path in turn, the order
+#                             reversed in even rounds); the best kept
 #   GK_BENCH_AUDIT=1          gatekeeperd writes its audit log (0: off)
 #   GK_BENCH_LOG_LEVEL=warn   gatekeeperd's --log-level
+#   GK_BENCH_RULES=50         request rules in the rules and tunnel+rules
+#                             cages' allowlists (at least 2)
 #   GK_KEEP_TMP=1             keep the temp directory (logs, raw figures)
 #
 # Topology, all inside namespaces this script makes (lib.sh: a private
@@ -58,6 +65,19 @@
 #            the client sends the placeholder and trusts the cage's CA (the
 #            reply's "ca"); gatekeeperd terminates TLS, puts the secret in
 #            and verifies nginx against the test CA (--upstream-ca)
+#   rules    the same proxy from cage 127.0.0.4, made like broker's (the
+#            same credential, its own CA) but allowed GK_BENCH_RULES
+#            request rules instead of the plain pattern: GK_BENCH_RULES - 2
+#            for other paths and methods of github.com (none matches a GET
+#            of /small or /big), then "GET github.com/small" and
+#            "GET,HEAD github.com/**" last, so every request is held
+#            against the rules before it (the inspected path with rules;
+#            a POST is checked to get gatekeeper's 403)
+#   tunnel+rules  the same proxy from cage 127.0.0.5, allowed github.com
+#            plus GK_BENCH_RULES request rules for other hosts
+#            (api-N.github.com, hosts under example.net): rules are
+#            present but github.com is not inspected, the opaque tunnel
+#            as for tunnel
 #   mitm     mitmdump (127.0.0.1:8080, regular proxy mode) with an addon
 #            that replaces the placeholder by the secret in the
 #            Authorization header, upstream certificates verified against
@@ -78,11 +98,14 @@
 #            byte for byte with the file
 #   CPU      the relay's CPU per GB (10^9 bytes of body) over the timed
 #            bulk runs: gatekeeperd's utime + stime (/proc/PID/stat, every
-#            thread; lib.sh gk_cpu_ticks) for tunnel and broker, mitmdump's
-#            process tree for mitm
+#            thread; lib.sh gk_cpu_ticks) for the gatekeeperd paths,
+#            mitmdump's process tree for mitm
 # Targets (the issue's): broker bulk >= 0.7x tunnel bulk; broker CPU per
 # GB <= 2x tunnel's; broker p50 <= tunnel p50 + 1 ms; broker throughput
-# >= 10x mitmproxy's (bulk MB/s, and set-ups/s).
+# >= 10x mitmproxy's (bulk MB/s, and set-ups/s). Rules (the rule
+# checking issue's): rules within 5% of broker (bulk and set-ups >= 0.95x,
+# p50 <= 1.05x); tunnel+rules within 5% of tunnel, the run-to-run noise
+# (bulk and set-ups >= 0.95x, p50 <= 1.05x).
 #
 # The machine's CPUs are shared by curl, gatekeeperd or mitmdump, and
 # nginx; anything else running makes the figures noisy.
@@ -139,8 +162,13 @@ LOAD=$T/socks_load
 SECRET=ghp_$(openssl rand -hex 18)
 PH=ghp_$(openssl rand -hex 18)
 MITM_CA=$T/mitm/mitmproxy-ca-cert.pem
-PATHS=(tunnel broker mitm)
+PATHS=(tunnel tunnel+rules broker rules mitm)
 NO_BROKER=		# why the broker was not measured
+NO_RULES=		# why the rules paths were not measured
+NRULES=${GK_BENCH_RULES:-50}
+if ! [[ $NRULES =~ ^[0-9]+$ ]] || [ "$NRULES" -lt 2 ]; then
+	die "GK_BENCH_RULES must be a number of at least 2, not '$NRULES'"
+fi
 
 # port_open IP:PORT: something accepts there (bounded, 1 s).
 port_open() {
@@ -156,9 +184,15 @@ via() {
 	tunnel)
 		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.3 --cacert "$CA"
 			-H "Authorization: Bearer ${2:-$SECRET}") ;;
+	tunnel+rules)
+		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.5 --cacert "$CA"
+			-H "Authorization: Bearer ${2:-$SECRET}") ;;
 	broker)
 		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.2
 			--cacert "$T/cage-ca.pem" -H "Authorization: Bearer ${2:-$PH}") ;;
+	rules)
+		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.4
+			--cacert "$T/rules-ca.pem" -H "Authorization: Bearer ${2:-$PH}") ;;
 	mitm)
 		CURLV=(-x http://127.0.0.1:8080 --cacert "$MITM_CA"
 			-H "Authorization: Bearer ${2:-$PH}") ;;
@@ -181,6 +215,32 @@ relay_ticks() {
 		gk_cpu_ticks "$GKD_PID"
 	fi
 }
+# drop_path P...: PATHS without the paths P.
+drop_path() {
+	local p q keep=()
+	for p in "${PATHS[@]}"; do
+		for q in "$@"; do
+			[ "$p" = "$q" ] && continue 2
+		done
+		keep+=("$p")
+	done
+	PATHS=("${keep[@]}")
+}
+# round_order R: ORDER becomes the paths in round R's order: PATHS in odd
+# rounds, reversed in even ones, so that no path always runs right after
+# the same other one (each set-up round leaves thousands of sockets in
+# TIME_WAIT for the next).
+round_order() {
+	local i
+	ORDER=()
+	for ((i = 0; i < ${#PATHS[@]}; i++)); do
+		if (($1 % 2)); then
+			ORDER+=("${PATHS[i]}")
+		else
+			ORDER=("${PATHS[i]}" "${ORDER[@]}")
+		fi
+	done
+}
 # pct P V...: the P-th percentile (nearest rank) of the numbers V.
 pct() {
 	local p=$1
@@ -199,7 +259,7 @@ echo "# $(nginx -v 2>&1 | head -1); mitmproxy $(dpkg-query -W -f='${Version}' mi
 echo "# $(bench_cpus), kernel $(uname -r)"
 echo "# latency: $LAT_RUNS requests per path; set-ups: $NSET requests, $INFL in flight," \
 	"$ROUNDS rounds (median); bulk: ${BULK_MB} MiB x $BULK_RUNS rounds (best);" \
-	"gatekeeperd audit log: $(onoff "$AUDIT_ON")"
+	"gatekeeperd audit log: $(onoff "$AUDIT_ON"); $NRULES request rules in rules and tunnel+rules"
 
 # ---- the namespaces, the servers -------------------------------------------------
 bench_nofile 65536
@@ -248,31 +308,79 @@ gk_start_daemon GKD_PID "$GKD" -f -c "$T/gk.conf" --listen 127.0.0.1 \
 	--metrics 127.0.0.1:9477 "${AUDIT_ARGS[@]}" --log-level "${GK_BENCH_LOG_LEVEL:-warn}"
 gk_wait_ready "$GKD_PID" "$T/control.sock" 53 || die "gatekeeperd did not become ready"
 
-# cage NAME SOURCE: a cage allowed HOST, on its own control connection
-# (kept open: the cage lives as long as it); CAGE_REPLY is the reply.
+# cage NAME SOURCE [ALLOW]: a cage allowed ALLOW (a JSON array's
+# contents; default HOST), on its own control connection (kept open: the
+# cage lives as long as it); CAGE_REPLY is the reply. Returns 1 when
+# cage.create failed.
 cage() {
 	gk_ctl_open "$1" "$T/control.sock"
-	CAGE_REPLY=$(gk_ctl_send "$1" "{\"op\":\"cage.create\",\"source\":\"$2\",\"allow\":[\"$HOST\"],\"label\":\"bench-$1\"}")
-	[ "$(gk_json_get ok "$CAGE_REPLY")" = true ] || die "cage.create ($1) failed: $CAGE_REPLY"
+	CAGE_REPLY=$(gk_ctl_send "$1" "{\"op\":\"cage.create\",\"source\":\"$2\",\"allow\":[${3:-\"$HOST\"}],\"label\":\"bench-$1\"}")
+	[ "$(gk_json_get ok "$CAGE_REPLY")" = true ]
 }
-cage tunnel 127.0.0.3
-cage broker 127.0.0.2
-if [ -z "$NO_BROKER" ]; then
+# credential NAME CA-FILE: the credential GH_TOKEN (placeholder PH, the
+# secret, bound to HOST) for the cage just made on NAME's connection (its
+# CAGE_REPLY), the cage's CA in CA-FILE; otherwise CRED_WHY says why not
+# and it returns 1.
+credential() {
+	local id req reply
 	id=$(gk_json_get cage.id "$CAGE_REPLY")
 	req="{\"op\":\"cage.credential\",\"id\":\"$id\",\"name\":\"GH_TOKEN\","
 	req+="\"placeholder\":\"$PH\",\"value\":\"$SECRET\",\"hosts\":[\"$HOST\"]}"
-	reply=$(gk_ctl_send broker "$req")
+	reply=$(gk_ctl_send "$1" "$req")
 	if [ "$(gk_json_get ok "$reply")" != true ]; then
-		NO_BROKER="cage.credential was refused: $(printf '%s' "$reply" | sed "s/$SECRET/SECRET/g")"
-	else
-		gk_json_get ca "$reply" >"$T/cage-ca.pem"
-		grep -q 'BEGIN CERTIFICATE' "$T/cage-ca.pem" ||
-			NO_BROKER="the cage.credential reply has no \"ca\" certificate: $(printf '%s' "$reply" | sed "s/$SECRET/SECRET/g")"
+		CRED_WHY="cage.credential was refused: $(printf '%s' "$reply" | sed "s/$SECRET/SECRET/g")"
+		return 1
 	fi
+	gk_json_get ca "$reply" >"$2"
+	grep -q 'BEGIN CERTIFICATE' "$2" && return 0
+	CRED_WHY="the cage.credential reply has no \"ca\" certificate: $(printf '%s' "$reply" | sed "s/$SECRET/SECRET/g")"
+	return 1
+}
+cage tunnel 127.0.0.3 || die "cage.create (tunnel) failed: $CAGE_REPLY"
+cage broker 127.0.0.2 || die "cage.create (broker) failed: $CAGE_REPLY"
+if [ -z "$NO_BROKER" ] && ! credential broker "$T/cage-ca.pem"; then
+	NO_BROKER=$CRED_WHY
 fi
+# The rules: for rules, NRULES - 2 on github.com that a GET of /small or
+# /big does not match (other methods, other paths, globs that stop short),
+# then the two that do, last; for tunnel+rules, github.com and NRULES
+# rules for other hosts.
+R_RULES='' T_RULES="\"$HOST\""
+for ((i = 0; i < NRULES - 2; i++)); do
+	case $((i % 4)) in
+	0) r="GET,HEAD $HOST/acme-$i/**" ;;
+	1) r="POST $HOST/**/git-upload-pack-$i" ;;
+	2) r="GET $HOST/org/repo-$i/*/releases/**" ;;
+	3) r="PUT,PATCH,DELETE $HOST/**" ;;
+	esac
+	R_RULES+="\"$r\","
+done
+R_RULES+="\"GET $HOST/small\",\"GET,HEAD $HOST/**\""
+for ((i = 0; i < NRULES; i++)); do
+	if ((i % 2)); then
+		T_RULES+=",\"GET,HEAD api-$i.$HOST/repos/acme/**\""
+	else
+		T_RULES+=",\"POST,PUT h$i.example.net/v1/*/upload/**\""
+	fi
+done
+if [ -z "$NO_BROKER" ]; then
+	if ! cage rules 127.0.0.4 "$R_RULES"; then
+		NO_RULES="cage.create with $NRULES request rules failed: $CAGE_REPLY"
+	elif ! credential rules "$T/rules-ca.pem"; then
+		NO_RULES="the rules cage: $CRED_WHY"
+	fi
+else
+	NO_RULES="the broker was not measured"
+fi
+cage tunnel-rules 127.0.0.5 "$T_RULES" ||
+	NO_RULES+="${NO_RULES:+; }cage.create with github.com and $NRULES request rules for other hosts failed: $CAGE_REPLY"
 if [ -n "$NO_BROKER" ]; then
 	echo "# NOT MEASURED: the broker: $NO_BROKER"
-	PATHS=(tunnel mitm)
+	drop_path broker rules
+fi
+if [ -n "$NO_RULES" ]; then
+	echo "# NOT MEASURED: the rules paths: $NO_RULES"
+	drop_path rules tunnel+rules
 fi
 
 cat >"$T/mitm_addon.py" <<'EOF'
@@ -307,14 +415,31 @@ for p in "${PATHS[@]}"; do
 		continue
 	fi
 	why="GET /small: $r '$(head -c 100 "$T/small.out")' $(tail -n 1 "$T/curl.err")"
-	[ "$p" = broker ] || die "$p: $why"
-	NO_BROKER="through the broker, $why"
-	echo "# NOT MEASURED: the broker: $NO_BROKER"
-	PATHS=(tunnel mitm)
+	case $p in
+	broker)
+		NO_BROKER="through the broker, $why"
+		echo "# NOT MEASURED: the broker: $NO_BROKER"
+		drop_path broker rules ;;
+	rules|tunnel+rules)
+		NO_RULES+="${NO_RULES:+; }through $p, $why"
+		echo "# NOT MEASURED: the rules paths: $NO_RULES"
+		drop_path rules tunnel+rules ;;
+	*) die "$p: $why" ;;
+	esac
 done
-via tunnel "$PH"
-r=$(timeout 60 curl "${CURLV[@]}" -o /dev/null -w '%{http_code}' "https://$HOST/small" 2>&1)
-[ "$r" = 401 ] || die "the placeholder sent through the tunnel got '$r', not nginx's 401"
+for p in tunnel tunnel+rules; do
+	[[ " ${PATHS[*]} " == *" $p "* ]] || continue
+	via "$p" "$PH"
+	r=$(timeout 60 curl "${CURLV[@]}" -o /dev/null -w '%{http_code}' "https://$HOST/small" 2>&1)
+	[ "$r" = 401 ] || die "the placeholder sent through $p got '$r', not nginx's 401"
+done
+if [[ " ${PATHS[*]} " == *" rules "* ]]; then
+	# the rules are checked: a POST matches none of them
+	via rules
+	r=$(timeout 60 curl "${CURLV[@]}" -X POST -o /dev/null -w '%{http_code}' \
+		"https://$HOST/small" 2>&1)
+	[ "$r" = 403 ] || die "a POST through rules got '$r', not gatekeeper's 403 (request_rule)"
+fi
 gk_alive "the smoke requests"
 
 # ---- latency ---------------------------------------------------------------------
@@ -336,7 +461,7 @@ declare -A P50 P90
 for p in "${PATHS[@]}"; do
 	P50[$p]=$(awk -v s="$(median "${LAT[$p]}")" 'BEGIN {printf "%.3f", s * 1000}')
 	P90[$p]=$(awk -v s="$(pct 90 "${LAT[$p]}")" 'BEGIN {printf "%.3f", s * 1000}')
-	printf '  %-8s p50 %8s ms  p90 %8s ms  failed %s\n' "$p" "${P50[$p]}" "${P90[$p]}" \
+	printf '  %-12s p50 %8s ms  p90 %8s ms  failed %s\n' "$p" "${P50[$p]}" "${P90[$p]}" \
 		"${NERR[$p]:-0}"
 done
 
@@ -348,7 +473,8 @@ declare -A RATES RATE SERR
 echo
 echo "Set-ups: $NSET x GET /small, $INFL in flight (curl --parallel), $ROUNDS rounds:"
 for ((r = 1; r <= ROUNDS; r++)); do
-	for p in "${PATHS[@]}"; do
+	round_order "$r"
+	for p in "${ORDER[@]}"; do
 		via "$p"
 		t0=$(date +%s%N)
 		timeout -s KILL 900 curl "${CURLV[@]}" --max-time 120 --parallel \
@@ -359,7 +485,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 		SERR[$p]=$((${SERR[$p]:-0} + NSET - ok))
 		rate=$(awk -v n="$ok" -v ns="$((t1 - t0))" 'BEGIN {printf "%.1f", n / (ns / 1e9)}')
 		RATES[$p]+=" $rate"
-		printf '  round %d %-8s %9s req/s  (%d of %d answered 200, %.2f s)\n' "$r" "$p" \
+		printf '  round %d %-12s %9s req/s  (%d of %d answered 200, %.2f s)\n' "$r" "$p" \
 			"$rate" "$ok" "$NSET" "$(awk -v ns="$((t1 - t0))" 'BEGIN {print ns / 1e9}')"
 	done
 	gk_alive "set-up round $r"
@@ -382,7 +508,8 @@ for p in "${PATHS[@]}"; do
 done
 gk_alive "the bulk content check"
 for ((r = 1; r <= BULK_RUNS; r++)); do
-	for p in "${PATHS[@]}"; do
+	round_order "$r"
+	for p in "${ORDER[@]}"; do
 		c0=$(relay_ticks "$p")
 		out=$(get "$p" /big -o /dev/null -w '%{http_code} %{size_download} %{time_total}')
 		c1=$(relay_ticks "$p")
@@ -394,7 +521,7 @@ for ((r = 1; r <= BULK_RUNS; r++)); do
 		mb=$(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f", b / s / 1e6}')
 		CPU_T[$p]=$((${CPU_T[$p]:-0} + c1 - c0))
 		CPU_B[$p]=$((${CPU_B[$p]:-0} + bytes))
-		printf '  run %d %-8s %8s MB/s  relay CPU %.2f s\n' "$r" "$p" "$mb" \
+		printf '  run %d %-12s %8s MB/s  relay CPU %.2f s\n' "$r" "$p" "$mb" \
 			"$(awk -v t="$((c1 - c0))" -v hz="$HZ" 'BEGIN {print t / hz}')"
 		ge "$mb" "${BULK[$p]:-0}" && BULK[$p]=$mb
 	done
@@ -411,14 +538,14 @@ done
 
 # ---- summary ---------------------------------------------------------------------
 echo
-printf '%-8s | %9s %9s | %14s | %9s %8s | %9s\n' path "p50 ms" "p90 ms" \
+printf '%-12s | %9s %9s | %14s | %9s %8s | %9s\n' path "p50 ms" "p90 ms" \
 	"set-ups/s $INFL" "bulk MB/s" "bytes ok" "CPU s/GB"
-printf '%s\n' "---------+---------------------+----------------+--------------------+----------"
-for p in tunnel broker mitm; do
-	printf '%-8s | %9s %9s | %14s | %9s %8s | %9s\n' "$p" "${P50[$p]:--}" "${P90[$p]:--}" \
+printf '%s\n' "-------------+---------------------+----------------+--------------------+----------"
+for p in tunnel tunnel+rules broker rules mitm; do
+	printf '%-12s | %9s %9s | %14s | %9s %8s | %9s\n' "$p" "${P50[$p]:--}" "${P90[$p]:--}" \
 		"${RATE[$p]:--}" "${BULK[$p]:--}" "${VERIFIED[$p]:--}" "${CPU[$p]:--}"
 done
-echo "(CPU: gatekeeperd's utime + stime for tunnel and broker, mitmdump's for mitm, in ticks of" \
+echo "(CPU: gatekeeperd's utime + stime for its paths, mitmdump's for mitm, in ticks of" \
 	"1/$HZ s around the timed bulk runs, per 10^9 bytes of body)"
 if gk_metrics_fetch 127.0.0.1:9477 "$T/metrics.txt"; then
 	echo
@@ -427,13 +554,14 @@ if gk_metrics_fetch 127.0.0.1:9477 "$T/metrics.txt"; then
 		head -n 20 | sed 's/^/  /'
 fi
 
-# against OP WANT WHAT BROKER OTHER-NAME OTHER UNIT: the verdict line of
-# the ratio BROKER / OTHER held against WANT (OP: ge or le).
+# against OP WANT WHAT BROKER OTHER-NAME OTHER UNIT [NAME]: the verdict
+# line of the ratio BROKER / OTHER held against WANT (OP: ge or le); NAME
+# (default broker) names BROKER.
 against() {
 	local r op='>='
 	r=$(ratio "$4" "$6")
 	[ "$1" = le ] && op='<='
-	echo "$(verdict "$1" "$r" "$2"): $3, broker ${4:-fail} $7 = ${r}x $5" \
+	echo "$(verdict "$1" "$r" "$2"): $3, ${8:-broker} ${4:-fail} $7 = ${r}x $5" \
 		"${6:-fail} $7 (target $op ${2}x)"
 }
 echo
@@ -448,6 +576,20 @@ else
 	against ge 10 "throughput (bulk)" "${BULK[broker]:-}" mitmproxy "${BULK[mitm]:-}" MB/s
 	against ge 10 "throughput (set-ups at $INFL in flight)" "${RATE[broker]:-}" \
 		mitmproxy "${RATE[mitm]:-}" req/s
+fi
+if [ -n "$NO_RULES" ]; then
+	echo "TARGET MISSED: every rules target: the rules paths were not measured ($NO_RULES)"
+else
+	against ge 0.95 "rules, bulk" "${BULK[rules]:-}" broker "${BULK[broker]:-}" MB/s rules
+	against ge 0.95 "rules, set-ups at $INFL in flight" "${RATE[rules]:-}" \
+		broker "${RATE[broker]:-}" req/s rules
+	against le 1.05 "rules, p50" "${P50[rules]:-}" broker "${P50[broker]:-}" ms rules
+	against ge 0.95 "rules absent from the host, bulk" "${BULK[tunnel+rules]:-}" \
+		tunnel "${BULK[tunnel]:-}" MB/s tunnel+rules
+	against ge 0.95 "rules absent from the host, set-ups at $INFL in flight" \
+		"${RATE[tunnel+rules]:-}" tunnel "${RATE[tunnel]:-}" req/s tunnel+rules
+	against le 1.05 "rules absent from the host, p50" "${P50[tunnel+rules]:-}" \
+		tunnel "${P50[tunnel]:-}" ms tunnel+rules
 fi
 for p in "${PATHS[@]}"; do
 	[ "${NERR[$p]:-0}" = 0 ] || echo "NOTE: $p: ${NERR[$p]} latency requests failed"
@@ -468,6 +610,10 @@ if grep -qF -- "$SECRET" "$T/GKD_PID.log" "$T/audit.log" 2>/dev/null; then
 fi
 if [ -n "$NO_BROKER" ]; then
 	echo "$BENCH_NAME: FAILED: the broker was not measured: $NO_BROKER" >&2
+	exit 1
+fi
+if [ -n "$NO_RULES" ]; then
+	echo "$BENCH_NAME: FAILED: the rules paths were not measured: $NO_RULES" >&2
 	exit 1
 fi
 exit 0
