@@ -15,6 +15,7 @@
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_traffic.h"
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
 
@@ -113,6 +114,8 @@ proxy_tunnel_end(struct proxy_conn *s, const char *why)
 	    (unsigned long long)s->up, (unsigned long long)s->down,
 	    (unsigned long long)(gk_clock_ms() - s->who.start_ms));
 	gk_stats.active_tunnels--;
+	gk_traffic_add(proxy_cage(s->ctx, &s->who), s->t.name, s->t.port,
+	    s->up, s->down);
 }
 
 int

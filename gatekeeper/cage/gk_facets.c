@@ -10,6 +10,7 @@
 #include "gatekeeper/cage/gk_learn.h"
 #include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/cage/gk_plumb_facet.h"
+#include "gatekeeper/cage/gk_traffic.h"
 
 const struct gk_facet gk_facets[GK_FACET__MAX] = {
 	[GK_FACET_PLUMB] = { "plumbing", gk_plumb_facet_begin, NULL,
@@ -18,6 +19,8 @@ const struct gk_facet gk_facets[GK_FACET__MAX] = {
 	    gk_events_end },
 	[GK_FACET_CRED] = { "credentials", gk_cred_begin, gk_cred_ended,
 	    gk_cred_end },
+	[GK_FACET_TRAFFIC] = { "traffic", gk_traffic_begin, gk_traffic_ended,
+	    gk_traffic_end },
 	[GK_FACET_LEARN] = { "learning", gk_learn_begin, gk_learn_ended,
 	    gk_learn_end },
 	[GK_FACET_ASK] = { "questions", gk_ask_begin, NULL, gk_ask_end },

@@ -251,6 +251,9 @@ gitc() { git -c user.name=gk -c user.email=gk@example.invalid \
 case $1 in
 env) env ;;
 curl-bearer) get -H "Authorization: Bearer $GH_TOKEN" "$api/bearer" ;;
+upload)	# 1 MiB sent to the bound host: what the cage's record says it sent
+	head -c 1048576 /dev/zero >/tmp/bk.up
+	get -H "Authorization: Bearer $GH_TOKEN" --data-binary @/tmp/bk.up "$api/bearer" ;;
 curl-socks) get --proxy "$ALL_PROXY" -H "Authorization: Bearer $GH_TOKEN" "$api/bearer" ;;
 curl-apikey) get -H "X-Api-Key: $SVC_API_KEY" "$api/apikey" ;;
 issuer) c -v -o /dev/null "$2" 2>&1 | sed -n 's/^\* *issuer: //p' | head -n 1 ;;
@@ -637,6 +640,49 @@ filecreds() {
 }
 for who in root user; do
 	filecreds "$who"
+done
+
+# ---- the record of what passed -----------------------------------------------------
+# destroy_traffic HOST PORT: "UP DOWN CONNECTIONS" of HOST:PORT in the
+# traffic of the cage.destroy lines since the mark (the last one).
+destroy_traffic() {
+	"$PYTHON" - "$AUDIT" "${AUDIT_MARK:-0}" "$1" "$2" <<'EOF'
+import json, sys
+try:
+    lines = open(sys.argv[1], errors="replace").read().splitlines()
+except OSError:
+    sys.exit(0)
+out = ""
+for ln in lines[int(sys.argv[2]):]:
+    try:
+        e = json.loads(ln)
+    except ValueError:
+        continue
+    if e.get("event") != "cage.destroy":
+        continue
+    for h in e.get("traffic", {}).get("hosts", []):
+        if h.get("host") == sys.argv[3] and h.get("port") == int(sys.argv[4]):
+            out = "%d %d %d" % (h["up"], h["down"], h["connections"])
+print(out)
+EOF
+}
+traffic() {
+	local who=$1 t up
+	need_broker "$who: the record of what passed" || return 0
+	bmark
+	bk "$who" "${ALLOW[@]}" "${CRED_ALL[@]}" -- upload
+	gk_wait_for 30 eval '[ -n "$(destroy_traffic api.github.com 443)" ]'
+	t=$(destroy_traffic api.github.com 443)
+	up=${t%% *}
+	GK_DETAIL="$(run_detail) | traffic: $t | $(oneline "$(audit_new_lines | grep cage.destroy)")"
+	gk_check "$who: T1 1 MiB posted to api.github.com through the broker: 200" \
+		eval '[ "$RUN_RC" = 0 ] && [[ "$(out1)" == 200* ]]'
+	gk_check "$who: T1 ... its cage.destroy line's traffic: api.github.com:443 up 1 MiB (to within the request head), one connection" \
+		eval '[ -n "$up" ] && [ "$up" -ge 1048576 ] && [ "$up" -le $((1048576 + 16384)) ] &&
+		      [ "${t##* }" = 1 ]'
+}
+for who in root user; do
+	traffic "$who"
 done
 
 # ---- leaks: refused and reported ---------------------------------------------------
