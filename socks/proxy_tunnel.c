@@ -34,7 +34,8 @@ tunnel_allowed(struct proxy_conn *s)
 
 static char deny_why[PROXY_WHY_MAX];	/* the last DENY's, for its 403 */
 
-/* A plain-HTTP request was refused: a 403 with gatekeeper's reason. */
+/* A plain-HTTP request a request rule refused: a 403 with gatekeeper's
+ * reason (other refusals in a tunnel are a close, as before). */
 static size_t
 tunnel_deny_reply(void *arg, uint8_t *buf, size_t cap)
 {
@@ -63,9 +64,9 @@ tunnel_peek_cb(void *arg, const uint8_t *buf, size_t len, bool eof,
 	    v == RELAY_PEEK_WATCH || v == RELAY_PEEK_TAKE)
 		tunnel_allowed(s);
 	else if (v == RELAY_PEEK_DENY) {
-		/* a plain-HTTP request refused: its 403 says why */
-		snprintf(deny_why, sizeof(deny_why), "%s", s->ps.following ?
-		    o.why : "");
+		/* a plain-HTTP request a rule refused: its 403 says why */
+		snprintf(deny_why, sizeof(deny_why), "%s", s->ps.following &&
+		    o.reason == GK_REASON_REQUEST_RULE ? o.why : "");
 		/* a later request: the connection was counted allowed */
 		if (s->decided)
 			proxy_deny_count(s->ctx, &s->who, &s->t, &o);

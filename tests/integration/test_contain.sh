@@ -424,7 +424,9 @@ LIVE_NAME="cage-yy22yy22-$NS-$$-${st[21]}"
 mkdir "$V2/$LIVE_NAME"
 echo "$LIVE_PROC" >"$V2/$LIVE_NAME/cgroup.procs"
 start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts again" "$T/GKD_PID.log"
-gk_wait_for 20 eval '! kill -0 "$DEAD_PROC" 2>/dev/null'
+# the sweep kills, then removes the cgroup once it is empty: wait for both
+gk_wait_for 20 eval '! kill -0 "$DEAD_PROC" 2>/dev/null &&
+    [ ! -d "$V2/cage-zz11zz11-$NS-999999-1" ]'
 GK_DETAIL="$(grep -m1 leftover "$T/GKD_PID.log"); left: $(ls "$V2" | tr '\n' ' ')"
 gk_check "a starting gatekeeperd kills and removes a cage cgroup whose gk-run is gone" \
 	eval '! kill -0 "$DEAD_PROC" 2>/dev/null && [ ! -d "$V2/cage-zz11zz11-$NS-999999-1" ] &&
