@@ -82,8 +82,10 @@ via_pattern(const uint8_t *d, size_t n, const struct gk_name *ref,
 	char text[GK_PATTERN_MAX + 1], err[512];
 	bool ok;
 
+	/* a plain exact pattern (a request rule's text is no name) */
 	ok = gk_pattern_parse(d, n, &p) == GK_PAT_OK &&
-	    p.kind == GK_PAT_EXACT && p.port == 0;
+	    p.kind == GK_PAT_EXACT && p.port == 0 && p.path[0] == '\0' &&
+	    p.methods == 0;
 	agree("pattern", ref, ref_ok, ok, p.name);
 	if (!ok)
 		return;
