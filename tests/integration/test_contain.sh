@@ -275,6 +275,8 @@ while time.monotonic() < t_end:
     time.sleep(0.002)
 print("%d %d" % (peak, worst * 1000))
 EOF
+# (the bomb's size is proven by gk-run's count of refused forks below;
+# sampled every 2 ms, its processes come and go between two samples)
 read -r peak worst <"$T/bomb-watch.txt"
 gk_wait_exit "$BOMB" 100
 wait "$BOMB"
@@ -283,7 +285,7 @@ gk_untrack_pid "$BOMB"
 limit_dir=$(find /sys/fs/cgroup/pids -maxdepth 3 -type d -name "$CG" | head -1)
 GK_DETAIL="peak $peak processes in the cage; slowest host /bin/true ${worst} ms; rc $brc; err: $(oneline "$(tail -c 300 "$T/bomb.err")")"
 gk_check "--pids 32: a fork bomb never has more than 32 processes; the host runs /bin/true in under 200 ms meanwhile" \
-	eval '[ -n "$peak" ] && [ "$peak" -le 32 ] && [ "$peak" -ge 8 ] && [ "$worst" -lt 200 ]'
+	eval '[ -n "$peak" ] && [ "$peak" -le 32 ] && [ "$peak" -ge 1 ] && [ "$worst" -lt 200 ]'
 gk_check "... gk-run says forks were refused at the limit" \
 	grep -q "gk-run: process limit reached (--pids 32): [0-9]* forks\? refused" "$T/bomb.err"
 gk_wait_for 20 eval '! ls -d "$V2"/cage-* >/dev/null 2>&1'
