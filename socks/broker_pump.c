@@ -102,13 +102,9 @@ static void
 reply(struct broker *b, const char *status, const char *text,
     const char *why)
 {
-	int n;
-
-	n = snprintf((char *)b->down, BK_DOWN_CAP, "HTTP/1.1 %s\r\n"
-	    "Content-Type: text/plain\r\nContent-Length: %zu\r\nConnection: "
-	    "close\r\n\r\n%s\n", status, strlen(text) + 1, text);
 	b->down_w = 0;
-	b->down_len = n > 0 && n < BK_DOWN_CAP ? (size_t)n : 0;
+	b->down_len = http_reply_text((char *)b->down, BK_DOWN_CAP, status,
+	    text);
 	b->refusing = true;
 	b->why = why;
 	b->finish_by = gk_clock_ms() + BK_FINISH_MS;

@@ -40,14 +40,12 @@ static size_t
 tunnel_deny_reply(void *arg, uint8_t *buf, size_t cap)
 {
 	struct proxy_conn *s = arg;
-	int n;
+	char text[PROXY_WHY_MAX + 32];
 
 	if (!s->ps.following || deny_why[0] == '\0')
 		return 0;
-	n = snprintf((char *)buf, cap, "HTTP/1.1 403 Forbidden\r\nContent-Type: "
-	    "text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n"
-	    "gatekeeper: refused: %s\n", strlen(deny_why) + 22, deny_why);
-	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
+	snprintf(text, sizeof(text), "gatekeeper: refused: %s", deny_why);
+	return http_reply_text((char *)buf, cap, "403 Forbidden", text);
 }
 
 static enum relay_peek

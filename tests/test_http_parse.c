@@ -664,6 +664,24 @@ test_origin_header_count(void **state)
 	free(r);
 }
 
+/* gatekeeper's own answer: one text/plain response, its length right,
+ * nothing written past what fits. */
+static void
+test_reply_text(void **state)
+{
+	static const char want[] = "HTTP/1.1 403 Forbidden\r\nContent-Type: "
+	    "text/plain\r\nContent-Length: 8\r\nConnection: close\r\n\r\n"
+	    "refused\n";
+	char buf[256];
+
+	(void)state;
+	assert_int_equal(http_reply_text(buf, sizeof(buf), "403 Forbidden",
+	    "refused"), strlen(want));
+	assert_string_equal(buf, want);
+	assert_int_equal(http_reply_text(buf, strlen(want), "403 Forbidden",
+	    "refused"), 0);
+}
+
 int
 main(void)
 {
@@ -681,6 +699,7 @@ main(void)
 		cmocka_unit_test(test_hostport),
 		cmocka_unit_test(test_peek),
 		cmocka_unit_test(test_peek_framing),
+		cmocka_unit_test(test_reply_text),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

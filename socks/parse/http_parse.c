@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "gatekeeper/base/gk_addr.h"
@@ -745,6 +746,17 @@ http_build_origin(const uint8_t *buf, const struct http_request *req,
 	}
 	wr_str(&w, "Connection: close\r\n\r\n");
 	return w.err ? 0 : w.pos;
+}
+
+size_t
+http_reply_text(char *buf, size_t cap, const char *status, const char *text)
+{
+	int n;
+
+	n = snprintf(buf, cap, "HTTP/1.1 %s\r\nContent-Type: text/plain\r\n"
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n%s\n", status,
+	    strlen(text) + 1, text);
+	return n > 0 && (size_t)n < cap ? (size_t)n : 0;
 }
 
 const char *

@@ -239,6 +239,11 @@ size_t		 http_build_origin(const uint8_t *buf,
 		    const struct http_request *req, uint8_t *out,
 		    size_t outlen);
 const char	*http_strstatus(enum http_status st);
+/* gatekeeper's own final answer: "HTTP/1.1 STATUS", a text/plain body of
+ * `text` and a newline, Connection: close, into buf; its length, or 0
+ * when it does not fit. */
+size_t		 http_reply_text(char *buf, size_t cap, const char *status,
+		    const char *text);
 
 /* ---- plain HTTP in a tunnel: its first bytes, then every request ---- */
 
