@@ -25,6 +25,7 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_special.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_budget.h"
 #include "gatekeeper/cage/gk_contain_facet.h"
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_hostpol.h"
@@ -50,6 +51,7 @@ struct gk_daemon {
 	struct gk_plumb		*plumb;		/* NULL: plumbing off */
 	struct gk_contain	*contain;	/* NULL: not contained */
 	struct gk_cage_plumbing	 plumbing;	/* the cages' facets' hooks */
+	struct gk_budget_conf	 budgets;	/* max-upload, for new cages */
 	struct gk_cage_containment containment;
 	struct gk_hostaddrs	 host;
 	struct proxy_ctx	 proxy;
@@ -240,6 +242,9 @@ proxy_conf(struct gk_daemon *d)
 	d->proxy.handshake_timeout_ms = d->conf.handshake_timeout_ms;
 	d->proxy.idle_sec = d->conf.idle_timeout_s;
 	gk_limit_configure(&d->conf.limits, d->audit);
+	d->budgets.v = d->conf.uploads;
+	d->budgets.n = d->conf.nuploads;
+	gk_budget_configure(d->cages, &d->budgets);
 }
 
 static int

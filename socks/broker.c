@@ -258,6 +258,7 @@ broker_new(struct event_base *base, int client_fd, int server_fd,
 	b->conn = o->conn;
 	b->head_cb = o->head;
 	b->done_cb = o->done;
+	b->quota_cb = o->quota;
 	b->arg = o->arg;
 	b->idle_ms = o->idle_sec * 1000u;
 	b->last_act = gk_clock_ms();

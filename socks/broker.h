@@ -58,6 +58,10 @@ struct broker_opts {
 	size_t		 held_len;
 	broker_head_cb	 head;
 	broker_done_cb	 done;
+	/* An upload quota, as relay_opts.quota: plaintext bytes to the
+	 * server go only as it grants them; 0 ends the broker, reason
+	 * "upload_budget". NULL: none. */
+	uint64_t	(*quota)(void *arg);
 	void		*arg;
 };
 

@@ -69,6 +69,8 @@ struct broker {
 	bool			 done;
 	broker_head_cb		 head_cb;
 	broker_done_cb		 done_cb;
+	uint64_t		(*quota_cb)(void *);	/* broker_opts.quota */
+	uint64_t		 quota_left;	/* granted, not yet sent */
 	void			*arg;
 };
 

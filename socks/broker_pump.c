@@ -259,21 +259,37 @@ up_in(struct broker *b)
 	return moved;
 }
 
+/* What may go to the server now, at most len: the quota's grant (asked
+ * again when spent; 0: refused, the end is due). */
+static size_t
+up_cap(struct broker *b, size_t len)
+{
+	if (b->quota_cb == NULL)
+		return len;
+	if (b->quota_left == 0 && (b->quota_left = b->quota_cb(b->arg)) == 0)
+		return 0;
+	return b->quota_left < len ? (size_t)b->quota_left : len;
+}
+
 static int
 up_out(struct broker *b)
 {
 	struct bk_side *s = &b->s[BK_SERVER];
+	size_t len;
 	int n, moved = 0;
 
 	while (s->hs_done && !s->closed && !b->refusing &&
 	    b->up_w < b->up_ready) {
-		if ((n = tls_write(b, BK_SERVER, b->up + b->up_w, b->up_ready -
-		    b->up_w)) < 0)
+		if ((len = up_cap(b, b->up_ready - b->up_w)) == 0)
+			return fail(b, "upload_budget");
+		if ((n = tls_write(b, BK_SERVER, b->up + b->up_w, len)) < 0)
 			return -1;
 		if (n == 0)
 			break;
 		b->up_w += (size_t)n;
 		b->up_bytes += (uint64_t)n;
+		if (b->quota_cb != NULL)
+			b->quota_left -= (uint64_t)n;
 		moved = 1;
 	}
 	if (b->up_w == b->up_ready && b->up_w > 0) {	/* room again */

@@ -147,7 +147,7 @@ broker_head(void *arg, const uint8_t *head, size_t len, uint8_t *out,
 		return refuse(s, &o, why, whylen);
 	}
 	if (!head_host_ok(s, c, fo, &o) || !broker_rules_ok(s, c, head, len,
-	    fo, &o))
+	    fo, &o) || !proxy_budget_ok(c, &s->t, &o))
 		return refuse(s, &o, why, whylen);
 	n = cred_set(c, s->ps.tls_name, set);
 	st = http_cred_rewrite(head, len, set, n, out, outcap, outlen, &which,
@@ -198,6 +198,7 @@ proxy_broker_take(struct proxy_conn *s, int cfd, int sfd,
 	o.held_len = len;
 	o.head = broker_head;
 	o.done = broker_done;
+	o.quota = proxy_budget_applies(s) ? proxy_budget_quota : NULL;
 	o.arg = s;
 	if (c == NULL || o.upstream == NULL ||
 	    gk_cred_leaf(c, s->ps.tls_name, &o.cert, &o.key) == -1 ||

@@ -109,6 +109,10 @@ struct proxy_conn {
 	struct proxy_peek_state	 ps;
 	bool			 decided;	/* counted allowed or denied */
 	uint64_t		 up, down;	/* relayed, at its end */
+	/* upload budgets (proxy_budget.c): the ones it counts in, and
+	 * the bytes it reserved */
+	uint32_t		 budget_mask;
+	uint64_t		 granted;
 };
 
 /* Is s dialing (RESOLVE_A, RESOLVE_AAAA or CONNECT)? */
@@ -217,6 +221,19 @@ bool		 proxy_rules_ok(const struct gk_cage *c, const struct gk_host *t,
  * the connection from here, or it ends. */
 void		 proxy_broker_take(struct proxy_conn *s, int cfd, int sfd,
 		    const uint8_t *held, size_t len);
+
+/* proxy_budget.c: may a connection to t start, with c's upload
+ * budgets? false: o filled (upload_budget). */
+bool		 proxy_budget_ok(const struct gk_cage *c,
+		    const struct gk_host *t, struct proxy_outcome *o);
+/* Does a budget of s's cage count its bytes (its tunnel needs a quota)? */
+bool		 proxy_budget_applies(const struct proxy_conn *s);
+/* The relay's and the broker's quota (arg: s): bytes s may send more;
+ * 0: a budget is spent, the denial recorded. */
+uint64_t	 proxy_budget_quota(void *arg);
+/* s's tunnel ended (s->up set): what it reserved and did not send goes
+ * back. */
+void		 proxy_budget_end(struct proxy_conn *s);
 
 /* proxy_dial.c: start dialing s->t (RESOLVE_A or CONNECT); cb(s, o)
  * when it ends, and the socket is then the callback's. -1: no memory. */

@@ -80,8 +80,8 @@ proxy_target_label(const struct gk_cage *c, struct gk_host *t)
 		gk_addr_ntop(&t->addr, t->name, sizeof(t->name));
 }
 
-bool
-proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
+static bool
+policy_allows(const struct proxy_ctx *ctx, const struct gk_cage *c,
     const struct gk_host *t, struct proxy_outcome *o)
 {
 	const struct gk_hostpolicy *hp;
@@ -134,6 +134,14 @@ proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	return proxy_outcome_deny(o, GK_REASON_IP_NOT_PINNED, "%s is not "
 	    "allowed by a CIDR pattern and this cage's DNS answers did not "
 	    "lead to it; connect by name", t->name);
+}
+
+/* The policy's word, then the cage's upload budgets'. */
+bool
+proxy_allowed(const struct proxy_ctx *ctx, const struct gk_cage *c,
+    const struct gk_host *t, struct proxy_outcome *o)
+{
+	return policy_allows(ctx, c, t, o) && proxy_budget_ok(c, t, o);
 }
 
 void
@@ -225,6 +233,8 @@ proxy_reason_phrase(enum gk_deny_reason r)
 		return "(a credential's placeholder where it does not belong)";
 	case GK_REASON_REQUEST_RULE:
 		return "(no request rule of the host allows the request)";
+	case GK_REASON_UPLOAD_BUDGET:
+		return "(an upload budget is spent)";
 	case GK_REASON__MAX:
 		break;
 	}

@@ -115,6 +115,7 @@ proxy_tunnel_end(struct proxy_conn *s, const char *why)
 	gk_stats.active_tunnels--;
 	gk_traffic_add(proxy_cage(s->ctx, &s->who), s->t.name, s->t.port,
 	    s->up, s->down);
+	proxy_budget_end(s);
 }
 
 int
@@ -153,6 +154,8 @@ proxy_tunnel_begin(struct proxy_conn *s, int server_fd,
 	    gk_allow_inspects(gk_cage_allow(s->hold.cage), s->t.name,
 	    strlen(s->t.name), s->t.port);
 	o->peek_ms = ctx->handshake_timeout_ms;
+	if (proxy_budget_applies(s))
+		o->quota = proxy_budget_quota;
 	if ((s->relay = relay_new(ctx->base, client_fd, server_fd, o,
 	    tunnel_done_cb, s)) == NULL) {
 		log_warn("conn=%llu cage=%s action=close reason=nomem: relay",

@@ -37,7 +37,6 @@
 #define RELAY_BUF_SIZE		(64 * 1024)	/* per direction, buffered */
 #define RELAY_ROUNDS		16		/* per wakeup, then yield */
 #define RELAY_RELEASE_MS	2000		/* quiet: free pipe/buffer */
-#define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
 #define RELAY_SPLICE_AFTER	(64 * 1024)	/* copied before a pipe */
 #define RELAY_BUF_SPARE		32		/* buffers kept for reuse */
 
@@ -331,81 +330,6 @@ fill_splice(struct relay *r, int i)
 	return 1;
 }
 
-static void
-dir_count(struct relay *r, int i, size_t n)
-{
-	r->dir[i].bytes += n;
-	r->dir[i].moved = 1;
-	r->active = true;
-	gk_stats.bytes[i == RELAY_UP ? GK_DIR_UPSTREAM : GK_DIR_DOWNSTREAM] +=
-	    n;
-}
-
-/* send(2) from p[*off, len), advancing *off. */
-static int
-drain_mem(struct relay *r, int i, const uint8_t *p, uint32_t *off,
-    uint32_t len)
-{
-	int	 dst = !i;
-	ssize_t	 n;
-
-	n = send(r->fd[dst], p + *off, len - *off, MSG_NOSIGNAL);
-	if (n == -1)
-		return relay_io_error(r, dst, EV_WRITE, "send");
-	if ((size_t)n < len - *off)
-		r->ready[dst] &= ~EV_WRITE;
-	*off += n;
-	dir_count(r, i, n);
-	return 1;
-}
-
-static int
-drain_splice(struct relay *r, int i)
-{
-	struct relay_dir	*d = &r->dir[i];
-	int			 dst = !i;
-	ssize_t			 n;
-
-	n = splice(d->pipe[0], NULL, r->fd[dst], NULL, d->piped,
-	    RELAY_SPLICE_F);
-	if (n == -1 && errno == EINVAL) {
-		log_debug("conn=%llu relay splice out unsupported, "
-		    "buffered", (unsigned long long)r->conn);
-		d->no_splice = 1;	/* fill_buf empties the pipe */
-		return 1;
-	}
-	if (n == -1)
-		return relay_io_error(r, dst, EV_WRITE, "splice");
-	if ((size_t)n < d->piped)
-		r->ready[dst] &= ~EV_WRITE;
-	d->piped -= n;
-	d->full = 0;
-	dir_count(r, i, n);
-	return 1;
-}
-
-static int
-dir_drain(struct relay *r, int i)
-{
-	struct relay_dir	*d = &r->dir[i];
-	int			 rv;
-
-	if (d->pre_off < d->pre_len) {
-		rv = drain_mem(r, i, d->pre, &d->pre_off, d->pre_len);
-		if (d->pre_off == d->pre_len) {
-			free(d->pre);
-			d->pre = NULL;
-			d->pre_off = d->pre_len = 0;
-		}
-		return rv;
-	}
-	if (!d->no_splice && d->piped > 0)
-		return drain_splice(r, i);
-	if (d->buf_off < d->buf_len)
-		return drain_mem(r, i, d->buf, &d->buf_off, d->buf_len);
-	return 0;
-}
-
 /* ---- the driver ------------------------------------------------------ */
 
 /* Past the limit: read and drop, to see the client's EOF. */
@@ -457,7 +381,7 @@ dir_step(struct relay *r, int i)
 		rv |= st;
 	}
 	if ((r->ready[!i] & EV_WRITE) && dir_pending(d) > 0) {
-		if ((st = dir_drain(r, i)) == -1)
+		if ((st = relay_dir_drain(r, i)) == -1)
 			return -1;
 		rv |= st;
 	}
@@ -766,6 +690,7 @@ relay_new(struct event_base *base, int client_fd, int server_fd,
 	r->take_cb = o->peek != NULL ? o->take : NULL;
 	r->hold_server = o->peek != NULL && o->hold_server;
 	r->deny_reply = o->peek != NULL ? o->deny_reply : NULL;
+	r->quota_cb = o->quota;
 	r->done_cb = done;
 	r->arg = arg;
 	r->idle_ms = o->idle_sec > UINT32_MAX / 1000 ? UINT32_MAX :

@@ -63,8 +63,8 @@ typedef enum relay_peek (*relay_peek_cb)(void *arg, const uint8_t *buf,
 /*
  * Called exactly once when the relay ends by itself (never after
  * relay_free()). reason: "closed" (both directions finished), "idle",
- * "denied", "peek_too_long", "peek_timeout", "client_error", "server_error"
- * or "nomem".
+ * "denied", "peek_too_long", "peek_timeout", "client_error", "server_error",
+ * "upload_budget" or "nomem".
  * up/down: bytes written to the server/client, the to_server/to_client
  * prefixes included. Both fds are closed already; the relay is freed
  * after the callback returns, which must not call relay_free().
@@ -116,6 +116,15 @@ struct relay_opts {
 	 */
 	unsigned	 peek_ms;
 	bool		 no_splice;	/* force the buffered path */
+	/*
+	 * An upload quota (NULL: none): the client->server direction sends
+	 * only bytes it granted. It is called (with arg) before the first
+	 * byte and whenever the last grant is spent while more waits to go,
+	 * and returns how many more may go; 0 ends the relay, reason
+	 * "upload_budget" (what is held is not sent). Bytes read from the
+	 * client but not sent wait in the pipe or buffer meanwhile.
+	 */
+	uint64_t	(*quota)(void *arg);
 	/* Sent to the server first, even while the peek holds. */
 	const uint8_t	*to_server;
 	size_t		 to_server_len;

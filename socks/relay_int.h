@@ -13,6 +13,8 @@
 
 struct event;
 
+#define RELAY_SPLICE_F		(SPLICE_F_NONBLOCK | SPLICE_F_MOVE)
+
 /* fd and direction indexes line up: direction i reads fd i. */
 enum { RELAY_CLIENT, RELAY_SERVER };
 enum { RELAY_UP, RELAY_DOWN };
@@ -82,6 +84,8 @@ struct relay {
 	bool			 hold_server;	/* until verdict_seen */
 	bool			 verdict_seen;	/* any but MORE */
 	size_t			(*deny_reply)(void *, uint8_t *, size_t);
+	uint64_t		(*quota_cb)(void *);	/* relay_opts.quota */
+	uint64_t		 quota_left;	/* granted, not yet sent */
 	void			*arg;
 };
 
@@ -112,6 +116,11 @@ void	 relay_hand_over(struct relay *r);
 int	 relay_io_error(struct relay *r, int i, short ev, const char *what);
 /* Append n bytes to d's prefix; 0 or -1 (errno). */
 int	 relay_pre_append(struct relay_dir *d, const uint8_t *p, size_t n);
+
+/* relay_write.c: write what direction i holds (prefix, pipe, buffer)
+ * to its destination, within the upload quota; 1, 0, or -1 (r->why:
+ * also "upload_budget" when the quota refused more). */
+int	 relay_dir_drain(struct relay *r, int i);
 
 /* relay_peek.c; steps return 1 (progress), 0 (would block), -1 (r->why) */
 /* The bytes the caller read past its handshake are the first held. */

@@ -439,8 +439,8 @@ cage_request(const struct spawn_opts *o, const char *reattach)
 	if ((req = spawn_cage_request(label, o->transparent == 1,
 	    !o->quiet || o->events_fd != -1 || o->learn != NULL,
 	    o->learn != NULL, o->ask ? o->ask_timeout : 0, &o->limits,
-	    o->limits_best_effort == 1, reattach, &o->allow, err,
-	    sizeof(err))) == NULL)
+	    o->limits_best_effort == 1, reattach, &o->allow, &o->max_upload,
+	    err, sizeof(err))) == NULL)
 		die("%s", err);
 	return req;
 }

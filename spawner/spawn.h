@@ -278,6 +278,7 @@ struct spawn_opts {
 	enum spawn_platform	 platform;
 	int			 transparent;	/* -1 unset; 0 off; 1 on */
 	struct gk_rlimits	 limits;	/* --memory, --pids, --cpus */
+	struct spawn_strv	 max_upload;	/* --max-upload, canonical */
 	int			 limits_best_effort; /* -1 unset; 0; 1 */
 	unsigned int		 reattach_timeout;	/* seconds; 0: never */
 	unsigned int		 timeout;	/* seconds; 0: none */
@@ -430,6 +431,7 @@ char		*spawn_cage_request(const char *label, bool transparent,
 		    bool events, bool learn, unsigned int ask_timeout,
 		    const struct gk_rlimits *limits, bool best_effort,
 		    const char *reattach, const struct spawn_strv *allow,
+		    const struct spawn_strv *max_upload,
 		    char *err, size_t errlen);
 /* The cgroup name in a cage's "cgroup"."kill" path ("" if none). */
 void		 spawn_cage_cgname(const struct spawn_cage *c, char *buf,

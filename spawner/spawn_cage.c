@@ -114,27 +114,36 @@ limits_json(const struct gk_rlimits *limits, bool best_effort)
 	return l;
 }
 
+static struct json_object *
+strv_json(const struct spawn_strv *sv)
+{
+	struct json_object *a = json_object_new_array();
+	size_t i;
+
+	for (i = 0; a != NULL && i < sv->n; i++)
+		json_object_array_add(a, json_object_new_string(sv->v[i]));
+	return a;
+}
+
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
     bool learn, unsigned int ask_timeout, const struct gk_rlimits *limits,
     bool best_effort, const char *reattach, const struct spawn_strv *allow,
-    char *err, size_t errlen)
+    const struct spawn_strv *max_upload, char *err, size_t errlen)
 {
 	struct json_object *o, *a;
 	const char *s;
 	char *line = NULL;
-	size_t i, n;
+	size_t n;
 
 	o = json_object_new_object();
-	a = json_object_new_array();
+	a = strv_json(allow);
 	if (o == NULL || a == NULL) {
 		json_object_put(o);
 		json_object_put(a);
 		gk_seterr(err, errlen, "out of memory");
 		return NULL;
 	}
-	for (i = 0; i < allow->n; i++)
-		json_object_array_add(a, json_object_new_string(allow->v[i]));
 	json_object_object_add(o, "op", json_object_new_string("cage.create"));
 	json_object_object_add(o, "netns", json_object_new_boolean(1));
 	json_object_object_add(o, "label", json_object_new_string(label));
@@ -153,6 +162,9 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 	if (gk_rlimits_any(limits) || best_effort)
 		json_object_object_add(o, "limits",
 		    limits_json(limits, best_effort));
+	if (max_upload != NULL && max_upload->n > 0)
+		json_object_object_add(o, "max_upload",
+		    strv_json(max_upload));
 	if (reattach != NULL)
 		json_object_object_add(o, "reattach",
 		    json_object_new_string(reattach));

@@ -12,6 +12,7 @@
 
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_rlimits.h"
+#include "gatekeeper/policy/gk_upload.h"
 #include "spawner/spawn.h"
 #include "spawner/spawn_cred.h"
 
@@ -43,6 +44,7 @@
 	X("pids",	 required_argument, 276,  false, opt_pids)	\
 	X("cpus",	 required_argument, 277,  false, opt_cpus)	\
 	X("limits",	 required_argument, 278,  false, opt_limits)	\
+	X("max-upload",	 required_argument, 288,  true,  opt_max_upload) \
 	X("reattach-timeout", required_argument, 279, false, opt_reattach) \
 	X("quiet",	 no_argument,	    'q',  true,  opt_quiet)	\
 	X("events-fd",	 required_argument, 272,  false, opt_events_fd) \
@@ -361,6 +363,28 @@ opt_memory(struct spawn_opts *o, const char *name, const char *arg,
 		return RC_USAGE;
 	}
 	return RC_OK;
+}
+
+/* --max-upload SIZE[@HOSTPATTERN], kept in its canonical text. */
+static enum opt_rc
+opt_max_upload(struct spawn_opts *o, const char *name, const char *arg,
+    char *err, size_t errlen)
+{
+	struct gk_upload u;
+	char e[256], text[GK_UPLOAD_TEXT];
+
+	if (!gk_upload_parse((const uint8_t *)arg, strlen(arg), &u, e,
+	    sizeof(e))) {
+		gk_seterr(err, errlen, "--%s: %s", name, e);
+		return RC_USAGE;
+	}
+	if (o->max_upload.n == GK_UPLOADS_MAX) {
+		gk_seterr(err, errlen, "--%s: at most %d budgets", name,
+		    GK_UPLOADS_MAX);
+		return RC_USAGE;
+	}
+	gk_upload_format(&u, text, sizeof(text));
+	return spawn_strv_push(&o->max_upload, text) == -1 ? RC_NOMEM : RC_OK;
 }
 
 static enum opt_rc

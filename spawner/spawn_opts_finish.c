@@ -139,6 +139,11 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 	}
 	if (o->limits_best_effort == -1)
 		o->limits_best_effort = 0;
+	if (o->max_upload.n > 0 && (o->net != SPAWN_NET_GATED ||
+	    o->platform == SPAWN_PLATFORM_MACOS))
+		return gk_seterr(err, errlen, "--max-upload applies to gated "
+		    "Linux runs (with --allow): gatekeeperd counts what the "
+		    "cage sends");
 	return ask_finish(o, err, errlen);
 }
 
@@ -150,6 +155,7 @@ spawn_opts_clear(struct spawn_opts *o)
 	if (o == NULL)
 		return;
 	spawn_strv_clear(&o->allow);
+	spawn_strv_clear(&o->max_upload);
 	free(o->allow_files);
 	free(o->presets);
 	free(o->paths);

@@ -617,7 +617,7 @@ test_usage_reload_keys(void **state)
 	    "cache-size, connect-timeout,\n  idle-timeout, log-level, "
 	    "handshake-timeout, pin-grace, cage-dns-rate,\n"));
 	assert_non_null(strstr(sig, "cage-handshakes, cage-tunnels, "
-	    "cage-audit-rate, policy;\n"));
+	    "cage-audit-rate, policy, max-upload;\n"));
 	assert_null(strstr(sig, "metrics"));
 	free(buf);
 }

@@ -288,6 +288,67 @@ test_up_limit(void **state)
 	check_done(t, "closed", 11, 3);
 }
 
+/* ---- upload quota ----------------------------------------------------- */
+
+static uint64_t quota_total, quota_given, quota_calls;
+
+/* Grants 100000 bytes a call, until quota_total is given; then 0. */
+static uint64_t
+quota_cb(void *arg)
+{
+	uint64_t g = quota_total - quota_given;
+
+	(void)arg;
+	quota_calls++;
+	if (g > 100000)
+		g = 100000;
+	quota_given += g;
+	return g;
+}
+
+/* Exactly what was granted goes up, the stream intact up to there;
+ * then the relay ends, "upload_budget". */
+static void
+test_quota(void **state)
+{
+	struct tctx		*t = *state;
+	struct relay_opts	 o = {
+		.no_splice = t->prm.no_splice, .quota = quota_cb,
+	};
+
+	quota_total = 300000;
+	quota_given = quota_calls = 0;
+	start(t, &o);
+	peer_send(&t->cage, NULL, 4 * MIB, 1, END_SHUT);
+	t->up.rx_seed = 1;
+	assert_true(UNTIL(t, t->done_calls == 1, DEADLINE_MS));
+	assert_string_equal(t->reason, "upload_budget");
+	assert_int_equal(t->done_up, 300000);
+	assert_int_equal(quota_calls, 4);	/* three grants, a refusal */
+	assert_true(UNTIL(t, peer_closed(&t->up), DEADLINE_MS));
+	assert_int_equal(t->up.rx_len, 300000);
+	assert_false(t->up.rx_bad);
+}
+
+static void
+test_quota_plenty(void **state)
+{
+	struct tctx		*t = *state;
+	struct relay_opts	 o = { .no_splice = t->prm.no_splice,
+	    .quota = quota_cb };
+
+	quota_total = UINT64_MAX;
+	quota_given = quota_calls = 0;
+	start(t, &o);
+	t->up.rx_seed = 1;
+	peer_send(&t->cage, NULL, 2 * MIB, 1, END_SHUT);
+	peer_send(&t->up, NULL, 10, 2, END_SHUT);
+	assert_true(UNTIL(t, all_done(t), DEADLINE_MS));
+	check_done(t, "closed", 2 * MIB, 10);
+	assert_false(t->up.rx_bad);
+	assert_true(quota_calls >= 2 * MIB / 100000);
+}
+
 int
 main(void)
 {
@@ -313,6 +374,10 @@ main(void)
 		T(test_prefixes, NULL),
 		TP("up_limit_splice", test_up_limit, &splice),
 		TP("up_limit_buffered", test_up_limit, &buffered),
+		TP("quota_splice", test_quota, &splice),
+		TP("quota_buffered", test_quota, &buffered),
+		TP("quota_plenty_splice", test_quota_plenty, &splice),
+		TP("quota_plenty_buffered", test_quota_plenty, &buffered),
 	};
 
 	signal(SIGPIPE, SIG_IGN);

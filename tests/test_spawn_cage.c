@@ -67,7 +67,7 @@ test_label(void **state)
 static void
 test_request(void **state)
 {
-	struct spawn_strv allow = { 0 };
+	struct spawn_strv allow = { 0 }, ups = { 0 };
 	struct gk_rlimits none = { 0, 0, 0 }, lim = { 256ULL << 20, 64, 1500 };
 	char err[SPAWN_ERRLEN], *line;
 	size_t i;
@@ -77,7 +77,7 @@ test_request(void **state)
 	spawn_strv_push(&allow, "[2001:db8::/32]:443");
 	spawn_strv_push(&allow, "192.0.2.0/24");
 	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, true,
-	    false, 0, &none, false, NULL, &allow, err, sizeof(err));
+	    false, 0, &none, false, NULL, &allow, NULL, err, sizeof(err));
 	assert_non_null(line);
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"transparent\":true,"
@@ -87,28 +87,38 @@ test_request(void **state)
 	spawn_strv_clear(&allow);
 	/* an empty allowlist is an empty array */
 	line = spawn_cage_request("l", false, false, false, 0, &none, false,
-	    NULL, &allow, err, sizeof(err));
+	    NULL, &allow, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"allow\":[]}\n");
 	free(line);
 	/* --ask: events too (the questions come as events), the timeout */
 	line = spawn_cage_request("l", false, false, false, 45, &none, false,
-	    NULL, &allow, err, sizeof(err));
+	    NULL, &allow, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"events\":true,"
 	    "\"ask\":true,\"ask_timeout\":45,\"allow\":[]}\n");
 	free(line);
 	/* limits, as numbers gatekeeperd checks again */
 	line = spawn_cage_request("l", false, false, false, 0, &lim, true,
-	    NULL, &allow, err, sizeof(err));
+	    NULL, &allow, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"limits\":{\"memory\":"
 	    "268435456,\"pids\":64,\"cpus\":1.5,\"best_effort\":true},"
 	    "\"allow\":[]}\n");
 	free(line);
+	/* upload budgets, in their canonical texts */
+	spawn_strv_push(&ups, "10M");
+	spawn_strv_push(&ups, "1M@*.example.com");
+	line = spawn_cage_request("l", false, false, false, 0, &none, false,
+	    NULL, &allow, &ups, err, sizeof(err));
+	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
+	    "\"label\":\"l\",\"transparent\":false,\"max_upload\":"
+	    "[\"10M\",\"1M@*.example.com\"],\"allow\":[]}\n");
+	free(line);
+	spawn_strv_clear(&ups);
 	/* the same sandbox again, after a restart */
 	line = spawn_cage_request("l", false, false, false, 0, &none, false,
-	    "cage-ab-1-2-3", &allow, err, sizeof(err));
+	    "cage-ab-1-2-3", &allow, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"reattach\":"
 	    "\"cage-ab-1-2-3\",\"allow\":[]}\n");
@@ -117,7 +127,7 @@ test_request(void **state)
 	for (i = 0; i < 300; i++)
 		spawn_strv_pushf(&allow, "%0250zu.example", i);
 	assert_null(spawn_cage_request("l", true, true, true, 0, &none,
-	    false, NULL, &allow, err, sizeof(err)));
+	    false, NULL, &allow, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "the allowlist is too long for one "
 	    "request"));
 	spawn_strv_clear(&allow);

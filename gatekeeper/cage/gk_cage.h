@@ -21,6 +21,7 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_proto.h"
 #include "gatekeeper/policy/gk_rlimits.h"
+#include "gatekeeper/policy/gk_upload.h"
 #include "gatekeeper/state/gk_stats.h"
 
 #define GK_CAGE_MAX		65536	/* cages in one table */
@@ -94,6 +95,9 @@ struct gk_cage_spec {
 	bool			 learn;		/* any name; told each */
 	bool			 ask;		/* holds and asks */
 	uint32_t		 ask_timeout;	/* seconds */
+	/* its upload budgets (gk_budget.h) */
+	const struct gk_upload	*uploads;
+	size_t			 nuploads;
 };
 
 enum gk_cage_err {

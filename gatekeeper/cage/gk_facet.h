@@ -28,6 +28,7 @@ enum gk_facet_id {
 	GK_FACET_EVENTS,	/* events to its owner (gk_events.h) */
 	GK_FACET_CRED,		/* its credentials, its authority */
 	GK_FACET_TRAFFIC,	/* what passed, per destination */
+	GK_FACET_BUDGET,	/* what it may send (gk_budget.h) */
 	GK_FACET_LEARN,		/* any name, its owner told (gk_learn.h) */
 	GK_FACET_ASK,		/* questions to its owner (gk_ask.h) */
 	GK_FACET_LIMITS,	/* budgets and what it holds (gk_limit.h) */

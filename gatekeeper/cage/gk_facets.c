@@ -3,6 +3,7 @@
  * in the order they begin (and the reverse of the order they end).
  */
 #include "gatekeeper/cage/gk_ask.h"
+#include "gatekeeper/cage/gk_budget.h"
 #include "gatekeeper/cage/gk_contain_facet.h"
 #include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/cage/gk_events.h"
@@ -21,6 +22,8 @@ const struct gk_facet gk_facets[GK_FACET__MAX] = {
 	    gk_cred_end },
 	[GK_FACET_TRAFFIC] = { "traffic", gk_traffic_begin, gk_traffic_ended,
 	    gk_traffic_end },
+	[GK_FACET_BUDGET] = { "budgets", gk_budget_begin, gk_budget_ended,
+	    gk_budget_end },
 	[GK_FACET_LEARN] = { "learning", gk_learn_begin, gk_learn_ended,
 	    gk_learn_end },
 	[GK_FACET_ASK] = { "questions", gk_ask_begin, NULL, gk_ask_end },

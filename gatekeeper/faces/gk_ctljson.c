@@ -15,6 +15,7 @@
 #include "gatekeeper/cage/gk_ask.h"
 #include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/cage/gk_cred.h"
+#include "gatekeeper/cage/gk_budget.h"
 #include "gatekeeper/cage/gk_traffic.h"
 #include "gatekeeper/faces/gk_ctljson.h"
 #include "gatekeeper/cage/gk_events.h"
@@ -158,6 +159,8 @@ gk_ctl_cage_show_json(const struct gk_cage *c)
 	if ((a = gk_cred_json(c)) != NULL)	/* names and hosts only */
 		json_object_object_add(o, "credentials", a);
 	json_object_object_add(o, "traffic", gk_traffic_json(c));
+	if ((a = gk_budget_json(c)) != NULL)
+		json_object_object_add(o, "upload", a);
 	return o;
 }
 

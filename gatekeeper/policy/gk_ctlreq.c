@@ -664,6 +664,8 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_ask(obj, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "limits", &v))
 		st = parse_limits(v, out, err, errlen);
+	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "max_upload", &v))
+		st = gk_ctlreq_uploads(v, out, err, errlen);
 	if (st == GK_CTL_OK && json_object_object_get_ex(obj, "reattach", &v))
 		st = parse_reattach(v, out, err, errlen);
 	if (st == GK_CTL_OK && out->op == GK_CTL_OP_CAGE_CREDENTIAL)
@@ -763,5 +765,6 @@ gk_ctlreq_clear(struct gk_ctlreq *req)
 		free(req->remove[i]);
 	free(req->remove);
 	gk_ctlreq_cred_clear(req);
+	free(req->uploads);
 	memset(req, 0, sizeof(*req));
 }

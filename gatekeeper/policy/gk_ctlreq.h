@@ -36,6 +36,7 @@
 
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/policy/gk_rlimits.h"
+#include "gatekeeper/policy/gk_upload.h"
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_proto.h"
 
@@ -115,6 +116,9 @@ struct gk_ctlreq {
 	 * earlier create's reply said) is taken over, not made */
 	bool		 reattach;
 	char		 reattach_cg[GK_CTL_CGNAME_MAX + 1];
+	/* create: "max_upload", its upload budgets (gk_upload.h) */
+	struct gk_upload *uploads;
+	size_t		 nuploads;
 	/* create, update: nallow strings (and a NULL after them) */
 	char		**allow;
 	size_t		 nallow;

@@ -38,6 +38,7 @@ enum field {
 	F_PLACEHOLDER = 1 << 19,
 	F_VALUE = 1 << 20,
 	F_HOSTS = 1 << 21,
+	F_MAX_UPLOAD = 1 << 22,
 };
 
 /* A field's name in a request, and its bit. */
@@ -45,7 +46,7 @@ struct gk_ctl_field {
 	const char	*name;
 	enum field	 bit;
 };
-#define GK_CTL_NFIELDS	22	/* one per bit of enum field */
+#define GK_CTL_NFIELDS	23	/* one per bit of enum field */
 extern const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS];
 
 /* An op: its name, the fields it needs and allows, and how to write it. */
@@ -93,6 +94,10 @@ enum gk_ctl_status gk_ctlreq_cred_pair(const char *ph, size_t phn,
 		    char *err, size_t errlen);
 enum gk_ctl_status gk_ctlreq_cred_hosts(const struct gk_ctlreq *req,
 		    char *err, size_t errlen);
+/* create's "max_upload": ["10M","1M@*.example.com"] (gk_ctlreq_budget.c)
+ * into out->uploads; GK_CTL_OK or a status with err. */
+enum gk_ctl_status gk_ctlreq_uploads(struct json_object *v,
+		    struct gk_ctlreq *out, char *err, size_t errlen);
 /* Free the credential's strings (the value wiped first) and hosts. */
 void		 gk_ctlreq_cred_clear(struct gk_ctlreq *req);
 

@@ -38,6 +38,7 @@ const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS] = {
 	{ "placeholder", F_PLACEHOLDER },
 	{ "value", F_VALUE },
 	{ "hosts", F_HOSTS },
+	{ "max_upload", F_MAX_UPLOAD },
 };
 
 bool

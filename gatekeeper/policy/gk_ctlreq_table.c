@@ -11,7 +11,8 @@
 const struct gk_ctl_op_spec gk_ctl_op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
 	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
-	    F_EVENTS | F_LEARN | F_LIMITS | F_REATTACH | F_ASK | F_ASK_TIMEOUT,
+	    F_EVENTS | F_LEARN | F_LIMITS | F_REATTACH | F_ASK | F_ASK_TIMEOUT |
+	    F_MAX_UPLOAD,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
@@ -19,8 +20,8 @@ const struct gk_ctl_op_spec gk_ctl_op_specs[GK_CTL_OP__MAX] = {
 	    "\"allow\":[\"*.example.com\"],\"transparent\":true} (label, "
 	    "transparent, \"events\":true, this connection told of the "
 	    "cage's denials, \"ask\":true with \"ask_timeout\":60, and "
-	    "\"limits\":{\"memory\":268435456,\"pids\":64,\"cpus\":1.5} "
-	    "are optional)" },
+	    "\"limits\":{\"memory\":268435456,\"pids\":64,\"cpus\":1.5}, "
+	    "\"max_upload\":[\"10M\",\"1M@*.example.com\"] are optional)" },
 	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID,
 	    F_OP | F_ID | F_ALLOW | F_ADD | F_REMOVE,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","

@@ -68,11 +68,19 @@ int
 gk_size_parse(const char *s, size_t len, uint64_t *out, char *err,
     size_t errlen)
 {
+	return gk_size_parse_in(s, len, GK_RLIM_MEMORY_MIN, GK_RLIM_MEMORY_MAX,
+	    out, err, errlen);
+}
+
+int
+gk_size_parse_in(const char *s, size_t len, uint64_t min, uint64_t max,
+    uint64_t *out, char *err, size_t errlen)
+{
 	static const char units[] = "kmgt";
 	uint64_t num, scale, mult = 1, v;
 	size_t n, ndec, i;
 	const char *u, *p;
-	char shown[GK_RLIM_TEXT];
+	char shown[GK_RLIM_TEXT], lo[GK_RLIM_TEXT], hi[GK_RLIM_TEXT];
 
 	shown_text(shown, sizeof(shown), s, len);
 	if ((n = decimal(s, len, &num, &scale, &ndec)) == 0)
@@ -104,7 +112,7 @@ gk_size_parse(const char *s, size_t len, uint64_t *out, char *err,
 		return -1;
 	}
 	v /= scale;
-	if (v < GK_RLIM_MEMORY_MIN || v > GK_RLIM_MEMORY_MAX)
+	if (v < min || v > max)
 		goto range;
 	*out = v;
 	return 0;
@@ -113,8 +121,10 @@ bad:
 	    "K, M, G or T (powers of 1024), e.g. 512M or 1.5G", shown);
 	return -1;
 range:
-	gk_seterr(err, errlen, "size \"%s\" is out of range (4M to 1024T)",
-	    shown);
+	gk_size_format(min, lo, sizeof(lo));
+	gk_size_format(max, hi, sizeof(hi));
+	gk_seterr(err, errlen, "size \"%s\" is out of range (%s to %s)",
+	    shown, lo, hi);
 	return -1;
 }
 

@@ -34,6 +34,9 @@ bool		 gk_rlimits_any(const struct gk_rlimits *l);
  */
 int		 gk_size_parse(const char *s, size_t len, uint64_t *out,
 		    char *err, size_t errlen);
+/* The same within [min, max]. */
+int		 gk_size_parse_in(const char *s, size_t len, uint64_t min,
+		    uint64_t max, uint64_t *out, char *err, size_t errlen);
 /* A CPU count: "2", "1.5", "0.25" (at most three decimals), within
  * 0.01..1024, in thousandths. 0 or -1 with err. */
 int		 gk_cpus_parse(const char *s, size_t len, uint32_t *milli,

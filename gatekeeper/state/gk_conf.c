@@ -113,6 +113,11 @@ const struct gk_conf_keydef gk_conf_keys[K__MAX] = {
 	[K_UPSTREAM_CA] = { "upstream-ca", 0, true, true, KEY_RESTART,
 	    "FILE", "the system's", "brokered hosts (gk-run --credential): "
 	    "the CA certificates their servers are verified against" },
+	[K_MAX_UPLOAD] = { "max-upload", 0, true, true, KEY_RELOAD,
+	    "SIZE[@HOSTPATTERN]|off", "off", "per cage: bytes it may send "
+	    "upstream, in total or (with a pattern) to the hosts the pattern "
+	    "matches; past it new connections are refused and tunnels cut "
+	    "(repeatable, up to 16; new cages get it, with their own)" },
 	[K_FOREGROUND] = { "foreground", 'f', false, false, KEY_RESTART, NULL,
 	    NULL, "stay in the foreground (the daemon never forks; for "
 	    "compatibility with init scripts)" },
@@ -143,7 +148,8 @@ gk_conf_defaults(struct gk_conf *c)
 	    GK_CONF_DEFAULT_PATH);
 	for (k = 0; k < K__MAX; k++) {
 		if (!gk_conf_keys[k].in_file || gk_conf_keys[k].deflt == NULL ||
-		    k == K_UPSTREAM || k == K_AUDIT_LOG || k == K_UPSTREAM_CA)
+		    k == K_UPSTREAM || k == K_AUDIT_LOG || k == K_UPSTREAM_CA ||
+		    k == K_MAX_UPLOAD)
 			continue;
 		r = gk_conf_set(c, gk_conf_keys[k].name, gk_conf_keys[k].deflt, SRC_FILE,
 		    NULL, 0);
@@ -151,6 +157,7 @@ gk_conf_defaults(struct gk_conf *c)
 		(void)r;
 	}
 	c->upstream_src = -1;
+	c->uploads_src = -1;
 }
 
 static char *
@@ -194,7 +201,8 @@ parse_line(struct gk_conf *c, char *line, bool seen[K__MAX], char *err,
 		val++;
 	}
 	k = gk_conf_find_key(key);
-	if (k >= 0 && k != K_UPSTREAM && gk_conf_keys[k].in_file) {
+	if (k >= 0 && k != K_UPSTREAM && k != K_MAX_UPLOAD &&
+	    gk_conf_keys[k].in_file) {
 		if (seen[k])
 			return gk_seterr(err, errlen, "duplicate key '%s'",
 			    key);

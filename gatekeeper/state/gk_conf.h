@@ -15,6 +15,7 @@
 
 #include "gatekeeper/base/gk_addr.h"
 #include "gatekeeper/cage/gk_limit.h"
+#include "gatekeeper/policy/gk_upload.h"
 
 /* GK_CONF_DEFAULT_PATH (config.h): $sysconfdir/gatekeeper/gatekeeperd.conf */
 #define GK_CONF_MAX_UPSTREAMS	8
@@ -61,12 +62,16 @@ struct gk_conf {
 	char		 policy[PATH_MAX];	/* the host policy; "off" */
 	char		 upstream_ca[PATH_MAX];	/* "": the system's store */
 	char		 cgroup[64];		/* subtree name, "off" */
+	/* max-upload: every cage's upload budgets */
+	struct gk_upload uploads[GK_UPLOADS_MAX];
+	size_t		 nuploads;
 	int		 log_level;
 	bool		 foreground;
 	bool		 check_only;		/* -n */
 
 	/* bookkeeping: which source set the upstream list last */
 	int		 upstream_src;
+	int		 uploads_src;
 };
 
 enum gk_conf_action {

@@ -73,6 +73,32 @@ set_subnet(struct gk_conf *c, const char *v, char *err, size_t errlen)
 	return 0;
 }
 
+/* max-upload, repeatable: a later source replaces the earlier list; "off"
+ * empties it. */
+static int
+set_upload(struct gk_conf *c, const char *v, int src, char *err,
+    size_t errlen)
+{
+	char e[256];
+
+	if (c->uploads_src != src) {
+		c->nuploads = 0;
+		c->uploads_src = src;
+	}
+	if (strcmp(v, "off") == 0) {
+		c->nuploads = 0;
+		return 0;
+	}
+	if (c->nuploads == GK_UPLOADS_MAX)
+		return gk_seterr(err, errlen, "max-upload: more than %d "
+		    "budgets", GK_UPLOADS_MAX);
+	if (!gk_upload_parse((const uint8_t *)v, strlen(v),
+	    &c->uploads[c->nuploads], e, sizeof(e)))
+		return gk_seterr(err, errlen, "max-upload: %s", e);
+	c->nuploads++;
+	return 0;
+}
+
 static int
 set_upstream(struct gk_conf *c, const char *v, int src, char *err,
     size_t errlen)
@@ -350,6 +376,8 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		return set_plumbing(c, value, err, errlen);
 	case K_UPSTREAM:
 		return set_upstream(c, value, src, err, errlen);
+	case K_MAX_UPLOAD:
+		return set_upload(c, value, src, err, errlen);
 	case K_TTL_CAP:
 	case K_CACHE_SIZE:
 	case K_CONNECT_TIMEOUT:

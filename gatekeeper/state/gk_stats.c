@@ -99,7 +99,7 @@ gk_deny_reason_name(enum gk_deny_reason r)
 		"not_allowlisted", "unknown_source", "ip_not_pinned",
 		"special_range", "sni_mismatch", "no_sni", "host_mismatch",
 		"unsupported_command", "malformed", "host_policy",
-		"credential_leak", "request_rule",
+		"credential_leak", "request_rule", "upload_budget",
 	};
 	return NAME_OF(names, r);
 }

@@ -61,6 +61,8 @@ enum gk_deny_reason {
 				   does not belong (gk_cred.h) */
 	GK_REASON_REQUEST_RULE,	/* an inspected host's request no rule
 				   of its allows (method, path) */
+	GK_REASON_UPLOAD_BUDGET, /* the cage sent what an upload budget
+				   allows (gk_budget.h) */
 	GK_REASON__MAX
 };
 

@@ -106,6 +106,8 @@ create_spec(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd,
 	s->learn = req->learn;
 	s->ask = req->ask;
 	s->ask_timeout = req->ask_timeout;
+	s->uploads = req->uploads;
+	s->nuploads = req->nuploads;
 }
 
 void
