@@ -37,20 +37,21 @@ proxy_budget_quota(void *arg)
 	struct proxy_conn *s = arg;
 	struct gk_cage *c = proxy_cage(s->ctx, &s->who);
 	struct proxy_outcome o;
+	char why[PROXY_WHY_MAX];
 	uint64_t g;
 
 	if (c == NULL)
 		return 0;	/* its cage is gone: so is the tunnel */
 	memset(&o, 0, sizeof(o));
 	o.fd = -1;
-	g = gk_budget_take(c, s->t.name, s->t.port, &s->budget_mask, o.why,
-	    sizeof(o.why));
+	g = gk_budget_take(c, s->t.name, s->t.port, &s->budget_mask, why,
+	    sizeof(why));
 	if (g > 0) {
 		s->granted += g;
 		return g;
 	}
-	proxy_outcome_deny(&o, GK_REASON_UPLOAD_BUDGET, "%s (the tunnel "
-	    "was cut)", o.why);
+	proxy_outcome_deny(&o, GK_REASON_UPLOAD_BUDGET, "%s; the tunnel was "
+	    "cut", why);
 	if (s->decided)
 		proxy_deny_count(s->ctx, &s->who, &s->t, &o);
 	else

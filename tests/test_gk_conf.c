@@ -222,6 +222,36 @@ test_upstream_limit(void **state)
 	assert_int_equal(c.nupstreams, 1);
 }
 
+/* max-upload: repeatable in the file, replaced by the command line,
+ * "off" empties it, a bad one is named. */
+static void
+test_max_upload(void **state)
+{
+	const char *text = "max-upload = 10M\n"
+	    "max-upload = 1M@*.example.com\n"
+	    "max-upload = 1M@10.0.0.0/8\n";
+	char errs[GK_CONF_ERRLEN] = "", err[256];
+	struct gk_conf c;
+
+	(void)state;
+	gk_conf_defaults(&c);
+	assert_int_equal(c.nuploads, 0);
+	assert_int_equal(gk_conf_parse_text(&c, "t.conf", text, strlen(text),
+	    errs, sizeof(errs)), 1);
+	assert_non_null(strstr(errs, "t.conf:3: max-upload: upload budget "
+	    "'1M@10.0.0.0/8'"));
+	assert_int_equal(c.nuploads, 2);
+	assert_true(c.uploads[0].all);
+	assert_int_equal(c.uploads[0].bytes, 10 << 20);
+	assert_string_equal(c.uploads[1].pattern, "*.example.com");
+	assert_int_equal(gk_conf_set(&c, "max-upload", "5K", 1, err,
+	    sizeof(err)), 0);
+	assert_int_equal(c.nuploads, 1);
+	assert_int_equal(gk_conf_set(&c, "max-upload", "off", 1, err,
+	    sizeof(err)), 0);
+	assert_int_equal(c.nuploads, 0);
+}
+
 static char *
 write_tmp(const char *text)
 {
@@ -631,6 +661,7 @@ main(void)
 		cmocka_unit_test(test_file_errors_have_lines),
 		cmocka_unit_test(test_file_nul_and_long_line),
 		cmocka_unit_test(test_upstream_limit),
+		cmocka_unit_test(test_max_upload),
 		cmocka_unit_test(test_load_order),
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_usage_lists_every_option),

@@ -372,6 +372,10 @@ en_nginx_site() {	# en_nginx_site NAME: the locations of some names
 	en_secret_site "$1"
 	case $1 in
 	github.com | evil.example) ;;
+	api.github.com)
+		en_upload_location
+		return 0
+		;;
 	registry.npmjs.org)
 		en_nginx_npm
 		return 0
@@ -405,6 +409,16 @@ en_git_location() {
 			fastcgi_param GATEWAY_INTERFACE CGI/1.1;
 			fastcgi_param HTTP_GIT_PROTOCOL \$http_git_protocol;
 			fastcgi_read_timeout 60;
+		}
+EOF
+}
+# An upload sink: PUT /upload/NAME stores the body (WebDAV), answering
+# 201 only once all of it arrived.
+en_upload_location() {
+	cat <<'EOF'
+		location /upload/ {
+			dav_methods PUT;
+			create_full_put_path on;
 		}
 EOF
 }

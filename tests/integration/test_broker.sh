@@ -251,6 +251,13 @@ gitc() { git -c user.name=gk -c user.email=gk@example.invalid \
 case $1 in
 env) env ;;
 curl-bearer) get -H "Authorization: Bearer $GH_TOKEN" "$api/bearer" ;;
+budget)	# budget URL OTHER: 1 MiB put to URL (the budget cuts it; the
+	# server answers once it has all), a GET of OTHER (another host), URL
+	# again (a new connection): "A|B|C STATUS"
+	head -c 1048576 /dev/zero >/tmp/bk.up
+	printf 'A '; get -H 'Expect:' -T /tmp/bk.up "$2"
+	printf 'B '; get "$3"
+	printf 'C '; get -T /tmp/bk.up "$2" ;;
 upload)	# 1 MiB sent to the bound host: what the cage's record says it sent
 	head -c 1048576 /dev/zero >/tmp/bk.up
 	get -H "Authorization: Bearer $GH_TOKEN" --data-binary @/tmp/bk.up "$api/bearer" ;;
@@ -684,6 +691,76 @@ traffic() {
 for who in root user; do
 	traffic "$who"
 done
+
+# ---- upload budgets ----------------------------------------------------------------
+# destroy_upload BUDGET: "SENT REFUSED" of BUDGET in the last cage.destroy
+# line since the mark.
+destroy_upload() {
+	"$PYTHON" - "$AUDIT" "${AUDIT_MARK:-0}" "$1" <<'EOF'
+import json, sys
+try:
+    lines = open(sys.argv[1], errors="replace").read().splitlines()
+except OSError:
+    sys.exit(0)
+out = ""
+for ln in lines[int(sys.argv[2]):]:
+    try:
+        e = json.loads(ln)
+    except ValueError:
+        continue
+    if e.get("event") != "cage.destroy":
+        continue
+    for b in e.get("upload", []):
+        if b.get("budget") == sys.argv[3]:
+            out = "%d %d" % (b["sent"], b["refused"])
+print(out)
+EOF
+}
+nbudget() { dm gatekeeper_denied_total reason=upload_budget; }
+# budget WHO PATH GK-RUN-ARGS...: --max-upload 256K@api.github.com; the
+# cage puts 1 MiB there (cut at 256 KiB: no answer), GETs
+# codeload.github.com (another host: works), then tries api.github.com
+# again (refused).
+budget() {
+	local who=$1 path=$2 u t lines
+	shift 2
+	bmark
+	bk "$who" "${ALLOW[@]}" "$@" --max-upload 256K@api.github.com -- budget \
+		"https://api.github.com/upload/$who-$RANDOM" https://codeload.github.com/index.html
+	gk_wait_for 30 eval '[ -n "$(destroy_upload 256K@api.github.com)" ]'
+	bafter
+	u=$(destroy_upload 256K@api.github.com)
+	t=$(destroy_traffic api.github.com 443)
+	lines=$(audit_new_lines | grep -F '"reason":"upload_budget"')
+	GK_DETAIL="$(run_detail) | upload: $u | traffic: $t"
+	gk_check "$who: U1 ($path) 1 MiB put to api.github.com past --max-upload 256K@api.github.com: cut (no 2xx)" \
+		eval 'grep -q "^A " "$T/run.out" && ! grep -Eq "^A 2[0-9][0-9]" "$T/run.out"'
+	gk_check "$who: U1 ... codeload.github.com (another host) still works: 200" \
+		grep -q "^B 200" "$T/run.out"
+	gk_check "$who: U1 ... a new request to api.github.com is refused (no 2xx)" \
+		eval 'grep -q "^C " "$T/run.out" && ! grep -Eq "^C 2[0-9][0-9]" "$T/run.out"'
+	gk_check "$who: U1 ... gk-run said so with the figures: denied api.github.com:443 (the upload budget 256K@api.github.com is spent: 262144 of 262144 bytes sent" \
+		grep -qF "denied api.github.com:443 (the upload budget 256K@api.github.com is spent: 262144 of 262144 bytes sent" "$T/run.err"
+	GK_DETAIL="upload_budget lines: $(oneline "$lines" | cut -c1-600)"
+	gk_check "$who: U1 ... audit lines with reason upload_budget for api.github.com (the cut, the refusal)" \
+		eval '[ "$(grep -c "\"host\":\"api.github.com\"" <<<"$lines")" -ge 2 ]'
+	GK_DETAIL="upload: $u | traffic: $t | $(oneline "$(audit_new_lines | grep cage.destroy | cut -c1-600)")"
+	gk_check "$who: U1 ... the cage.destroy line: the budget's 262144 bytes sent, refused at least once; api.github.com:443 up at most that" \
+		eval '[ "${u%% *}" = 262144 ] && [ "${u##* }" -ge 1 ] && [ -n "$t" ] &&
+		      [ "${t%% *}" -le 262144 ] && [ "${t%% *}" -ge 200000 ]'
+	GK_DETAIL="upload_budget +$(nbudget)"
+	gk_check "$who: U1 ... gatekeeper_denied_total{reason=\"upload_budget\"} grew" \
+		eval '[ "$(nbudget)" -ge 1 ]'
+}
+budget root "opaque tunnel"
+if need_broker "user: the upload budget through the broker"; then
+	budget user broker "${CRED_ALL[@]}"
+fi
+# A bad budget is a usage error that names it.
+cage root "${ALLOW[@]}" --max-upload 1M@10.0.0.0/8 -- true
+GK_DETAIL=$(run_detail)
+gk_check "gk-run --max-upload 1M@10.0.0.0/8: exit 125, the error names the address range" \
+	eval '[ "$RUN_RC" = 125 ] && grep -q "max-upload.*address range" "$T/run.err"'
 
 # ---- leaks: refused and reported ---------------------------------------------------
 # leak WHO ID NAME WHAT NOTSEEN-ERE GK-RUN-ARGS... -- bk.sh CASE ARGS...: a
