@@ -650,10 +650,11 @@ for who in root user; do
 done
 
 # ---- the record of what passed -----------------------------------------------------
-# destroy_traffic HOST PORT: "UP DOWN CONNECTIONS" of HOST:PORT in the
-# traffic of the cage.destroy lines since the mark (the last one).
-destroy_traffic() {
-	"$PYTHON" - "$AUDIT" "${AUDIT_MARK:-0}" "$1" "$2" <<'EOF'
+# destroy_pick traffic HOST PORT | upload BUDGET: from the last cage.destroy
+# line since the mark, HOST:PORT's "UP DOWN CONNECTIONS" in its traffic,
+# or BUDGET's "SENT REFUSED" in its upload budgets.
+destroy_pick() {
+	"$PYTHON" - "$AUDIT" "${AUDIT_MARK:-0}" "$@" <<'EOF'
 import json, sys
 try:
     lines = open(sys.argv[1], errors="replace").read().splitlines()
@@ -667,12 +668,18 @@ for ln in lines[int(sys.argv[2]):]:
         continue
     if e.get("event") != "cage.destroy":
         continue
-    for h in e.get("traffic", {}).get("hosts", []):
-        if h.get("host") == sys.argv[3] and h.get("port") == int(sys.argv[4]):
-            out = "%d %d %d" % (h["up"], h["down"], h["connections"])
+    if sys.argv[3] == "traffic":
+        for h in e.get("traffic", {}).get("hosts", []):
+            if h.get("host") == sys.argv[4] and h.get("port") == int(sys.argv[5]):
+                out = "%d %d %d" % (h["up"], h["down"], h["connections"])
+    for b in e.get("upload", []) if sys.argv[3] == "upload" else []:
+        if b.get("budget") == sys.argv[4]:
+            out = "%d %d" % (b["sent"], b["refused"])
 print(out)
 EOF
 }
+destroy_traffic() { destroy_pick traffic "$@"; }
+destroy_upload() { destroy_pick upload "$@"; }
 traffic() {
 	local who=$1 t up
 	need_broker "$who: the record of what passed" || return 0
@@ -693,29 +700,6 @@ for who in root user; do
 done
 
 # ---- upload budgets ----------------------------------------------------------------
-# destroy_upload BUDGET: "SENT REFUSED" of BUDGET in the last cage.destroy
-# line since the mark.
-destroy_upload() {
-	"$PYTHON" - "$AUDIT" "${AUDIT_MARK:-0}" "$1" <<'EOF'
-import json, sys
-try:
-    lines = open(sys.argv[1], errors="replace").read().splitlines()
-except OSError:
-    sys.exit(0)
-out = ""
-for ln in lines[int(sys.argv[2]):]:
-    try:
-        e = json.loads(ln)
-    except ValueError:
-        continue
-    if e.get("event") != "cage.destroy":
-        continue
-    for b in e.get("upload", []):
-        if b.get("budget") == sys.argv[3]:
-            out = "%d %d" % (b["sent"], b["refused"])
-print(out)
-EOF
-}
 nbudget() { dm gatekeeper_denied_total reason=upload_budget; }
 # budget WHO PATH GK-RUN-ARGS...: --max-upload 256K@api.github.com; the
 # cage puts 1 MiB there (cut at 256 KiB: no answer), GETs
