@@ -24,6 +24,7 @@ struct gk_cage_table;
 struct json_object;
 
 enum gk_facet_id {
+	GK_FACET_LIFE,		/* its command, how it ended (gk_life.h) */
 	GK_FACET_PLUMB,		/* its network: veth, nftables (netns) */
 	GK_FACET_EVENTS,	/* events to its owner (gk_events.h) */
 	GK_FACET_CRED,		/* its credentials, its authority */

@@ -38,6 +38,11 @@ enum field {
 	F_PLACEHOLDER = 1 << 19,
 	F_VALUE = 1 << 20,
 	F_HOSTS = 1 << 21,
+	F_COMMAND = 1 << 22,		/* create: for the audit */
+	F_MOUNTS = 1 << 23,
+	F_EXIT = 1 << 24,		/* destroy: how the command ended */
+	F_SIGNAL = 1 << 25,
+	F_REASON = 1 << 26,
 };
 
 /* A field's name in a request, and its bit. */
@@ -45,7 +50,7 @@ struct gk_ctl_field {
 	const char	*name;
 	enum field	 bit;
 };
-#define GK_CTL_NFIELDS	22	/* one per bit of enum field */
+#define GK_CTL_NFIELDS	27	/* one per bit of enum field */
 extern const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS];
 
 /* An op: its name, the fields it needs and allows, and how to write it. */
@@ -95,5 +100,14 @@ enum gk_ctl_status gk_ctlreq_cred_hosts(const struct gk_ctlreq *req,
 		    char *err, size_t errlen);
 /* Free the credential's strings (the value wiped first) and hosts. */
 void		 gk_ctlreq_cred_clear(struct gk_ctlreq *req);
+
+/*
+ * gk_ctlreq_life.c: create's "command" and "mounts", destroy's "exit",
+ * "signal" and "reason", into out (GK_CTL_OK, or a status with err);
+ * gk_ctlreq_life_clear frees what they hold.
+ */
+enum gk_ctl_status gk_ctlreq_life(struct json_object *obj,
+		    struct gk_ctlreq *out, char *err, size_t errlen);
+void		 gk_ctlreq_life_clear(struct gk_ctlreq *req);
 
 #endif /* GK_CTLREQ_INT_H */

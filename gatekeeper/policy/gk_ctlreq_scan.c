@@ -38,6 +38,11 @@ const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS] = {
 	{ "placeholder", F_PLACEHOLDER },
 	{ "value", F_VALUE },
 	{ "hosts", F_HOSTS },
+	{ "command", F_COMMAND },
+	{ "mounts", F_MOUNTS },
+	{ "exit", F_EXIT },
+	{ "signal", F_SIGNAL },
+	{ "reason", F_REASON },
 };
 
 bool
