@@ -114,11 +114,21 @@ limits_json(const struct gk_rlimits *limits, bool best_effort)
 	return l;
 }
 
+/* Each member of from (NULL: none) into o too. */
+static void
+add_members(struct json_object *o, struct json_object *from)
+{
+	if (from == NULL)
+		return;
+	json_object_object_foreach(from, k, v)
+		json_object_object_add(o, k, json_object_get(v));
+}
+
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
     bool learn, unsigned int ask_timeout, const struct gk_rlimits *limits,
     bool best_effort, const char *reattach, const struct spawn_strv *allow,
-    char *err, size_t errlen)
+    struct json_object *life, char *err, size_t errlen)
 {
 	struct json_object *o, *a;
 	const char *s;
@@ -157,6 +167,7 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 		json_object_object_add(o, "reattach",
 		    json_object_new_string(reattach));
 	json_object_object_add(o, "allow", a);
+	add_members(o, life);
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	n = s != NULL ? strlen(s) : 0;

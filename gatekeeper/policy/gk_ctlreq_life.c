@@ -65,7 +65,7 @@ strings(struct json_object *v, const char *field, size_t maxn, size_t maxlen,
 			return gk_seterr(err, errlen, "%s[%zu] must be at most "
 			    "%zu bytes, without NUL", field, i, maxlen),
 			    GK_CTL_BAD_VALUE;
-		if (maxn == GK_CTL_MOUNTS_MAX && !mount_ok(s))
+		if (strcmp(field, "mounts") == 0 && !mount_ok(s))
 			return gk_seterr(err, errlen, "mounts[%zu] must be "
 			    "MODE:PATH with MODE ro, rw, hide or socket, e.g. "
 			    "\"rw:/home/u/src\"", i), GK_CTL_BAD_VALUE;
