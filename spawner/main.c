@@ -430,8 +430,13 @@ limits_said(const struct spawn_opts *o, const struct spawn_cage *cage)
 static char *
 cage_request(const struct spawn_opts *o, const char *reattach)
 {
+	/* made once, before the credentials' values leave gk-run */
+	static struct json_object *life;
 	char err[SPAWN_ERRLEN], label[SPAWN_LABEL_MAX + 1], *req;
 
+	if (life == NULL && (life = spawn_life_describe(o->cmd, o->ncmd,
+	    o->paths, o->npaths, o->creds, o->ncreds)) == NULL)
+		die("out of memory");
 	if (o->label != NULL)
 		snprintf(label, sizeof(label), "%s", o->label);
 	else
@@ -440,7 +445,7 @@ cage_request(const struct spawn_opts *o, const char *reattach)
 	    !o->quiet || o->events_fd != -1 || o->learn != NULL,
 	    o->learn != NULL, o->ask ? o->ask_timeout : 0, &o->limits,
 	    o->limits_best_effort == 1, reattach, &o->allow, &o->max_upload,
-	    err, sizeof(err))) == NULL)
+	    life, err, sizeof(err))) == NULL)
 		die("%s", err);
 	return req;
 }

@@ -426,13 +426,30 @@ void		 spawn_cage_label(char *const cmd[], int ncmd,
  * `events`, gatekeeperd tells this connection the cage's denials; with
  * `learn`, the cage reaches any public name and tells each one; with
  * ask_timeout > 0 it holds what it would deny and asks this connection
- * (events too), that many seconds at most. */
+ * (events too), that many seconds at most. `life` (NULL: none) has
+ * members the request gets too (spawn_life_describe). */
 char		*spawn_cage_request(const char *label, bool transparent,
 		    bool events, bool learn, unsigned int ask_timeout,
 		    const struct gk_rlimits *limits, bool best_effort,
 		    const char *reattach, const struct spawn_strv *allow,
 		    const struct spawn_strv *max_upload,
-		    char *err, size_t errlen);
+		    struct json_object *life, char *err, size_t errlen);
+/*
+ * spawn_life.c. What runs in the cage, for gatekeeperd's audit log:
+ * {"command":[...],"mounts":["ro:PATH",...]} for `life` above, the
+ * command bounded and what could be a secret in it taken out (a
+ * credential's value, a URL's password). And the request that ends the
+ * cage saying how its command ended: `status` as gk-run would exit
+ * (128+N: killed by signal N), and what ended it, its walltime or (a
+ * SIGKILL with processes killed for memory) its memory limit; NULL when
+ * out of memory.
+ */
+struct spawn_cred;
+struct json_object *spawn_life_describe(char *const cmd[], int ncmd,
+		    const struct spawn_optpath *paths, size_t npaths,
+		    const struct spawn_cred *creds, size_t ncreds);
+char		*spawn_life_end_request(const char *id, int status,
+		    bool walltime, bool oom);
 /* The cgroup name in a cage's "cgroup"."kill" path ("" if none). */
 void		 spawn_cage_cgname(const struct spawn_cage *c, char *buf,
 		    size_t len);

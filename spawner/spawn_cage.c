@@ -125,11 +125,30 @@ strv_json(const struct spawn_strv *sv)
 	return a;
 }
 
+/* o[key] = sv's strings, when there are any (sv NULL: none). */
+static void
+add_strv(struct json_object *o, const char *key, const struct spawn_strv *sv)
+{
+	if (sv != NULL && sv->n > 0)
+		json_object_object_add(o, key, strv_json(sv));
+}
+
+/* Each member of from (NULL: none) into o too. */
+static void
+add_members(struct json_object *o, struct json_object *from)
+{
+	if (from == NULL)
+		return;
+	json_object_object_foreach(from, k, v)
+		json_object_object_add(o, k, json_object_get(v));
+}
+
 char *
 spawn_cage_request(const char *label, bool transparent, bool events,
     bool learn, unsigned int ask_timeout, const struct gk_rlimits *limits,
     bool best_effort, const char *reattach, const struct spawn_strv *allow,
-    const struct spawn_strv *max_upload, char *err, size_t errlen)
+    const struct spawn_strv *max_upload, struct json_object *life, char *err,
+    size_t errlen)
 {
 	struct json_object *o, *a;
 	const char *s;
@@ -162,13 +181,12 @@ spawn_cage_request(const char *label, bool transparent, bool events,
 	if (gk_rlimits_any(limits) || best_effort)
 		json_object_object_add(o, "limits",
 		    limits_json(limits, best_effort));
-	if (max_upload != NULL && max_upload->n > 0)
-		json_object_object_add(o, "max_upload",
-		    strv_json(max_upload));
+	add_strv(o, "max_upload", max_upload);
 	if (reattach != NULL)
 		json_object_object_add(o, "reattach",
 		    json_object_new_string(reattach));
 	json_object_object_add(o, "allow", a);
+	add_members(o, life);
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
 	n = s != NULL ? strlen(s) : 0;

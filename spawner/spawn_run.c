@@ -96,6 +96,7 @@ struct run_state {
 	size_t		 ev_dropped;		/* lines it never got */
 	bool		 ev_gone;		/* its reader closed it */
 	struct spawn_ask *ask;			/* --ask; NULL: none */
+	char		 cage_id[32];		/* "": none */
 };
 
 static void
@@ -567,6 +568,7 @@ try_reattach(struct run_state *st)
 		return;
 	}
 	st->ctl_fd = sock;
+	snprintf(st->cage_id, sizeof(st->cage_id), "%s", cage.id);
 	if (st->ask != NULL)
 		spawn_ask_conn(st->ask, sock, cage.id);
 	if (cage.kill[0] != '\0')
@@ -578,21 +580,21 @@ try_reattach(struct run_state *st)
 /*
  * The command ended: every denial it met was told before its refusal
  * was sent, but may still be on its way. gatekeeperd answers requests in
- * order after what it queued, so a request's reply ends the events.
- * Bounded by SYNC_MS.
+ * order after what it queued, so a request's reply (to req, "stats" or
+ * the cage's end) ends the events. Bounded by SYNC_MS.
  */
 static void
-ctl_sync(struct run_state *st)
+ctl_sync(struct run_state *st, const char *req)
 {
-	static const char req[] = "{\"op\":\"stats\"}\n";
 	struct pollfd pfd;
 	uint64_t deadline = gk_clock_ms() + SYNC_MS;
 	int ms;
 
-	if (send(st->ctl_fd, req, sizeof(req) - 1, MSG_NOSIGNAL) !=
-	    (ssize_t)sizeof(req) - 1)
+	if (send(st->ctl_fd, req, strlen(req), MSG_NOSIGNAL) !=
+	    (ssize_t)strlen(req))
 		return;
 	st->syncing = true;
+	st->synced = false;
 	while (!st->synced && st->ctl_fd != -1 &&
 	    (ms = gk_ms_left(deadline, SYNC_MS)) > 0) {
 		pfd = (struct pollfd){ .fd = st->ctl_fd, .events = POLLIN };
@@ -609,7 +611,7 @@ denied_summary(struct run_state *st)
 {
 	if (st->ctl_fd != -1 && (!st->r->quiet || st->r->events_fd != -1 ||
 	    st->r->learn != NULL || st->r->limits))
-		ctl_sync(st);	/* denials told as the command ended */
+		ctl_sync(st, "{\"op\":\"stats\"}\n");	/* the last denials */
 	if (st->r->quiet)
 		return;
 	if (st->ndenied > 0)
@@ -667,6 +669,27 @@ loop(struct run_state *st)
 	}
 }
 
+/* The cage ends saying how its command ended (status: as gk-run
+ * exits), for gatekeeperd's audit line; else it would end when gk-run's
+ * connection closes, as "connection closed". */
+static void
+say_end(struct run_state *st, int status)
+{
+	char *req;
+
+	if (st->ctl_fd == -1 || st->ended || st->cage_id[0] == '\0')
+		return;
+	if (st->exit_code >= 0)		/* under a timeout: its own status */
+		status = st->exit_code;
+	else if (WIFSIGNALED(st->wstatus))
+		status = 128 + WTERMSIG(st->wstatus);
+	if ((req = spawn_life_end_request(st->cage_id, status,
+	    st->timed_out > 0, st->oom_kills > 0)) == NULL)
+		return;
+	ctl_sync(st, req);
+	free(req);
+}
+
 /* gk-run's exit status from what happened. */
 static int
 outcome(struct run_state *st)
@@ -719,6 +742,8 @@ spawn_run(const struct spawn_run *r)
 	st.sigfd = r->sigfd;
 	st.status_fd = r->status_rfd;
 	st.ctl_fd = r->ctl_fd;
+	snprintf(st.cage_id, sizeof(st.cage_id), "%s",
+	    r->cage_id != NULL ? r->cage_id : "");
 	st.clines = (struct spawn_lines){ .buf = st.cbuf,
 	    .cap = SPAWN_EVENT_LINE_MAX };
 	if (r->cg_kill != NULL)
@@ -752,5 +777,6 @@ spawn_run(const struct spawn_run *r)
 	spawn_ask_free(st.ask);
 	rc = outcome(&st);
 	limits_summary(&st, rc);
+	say_end(&st, rc);
 	return rc;
 }

@@ -279,6 +279,24 @@ test_show(void **state)
 	    "id: k3j9x0qa\nlabel: x\nuid: 1\nsource: s\nallow:\n  a.b\n"
 	    "pinned: (none)\nrecent denials: (none)\n"
 	    "pending questions: (none)\n");
+	/* what passed, per destination, in sizes a person reads */
+	want(ctl_fmt_show, "{\"ok\":true,\"cage\":{\"id\":\"k3j9x0qa\","
+	    "\"label\":\"x\",\"source\":\"s\",\"uid\":1,\"allow\":[],"
+	    "\"traffic\":{\"up\":1049100,\"down\":2560,\"connections\":3,"
+	    "\"hosts\":[{\"host\":\"api.github.com\",\"port\":443,\"up\":"
+	    "1048576,\"down\":2048,\"connections\":1},{\"host\":"
+	    "\"2001:db8::1\",\"port\":80,\"up\":524,\"down\":512,"
+	    "\"connections\":2}],\"other\":{\"up\":0,\"down\":0,"
+	    "\"connections\":0}}}}",
+	    "id: k3j9x0qa\nlabel: x\nuid: 1\nsource: s\nallow: (none)\n"
+	    "traffic: up 1.0 MiB, down 2.5 KiB, 3 connections\n"
+	    "  api.github.com:443 up 1.0 MiB, down 2.0 KiB, 1 connection\n"
+	    "  [2001:db8::1]:80 up 524 B, down 512 B, 2 connections\n"
+	    "  (other destinations) up 0 B, down 0 B, 0 connections\n"
+	    "pinned: (none)\nrecent denials: (none)\n");
+	bad(ctl_fmt_show, "{\"ok\":true,\"cage\":" CAGE_A ",\"traffic\":{"
+	    "\"up\":1,\"down\":1,\"connections\":1,\"hosts\":[{\"host\":"
+	    "\"h\",\"port\":1,\"up\":-1}]}}}", CTL_REPLY_MALFORMED, "\"up\"");
 	bad(ctl_fmt_show, "{\"ok\":true}", CTL_REPLY_MALFORMED,
 	    "\"cage\" is missing");
 	bad(ctl_fmt_show, "{\"ok\":true,\"cage\":[]}", CTL_REPLY_MALFORMED,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "gatekeeper/policy/gk_ctlreq.h"
 
@@ -805,6 +806,43 @@ test_small_err(void **state)
 	assert_int_equal(parse_str("{}", &req, NULL, 0), GK_CTL_BAD_OP);
 }
 
+/* cage.create's canonical spec: members in name order, defaults filled
+ * in, reattach left out; its hash follows it. */
+static void
+test_spec(void **state)
+{
+	static const char a[] = CREATE "\"netns\":true,\"allow\":[\"b.example\","
+	    "\"a.example\"],\"limits\":{\"pids\":8,\"cpus\":0.5},\"command\":"
+	    "[\"make\",\"test\"],\"mounts\":[\"ro:/srv\"],\"reattach\":\"\"}";
+	static const char b[] = "{\"reattach\":\"cage-x\",\"mounts\":[\"ro:/srv\"],"
+	    "\"command\":[\"make\",\"test\"],\"limits\":{\"cpus\":0.5,"
+	    "\"pids\":8},\"allow\":[\"b.example\",\"a.example\"],\"netns\":true,"
+	    "\"op\":\"cage.create\",\"transparent\":true}";
+	struct gk_ctlreq req;
+	struct json_object *o;
+	char err[GK_CTL_ERRLEN], ha[65], hb[65];
+
+	(void)state;
+	assert_int_equal(gk_ctlreq_parse((const uint8_t *)a, strlen(a), &req,
+	    err, sizeof(err)), GK_CTL_OK);
+	o = gk_ctlreq_spec(&req);
+	assert_string_equal(json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+	    "{\"allow\":[\"b.example\",\"a.example\"],\"ask\":false,"
+	    "\"command\":[\"make\",\"test\"],\"events\":false,\"label\":\"\","
+	    "\"learn\":false,\"limits\":{\"cpus\":0.5,\"pids\":8},\"mounts\":"
+	    "[\"ro:/srv\"],\"netns\":true,\"transparent\":true}");
+	json_object_put(o);
+	assert_int_equal(gk_ctlreq_spec_sha256(&req, ha), 0);
+	gk_ctlreq_clear(&req);
+	assert_int_equal(gk_ctlreq_parse((const uint8_t *)b, strlen(b), &req,
+	    err, sizeof(err)), GK_CTL_OK);
+	assert_int_equal(gk_ctlreq_spec_sha256(&req, hb), 0);
+	gk_ctlreq_clear(&req);
+	assert_string_equal(ha, hb);
+	assert_int_equal(strlen(ha), 64);
+}
+
 int
 main(void)
 {
@@ -815,6 +853,7 @@ main(void)
 		cmocka_unit_test(test_huge_allow),
 		cmocka_unit_test(test_line_bounds),
 		cmocka_unit_test(test_depth_bomb),
+		cmocka_unit_test(test_spec),
 		cmocka_unit_test(test_small_err),
 		cmocka_unit_test(test_ask),
 		cmocka_unit_test(test_credential),

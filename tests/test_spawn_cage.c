@@ -12,8 +12,10 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <json-c/json.h>
 
 #include "spawner/spawn.h"
+#include "spawner/spawn_cred.h"
 
 static void
 test_label(void **state)
@@ -77,7 +79,8 @@ test_request(void **state)
 	spawn_strv_push(&allow, "[2001:db8::/32]:443");
 	spawn_strv_push(&allow, "192.0.2.0/24");
 	line = spawn_cage_request("gk-run: sh -c \"echo /\"", true, true,
-	    false, 0, &none, false, NULL, &allow, NULL, err, sizeof(err));
+	    false, 0, &none, false, NULL, &allow, NULL, NULL, err,
+	    sizeof(err));
 	assert_non_null(line);
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"gk-run: sh -c \\\"echo /\\\"\",\"transparent\":true,"
@@ -87,20 +90,20 @@ test_request(void **state)
 	spawn_strv_clear(&allow);
 	/* an empty allowlist is an empty array */
 	line = spawn_cage_request("l", false, false, false, 0, &none, false,
-	    NULL, &allow, NULL, err, sizeof(err));
+	    NULL, &allow, NULL, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"allow\":[]}\n");
 	free(line);
 	/* --ask: events too (the questions come as events), the timeout */
 	line = spawn_cage_request("l", false, false, false, 45, &none, false,
-	    NULL, &allow, NULL, err, sizeof(err));
+	    NULL, &allow, NULL, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"events\":true,"
 	    "\"ask\":true,\"ask_timeout\":45,\"allow\":[]}\n");
 	free(line);
 	/* limits, as numbers gatekeeperd checks again */
 	line = spawn_cage_request("l", false, false, false, 0, &lim, true,
-	    NULL, &allow, NULL, err, sizeof(err));
+	    NULL, &allow, NULL, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"limits\":{\"memory\":"
 	    "268435456,\"pids\":64,\"cpus\":1.5,\"best_effort\":true},"
@@ -110,7 +113,7 @@ test_request(void **state)
 	spawn_strv_push(&ups, "10M");
 	spawn_strv_push(&ups, "1M@*.example.com");
 	line = spawn_cage_request("l", false, false, false, 0, &none, false,
-	    NULL, &allow, &ups, err, sizeof(err));
+	    NULL, &allow, &ups, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"max_upload\":"
 	    "[\"10M\",\"1M@*.example.com\"],\"allow\":[]}\n");
@@ -118,7 +121,7 @@ test_request(void **state)
 	spawn_strv_clear(&ups);
 	/* the same sandbox again, after a restart */
 	line = spawn_cage_request("l", false, false, false, 0, &none, false,
-	    "cage-ab-1-2-3", &allow, NULL, err, sizeof(err));
+	    "cage-ab-1-2-3", &allow, NULL, NULL, err, sizeof(err));
 	assert_string_equal(line, "{\"op\":\"cage.create\",\"netns\":true,"
 	    "\"label\":\"l\",\"transparent\":false,\"reattach\":"
 	    "\"cage-ab-1-2-3\",\"allow\":[]}\n");
@@ -127,7 +130,7 @@ test_request(void **state)
 	for (i = 0; i < 300; i++)
 		spawn_strv_pushf(&allow, "%0250zu.example", i);
 	assert_null(spawn_cage_request("l", true, true, true, 0, &none,
-	    false, NULL, &allow, NULL, err, sizeof(err)));
+	    false, NULL, &allow, NULL, NULL, err, sizeof(err)));
 	assert_non_null(strstr(err, "the allowlist is too long for one "
 	    "request"));
 	spawn_strv_clear(&allow);
@@ -289,6 +292,86 @@ test_placeholder(void **state)
 	assert_string_equal(c.token, "TOKEN");
 }
 
+/* What runs in the cage, as gatekeeperd's audit gets it: the command
+ * with secrets taken out, printable, bounded; the mounts named. */
+static void
+test_life(void **state)
+{
+	char *cmd[80], val[] = "ghp_0123456789abcdef";
+	struct spawn_cred cred = { .name = "GITHUB_TOKEN", .value = val,
+	    .len = sizeof(val) - 1 };
+	struct spawn_optpath paths[] = { { SPAWN_PATH_RW, "/home/u/src" },
+	    { SPAWN_PATH_HIDE, "/home/u/.ssh" } };
+	struct json_object *o, *line;
+	char *req, num[80][8];
+	int i;
+
+	(void)state;
+	cmd[0] = "curl";
+	cmd[1] = "-H";
+	cmd[2] = "Authorization: token ghp_0123456789abcdef";
+	cmd[3] = "https://user:pw@example.com/x?a@b";
+	cmd[4] = "a\tb";
+	o = spawn_life_describe(cmd, 5, paths, 2, &cred, 1);
+	assert_string_equal(json_object_to_json_string_ext(o,
+	    JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+	    "{\"command\":[\"curl\",\"-H\",\"<credential GITHUB_TOKEN>\","
+	    "\"https://user:***@example.com/x?a@b\",\"a?b\"],\"mounts\":"
+	    "[\"rw:/home/u/src\",\"hide:/home/u/.ssh\"]}");
+	/* the request carries it */
+	req = spawn_cage_request("l", false, false, false, 0,
+	    &(struct gk_rlimits){ 0, 0, 0 }, false, NULL,
+	    &(struct spawn_strv){ 0 }, NULL, o, NULL, 0);
+	assert_non_null(strstr(req, "\"command\":[\"curl\""));
+	free(req);
+	json_object_put(o);
+	/* bounded: 63 arguments and a count of the rest */
+	for (i = 0; i < 80; i++) {
+		snprintf(num[i], sizeof(num[i]), "%d", i);
+		cmd[i] = num[i];
+	}
+	o = spawn_life_describe(cmd, 80, NULL, 0, NULL, 0);
+	line = json_object_object_get(o, "command");
+	assert_int_equal(json_object_array_length(line), 64);
+	assert_string_equal(json_object_get_string(json_object_array_get_idx(
+	    line, 63)), "... (17 more)");
+	assert_false(json_object_object_get_ex(o, "mounts", NULL));
+	json_object_put(o);
+}
+
+/* How the command ended, as cage.destroy says it. */
+static void
+test_life_end(void **state)
+{
+	static const struct {
+		int		 status;
+		bool		 walltime, oom;
+		const char	*want;
+	} cases[] = {
+		{ 0, false, false, ",\"exit\":0}" },
+		{ 7, false, false, ",\"exit\":7}" },
+		{ 137, false, false, ",\"signal\":\"SIGKILL\"}" },
+		{ 137, false, true, ",\"signal\":\"SIGKILL\",\"reason\":"
+		    "\"memory\"}" },
+		{ 143, false, true, ",\"signal\":\"SIGTERM\"}" },
+		{ 143, true, false, ",\"signal\":\"SIGTERM\",\"reason\":"
+		    "\"walltime\"}" },
+		{ 125, true, false, ",\"exit\":125,\"reason\":\"walltime\"}" },
+	};
+	char want[256], *req;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		req = spawn_life_end_request("k3j9x0qa", cases[i].status,
+		    cases[i].walltime, cases[i].oom);
+		snprintf(want, sizeof(want), "{\"op\":\"cage.destroy\","
+		    "\"id\":\"k3j9x0qa\"%s\n", cases[i].want);
+		assert_string_equal(req, want);
+		free(req);
+	}
+}
+
 int
 main(void)
 {
@@ -297,6 +380,8 @@ main(void)
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_reply),
 		cmocka_unit_test(test_placeholder),
+		cmocka_unit_test(test_life),
+		cmocka_unit_test(test_life_end),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -21,6 +21,7 @@
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_facet.h"
 #include "gatekeeper/cage/gk_learn.h"
+#include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
 #include "gatekeeper/state/gk_audit.h"
 
@@ -431,6 +432,8 @@ gk_cage_end(struct gk_cage *c, const char *reason)
 
 	if (c == NULL)
 		return;
+	/* its connections end first, so that their bytes are in the line */
+	gk_limit_release(c);
 	audit_end(c, reason);
 	log_info("cage=%s label=\"%s\" source=%s action=destroy reason=\"%s\"",
 	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),

@@ -98,6 +98,9 @@ struct gk_cage_spec {
 	/* its upload budgets (gk_budget.h) */
 	const struct gk_upload	*uploads;
 	size_t			 nuploads;
+	/* what runs in it, for the audit (gk_life.h) */
+	char *const		*command;
+	size_t			 ncommand;
 };
 
 enum gk_cage_err {
@@ -133,9 +136,10 @@ struct gk_cage	*gk_cage_begin(struct gk_cage_table *t,
 		    const struct gk_cage_spec *s, enum gk_cage_err *e,
 		    char *err, size_t errlen);
 /*
- * End it: the audit line (cage.destroy, with `reason`) and the log line,
- * each facet's end in reverse order (its connections, its processes, its
- * network), then it is gone. Accepts NULL.
+ * End it: its connections (so that their bytes are counted), the audit
+ * line (cage.destroy, with `reason`) and the log line, each facet's end
+ * in reverse order (its processes, its network), then it is gone.
+ * Accepts NULL.
  */
 void		 gk_cage_end(struct gk_cage *c, const char *reason);
 const char	*gk_cage_strerror(enum gk_cage_err e);

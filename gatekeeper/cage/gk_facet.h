@@ -7,8 +7,11 @@
  * in both: its processes are killed first (their last limit events
  * counted and told), then what it holds ends (a held connection lets go
  * of its question; a brokered one of its credentials), then its
- * questions, its credentials (wiped), its owner's channel, and last its
- * network: nothing of a cage outlives its network.
+ * questions, its credentials (wiped), its owner's channel, and its
+ * network: nothing of a cage outlives its network but the record of its
+ * command (gk_life.h), which ends last. (Before any of that, and before
+ * the cage.destroy line, gk_cage_end ends the connections it holds, so
+ * that their bytes are in the line.)
  *
  * A new per-cage facility is one new file (its begin and end) and one
  * row in gk_facets.c, with its id here.
@@ -24,6 +27,7 @@ struct gk_cage_table;
 struct json_object;
 
 enum gk_facet_id {
+	GK_FACET_LIFE,		/* its command, how it ended (gk_life.h) */
 	GK_FACET_PLUMB,		/* its network: veth, nftables (netns) */
 	GK_FACET_EVENTS,	/* events to its owner (gk_events.h) */
 	GK_FACET_CRED,		/* its credentials, its authority */

@@ -9,11 +9,14 @@
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_facet.h"
 #include "gatekeeper/cage/gk_learn.h"
+#include "gatekeeper/cage/gk_life.h"
 #include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/cage/gk_plumb_facet.h"
 #include "gatekeeper/cage/gk_traffic.h"
 
 const struct gk_facet gk_facets[GK_FACET__MAX] = {
+	[GK_FACET_LIFE] = { "life", gk_life_begin, gk_life_ended,
+	    gk_life_end },
 	[GK_FACET_PLUMB] = { "plumbing", gk_plumb_facet_begin, NULL,
 	    gk_plumb_facet_end },
 	[GK_FACET_EVENTS] = { "events", gk_events_begin, NULL,

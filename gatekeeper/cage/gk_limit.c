@@ -479,14 +479,13 @@ gk_hold_drop(struct gk_hold *h)
 }
 
 void
-gk_limit_end(struct gk_cage *c, const char *reason)
+gk_limit_release(struct gk_cage *c)
 {
 	struct gk_cage_lim *L = gk_cage_facet(c, GK_FACET_LIMITS);
 	struct gk_hold *h;
 	gk_hold_end_cb end;
 	size_t bound;
 
-	(void)reason;
 	if (L == NULL)
 		return;
 	/* each end unlinks its holding first: the list shrinks each turn */
@@ -498,6 +497,17 @@ gk_limit_end(struct gk_cage *c, const char *reason)
 	}
 	if (h != NULL)
 		log_warn("cage=%s: holdings left at its end", gk_cage_id(c));
+}
+
+void
+gk_limit_end(struct gk_cage *c, const char *reason)
+{
+	struct gk_cage_lim *L = gk_cage_facet(c, GK_FACET_LIMITS);
+
+	(void)reason;
+	if (L == NULL)
+		return;
+	gk_limit_release(c);
 	gk_cage_facet_set(c, GK_FACET_LIMITS, NULL);
 	free(L);
 }

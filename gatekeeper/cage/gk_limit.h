@@ -129,6 +129,9 @@ int		 gk_limit_begin(struct gk_cage *c, const struct gk_cage_spec *s,
 		    char *err, size_t errlen);
 void		 gk_limit_ended(const struct gk_cage *c, struct json_object *d);
 void		 gk_limit_end(struct gk_cage *c, const char *reason);
+/* Every holding of c ends now (its end callback run: a tunnel adds its
+ * bytes to the cage's traffic); the budget state stays until the end. */
+void		 gk_limit_release(struct gk_cage *c);
 /* c's budget state, to read (NULL c: the sources that are no cage's). */
 const struct gk_cage_lim *gk_limit_of(const struct gk_cage *c);
 /* How often limit k refused c. */

@@ -5,7 +5,8 @@
  * destinations, the rest together as "other". cage.show lists it, and the
  * cage.destroy audit line carries it with the cage's duration, so "what
  * did this job send, and where" has one answer. Tunnels still open when
- * the cage ends are not in its line (they end after it is written).
+ * the cage ends are in its line: the cage's end ends its connections
+ * (gk_limit_release) before the line is written.
  */
 #ifndef GK_TRAFFIC_H
 #define GK_TRAFFIC_H

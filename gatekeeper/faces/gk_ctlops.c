@@ -100,10 +100,11 @@ ctl_reply_coded(struct ctlconn *cc, const char *code, const char *fmt, ...)
 
 void
 ctl_audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c,
-    bool reattach)
+    bool reattach, struct json_object *more)
 {
-	struct json_object *d = json_object_new_object();
+	struct json_object *d = json_object_new_object(), *a;
 	char addr[GK_ADDR_STRLEN];
+	size_t n = gk_allowlist_len(gk_cage_allow(c));
 
 	json_object_object_add(d, "uid", json_object_new_int64(cc->uid));
 	if (reattach)	/* the same sandbox again, after a restart */
@@ -111,8 +112,18 @@ ctl_audit_change(struct ctlconn *cc, const char *event, const struct gk_cage *c,
 		    json_object_new_boolean(1));
 	json_object_object_add(d, "source", json_object_new_string(
 	    gk_addr_ntop(gk_cage_source(c), addr, sizeof(addr))));
-	json_object_object_add(d, "allow",
-	    gk_ctl_allow_json(gk_cage_allow(c)));
+	a = gk_ctl_allow_json(gk_cage_allow(c));
+	if (n > GK_CTL_ALLOW_SHOWN)	/* a line stays a line */
+		json_object_array_del_idx(a, GK_CTL_ALLOW_SHOWN,
+		    n - GK_CTL_ALLOW_SHOWN);
+	json_object_object_add(d, "allow", a);
+	json_object_object_add(d, "patterns", json_object_new_int64(
+	    (int64_t)n));
+	if (more != NULL) {
+		json_object_object_foreach(more, k, v)
+			json_object_object_add(d, k, json_object_get(v));
+		json_object_put(more);
+	}
 	gk_audit_event(cc->ctl->audit, event, c, d);
 	log_info("cage=%s label=\"%s\" source=%s uid=%u action=%s%s "
 	    "patterns=%zu ctl=%llu", gk_cage_id(c), gk_cage_label(c), addr,

@@ -670,6 +670,8 @@ parse_fields(struct json_object *obj, struct gk_ctlreq *out, char *err,
 		st = parse_reattach(v, out, err, errlen);
 	if (st == GK_CTL_OK && out->op == GK_CTL_OP_CAGE_CREDENTIAL)
 		st = parse_credential(obj, out, err, errlen);
+	if (st == GK_CTL_OK)
+		st = gk_ctlreq_life(obj, out, err, errlen);
 	return st;
 }
 
@@ -766,5 +768,6 @@ gk_ctlreq_clear(struct gk_ctlreq *req)
 	free(req->remove);
 	gk_ctlreq_cred_clear(req);
 	free(req->uploads);
+	gk_ctlreq_life_clear(req);
 	memset(req, 0, sizeof(*req));
 }

@@ -51,6 +51,15 @@
 #define GK_CTL_CRED_MIN		8
 #define GK_CTL_CRED_MAX		4096
 #define GK_CTL_CRED_HOSTS_MAX	32
+/* cage.create, for its audit line: the command's arguments (each a string
+ * of at most GK_CTL_ARG_MAX bytes) and the sandbox's mounts ("ro:PATH",
+ * "rw:PATH", "hide:PATH", "socket:PATH"); cage.destroy: a signal's name */
+#define GK_CTL_CMD_MAX		64
+#define GK_CTL_ARG_MAX		256
+#define GK_CTL_MOUNTS_MAX	64
+#define GK_CTL_MOUNT_MAX	1024
+#define GK_CTL_SIGNAL_MAX	15	/* "SIGRTMIN+30" */
+#define GK_CTL_ALLOW_SHOWN	64	/* patterns a cage.create line names */
 
 enum gk_ctl_op {
 	GK_CTL_OP_NONE,		/* only on error */
@@ -140,6 +149,19 @@ struct gk_ctlreq {
 	size_t		 cred_len;
 	char		**hosts;
 	size_t		 nhosts;
+	/* create: what runs in the cage, for the audit only (gk-run's
+	 * command and mounts; ncommand, nmounts strings and a NULL after) */
+	char		**command;
+	size_t		 ncommand;
+	char		**mounts;
+	size_t		 nmounts;
+	/* destroy, by the cage's own connection: how its command ended,
+	 * "exit" (with exited) or "signal" ("SIGKILL"), and "reason": what
+	 * ended it ("walltime", "memory"; "" when not said) */
+	bool		 exited;
+	uint8_t		 exit_status;
+	char		 signal[GK_CTL_SIGNAL_MAX + 1];
+	char		 end_reason[16];
 };
 
 /*
@@ -157,6 +179,20 @@ const char	*gk_ctl_op_name(enum gk_ctl_op op);
 /* "once", "run", "save", "deny", "timeout" (gk_proto.h). */
 const char	*gk_decision_name(enum gk_decision d);
 const char	*gk_ctl_strstatus(enum gk_ctl_status st);
+
+/*
+ * A cage.create request's canonical spec (gk_ctlreq_life.c): a new object
+ * of what the cage was asked to be, its members in name order, defaults
+ * filled in, "reattach" left out (the same sandbox again has the same
+ * spec): allow, ask, ask_timeout (with ask), command, events, label,
+ * learn, limits, mounts, netns, source, transparent. A create holds no
+ * secret. gk_ctlreq_spec_sha256 puts the SHA-256 of its plain JSON text
+ * into hex (64 hex digits and a NUL); -1 when out of memory.
+ */
+struct json_object;
+struct json_object *gk_ctlreq_spec(const struct gk_ctlreq *req);
+int		 gk_ctlreq_spec_sha256(const struct gk_ctlreq *req,
+		    char hex[65]);
 
 /*
  * Reply encoders, pure too: new JSON values the caller owns (puts).

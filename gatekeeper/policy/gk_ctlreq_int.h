@@ -39,6 +39,11 @@ enum field {
 	F_VALUE = 1 << 20,
 	F_HOSTS = 1 << 21,
 	F_MAX_UPLOAD = 1 << 22,
+	F_COMMAND = 1 << 23,		/* create: for the audit */
+	F_MOUNTS = 1 << 24,
+	F_EXIT = 1 << 25,		/* destroy: how the command ended */
+	F_SIGNAL = 1 << 26,
+	F_REASON = 1 << 27,
 };
 
 /* A field's name in a request, and its bit. */
@@ -46,7 +51,7 @@ struct gk_ctl_field {
 	const char	*name;
 	enum field	 bit;
 };
-#define GK_CTL_NFIELDS	23	/* one per bit of enum field */
+#define GK_CTL_NFIELDS	28	/* one per bit of enum field */
 extern const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS];
 
 /* An op: its name, the fields it needs and allows, and how to write it. */
@@ -100,5 +105,14 @@ enum gk_ctl_status gk_ctlreq_uploads(struct json_object *v,
 		    struct gk_ctlreq *out, char *err, size_t errlen);
 /* Free the credential's strings (the value wiped first) and hosts. */
 void		 gk_ctlreq_cred_clear(struct gk_ctlreq *req);
+
+/*
+ * gk_ctlreq_life.c: create's "command" and "mounts", destroy's "exit",
+ * "signal" and "reason", into out (GK_CTL_OK, or a status with err);
+ * gk_ctlreq_life_clear frees what they hold.
+ */
+enum gk_ctl_status gk_ctlreq_life(struct json_object *obj,
+		    struct gk_ctlreq *out, char *err, size_t errlen);
+void		 gk_ctlreq_life_clear(struct gk_ctlreq *req);
 
 #endif /* GK_CTLREQ_INT_H */

@@ -39,6 +39,11 @@ const struct gk_ctl_field gk_ctl_fields[GK_CTL_NFIELDS] = {
 	{ "value", F_VALUE },
 	{ "hosts", F_HOSTS },
 	{ "max_upload", F_MAX_UPLOAD },
+	{ "command", F_COMMAND },
+	{ "mounts", F_MOUNTS },
+	{ "exit", F_EXIT },
+	{ "signal", F_SIGNAL },
+	{ "reason", F_REASON },
 };
 
 bool

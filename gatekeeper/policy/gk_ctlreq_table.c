@@ -12,7 +12,7 @@ const struct gk_ctl_op_spec gk_ctl_op_specs[GK_CTL_OP__MAX] = {
 	[GK_CTL_OP_CAGE_CREATE] = { "cage.create", F_OP | F_ALLOW,
 	    F_OP | F_SOURCE | F_NETNS | F_TRANSPARENT | F_ALLOW | F_LABEL |
 	    F_EVENTS | F_LEARN | F_LIMITS | F_REATTACH | F_ASK | F_ASK_TIMEOUT |
-	    F_MAX_UPLOAD,
+	    F_MAX_UPLOAD | F_COMMAND | F_MOUNTS,
 	    "{\"op\":\"cage.create\",\"source\":\"10.143.0.2\","
 	    "\"allow\":[\"*.example.com\"],\"label\":\"demo\"} "
 	    "or, with a network namespace fd sent along (SCM_RIGHTS), "
@@ -21,14 +21,20 @@ const struct gk_ctl_op_spec gk_ctl_op_specs[GK_CTL_OP__MAX] = {
 	    "transparent, \"events\":true, this connection told of the "
 	    "cage's denials, \"ask\":true with \"ask_timeout\":60, and "
 	    "\"limits\":{\"memory\":268435456,\"pids\":64,\"cpus\":1.5}, "
-	    "\"max_upload\":[\"10M\",\"1M@*.example.com\"] are optional)" },
+	    "\"max_upload\":[\"10M\",\"1M@*.example.com\"], and for the audit "
+	    "\"command\":[\"make\",\"test\"] and "
+	    "\"mounts\":[\"rw:/home/u/src\"] are optional)" },
 	[GK_CTL_OP_CAGE_UPDATE] = { "cage.update", F_OP | F_ID,
 	    F_OP | F_ID | F_ALLOW | F_ADD | F_REMOVE,
 	    "{\"op\":\"cage.update\",\"id\":\"ID\","
 	    "\"allow\":[\"*.example.com\"]} to replace the allowlist, or "
 	    "\"add\":[...] and/or \"remove\":[...] to change it" },
-	[GK_CTL_OP_CAGE_DESTROY] = { "cage.destroy", F_OP | F_ID, F_OP | F_ID,
-	    "{\"op\":\"cage.destroy\",\"id\":\"ID\"}" },
+	[GK_CTL_OP_CAGE_DESTROY] = { "cage.destroy", F_OP | F_ID,
+	    F_OP | F_ID | F_EXIT | F_SIGNAL | F_REASON,
+	    "{\"op\":\"cage.destroy\",\"id\":\"ID\"} (its own connection "
+	    "may say how its command ended: \"exit\":0 or "
+	    "\"signal\":\"SIGKILL\", and \"reason\":\"walltime\" or "
+	    "\"memory\")" },
 	[GK_CTL_OP_CAGE_LIST] = { "cage.list", F_OP, F_OP,
 	    "{\"op\":\"cage.list\"}" },
 	[GK_CTL_OP_STATS] = { "stats", F_OP, F_OP, "{\"op\":\"stats\"}" },

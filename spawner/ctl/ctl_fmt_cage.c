@@ -212,6 +212,69 @@ show_pinned(struct fmt_run *r, struct json_object *a)
 	}
 }
 
+/* Bytes for a person: "512 B", "1.5 KiB", "20.0 MiB". */
+static void
+fmt_bytes(uint64_t v, char *buf, size_t len)
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB",
+	    "PiB", "EiB" };
+	uint64_t unit = 1024;
+	size_t i;
+
+	if (v < 1024) {
+		snprintf(buf, len, "%" PRIu64 " B", v);
+		return;
+	}
+	for (i = 0; i < 5 && v / unit >= 1024; i++)
+		unit *= 1024;
+	snprintf(buf, len, "%" PRIu64 ".%" PRIu64 " %s", v / unit,
+	    v % unit * 10 / unit, units[i]);
+}
+
+/* "up 1.0 MiB, down 2.3 KiB, 2 connections" of a traffic row. */
+static void
+traffic_row(struct fmt_run *r, struct json_object *row)
+{
+	char up[32], down[32];
+	uint64_t n;
+
+	fmt_bytes(ctl_rd_u64(&r->rd, row, "up"), up, sizeof(up));
+	fmt_bytes(ctl_rd_u64(&r->rd, row, "down"), down, sizeof(down));
+	n = ctl_rd_u64(&r->rd, row, "connections");
+	fprintf(r->mem, "up %s, down %s, %" PRIu64 " connection%s\n", up,
+	    down, n, n == 1 ? "" : "s");
+}
+
+/* "traffic: up ..., down ..., N connections", then one line per
+ * destination (and "other", the ones past gatekeeperd's rows). */
+static void
+show_traffic(struct fmt_run *r, struct json_object *c)
+{
+	struct json_object *t, *a, *h;
+	char target[CTL_CELL_MAX];
+	size_t i, n;
+
+	if (!json_object_object_get_ex(c, "traffic", NULL) ||
+	    (t = ctl_rd_obj(&r->rd, c, "traffic")) == NULL)
+		return;
+	fputs("traffic: ", r->mem);
+	traffic_row(r, t);
+	a = ctl_rd_arr_opt(&r->rd, t, "hosts");
+	n = a != NULL ? json_object_array_length(a) : 0;
+	for (i = 0; i < n && !r->rd.bad; i++) {
+		h = ctl_rd_at(&r->rd, a, i, json_type_object, "hosts");
+		fmt_target(ctl_rd_str(&r->rd, h, "host"), fmt_port(&r->rd, h),
+		    target, sizeof(target));
+		fprintf(r->mem, "  %s ", target);
+		traffic_row(r, h);
+	}
+	if (json_object_object_get_ex(t, "other", NULL) &&
+	    (h = ctl_rd_obj(&r->rd, t, "other")) != NULL) {
+		fputs("  (other destinations) ", r->mem);
+		traffic_row(r, h);
+	}
+}
+
 static void
 show_body(struct fmt_run *r)
 {
@@ -229,6 +292,7 @@ show_body(struct fmt_run *r)
 	show_denied(r, c);
 	show_u64(r, c, "questions", "questions");
 	show_allow(r, c);
+	show_traffic(r, c);
 	show_pinned(r, ctl_rd_arr_opt(&r->rd, c, "pinned"));
 	fmt_show_recent(r, ctl_rd_arr_opt(&r->rd, c, "recent"));
 	fmt_show_pending(r, ctl_rd_arr_opt(&r->rd, c, "pending"));

@@ -48,6 +48,30 @@ check_cred(const struct gk_ctlreq *req)
 	assert(req->hosts[req->nhosts] == NULL);
 }
 
+/* create's command and mounts, destroy's end: bounded, as documented;
+ * the canonical spec's hash computes. */
+static void
+check_life(const struct gk_ctlreq *req)
+{
+	char hex[65];
+	size_t i;
+
+	assert(req->ncommand <= GK_CTL_CMD_MAX &&
+	    req->nmounts <= GK_CTL_MOUNTS_MAX);
+	for (i = 0; i < req->ncommand; i++)
+		assert(strlen(req->command[i]) <= GK_CTL_ARG_MAX);
+	for (i = 0; i < req->nmounts; i++)
+		assert(strlen(req->mounts[i]) <= GK_CTL_MOUNT_MAX &&
+		    strchr(req->mounts[i], ':') != NULL);
+	assert(!(req->exited && req->signal[0] != '\0'));
+	assert(req->end_reason[0] == '\0' || req->exited ||
+	    req->signal[0] != '\0');
+	if (req->op == GK_CTL_OP_CAGE_CREATE) {
+		assert(gk_ctlreq_spec_sha256(req, hex) == 0);
+		assert(strlen(hex) == 64);
+	}
+}
+
 static void
 check_ok(const struct gk_ctlreq *req, size_t size)
 {
@@ -75,6 +99,7 @@ check_ok(const struct gk_ctlreq *req, size_t size)
 	}
 	assert(req->allow == NULL || req->allow[req->nallow] == NULL);
 	check_cred(req);
+	check_life(req);
 }
 
 int

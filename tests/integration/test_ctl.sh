@@ -13,6 +13,10 @@
 #     supervisor never answers);
 #   - reload (root only) picks up a new host policy; destroy ends a cage
 #     and its processes, and a follower of that cage is told;
+#   - a cage's life in the audit log: the create line (allowlist, command,
+#     spec_sha256), the destroy line (exit 7; SIGKILL; --timeout's
+#     walltime; an operator's destroy; bytes posted per host, which show
+#     lists while the cage lives);
 #   - exit codes: 2 usage, 3 no daemon, 1 refused, 4 not permitted.
 #
 #   bash tests/integration/test_ctl.sh build/gatekeeperd build/spawner/gk-run \
@@ -291,6 +295,82 @@ ctl approve 999999
 gk_check "approve of a question that is not pending: exit 1, said" \
 	eval '[ "$CTL_RC" = 1 ] && grep -q "999999" "$T/ctl.err"'
 
+# ---- a cage's life in the audit log --------------------------------------------------------
+# life_line EVENT LABEL: the last audit line of EVENT for the cage
+# labelled LABEL (empty while it is not written: the log is buffered).
+life_line() {
+	grep -F "\"event\":\"$1\"" "$AUDIT" 2>/dev/null | grep -F "\"label\":\"$2\"" | tail -n 1
+}
+# life_has EVENT LABEL STRING...: that line holds every STRING.
+life_has() {
+	local l s
+	l=$(life_line "$1" "$2")
+	[ -n "$l" ] || return 1
+	shift 2
+	for s in "$@"; do
+		grep -qF -- "$s" <<<"$l" || return 1
+	done
+}
+# life_traffic LABEL HOST PORT: "UP DOWN CONNECTIONS" of HOST:PORT in the
+# cage's destroy line.
+life_traffic() {
+	life_line cage.destroy "$1" | "$PYTHON" -c '
+import json, sys
+for l in sys.stdin:
+    for h in json.loads(l).get("traffic", {}).get("hosts", []):
+        if h.get("host") == sys.argv[1] and h.get("port") == int(sys.argv[2]):
+            print("%d %d %d" % (h["up"], h["down"], h["connections"]))' "$2" "$3"
+}
+cage root --label life-exit --allow github.com -- sh -c 'exit 7'
+gk_wait_for 50 life_has cage.destroy life-exit '"exit":7'
+GK_DETAIL="$(run_detail) | create: $(life_line cage.create life-exit) | destroy: $(life_line cage.destroy life-exit)"
+gk_check "a cage's create line: its allowlist, the number of patterns, its command, the spec's SHA-256" \
+	eval '[ "$RUN_RC" = 7 ] && life_has cage.create life-exit "\"allow\":[\"github.com\"]" \
+	    "\"patterns\":1" "\"command\":[\"sh\",\"-c\",\"exit 7\"]" "\"netns\":true" &&
+	    life_line cage.create life-exit | grep -Eq "\"spec_sha256\":\"[0-9a-f]{64}\""'
+gk_check "... its destroy line: exit 7, reason exited, its command, its life in seconds" \
+	life_has cage.destroy life-exit '"reason":"exited"' '"exit":7' \
+	    '"command":["sh","-c","exit 7"]' '"seconds":'
+cage root --label life-kill --allow github.com -- sh -c 'kill -KILL $$'
+gk_wait_for 50 life_has cage.destroy life-kill '"signal"'
+GK_DETAIL="$(run_detail) | destroy: $(life_line cage.destroy life-kill)"
+gk_check "a command killed by a signal: 137, and its destroy line says SIGKILL (reason killed), no exit" \
+	eval '[ "$RUN_RC" = 137 ] && life_has cage.destroy life-kill "\"signal\":\"SIGKILL\"" \
+	    "\"reason\":\"killed\"" && ! life_has cage.destroy life-kill "\"exit\":"'
+cage root --label life-walltime --timeout 1 --allow github.com -- sleep 30
+gk_wait_for 50 life_has cage.destroy life-walltime '"signal"'
+GK_DETAIL="$(run_detail) | destroy: $(life_line cage.destroy life-walltime)"
+gk_check "a command over its --timeout: 124, and its destroy line says reason walltime and the signal" \
+	eval '[ "$RUN_RC" = 124 ] && life_has cage.destroy life-walltime "\"reason\":\"walltime\"" \
+	    "\"signal\":\"SIG"'
+# 200000 bytes posted to the npm registry's audit endpoint (nginx answers
+# 200 and reads the body), then the cage waits for life-stop (at most 60 s):
+# gatekeeperctl show has them per host while it lives; then its destroy line
+head -c 200000 /dev/zero >"$SHARE/life.bin"
+chmod 644 "$SHARE/life.bin"
+rm -f "$T/work-root/life-stop" "$T/work-root/posted"
+cage_bg LB root --label life-up --allow registry.npmjs.org --ro "$SHARE" --ro "$EN_DIR" -- sh -c "
+	${CURL[*]} -o /dev/null -H 'Expect:' -H 'Content-Type: application/octet-stream' \
+	    --data-binary @$SHARE/life.bin https://registry.npmjs.org/-/npm/v1/security/advisories/bulk
+	echo \$? >posted
+	i=0; while [ ! -e life-stop ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done"
+wait_ms 200 test -s "$T/work-root/posted"
+LID=$(cage_id life-up)
+ctl show "$LID"
+GK_DETAIL="$GK_DETAIL | posted: $(cat "$T/work-root/posted" 2>/dev/null)"
+gk_check "show: what passed, per host: registry.npmjs.org:443, up ~195 KiB, one connection" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "^traffic: up 19[0-9]\.[0-9] KiB" "$T/ctl.out" &&
+	    grep -q "^  registry.npmjs.org:443 up 19[0-9]\.[0-9] KiB, down .*, 1 connection$" "$T/ctl.out"'
+: >"$T/work-root/life-stop"
+gk_wait_exit "$LB" 100
+gk_wait_for 50 life_has cage.destroy life-up '"exit":0'
+t=$(life_traffic life-up registry.npmjs.org 443)
+up=${t%% *}
+GK_DETAIL="traffic: $t | destroy: $(life_line cage.destroy life-up)"
+gk_check "... its destroy line: exit 0, registry.npmjs.org:443 up 200000 bytes (to within TLS and the request head), one connection" \
+	eval '[ -n "$up" ] && [ "$up" -ge 200000 ] && [ "$up" -le $((200000 + 16384)) ] &&
+	    [ "${t##* }" = 1 ] && life_has cage.destroy life-up "\"exit\":0"'
+
 # ---- destroy -------------------------------------------------------------------------------
 ctlu destroy "$RID"
 gk_check "destroy (user) of root's cage: not permitted, exit 4" test "$CTL_RC" = 4
@@ -301,6 +381,11 @@ GK_DETAIL="gk-run rc=$GK_RC | $(oneline "$(tail -c 400 "$T/UB.err")")"
 gk_check "... its gk-run ends at once (the cage's processes are gone), and says why" \
 	eval '! kill -0 "$UB" 2>/dev/null &&
 	    grep -q "gatekeeperd ended the cage (destroyed by uid $E2E_UID)" "$T/UB.err"'
+gk_wait_for 50 life_has cage.destroy userjob '"reason":"destroyed by uid'
+GK_DETAIL="destroy: $(life_line cage.destroy userjob)"
+gk_check "... its destroy line says who: destroyed by uid $E2E_UID, no exit status" \
+	eval 'life_has cage.destroy userjob "\"reason\":\"destroyed by uid $E2E_UID\"" &&
+	    ! life_has cage.destroy userjob "\"exit\":"'
 ctl destroy "$RID"
 gk_check "destroy (root) of root's loop cage: exit 0" test "$CTL_RC" = 0
 gk_wait_exit "$RB" 100

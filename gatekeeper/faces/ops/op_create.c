@@ -108,6 +108,32 @@ create_spec(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd,
 	s->ask_timeout = req->ask_timeout;
 	s->uploads = req->uploads;
 	s->nuploads = req->nuploads;
+	s->command = req->command;
+	s->ncommand = req->ncommand;
+}
+
+/*
+ * What the cage.create audit line says of the cage besides its source
+ * and allowlist: what the request asked for (its canonical spec, less
+ * what the line has already) and "spec_sha256", the hash of that spec.
+ */
+static struct json_object *
+created_summary(const struct gk_ctlreq *req)
+{
+	struct json_object *spec = gk_ctlreq_spec(req), *o;
+	char hex[65];
+
+	o = json_object_new_object();
+	json_object_object_foreach(spec, k, v) {
+		if (strcmp(k, "allow") != 0 && strcmp(k, "label") != 0 &&
+		    strcmp(k, "source") != 0)
+			json_object_object_add(o, k, json_object_get(v));
+	}
+	json_object_put(spec);
+	if (gk_ctlreq_spec_sha256(req, hex) == 0)
+		json_object_object_add(o, "spec_sha256",
+		    json_object_new_string(hex));
+	return o;
 }
 
 void
@@ -134,6 +160,7 @@ op_create(struct ctlconn *cc, const struct gk_ctlreq *req, int nsfd)
 		return;
 	}
 	gk_stats.cages_created++;
-	ctl_audit_change(cc, "cage.create", c, req->reattach);
+	ctl_audit_change(cc, "cage.create", c, req->reattach,
+	    created_summary(req));
 	reply_created(cc, c, req);
 }

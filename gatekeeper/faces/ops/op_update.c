@@ -49,6 +49,6 @@ op_update(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 		return;
 	gk_cage_set_allow(c, al);
 	gk_cage_plumb_open(c);
-	ctl_audit_change(cc, "cage.update", c, false);
+	ctl_audit_change(cc, "cage.update", c, false, NULL);
 	ctl_reply_ok(cc, "cage", gk_ctl_cage_json(c, false));
 }

@@ -43,8 +43,10 @@ void	 ctl_reply_merge(struct ctlconn *cc, struct json_object *fields);
  * answered why, NULL. */
 struct gk_cage *ctl_find_managed(struct ctlconn *cc,
 	    const struct gk_ctlreq *req);
-/* The audit and log lines of a cage's create or update by cc. */
+/* The audit and log lines of a cage's create or update by cc: its
+ * allowlist (the first GK_CTL_ALLOW_SHOWN patterns, and "patterns", how
+ * many), and each member of `more` (taken; NULL: none). */
 void	 ctl_audit_change(struct ctlconn *cc, const char *event,
-	    const struct gk_cage *c, bool reattach);
+	    const struct gk_cage *c, bool reattach, struct json_object *more);
 
 #endif /* GK_OPS_H */
