@@ -240,6 +240,7 @@ proxy_conf(struct gk_daemon *d)
 	d->proxy.handshake_timeout_ms = d->conf.handshake_timeout_ms;
 	d->proxy.idle_sec = d->conf.idle_timeout_s;
 	gk_limit_configure(&d->conf.limits, d->audit);
+	gk_audit_set_allowed(d->audit, d->conf.audit_allowed);
 }
 
 static int

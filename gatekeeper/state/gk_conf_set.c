@@ -231,6 +231,13 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 		c->idle_timeout_s = (uint32_t)n;
 		return 0;
 	}
+	if (k == K_AUDIT_ALLOWED) {
+		if (parse_uint(v, 0, 1000000, &n) == -1)
+			return gk_seterr(err, errlen, "audit-allowed: '%s' is "
+			    "not a number from 0 (none) to 1000000", v);
+		c->audit_allowed = (uint32_t)n;
+		return 0;
+	}
 	if (k == K_TTL_CAP) {
 		if (parse_uint(v, 1, 86400, &n) == -1)
 			return gk_seterr(err, errlen, "ttl-cap: '%s' is not a "
@@ -356,6 +363,7 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_IDLE_TIMEOUT:
 	case K_HANDSHAKE_TIMEOUT:
 	case K_PIN_GRACE:
+	case K_AUDIT_ALLOWED:
 		return set_number_key(c, k, value, err, errlen);
 	case K_CAGE_DNS_RATE:
 	case K_CAGE_DNS_UPSTREAM:
