@@ -245,6 +245,7 @@ proxy_conf(struct gk_daemon *d)
 	d->budgets.v = d->conf.uploads;
 	d->budgets.n = d->conf.nuploads;
 	gk_budget_configure(d->cages, &d->budgets);
+	gk_audit_set_allowed(d->audit, d->conf.audit_allowed);
 }
 
 static int

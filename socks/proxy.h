@@ -143,6 +143,13 @@ void		 proxy_deny_record(const struct proxy_ctx *ctx,
 void		 proxy_deny_count(const struct proxy_ctx *ctx,
 		    const struct proxy_who *who, const struct gk_host *t,
 		    const struct proxy_outcome *o);
+/* A tunnel ended (why: its relay's reason), having moved up and down
+ * bytes: a "conn.allow" audit line when the log samples it
+ * (gk_audit_allowed_take) and its cage's audit budget has room; not for
+ * one a request rule cut short ("denied": its proxy.deny line says). */
+void		 proxy_allow_sample(const struct proxy_ctx *ctx,
+		    const struct proxy_who *who, const struct gk_host *t,
+		    const char *why, uint64_t up, uint64_t down);
 const char	*proxy_strresult(enum proxy_result r);
 /* A deny reason for people ("is not on the allowlist"), after HOST:PORT. */
 const char	*proxy_reason_phrase(enum gk_deny_reason r);

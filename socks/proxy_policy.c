@@ -241,6 +241,37 @@ proxy_reason_phrase(enum gk_deny_reason r)
 	return "denied";
 }
 
+void
+proxy_allow_sample(const struct proxy_ctx *ctx, const struct proxy_who *who,
+    const struct gk_host *t, const char *why, uint64_t up, uint64_t down)
+{
+	struct gk_cage *c;
+	json_object *d;
+
+	if (strcmp(why, "denied") == 0 || !gk_audit_allowed_take(ctx->audit))
+		return;
+	c = proxy_cage(ctx, who);
+	if (!gk_limit_audit_ok(c, "conn.allow", t->name))
+		return;
+	d = json_object_new_object();
+	if (c == NULL)		/* ended with its cage: the id only */
+		json_object_object_add(d, "cage",
+		    json_object_new_string(who->id));
+	json_object_object_add(d, "conn", json_object_new_int64(
+	    (int64_t)who->conn));
+	json_object_object_add(d, "proto",
+	    json_object_new_string(gk_proto_name(who->proto)));
+	json_object_object_add(d, "host", json_object_new_string(t->name));
+	json_object_object_add(d, "port", json_object_new_int(t->port));
+	json_object_object_add(d, "reason", json_object_new_string(why));
+	json_object_object_add(d, "up", json_object_new_int64((int64_t)up));
+	json_object_object_add(d, "down", json_object_new_int64(
+	    (int64_t)down));
+	json_object_object_add(d, "ms", json_object_new_int64((int64_t)
+	    (gk_clock_ms() - who->start_ms)));
+	gk_audit_event(ctx->audit, "conn.allow", c, d);
+}
+
 const char *
 proxy_strresult(enum proxy_result r)
 {

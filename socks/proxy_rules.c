@@ -3,12 +3,15 @@
  * that a pattern with a path covers is inspected, and each request to it
  * (a brokered TLS connection's, or a plain-HTTP one's) must match a rule
  * of that host by method and path; else it is refused as request_rule,
- * its why naming the method, the path and the closest rule.
+ * its why naming the method, the path and the closest rule. A learning
+ * cage's requests there are learned (gk_learn_request), and one no rule
+ * allows goes through when a rule could be learned from it.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_learn.h"
 #include "socks/proxy.h"
 #include "socks/proxy_int.h"
 
@@ -53,7 +56,12 @@ proxy_rules_ok(const struct gk_cage *c, const struct gk_host *t,
 		return false;
 	}
 	if (gk_allow_request(al, name, strlen(name), t->port, m, ml, tg, tl,
-	    why, sizeof(why)))
+	    why, sizeof(why))) {
+		(void)gk_learn_request(c, name, t->port, m, ml, tg, tl, true);
+		return true;
+	}
+	/* a learning cage: let through what a rule could allow */
+	if (gk_learn_request(c, name, t->port, m, ml, tg, tl, false))
 		return true;
 	/* why names the method, the path (escaped) and the closest rule */
 	proxy_outcome_deny(o, GK_REASON_REQUEST_RULE, "%s (on %s)", why, name);

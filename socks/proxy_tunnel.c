@@ -115,6 +115,8 @@ proxy_tunnel_end(struct proxy_conn *s, const char *why)
 	gk_stats.active_tunnels--;
 	gk_traffic_add(proxy_cage(s->ctx, &s->who), s->t.name, s->t.port,
 	    s->up, s->down);
+	gk_stats_host_tunnel(s->t.name, s->up, s->down);
+	proxy_allow_sample(s->ctx, &s->who, &s->t, why, s->up, s->down);
 	proxy_budget_end(s);
 }
 

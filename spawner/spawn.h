@@ -140,13 +140,15 @@ const char	*spawn_printable(const char *s, char *buf, size_t len);
  */
 #define SPAWN_EVENT_LINE_MAX	4096
 #define SPAWN_EVENT_HOST_MAX	256
+#define SPAWN_EVENT_PATH_MAX	256	/* a learned path (gk_reqlearn.h) */
 #define SPAWN_ASK_ID_MAX	20	/* digits in a question's id */
 
 enum spawn_event_type {
 	SPAWN_EVENT_NONE,
 	SPAWN_EVENT_DENY,
 	SPAWN_EVENT_MORE,
-	SPAWN_EVENT_LEARN,	/* a learning cage used host (port 0: lookup) */
+	SPAWN_EVENT_LEARN,	/* a learning cage used host (port 0: lookup),
+				   or with a path, made a request to it */
 	SPAWN_EVENT_LEARN_MORE,
 	SPAWN_EVENT_LIMIT,	/* its limit `kind` acted `count` times */
 	SPAWN_EVENT_ASK,	/* question `id` about host:port (`kind`) */
@@ -168,6 +170,8 @@ struct spawn_event {
 	char		 decision[16];	/* ask.done: once ... timeout */
 	char		 by[16];	/* ask.done: tty, supervisor, ... */
 	unsigned int	 timeout;	/* ask: seconds it waits, 1..3600 */
+	char		 method[16];	/* learn.request: GET, ... */
+	char		 path[SPAWN_EVENT_PATH_MAX];	/* learn.request */
 	bool		 ok;		/* reply: its "ok" */
 };
 

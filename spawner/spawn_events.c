@@ -149,6 +149,23 @@ limit_event(struct json_object *o, struct spawn_event *ev)
 	    ev->count > 0 ? SPAWN_EVENT_LIMIT : SPAWN_EVENT_NONE;
 }
 
+/* {"event":"learn.request","host","port","method","path"}: a learning
+ * cage's request to an inspected host, its path learnable (a '/' first). */
+static enum spawn_event_type
+learn_request(struct json_object *o, struct spawn_event *ev)
+{
+	int64_t port = int_member(o, "port", 0, 65535);
+
+	member(o, "host", ev->host, sizeof(ev->host));
+	member(o, "method", ev->method, sizeof(ev->method));
+	member(o, "path", ev->path, sizeof(ev->path));
+	if (ev->host[0] == '\0' || port == -1 || ev->method[0] == '\0' ||
+	    ev->path[0] != '/')
+		return SPAWN_EVENT_NONE;
+	ev->port = (uint16_t)port;
+	return SPAWN_EVENT_LEARN;
+}
+
 enum spawn_event_type
 spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 {
@@ -180,8 +197,9 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 		json_object_put(o);
 		return ev->why[0] != '\0' ? SPAWN_EVENT_END : SPAWN_EVENT_NONE;
 	}
-	if (strcmp(event, "limit") == 0) {
-		t = limit_event(o, ev);
+	if (strcmp(event, "limit") == 0 ||
+	    strcmp(event, "learn.request") == 0) {
+		t = event[1] == 'i' ? limit_event(o, ev) : learn_request(o, ev);
 		json_object_put(o);
 		return t;
 	}

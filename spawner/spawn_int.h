@@ -437,11 +437,15 @@ int		 spawn_hostfile_commit(const struct spawn_hostfile *h,
 		    FILE *f, const char *tmp);
 
 /* spawn_learn.c */
+/* A learn event kept for --learn: "host\tport" (port 0 for a lookup), or
+ * for a request to an inspected host "host\tport\tMETHOD\tpath". */
+void		 spawn_learn_push(struct spawn_strv *learned,
+		    const struct spawn_event *ev);
 /*
- * --learn FILE: `learned` ("host\tport", port 0 for a lookup) as an
- * allow-file, sorted, under a header saying when and for what command
- * (`more`: gatekeeperd did not tell everything). Says on stderr what it
- * wrote, or why not.
+ * --learn FILE: `learned` as an allow-file under a header saying when and
+ * for what command (`more`: gatekeeperd did not tell everything): the
+ * names and ports, sorted, then the request rules learned from the
+ * requests (gk_reqlearn_merge). Says on stderr what it wrote, or why not.
  */
 void		 spawn_learn_write(const struct spawn_hostfile *h,
 		    const struct spawn_strv *learned, bool more,

@@ -1,7 +1,8 @@
 /*
  * --learn FILE at the end of the run: what a learning cage told gk-run
- * (spawn_run.c keeps "host\tport" per name and port used, port 0 for a
- * lookup) written as an allow-file.
+ * (spawn_learn_push: "host\tport" per name and port used, port 0 for a
+ * lookup; "host\tport\tMETHOD\tpath" per request to an inspected host)
+ * written as an allow-file: the names, then the request rules.
  */
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +12,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "gatekeeper/policy/gk_reqlearn.h"
 #include "spawner/spawn_int.h"
+
+void
+spawn_learn_push(struct spawn_strv *learned, const struct spawn_event *ev)
+{
+	if (ev->path[0] == '\0')
+		spawn_strv_pushf(learned, "%s\t%u", ev->host, ev->port);
+	else
+		spawn_strv_pushf(learned, "%s\t%u\t%s\t%s", ev->host,
+		    ev->port, ev->method, ev->path);
+}
 
 static int
 str_cmp(const void *a, const void *b)
@@ -32,6 +44,8 @@ learned_lines(const struct spawn_strv *learned, struct spawn_strv *lines)
 	for (i = 0; i < learned->n; i++) {
 		tab = strchr(v[i], '\t');
 		hl = (size_t)(tab - v[i]);
+		if (strchr(tab + 1, '\t') != NULL)
+			continue;	/* a request: learned_rules() */
 		if (strcmp(tab + 1, "0") != 0) {
 			spawn_strv_pushf(lines, "%.*s:%s", (int)hl, v[i],
 			    tab + 1);
@@ -48,6 +62,50 @@ learned_lines(const struct spawn_strv *learned, struct spawn_strv *lines)
 	qsort(lines->v, lines->n, sizeof(lines->v[0]), str_cmp);
 }
 
+/* "host\tport\tMETHOD\tpath" into r (its path learnable again: what
+ * gatekeeperd said is checked, not trusted); false if it is not one. */
+static bool
+learned_req(const char *e, struct gk_learned_req *r)
+{
+	char host[SPAWN_EVENT_HOST_MAX], m[16], path[SPAWN_EVENT_PATH_MAX];
+	unsigned port;
+
+	memset(r, 0, sizeof(*r));
+	if (sscanf(e, "%255[^\t]\t%u\t%15[^\t]\t%255s", host, &port, m,
+	    path) != 4 || port > 65535 || strlen(host) >= sizeof(r->host))
+		return false;
+	memcpy(r->host, host, strlen(host) + 1);
+	r->port = (uint16_t)port;
+	r->methods = gk_method_bit(m, strlen(m));
+	return gk_reqlearn_path(m, strlen(m), path, strlen(path), r->path,
+	    sizeof(r->path));
+}
+
+/* The request rules learned: one line each, in gk_reqlearn_merge's
+ * order (by host, port and path), appended to lines. */
+static void
+learned_rules(const struct spawn_strv *learned, struct spawn_strv *lines)
+{
+	struct gk_learned_req *v;
+	char text[GK_PATTERN_MAX + 1];
+	size_t i, n = 0;
+
+	if ((v = calloc(learned->n + 1, sizeof(*v))) == NULL) {
+		lines->nomem = true;
+		return;
+	}
+	for (i = 0; i < learned->n; i++)
+		if (strchr(strchr(learned->v[i], '\t') + 1, '\t') != NULL &&
+		    learned_req(learned->v[i], &v[n]))
+			n++;
+	n = gk_reqlearn_merge(v, n);
+	for (i = 0; i < n; i++) {
+		gk_reqlearn_format(&v[i], text, sizeof(text));
+		spawn_strv_pushf(lines, "%s", text);
+	}
+	free(v);
+}
+
 void
 spawn_learn_write(const struct spawn_hostfile *h,
     const struct spawn_strv *learned, bool more, char *const cmd[], int ncmd)
@@ -61,6 +119,7 @@ spawn_learn_write(const struct spawn_hostfile *h,
 	FILE *f;
 
 	learned_lines(learned, &lines);
+	learned_rules(learned, &lines);
 	gmtime_r(&now, &tm);
 	strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	spawn_cage_label(cmd, ncmd, label);

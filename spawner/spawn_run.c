@@ -76,7 +76,7 @@ struct run_state {
 	size_t		 nlisted;
 	bool		 syncing;	/* a request's reply ends the events */
 	bool		 synced;
-	struct spawn_strv learned;	/* "host\tport" (--learn) */
+	struct spawn_strv learned;	/* --learn's (spawn_learn_push) */
 	bool		 learn_more;
 	/* the cage's own limits: what they did */
 	uint64_t	 oom_kills, mem_limit;
@@ -453,8 +453,7 @@ ctl_line(void *arg, const char *line, size_t len, bool toolong)
 		break;
 	case SPAWN_EVENT_LEARN:
 		if (st->learned.n < LEARN_MAX)
-			spawn_strv_pushf(&st->learned, "%s\t%u", ev.host,
-			    ev.port);
+			spawn_learn_push(&st->learned, &ev);
 		break;
 	case SPAWN_EVENT_LEARN_MORE:
 		st->learn_more = true;

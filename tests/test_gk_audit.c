@@ -187,6 +187,37 @@ test_open_errors(void **state)
 	gk_audit_close(NULL);
 }
 
+/* Allowed connections: none by default; 1 in N, the first of each N. */
+static void
+test_allowed_sampling(void **state)
+{
+	char path[] = "/tmp/gkaudit.XXXXXX", err[256] = "";
+	struct gk_audit *a;
+	size_t i, n;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_non_null(a = gk_audit_open(NULL, path, err, sizeof(err)));
+	for (i = 0; i < 10; i++)
+		assert_false(gk_audit_allowed_take(a));
+	gk_audit_set_allowed(a, 1);
+	for (i = 0; i < 10; i++)
+		assert_true(gk_audit_allowed_take(a));
+	gk_audit_set_allowed(a, 4);
+	for (i = n = 0; i < 40; i++)
+		n += gk_audit_allowed_take(a);
+	assert_int_equal(n, 10);
+	gk_audit_set_allowed(a, 0);
+	assert_false(gk_audit_allowed_take(a));
+	gk_audit_set_allowed(NULL, 1);
+	assert_false(gk_audit_allowed_take(NULL));
+	gk_audit_close(a);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -194,6 +225,7 @@ main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_deny_folding),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_allowed_sampling),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -538,7 +538,7 @@ test_set_allow_drops_pins(void **state)
 
 /* The learning facet: what the allowlist does not cover is allowed and
  * counted, never what the host policy denies; a cage that does not learn
- * has nothing in its slot. */
+ * has nothing in its slot. Requests: see gk_learn_request. */
 static void
 test_learn_facet(void **state)
 {
@@ -562,12 +562,24 @@ test_learn_facet(void **state)
 	assert_true(gk_cage_allows_name(c, "www.example.com", 15, 443));
 	assert_true(gk_cage_allows_name(c, "other.org", 9, 443));
 	assert_true(gk_cage_allows_name(c, "other.org", 9, 0));
+	/* requests to an inspected host: learned when a rule could hold
+	 * them; counted when no rule allowed them */
+	assert_false(gk_learn_request(plain, "a.example.com", 443, "GET", 3,
+	    "/x", 2, false));
+	assert_true(gk_learn_request(c, "a.example.com", 443, "GET", 3,
+	    "/x?y", 4, true));
+	assert_true(gk_learn_request(c, "a.example.com", 443, "POST", 4,
+	    "/a/b/c/d/e", 10, false));
+	assert_false(gk_learn_request(c, "a.example.com", 443, "GET", 3,
+	    "/a/../b", 7, false));
+	assert_false(gk_learn_request(c, "a.example.com", 443, "PROPFIND",
+	    8, "/a", 2, false));
 	d = json_object_new_object();
 	gk_learn_ended(plain, d);
 	assert_int_equal(json_object_object_length(d), 0);
 	gk_learn_ended(c, d);
 	n = json_object_get_int64(json_object_object_get(d, "learned"));
-	assert_int_equal(n, 2);		/* the listed name is not learned */
+	assert_int_equal(n, 3);		/* the listed name is not learned */
 	json_object_put(d);
 	gk_cage_end(c, "test");
 	gk_cage_table_free(t);

@@ -92,6 +92,10 @@ static const struct set_case set_cases[] = {
 	{ "cage-handshakes", "1000000", true, NULL },
 	{ "cage-tunnels", "1000001", false, "to 1000000" },
 	{ "cage-audit-rate", "0", true, NULL },
+	{ "audit-allowed", "0", true, NULL },
+	{ "audit-allowed", "1000000", true, NULL },
+	{ "audit-allowed", "1000001", false, "from 0 (none) to 1000000" },
+	{ "audit-allowed", "0.5", false, "audit-allowed: '0.5' is not" },
 	{ "nonsense", "1", false, "unknown key 'nonsense'" },
 	{ "foreground", "1", false, "command-line option" },
 };
@@ -454,6 +458,7 @@ static const struct keep_case keep_cases[] = {
 	{ "cage-handshakes", "7", NULL, false },
 	{ "cage-tunnels", "7", NULL, false },
 	{ "cage-audit-rate", "7", NULL, false },
+	{ "audit-allowed", "10", NULL, false },
 };
 
 static void
@@ -647,7 +652,7 @@ test_usage_reload_keys(void **state)
 	    "cache-size, connect-timeout,\n  idle-timeout, log-level, "
 	    "handshake-timeout, pin-grace, cage-dns-rate,\n"));
 	assert_non_null(strstr(sig, "cage-handshakes, cage-tunnels, "
-	    "cage-audit-rate, policy, max-upload;\n"));
+	    "cage-audit-rate, audit-allowed, policy,\n  max-upload;\n"));
 	assert_null(strstr(sig, "metrics"));
 	free(buf);
 }

@@ -22,6 +22,7 @@
 
 #include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/cage/gk_cred.h"
+#include "gatekeeper/cage/gk_learn.h"
 #include "tests/cage_testutil.h"
 
 #define PH	"ghp_gkAbCdEfGhIjKlMnOpQrStUvWxYz0123456789"
@@ -252,6 +253,36 @@ test_rules_authority(void **state)
 	gk_cage_table_free(t);
 }
 
+/* A learning cage never learns a request whose target holds one of its
+ * placeholders (in the path or the query). */
+static void
+test_learn_no_placeholder(void **state)
+{
+	const char *pats[] = { "github.com/**" }, *hosts[] = { "github.com" };
+	struct gk_cage_spec s;
+	struct gk_cage *c;
+	enum gk_cage_err e;
+	char err[256];
+
+	(void)state;
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(gk_addr_parse("10.9.0.4", &s.source), 0);
+	s.allow = gk_allowlist_new(pats, 1, err, sizeof(err));
+	s.nsfd = -1;
+	s.learn = true;
+	assert_non_null(c = gk_cage_begin(table, &s, &e, err, sizeof(err)));
+	assert_int_equal(gk_cred_add(c, "GH_TOKEN", (const uint8_t *)PH,
+	    (const uint8_t *)SECRET, strlen(SECRET), hosts, 1, err,
+	    sizeof(err)), 0);
+	assert_true(gk_learn_request(c, "github.com", 443, "GET", 3,
+	    "/acme/x", 7, false));
+	assert_false(gk_learn_request(c, "github.com", 443, "GET", 3,
+	    "/t/" PH "/x", strlen("/t/" PH "/x"), false));
+	assert_false(gk_learn_request(c, "github.com", 443, "GET", 3,
+	    "/a?token=" PH, strlen("/a?token=" PH), true));
+	gk_cage_end(c, "test");
+}
+
 int
 main(void)
 {
@@ -264,6 +295,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_leak_and_redact, setup,
 		    teardown),
 		cmocka_unit_test(test_rules_authority),
+		cmocka_unit_test_setup_teardown(test_learn_no_placeholder,
+		    setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -197,6 +197,48 @@ test_label_series(void **state)
 	gk_cage_table_free(t);
 }
 
+/* Traffic by host: bytes each way and tunnels per host, escaped; past
+ * the bound, folded into "_other". */
+static void
+test_host_series(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	char host[32], *s;
+	size_t i;
+
+	(void)state;
+	memset(&gk_stats, 0, sizeof(gk_stats));
+	gk_stats_host_tunnel("github.com", 100, 2000);
+	gk_stats_host_tunnel("github.com", 5, 7);
+	gk_stats_host_tunnel("a\"b", 1, 1);
+	for (i = 0; i < GK_HOST_SERIES_MAX + 3; i++) {
+		snprintf(host, sizeof(host), "h%zu.example", i);
+		gk_stats_host_tunnel(host, 10, 1);
+	}
+	assert_int_equal(gk_stats.nhosts, GK_HOST_SERIES_MAX);
+	s = render(t);
+	assert_non_null(strstr(s, "# TYPE gatekeeper_host_bytes_total "
+	    "counter\n"));
+	assert_non_null(strstr(s, "# TYPE gatekeeper_host_connections_total "
+	    "counter\n"));
+	assert_non_null(strstr(s, "gatekeeper_host_bytes_total{host="
+	    "\"github.com\",direction=\"upstream\"} 105\n"));
+	assert_non_null(strstr(s, "gatekeeper_host_bytes_total{host="
+	    "\"github.com\",direction=\"downstream\"} 2007\n"));
+	assert_non_null(strstr(s, "gatekeeper_host_connections_total{host="
+	    "\"github.com\"} 2\n"));
+	assert_non_null(strstr(s, "gatekeeper_host_connections_total{host="
+	    "\"a\\\"b\"} 1\n"));
+	/* 2 hosts before them: 62 fit, 5 are folded */
+	assert_null(strstr(s, "host=\"h62.example\""));
+	assert_non_null(strstr(s, "gatekeeper_host_bytes_total{host="
+	    "\"_other\",direction=\"upstream\"} 50\n"));
+	assert_non_null(strstr(s, "gatekeeper_host_connections_total{host="
+	    "\"_other\"} 5\n"));
+	free(s);
+	gk_cage_table_free(t);
+}
+
 int
 main(void)
 {
@@ -205,6 +247,7 @@ main(void)
 		cmocka_unit_test(test_counters_and_cage_series),
 		cmocka_unit_test(test_histograms),
 		cmocka_unit_test(test_label_series),
+		cmocka_unit_test(test_host_series),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -110,6 +110,19 @@ test_not_events(void **state)
 	    "\"port\":443}", &ev), SPAWN_EVENT_NONE);
 	assert_int_equal(parse("{\"event\":\"learn\",\"host\":\"a\","
 	    "\"port\":-1}", &ev), SPAWN_EVENT_NONE);
+	/* a learning cage's request to an inspected host */
+	assert_int_equal(parse("{\"event\":\"learn.request\",\"host\":"
+	    "\"github.com\",\"port\":443,\"method\":\"GET\",\"path\":"
+	    "\"/acme/**\"}", &ev), SPAWN_EVENT_LEARN);
+	assert_string_equal(ev.host, "github.com");
+	assert_string_equal(ev.method, "GET");
+	assert_string_equal(ev.path, "/acme/**");
+	assert_int_equal(parse("{\"event\":\"learn.request\",\"host\":"
+	    "\"a\",\"port\":443,\"method\":\"GET\",\"path\":\"x\"}",
+	    &ev), SPAWN_EVENT_NONE);
+	assert_int_equal(parse("{\"event\":\"learn.request\",\"host\":"
+	    "\"a\",\"port\":443,\"path\":\"/\"}", &ev),
+	    SPAWN_EVENT_NONE);
 	/* the cage's own limits */
 	assert_int_equal(parse("{\"event\":\"limit\",\"limit\":\"memory\","
 	    "\"value\":67108864,\"count\":2}", &ev), SPAWN_EVENT_LIMIT);

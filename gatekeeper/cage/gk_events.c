@@ -415,6 +415,28 @@ gk_events_learn(const struct gk_cage *c, const char *name, size_t len,
 }
 
 void
+gk_events_learn_request(const struct gk_cage *c, const char *host,
+    uint16_t port, const char *method, const char *path)
+{
+	struct gk_cage_events *ev = ev_of(c);
+	struct json_object *o;
+	uint32_t h;
+
+	if (ev == NULL)
+		return;
+	h = gk_hash_str(gk_hash_str(gk_hash_str(GK_HASH_INIT ^ port ^
+	    0xa5a50000u, host), method), path);
+	if (!tell_once(c, &ev->learn, h, "learn.more"))
+		return;
+	o = owner_event(c, "learn.request");
+	json_object_object_add(o, "host", json_object_new_string(host));
+	json_object_object_add(o, "port", json_object_new_int(port));
+	json_object_object_add(o, "method", json_object_new_string(method));
+	json_object_object_add(o, "path", json_object_new_string(path));
+	tell_owner(c, o);
+}
+
+void
 gk_events_limit(const struct gk_cage *c, const char *limit, uint64_t value,
     uint64_t count)
 {

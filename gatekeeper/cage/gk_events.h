@@ -44,6 +44,16 @@ struct gk_line_sink;
 void		 gk_events_learn(const struct gk_cage *c, const char *name,
 		    size_t len, uint16_t port);
 /*
+ * A learning cage's request to an inspected host (gk_learn_request):
+ * once per host, port, method and learnable path (gk_reqlearn_path),
+ * counted with the names above, {"event":"learn.request","cage":...,
+ * "time":...,"host":"github.com","port":443,"method":"GET",
+ * "path":"/acme/hello.git/info/refs"}.
+ */
+void		 gk_events_learn_request(const struct gk_cage *c,
+		    const char *host, uint16_t port, const char *method,
+		    const char *path);
+/*
  * The cage's own limit `limit` ("memory", "pids") of `value` acted
  * `count` more times: {"event":"limit","cage":...,"time":...,
  * "limit":"memory","value":67108864,"count":1} (every time).

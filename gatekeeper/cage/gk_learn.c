@@ -4,17 +4,22 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <json-c/json.h>
 
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_cred.h"
 #include "gatekeeper/cage/gk_events.h"
 #include "gatekeeper/cage/gk_facet.h"
 #include "gatekeeper/cage/gk_learn.h"
+#include "gatekeeper/policy/gk_reqlearn.h"
 
 struct learning {
-	uint64_t	 allowed;	/* names and connections let through */
+	uint64_t	 allowed;	/* names, connections and requests let
+					   through that the allowlist does not
+					   allow */
 };
 
 int
@@ -69,5 +74,29 @@ gk_learn_name(const struct gk_cage *c, const char *name, size_t len,
 		return false;
 	l->allowed++;
 	gk_events_learn(c, name, len, port);
+	return true;
+}
+
+bool
+gk_learn_request(const struct gk_cage *c, const char *host, uint16_t port,
+    const char *method, size_t mlen, const char *target, size_t tlen,
+    bool allowed)
+{
+	struct learning *l = gk_cage_facet(c, GK_FACET_LEARN);
+	char path[GK_LEARN_PATH_MAX + 1], m[16];
+	size_t at, n;
+
+	if (l == NULL || mlen >= sizeof(m) ||
+	    !gk_reqlearn_path(method, mlen, target, tlen, path,
+	    sizeof(path)))
+		return false;
+	/* a placeholder's mark anywhere in the target: never recorded */
+	if (gk_cred_leak(c, (const uint8_t *)target, tlen, &at, &n) != NULL)
+		return false;
+	memcpy(m, method, mlen);
+	m[mlen] = '\0';
+	if (!allowed)
+		l->allowed++;
+	gk_events_learn_request(c, host, port, m, path);
 	return true;
 }

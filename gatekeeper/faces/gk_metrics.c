@@ -226,6 +226,50 @@ label_series(struct evbuffer *b, const char *label, const uint64_t *denied)
 	}
 }
 
+/* One host's series: its bytes each way, or its tunnels. */
+static void
+host_series(struct evbuffer *b, bool bytes, const char *host,
+    const struct gk_host_series *hs)
+{
+	int d;
+
+	for (d = 0; bytes && d < GK_DIR__MAX; d++) {
+		evbuffer_add_printf(b, "gatekeeper_host_bytes_total{host=\"");
+		label_value(b, host);
+		evbuffer_add_printf(b, "\",direction=\"%s\"} %llu\n",
+		    gk_direction_name(d), (unsigned long long)hs->bytes[d]);
+	}
+	if (bytes)
+		return;
+	evbuffer_add_printf(b, "gatekeeper_host_connections_total{host=\"");
+	label_value(b, host);
+	evbuffer_add_printf(b, "\"} %llu\n",
+	    (unsigned long long)hs->connections);
+}
+
+/* Traffic by destination host: the first hosts, then the rest. */
+static void
+render_hosts(struct evbuffer *b)
+{
+	size_t i, k;
+
+	head(b, "gatekeeper_host_bytes_total", "counter", "Bytes relayed by "
+	    "destination host and direction, added as each tunnel ends (the "
+	    "first " GK_STR(GK_HOST_SERIES_MAX) " hosts; later ones under \""
+	    GK_LABEL_OTHER "\").");
+	for (k = 0; k < 2; k++) {
+		if (k == 1)
+			head(b, "gatekeeper_host_connections_total", "counter",
+			    "Tunnels ended by destination host (the first "
+			    GK_STR(GK_HOST_SERIES_MAX) " hosts; later ones "
+			    "under \"" GK_LABEL_OTHER "\").");
+		for (i = 0; i < gk_stats.nhosts; i++)
+			host_series(b, k == 0, gk_stats.hosts[i].host,
+			    &gk_stats.hosts[i]);
+		host_series(b, k == 0, GK_LABEL_OTHER, &gk_stats.host_other);
+	}
+}
+
 static int
 count_fds(void)
 {
@@ -360,6 +404,7 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 		label_series(b, gk_stats.labels[i].label,
 		    gk_stats.labels[i].denied);
 	label_series(b, GK_LABEL_OTHER, gk_stats.label_other);
+	render_hosts(b);
 	render_process(b);
 }
 

@@ -437,13 +437,8 @@ is_token(const char *s, size_t n)
 	return n > 0;
 }
 
-/*
- * The path of a request-target: an origin-form one up to '?' or '#', an
- * absolute-form one's after its authority ("/" when it has none).
- * False for others ("*", authority-form).
- */
-static bool
-target_path(const char *t, size_t n, struct req *r)
+bool
+gk_target_path(const char *t, size_t n, const char **path, size_t *plen)
 {
 	size_t i = 0, s;
 
@@ -460,8 +455,8 @@ target_path(const char *t, size_t n, struct req *r)
 	}
 	for (s = i; i < n && t[i] != '?' && t[i] != '#'; i++)
 		;
-	r->path = i > s ? t + s : "/";
-	r->plen = i > s ? i - s : 1;
+	*path = i > s ? t + s : "/";
+	*plen = i > s ? i - s : 1;
 	return true;
 }
 
@@ -577,7 +572,7 @@ gk_allow_request(const struct gk_allowlist *al, const char *name, size_t len,
 	r.method = method;
 	r.mlen = mlen;
 	r.bit = gk_method_bit(method, mlen);
-	if (!target_path(target, tlen, &r)) {
+	if (!gk_target_path(target, tlen, &r.path, &r.plen)) {
 		snprintf(why, whylen, "request target '%s' has no path",
 		    gk_escape(target, tlen, SHOW_PATH, q, sizeof(q)));
 		return false;

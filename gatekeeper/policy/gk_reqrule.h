@@ -45,6 +45,13 @@ pat_fail(struct pat_diag *d, const struct pat_why *why, size_t off, size_t n)
 enum gk_pat_status gk_rule_split(const uint8_t *b, size_t len,
 		    struct gk_pattern *out, size_t *hoff, size_t *hlen,
 		    struct pat_diag *d);
+/*
+ * The path of a request-target t[0..n): an origin-form one up to '?' or
+ * '#', an absolute-form one's after its authority ("/" when it has
+ * none). False for others ("*", authority-form).
+ */
+bool		 gk_target_path(const char *t, size_t n, const char **path,
+		    size_t *plen);
 /* "GET,HEAD" (GK_METHOD_* order; "" for 0): the length written. */
 size_t		 gk_methods_format(uint16_t methods, char *buf, size_t len);
 /* gk_allow_name(), or with rules: by request rules only (inspected). */

@@ -67,6 +67,8 @@ struct gk_audit {
 	struct event		*fold_ev;
 	uint64_t		 dropped;
 	char			 policy[72];	/* the host policy's version */
+	uint32_t		 allowed_every;	/* conn.allow: 1 in N; 0 none */
+	uint64_t		 allowed_seen;	/* allowed connections ended */
 	struct fold		 folds[FOLD_SLOTS];
 	struct limit_fold	 limits[LIMIT_SLOTS];
 };
@@ -162,6 +164,21 @@ gk_audit_set_policy(struct gk_audit *a, const char *version)
 	if (a != NULL)
 		snprintf(a->policy, sizeof(a->policy), "%s",
 		    version != NULL ? version : "");
+}
+
+void
+gk_audit_set_allowed(struct gk_audit *a, uint32_t every)
+{
+	if (a != NULL)
+		a->allowed_every = every;
+}
+
+bool
+gk_audit_allowed_take(struct gk_audit *a)
+{
+	if (a == NULL || a->allowed_every == 0)
+		return false;
+	return a->allowed_seen++ % a->allowed_every == 0;
 }
 
 int

@@ -28,6 +28,15 @@ int		 gk_audit_reopen(struct gk_audit *a);
  * NULL or "": none). */
 void		 gk_audit_set_policy(struct gk_audit *a, const char *version);
 void		 gk_audit_flush(struct gk_audit *a);
+/*
+ * Allowed connections sampled into the log (audit-allowed N): one in
+ * every N that end, counted across the daemon, the first, the N+1-th
+ * and so on (0, the default: none). gk_audit_allowed_take() counts one
+ * and says whether its line is to be written ("conn.allow", by the
+ * caller, within its cage's audit budget); never with a NULL a.
+ */
+void		 gk_audit_set_allowed(struct gk_audit *a, uint32_t every);
+bool		 gk_audit_allowed_take(struct gk_audit *a);
 
 /*
  * A generic event. `details` (may be NULL) is a JSON object whose members

@@ -102,6 +102,10 @@ const struct gk_conf_keydef gk_conf_keys[K__MAX] = {
 	[K_CAGE_AUDIT_RATE] = { "cage-audit-rate", 0, true, true, KEY_RELOAD,
 	    "LINES", "50", "per cage: audit lines a second about its traffic; "
 	    "the rest are counted in cage.limit lines (0: no limit)" },
+	[K_AUDIT_ALLOWED] = { "audit-allowed", 0, true, true, KEY_RELOAD,
+	    "N", "0", "one allowed connection in N written to the audit log "
+	    "as it ends (conn.allow: host, port, bytes, ms); 0: none; within "
+	    "cage-audit-rate (0-1000000)" },
 	[K_CGROUP] = { "cgroup", 0, true, true, KEY_RESTART, "NAME|off",
 	    "gatekeeper", "the cgroup subtree (under gatekeeperd's own, in "
 	    "each hierarchy) where namespace cages' processes are contained "

@@ -59,6 +59,7 @@ struct gk_conf {
 	struct gk_addr	 metrics_addr;
 	uint16_t	 metrics_port;
 	char		 audit_log[PATH_MAX];	/* "" none, "-" stdout */
+	uint32_t	 audit_allowed;		/* conn.allow: 1 in N; 0 none */
 	char		 policy[PATH_MAX];	/* the host policy; "off" */
 	char		 upstream_ca[PATH_MAX];	/* "": the system's store */
 	char		 cgroup[64];		/* subtree name, "off" */

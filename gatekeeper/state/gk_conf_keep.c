@@ -110,6 +110,7 @@ static const struct field fields[K__MAX] = {
 	[K_CAGE_HANDSHAKES] = F(limits.handshakes),
 	[K_CAGE_TUNNELS] = F(limits.tunnels),
 	[K_CAGE_AUDIT_RATE] = F(limits.audit_rate),
+	[K_AUDIT_ALLOWED] = F(audit_allowed),
 	[K_FOREGROUND] = F(foreground),
 	[K_CHECK] = F(check_only),
 	/* K_VERBOSE (folded into log_level), K_HELP, K_VERSION: none */

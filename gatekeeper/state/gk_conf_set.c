@@ -257,6 +257,13 @@ set_number_key(struct gk_conf *c, int k, const char *v, char *err,
 		c->idle_timeout_s = (uint32_t)n;
 		return 0;
 	}
+	if (k == K_AUDIT_ALLOWED) {
+		if (parse_uint(v, 0, 1000000, &n) == -1)
+			return gk_seterr(err, errlen, "audit-allowed: '%s' is "
+			    "not a number from 0 (none) to 1000000", v);
+		c->audit_allowed = (uint32_t)n;
+		return 0;
+	}
 	if (k == K_TTL_CAP) {
 		if (parse_uint(v, 1, 86400, &n) == -1)
 			return gk_seterr(err, errlen, "ttl-cap: '%s' is not a "
@@ -348,6 +355,17 @@ set_log_level(struct gk_conf *c, const char *value, char *err, size_t errlen)
 	return 0;
 }
 
+/* key (k: its index, or -1) is no config key. */
+static int
+not_a_key(int k, const char *key, char *err, size_t errlen)
+{
+	if (k >= 0 && !gk_conf_keys[k].in_file)
+		return gk_seterr(err, errlen, "'%s' is a command-line option, "
+		    "not a config key", key);
+	return gk_seterr(err, errlen, "unknown key '%s' (see gatekeeperd "
+	    "--help for the keys)", key);
+}
+
 int
 gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
     char *err, size_t errlen)
@@ -384,6 +402,7 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_IDLE_TIMEOUT:
 	case K_HANDSHAKE_TIMEOUT:
 	case K_PIN_GRACE:
+	case K_AUDIT_ALLOWED:
 		return set_number_key(c, k, value, err, errlen);
 	case K_CAGE_DNS_RATE:
 	case K_CAGE_DNS_UPSTREAM:
@@ -402,11 +421,7 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 	case K_LOG_LEVEL:
 		return set_log_level(c, value, err, errlen);
 	default:
-		if (k >= 0 && !gk_conf_keys[k].in_file)
-			return gk_seterr(err, errlen, "'%s' is a command-line "
-			    "option, not a config key", key);
-		return gk_seterr(err, errlen, "unknown key '%s' (see "
-		    "gatekeeperd --help for the keys)", key);
+		return not_a_key(k, key, err, errlen);
 	}
 }
 

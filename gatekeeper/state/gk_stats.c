@@ -55,6 +55,26 @@ gk_stats_label_denied(const char *label, enum gk_deny_kind k)
 	ls->denied[k]++;
 }
 
+void
+gk_stats_host_tunnel(const char *host, uint64_t up, uint64_t down)
+{
+	struct gk_host_series *hs = &gk_stats.host_other;
+	size_t i;
+
+	for (i = 0; i < gk_stats.nhosts && hs == &gk_stats.host_other; i++)
+		if (strcmp(gk_stats.hosts[i].host, host) == 0)
+			hs = &gk_stats.hosts[i];
+	if (hs == &gk_stats.host_other &&
+	    gk_stats.nhosts < GK_HOST_SERIES_MAX &&
+	    strlen(host) < sizeof(hs->host)) {
+		hs = &gk_stats.hosts[gk_stats.nhosts++];
+		snprintf(hs->host, sizeof(hs->host), "%s", host);
+	}
+	hs->bytes[GK_DIR_UPSTREAM] += up;
+	hs->bytes[GK_DIR_DOWNSTREAM] += down;
+	hs->connections++;
+}
+
 const char *
 gk_dns_verdict_name(enum gk_dns_verdict v)
 {

@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "gatekeeper/base/gk_name.h"
 #include "gatekeeper/policy/gk_proto.h"
 
 enum gk_dns_verdict {
@@ -103,6 +104,10 @@ extern const uint64_t gk_hist_bounds_us[GK_HIST_BOUNDS];
 void		 gk_hist_observe(struct gk_hist *h, uint64_t us);
 /* A cage labelled `label` had a denial of kind k. */
 void		 gk_stats_label_denied(const char *label, enum gk_deny_kind k);
+/* A tunnel to host ended, having moved up bytes upstream and down
+ * downstream. */
+void		 gk_stats_host_tunnel(const char *host, uint64_t up,
+		    uint64_t down);
 
 /*
  * Denials by cage label (gatekeeper_label_denied_total{label,kind}):
@@ -115,6 +120,20 @@ void		 gk_stats_label_denied(const char *label, enum gk_deny_kind k);
 struct gk_label_series {
 	char		label[GK_CAGE_LABEL_MAX + 1];
 	uint64_t	denied[GK_KIND__MAX];
+};
+
+/*
+ * Traffic by destination host (gatekeeper_host_bytes_total{host,
+ * direction}, gatekeeper_host_connections_total{host}): each tunnel's
+ * bytes added to its host as it ends. As with labels, the first
+ * GK_HOST_SERIES_MAX distinct hosts get a series each, kept for the
+ * daemon's life; later ones are folded into one labelled GK_LABEL_OTHER.
+ */
+#define GK_HOST_SERIES_MAX	64
+struct gk_host_series {
+	char		host[GK_NAME_MAX + 1];
+	uint64_t	bytes[GK_DIR__MAX];
+	uint64_t	connections;
 };
 
 struct gk_stats {
@@ -137,6 +156,9 @@ struct gk_stats {
 	struct gk_label_series labels[GK_LABEL_SERIES_MAX];
 	size_t		nlabels;
 	uint64_t	label_other[GK_KIND__MAX];
+	struct gk_host_series hosts[GK_HOST_SERIES_MAX];
+	size_t		nhosts;
+	struct gk_host_series host_other;
 };
 
 extern struct gk_stats gk_stats;

@@ -38,4 +38,26 @@ fuzz_printable(const char *s, size_t max)
 	return n;
 }
 
+/* One '\n'-ended field of an input: its bytes (not NUL-terminated). */
+struct fuzz_field {
+	const char	*s;
+	size_t		 n;
+};
+
+/* The field at *pos of data[0..size) ("" past its end); *pos moves on. */
+static inline struct fuzz_field
+fuzz_next_field(const uint8_t *data, size_t size, size_t *pos)
+{
+	const uint8_t *nl;
+	struct fuzz_field f = { "", 0 };
+
+	if (*pos >= size)
+		return f;
+	nl = memchr(data + *pos, '\n', size - *pos);
+	f.s = (const char *)data + *pos;
+	f.n = nl != NULL ? (size_t)(nl - (data + *pos)) : size - *pos;
+	*pos += f.n + 1;
+	return f;
+}
+
 #endif /* FUZZ_CHECK_H */

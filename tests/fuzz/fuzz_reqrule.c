@@ -27,27 +27,6 @@
 
 #define REF_MAX	64	/* bytes the reference matcher takes */
 
-struct field {
-	const char	*s;
-	size_t		 n;
-};
-
-/* One '\n'-ended field at *pos of data[0..size). */
-static struct field
-next_field(const uint8_t *data, size_t size, size_t *pos)
-{
-	const uint8_t *nl;
-	struct field f = { "", 0 };
-
-	if (*pos >= size)
-		return f;
-	nl = memchr(data + *pos, '\n', size - *pos);
-	f.s = (const char *)data + *pos;
-	f.n = nl != NULL ? (size_t)(nl - (data + *pos)) : size - *pos;
-	*pos += f.n + 1;
-	return f;
-}
-
 /* Does glob g[0..gn) ('*': any bytes) match s[0..sn)? A table. */
 static bool
 ref_seg(const char *g, size_t gn, const char *s, size_t sn)
@@ -212,7 +191,7 @@ check_names(const struct gk_pattern *p, struct gk_allowlist *al)
 
 static void
 check_request(const struct gk_pattern *p, struct gk_allowlist *al,
-    struct field m, struct field t)
+    struct fuzz_field m, struct fuzz_field t)
 {
 	char why[256];
 	size_t n = strlen(p->name);
@@ -239,15 +218,15 @@ check_request(const struct gk_pattern *p, struct gk_allowlist *al,
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct field pat, m, t;
+	struct fuzz_field pat, m, t;
 	struct gk_allowlist *al;
 	struct gk_pattern p, q;
 	char text[GK_PATTERN_MAX + 1];
 	size_t pos = 0, n;
 
-	pat = next_field(data, size, &pos);
-	m = next_field(data, size, &pos);
-	t = next_field(data, size, &pos);
+	pat = fuzz_next_field(data, size, &pos);
+	m = fuzz_next_field(data, size, &pos);
+	t = fuzz_next_field(data, size, &pos);
 	check_glob(pat.s, pat.n, t.s, t.n);
 	if (gk_pattern_parse((const uint8_t *)pat.s, pat.n, &p) != GK_PAT_OK)
 		return 0;

@@ -354,7 +354,8 @@ px_deny_totals() {
 			test $((v1 - v0)) -eq "$want"
 	done
 	for m in gatekeeper_connections_total gatekeeper_denied_total \
-	    gatekeeper_bytes_total gatekeeper_active_tunnels; do
+	    gatekeeper_bytes_total gatekeeper_active_tunnels \
+	    gatekeeper_host_bytes_total gatekeeper_host_connections_total; do
 		GK_DETAIL="absent"
 		gk_check "$m is exported" eval 'grep -q "^$m[{ ]" "$T/m-end.txt"'
 	done

@@ -425,6 +425,47 @@ px_deny_totals
 gk_wait_for 30 audit_deny evil.example not_allowlisted "$A_ID"
 px_audit_denies
 
+# ---- traffic by host; allowed connections sampled into the audit log -------------------------
+# B fetched gitlab.com's 5 MiB blob: its host's series has it (promtool
+# checked the exposition above).
+v=$(gk_metric_sum "$T/m-end.txt" gatekeeper_host_bytes_total host=gitlab.com direction=downstream)
+GK_DETAIL="$(grep '^gatekeeper_host_' "$T/m-end.txt" | head -12 | paste -sd' ' -)"
+gk_check "gatekeeper_host_bytes_total{host=\"gitlab.com\",direction=\"downstream\"} holds B's 5 MiB ($v)" \
+	eval '[ "${v:-0}" -ge 5242880 ] &&
+	      [ "$(gk_metric_sum "$T/m-end.txt" gatekeeper_host_connections_total host=gitlab.com)" -ge 1 ]'
+# conn_allow CAGE HOST PORT: how many audit conn.allow lines of that cage,
+# host and port (SOCKS5) moved bytes both ways.
+conn_allow() {
+	"$PYTHON" - "$AUDIT" "$@" <<'EOF'
+import json, sys
+path, cage, host, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+n = 0
+for line in open(path):
+    o = json.loads(line)
+    if (o.get("event") == "conn.allow" and o.get("cage") == cage and
+            o.get("host") == host and o.get("port") == port and
+            o.get("proto") == "socks5" and o.get("up", 0) > 0 and
+            o.get("down", 0) > 0 and "ms" in o and "conn" in o):
+        n += 1
+print(n)
+EOF
+}
+two_allowed() { [ "$(conn_allow "$A_ID" github.com 80)" -ge 2 ]; }
+GK_DETAIL="$(grep -c conn.allow "$AUDIT") conn.allow lines"
+gk_check "audit-allowed is off by default: no conn.allow line so far" \
+	eval '! grep -q "\"event\":\"conn.allow\"" "$AUDIT"'
+echo 'audit-allowed = 2' >"$T/empty.conf"
+kill -HUP "$GKD"
+gk_wait_for 30 grep -q reloaded "$T/GKD.log"
+for i in 1 2 3 4; do curl_socks $A_SRC http://github.com/index.html; done
+gk_wait_for 30 two_allowed
+GK_DETAIL="$(grep conn.allow "$AUDIT" | tail -n 3 | paste -sd' ' -)"
+gk_check "SIGHUP with audit-allowed = 2: 4 tunnels of A to github.com:80 give 2 conn.allow audit lines (cage, host, port, proto, up, down, ms)" \
+	eval '[ "$(conn_allow "$A_ID" github.com 80)" = 2 ]'
+: >"$T/empty.conf"
+kill -HUP "$GKD"
+gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD.log")" -ge 2 ]'
+
 # ---- after the exact counts ------------------------------------------------------------------
 # The reason may be special_range or ip_not_pinned here.
 socks_rep "S: the IP literal 169.254.169.254 is denied" $S_SRC 169.254.169.254 80 0x02

@@ -261,6 +261,9 @@ issuers)	# issuers LABEL URL ...
 	while [ $# -ge 2 ]; do issuer "$1" "$2"; shift 2; done ;;
 clone)	# clone URL DIR
 	git clone -q "$2" "$3" && echo cloned ;;
+learnreqs)	# learnreqs DIR: github.com's requests for --learn: a clone, a POST with a query
+	git clone -q https://github.com/acme/hello.git "$2" && echo cloned
+	req post POST 'https://github.com/acme/hello/issues?page=2' ;;
 push)	# push DIR BRANCH PASSWORD: the private repository, cloned, a commit pushed
 	gitc clone -q "https://x-access-token:$4@github.com/corp/private.git" "$2" || exit 3
 	echo cloned
@@ -612,6 +615,38 @@ for who in root user; do
 	registry "$who"
 	presets "$who"
 done
+
+# ---- --learn on an inspected host: request rules ----------------------------------
+# learn_rules: a learning cage with a rule for github.com (any request:
+# inspected) learns the requests' methods and paths as rules, which parse
+# back and allow the same run again, and nothing else.
+learn_rules() {
+	local w=$T/work-root f=$T/work-root/learned-rules.allow rl2 p2
+	need_rules "root: --learn with a rule" || return 0
+	rm -rf "$w/learn-1" "$w/learn-2" "$f"
+	rl root --learn learned-rules.allow --allow 'github.com/**' --rw "$w" --cwd "$w" -- \
+		learnreqs "$w/learn-1"
+	GK_DETAIL="file: $(oneline "$(cat "$f" 2>&1)") | $(run_detail)"
+	gk_check "root: --learn with --allow 'github.com/**': git clone and a POST work; the file has the requests as rules (methods, paths cut of their query)" \
+		eval 'grep -qx cloned "$T/run.out" && [ -n "$(status post)" ] && [ "$(status post)" != 403 ] &&
+		      grep -qx "GET github.com:443/acme/hello.git/info/refs" "$f" &&
+		      grep -qx "POST github.com:443/acme/hello.git/git-upload-pack" "$f" &&
+		      grep -qx "POST github.com:443/acme/hello/issues" "$f" &&
+		      ! grep -q "page=" "$f" && ! grep -qx "github.com:443" "$f"'
+	rmark
+	rl root --allow-file learned-rules.allow --rw "$w" --cwd "$w" -- learnreqs "$w/learn-2"
+	rl2=$(run_detail)
+	p2=$(status post)
+	tree_check "$w/learn-2"
+	rl root --allow-file learned-rules.allow -- reqs del DELETE https://github.com/acme/hello/issues \
+		get GET https://github.com/index.html
+	GK_DETAIL="with the file: $rl2 | $TREE_WHY | then: $(run_detail)"
+	gk_check "root: ... --allow-file of it: the same clone (the right tree) and POST work; a DELETE or another path gets gatekeeper's 403" \
+		eval '[ "$TREE_WHY" = ok ] && [ -n "$p2" ] && [ "$p2" != 403 ] &&
+		      gk403 del DELETE /acme/hello/issues &&
+		      gk403 get GET /index.html'
+}
+learn_rules
 
 # ---- gk-run's side: a bad rule, the preset list -----------------------------------
 cage root --allow 'FROB github.com/**' -- true
