@@ -7,7 +7,10 @@
 # same server from a cage without a credential, and against mitmproxy
 # doing the same replacement, in one run; and what request rules cost on
 # both: the broker's cage with rules for the host instead of the plain
-# pattern, the tunnel's cage with rules for other hosts besides it. Not a test: it prints figures,
+# pattern, the tunnel's cage with rules for other hosts besides it; and
+# what counting bytes against upload budgets costs on both (the same
+# cages with budgets that cover the host, never reached), with uploads
+# measured besides downloads. Not a test: it prints figures,
 # ratios and "TARGET MET" / "TARGET MISSED" lines and exits 0 either way;
 # 1 when something broke (a server would not start, gatekeeperd died, a
 # transfer came back wrong) or when the broker or the rules could not be
@@ -35,6 +38,9 @@
 #   GK_BENCH_LOG_LEVEL=warn   gatekeeperd's --log-level
 #   GK_BENCH_RULES=50         request rules in the rules and tunnel+rules
 #                             cages' allowlists (at least 2)
+#   GK_BENCH_UP_MB=256        size of the upload (MiB), PUT through the
+#                             tunnel and broker paths with and without
+#                             budgets, GK_BENCH_BULK_RUNS rounds
 #   GK_KEEP_TMP=1             keep the temp directory (logs, raw figures)
 #
 # Topology, all inside namespaces this script makes (lib.sh: a private
@@ -78,6 +84,13 @@
 #            (api-N.github.com, hosts under example.net): rules are
 #            present but github.com is not inspected, the opaque tunnel
 #            as for tunnel
+#   tunnel+budget  the same proxy from cage 127.0.0.6, made as tunnel's
+#            with "max_upload":["1000T","1000T@github.com"]: every byte
+#            up is counted against two budgets (the relay's quota, a
+#            grant each 256 KiB), never reached
+#   broker+budget  the same proxy from cage 127.0.0.7, made as broker's
+#            (its credential, its own CA) with the same budgets: the
+#            broker's writes upstream counted
 #   mitm     mitmdump (127.0.0.1:8080, regular proxy mode) with an addon
 #            that replaces the placeholder by the secret in the
 #            Authorization header, upstream certificates verified against
@@ -96,6 +109,10 @@
 #   bulk     GET /big, one connection, MB/s = 10^6 bytes of body per second
 #            of curl's time_total; first one untimed run per path compared
 #            byte for byte with the file
+#   upload   PUT /sink/NAME of GK_BENCH_UP_MB MiB (nginx's WebDAV, answered
+#            once all of it arrived), one connection, MB/s of curl's
+#            time_total, for tunnel, tunnel+budget, broker and
+#            broker+budget; the relay's CPU per GB of them
 #   CPU      the relay's CPU per GB (10^9 bytes of body) over the timed
 #            bulk runs: gatekeeperd's utime + stime (/proc/PID/stat, every
 #            thread; lib.sh gk_cpu_ticks) for the gatekeeperd paths,
@@ -105,7 +122,10 @@
 # >= 10x mitmproxy's (bulk MB/s, and set-ups/s). Rules (the rule
 # checking issue's): rules within 5% of broker (bulk and set-ups >= 0.95x,
 # p50 <= 1.05x); tunnel+rules within 5% of tunnel, the run-to-run noise
-# (bulk and set-ups >= 0.95x, p50 <= 1.05x).
+# (bulk and set-ups >= 0.95x, p50 <= 1.05x). Budgets (the byte counting
+# issue's): tunnel+budget within 5% of tunnel and broker+budget within 5%
+# of broker, the run-to-run noise (download and upload bulk and set-ups
+# >= 0.95x, p50 <= 1.05x).
 #
 # The machine's CPUs are shared by curl, gatekeeperd or mitmdump, and
 # nginx; anything else running makes the figures noisy.
@@ -162,7 +182,10 @@ LOAD=$T/socks_load
 SECRET=ghp_$(openssl rand -hex 18)
 PH=ghp_$(openssl rand -hex 18)
 MITM_CA=$T/mitm/mitmproxy-ca-cert.pem
-PATHS=(tunnel tunnel+rules broker rules mitm)
+PATHS=(tunnel tunnel+rules tunnel+budget broker rules broker+budget mitm)
+UP_PATHS=(tunnel tunnel+budget broker broker+budget)
+UP_MB=${GK_BENCH_UP_MB:-256}
+NO_BUDGET=		# why the budget paths were not measured
 NO_BROKER=		# why the broker was not measured
 NO_RULES=		# why the rules paths were not measured
 NRULES=${GK_BENCH_RULES:-50}
@@ -187,6 +210,12 @@ via() {
 	tunnel+rules)
 		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.5 --cacert "$CA"
 			-H "Authorization: Bearer ${2:-$SECRET}") ;;
+	tunnel+budget)
+		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.6 --cacert "$CA"
+			-H "Authorization: Bearer ${2:-$SECRET}") ;;
+	broker+budget)
+		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.7
+			--cacert "$T/budget-ca.pem" -H "Authorization: Bearer ${2:-$PH}") ;;
 	broker)
 		CURLV=(-x http://127.0.0.1:3128 --interface 127.0.0.2
 			--cacert "$T/cage-ca.pem" -H "Authorization: Bearer ${2:-$PH}") ;;
@@ -273,12 +302,17 @@ CA=$EN_DIR/ca.crt
 bench_build_load
 
 bench_nginx_conf "$NGINX_ADDR:443 ssl"
+mkdir -p "$T/www/sink" || die "cannot make the upload sink"
 cat >"$T/nginx-tls.conf" <<EOF
 		ssl_certificate $EN_DIR/pki/server.crt;
 		ssl_certificate_key $EN_DIR/pki/server.key;
 		ssl_protocols TLSv1.2 TLSv1.3;
 		if (\$http_authorization != "Bearer $SECRET") {
 			return 401 "unauthorized\n";
+		}
+		location /sink/ {
+			dav_methods PUT;
+			client_max_body_size 0;
 		}
 EOF
 sed -i "/listen .*backlog=/r $T/nginx-tls.conf" "$T/nginx.conf"
@@ -308,13 +342,13 @@ gk_start_daemon GKD_PID "$GKD" -f -c "$T/gk.conf" --listen 127.0.0.1 \
 	--metrics 127.0.0.1:9477 "${AUDIT_ARGS[@]}" --log-level "${GK_BENCH_LOG_LEVEL:-warn}"
 gk_wait_ready "$GKD_PID" "$T/control.sock" 53 || die "gatekeeperd did not become ready"
 
-# cage NAME SOURCE [ALLOW]: a cage allowed ALLOW (a JSON array's
-# contents; default HOST), on its own control connection (kept open: the
-# cage lives as long as it); CAGE_REPLY is the reply. Returns 1 when
-# cage.create failed.
+# cage NAME SOURCE [ALLOW [MEMBERS]]: a cage allowed ALLOW (a JSON
+# array's contents; default HOST), with the JSON object MEMBERS besides,
+# on its own control connection (kept open: the cage lives as long as
+# it); CAGE_REPLY is the reply. Returns 1 when cage.create failed.
 cage() {
 	gk_ctl_open "$1" "$T/control.sock"
-	CAGE_REPLY=$(gk_ctl_send "$1" "{\"op\":\"cage.create\",\"source\":\"$2\",\"allow\":[${3:-\"$HOST\"}],\"label\":\"bench-$1\"}")
+	CAGE_REPLY=$(gk_ctl_send "$1" "{\"op\":\"cage.create\",\"source\":\"$2\",\"allow\":[${3:-\"$HOST\"}],\"label\":\"bench-$1\"${4:+,$4}}")
 	[ "$(gk_json_get ok "$CAGE_REPLY")" = true ]
 }
 # credential NAME CA-FILE: the credential GH_TOKEN (placeholder PH, the
@@ -374,9 +408,25 @@ else
 fi
 cage tunnel-rules 127.0.0.5 "$T_RULES" ||
 	NO_RULES+="${NO_RULES:+; }cage.create with github.com and $NRULES request rules for other hosts failed: $CAGE_REPLY"
+BUDGETS='"max_upload":["1000T","1000T@'"$HOST"'"]'
+cage tunnel-budget 127.0.0.6 "\"$HOST\"" "$BUDGETS" ||
+	NO_BUDGET="cage.create with upload budgets failed: $CAGE_REPLY"
+if [ -z "$NO_BROKER" ] && [ -z "$NO_BUDGET" ]; then
+	if ! cage broker-budget 127.0.0.7 "\"$HOST\"" "$BUDGETS"; then
+		NO_BUDGET="cage.create with upload budgets failed: $CAGE_REPLY"
+	elif ! credential broker-budget "$T/budget-ca.pem"; then
+		NO_BUDGET="the broker+budget cage: $CRED_WHY"
+	fi
+fi
 if [ -n "$NO_BROKER" ]; then
 	echo "# NOT MEASURED: the broker: $NO_BROKER"
-	drop_path broker rules
+	drop_path broker rules broker+budget
+	UP_PATHS=(tunnel tunnel+budget)
+fi
+if [ -n "$NO_BUDGET" ]; then
+	echo "# NOT MEASURED: the budget paths: $NO_BUDGET"
+	drop_path tunnel+budget broker+budget
+	UP_PATHS=(tunnel broker)
 fi
 if [ -n "$NO_RULES" ]; then
 	echo "# NOT MEASURED: the rules paths: $NO_RULES"
@@ -419,7 +469,11 @@ for p in "${PATHS[@]}"; do
 	broker)
 		NO_BROKER="through the broker, $why"
 		echo "# NOT MEASURED: the broker: $NO_BROKER"
-		drop_path broker rules ;;
+		drop_path broker rules broker+budget ;;
+	tunnel+budget|broker+budget)
+		NO_BUDGET+="${NO_BUDGET:+; }through $p, $why"
+		echo "# NOT MEASURED: the budget paths: $NO_BUDGET"
+		drop_path tunnel+budget broker+budget ;;
 	rules|tunnel+rules)
 		NO_RULES+="${NO_RULES:+; }through $p, $why"
 		echo "# NOT MEASURED: the rules paths: $NO_RULES"
@@ -536,14 +590,55 @@ for p in "${PATHS[@]}"; do
 	fi
 done
 
+# ---- upload ----------------------------------------------------------------------
+declare -A UP UPCPU_T UPCPU_B UPCPU
+echo
+echo "Upload: PUT /sink/NAME (${UP_MB} MiB), one connection, $BULK_RUNS rounds; the relay's CPU around each run:"
+"$LOAD" mkfile "$T/up.bin" $((UP_MB * 1024 * 1024)) || die "cannot write the upload file"
+for ((r = 1; r <= BULK_RUNS; r++)); do
+	round_order "$r"	# the upload paths in that order
+	for p in "${ORDER[@]}"; do
+		[[ " ${UP_PATHS[*]} " == *" $p "* ]] || continue
+		c0=$(relay_ticks "$p")
+		out=$(get "$p" "/sink/$r-${p/+/-}" -T "$T/up.bin" \
+			-w '%{http_code} %{size_upload} %{time_total}' -o /dev/null)
+		c1=$(relay_ticks "$p")
+		read -r code bytes secs <<<"$out"
+		if [[ $code != 20[14] ]] || [ "$bytes" != $((UP_MB * 1024 * 1024)) ] ||
+		    ! cmp -s "$T/up.bin" "$T/www/sink/$r-${p/+/-}"; then
+			echo "  run $r $p: FAILED: '$out' $(tail -n 1 "$T/curl.err")"
+			rm -f "$T/www/sink/$r-${p/+/-}"
+			continue
+		fi
+		rm -f "$T/www/sink/$r-${p/+/-}"
+		mb=$(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f", b / s / 1e6}')
+		UPCPU_T[$p]=$((${UPCPU_T[$p]:-0} + c1 - c0))
+		UPCPU_B[$p]=$((${UPCPU_B[$p]:-0} + bytes))
+		printf '  run %d %-13s %8s MB/s  relay CPU %.2f s\n' "$r" "$p" "$mb" \
+			"$(awk -v t="$((c1 - c0))" -v hz="$HZ" 'BEGIN {print t / hz}')"
+		ge "$mb" "${UP[$p]:-0}" && UP[$p]=$mb
+	done
+done
+gk_alive "the upload runs"
+for p in "${UP_PATHS[@]}"; do
+	UPCPU[$p]=nan
+	[ "${UPCPU_B[$p]:-0}" -gt 0 ] && UPCPU[$p]=$(awk -v t="${UPCPU_T[$p]}" -v hz="$HZ" \
+		-v b="${UPCPU_B[$p]}" 'BEGIN {printf "%.3f", t / hz / (b / 1e9)}')
+done
+
 # ---- summary ---------------------------------------------------------------------
 echo
 printf '%-12s | %9s %9s | %14s | %9s %8s | %9s\n' path "p50 ms" "p90 ms" \
 	"set-ups/s $INFL" "bulk MB/s" "bytes ok" "CPU s/GB"
 printf '%s\n' "-------------+---------------------+----------------+--------------------+----------"
-for p in tunnel tunnel+rules broker rules mitm; do
-	printf '%-12s | %9s %9s | %14s | %9s %8s | %9s\n' "$p" "${P50[$p]:--}" "${P90[$p]:--}" \
+for p in tunnel tunnel+rules tunnel+budget broker rules broker+budget mitm; do
+	printf '%-13s| %9s %9s | %14s | %9s %8s | %9s\n' "$p" "${P50[$p]:--}" "${P90[$p]:--}" \
 		"${RATE[$p]:--}" "${BULK[$p]:--}" "${VERIFIED[$p]:--}" "${CPU[$p]:--}"
+done
+echo
+printf '%-13s| %9s | %9s\n' path "upload MB/s" "CPU s/GB"
+for p in tunnel tunnel+budget broker broker+budget; do
+	printf '%-13s| %11s | %9s\n' "$p" "${UP[$p]:--}" "${UPCPU[$p]:--}"
 done
 echo "(CPU: gatekeeperd's utime + stime for its paths, mitmdump's for mitm, in ticks of" \
 	"1/$HZ s around the timed bulk runs, per 10^9 bytes of body)"
@@ -591,6 +686,21 @@ else
 	against le 1.05 "rules absent from the host, p50" "${P50[tunnel+rules]:-}" \
 		tunnel "${P50[tunnel]:-}" ms tunnel+rules
 fi
+if [ -n "$NO_BUDGET" ]; then
+	echo "TARGET MISSED: every budget target: the budget paths were not measured ($NO_BUDGET)"
+else
+	for b in tunnel broker; do
+		[[ " ${PATHS[*]} " == *" $b+budget "* ]] || continue
+		against ge 0.95 "budgets counted, download bulk" "${BULK[$b+budget]:-}" \
+			"$b" "${BULK[$b]:-}" MB/s "$b+budget"
+		against ge 0.95 "budgets counted, upload bulk" "${UP[$b+budget]:-}" \
+			"$b" "${UP[$b]:-}" MB/s "$b+budget"
+		against ge 0.95 "budgets counted, set-ups at $INFL in flight" \
+			"${RATE[$b+budget]:-}" "$b" "${RATE[$b]:-}" req/s "$b+budget"
+		against le 1.05 "budgets counted, p50" "${P50[$b+budget]:-}" \
+			"$b" "${P50[$b]:-}" ms "$b+budget"
+	done
+fi
 for p in "${PATHS[@]}"; do
 	[ "${NERR[$p]:-0}" = 0 ] || echo "NOTE: $p: ${NERR[$p]} latency requests failed"
 	[ "${SERR[$p]:-0}" = 0 ] || echo "NOTE: $p: ${SERR[$p]} set-up requests not answered 200 (all rounds)"
@@ -614,6 +724,10 @@ if [ -n "$NO_BROKER" ]; then
 fi
 if [ -n "$NO_RULES" ]; then
 	echo "$BENCH_NAME: FAILED: the rules paths were not measured: $NO_RULES" >&2
+	exit 1
+fi
+if [ -n "$NO_BUDGET" ]; then
+	echo "$BENCH_NAME: FAILED: the budget paths were not measured: $NO_BUDGET" >&2
 	exit 1
 fi
 exit 0
