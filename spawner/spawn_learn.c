@@ -59,7 +59,8 @@ learned_lines(const struct spawn_strv *learned, struct spawn_strv *lines)
 		if (!connected)
 			spawn_strv_pushf(lines, "%.*s", (int)hl, v[i]);
 	}
-	qsort(lines->v, lines->n, sizeof(lines->v[0]), str_cmp);
+	if (lines->n > 1)
+		qsort(lines->v, lines->n, sizeof(lines->v[0]), str_cmp);
 }
 
 /* "host\tport\tMETHOD\tpath" into r (its path learnable again: what
