@@ -113,6 +113,13 @@ gk_cage_table_set_env(struct gk_cage_table *t, struct event_base *base,
 	t->audit = audit;
 }
 
+void
+gk_cage_table_on_end(struct gk_cage_table *t, gk_cage_end_fn fn, void *arg)
+{
+	t->on_end = fn;
+	t->on_end_arg = arg;
+}
+
 struct event_base *
 gk_cage_base(const struct gk_cage *c)
 {
@@ -439,6 +446,8 @@ gk_cage_end(struct gk_cage *c, const char *reason)
 	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),
 	    reason);
 	gk_events_cage_end(c);
+	if (c->table->on_end != NULL)
+		c->table->on_end(c, reason, c->table->on_end_arg);
 	if (c->owner != NULL) {
 		LIST_REMOVE(c, owned);
 		c->owner = NULL;

@@ -123,6 +123,13 @@ size_t		 gk_cage_table_count(const struct gk_cage_table *t);
  * begins and ends (NULL: none). The table keeps the pointers. */
 void		 gk_cage_table_set_env(struct gk_cage_table *t,
 		    struct event_base *base, struct gk_audit *audit);
+/* Told of each cage of t as it ends (its connections ended, its facets
+ * not yet: what it was is all there), with the reason; the control face
+ * keeps a summary of recently ended cages. NULL: none. */
+typedef void	(*gk_cage_end_fn)(const struct gk_cage *c,
+		    const char *reason, void *arg);
+void		 gk_cage_table_on_end(struct gk_cage_table *t,
+		    gk_cage_end_fn fn, void *arg);
 struct event_base *gk_cage_base(const struct gk_cage *c);
 struct gk_audit	*gk_cage_audit(const struct gk_cage *c);
 

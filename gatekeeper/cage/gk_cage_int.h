@@ -47,6 +47,8 @@ struct gk_cage_table {
 	const void	 *facet[GK_FACET__MAX];	/* their hooks */
 	struct event_base *base;
 	struct gk_audit	 *audit;
+	gk_cage_end_fn	  on_end;	/* NULL: none */
+	void		 *on_end_arg;
 };
 
 struct pin {
