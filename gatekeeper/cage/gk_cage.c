@@ -16,6 +16,7 @@
 
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/cage/gk_cage_int.h"
 #include "gatekeeper/cage/gk_events.h"
@@ -448,6 +449,7 @@ gk_cage_end(struct gk_cage *c, const char *reason)
 	gk_events_cage_end(c);
 	if (c->table->on_end != NULL)
 		c->table->on_end(c, reason, c->table->on_end_arg);
+	gk_pins_unsync(c, gk_now());	/* before its link goes */
 	if (c->owner != NULL) {
 		LIST_REMOVE(c, owned);
 		c->owner = NULL;

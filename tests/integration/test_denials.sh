@@ -25,7 +25,10 @@
 #   - a client that resolves once and connects again after the capped TTL
 #     (gatekeeperd runs with --ttl-cap 2) still connects, within
 #     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told,
-#     unless another connection to that address is still open.
+#     unless another connection to that address is still open;
+#   - the kernel's set pins holds a cage's addresses while it runs and
+#     none once it ended; with pin-grace 2 (TTL 2) a connection 8 s after
+#     the lookup is refused at the SYN.
 #
 #   bash tests/integration/test_denials.sh build/gatekeeperd build/spawner/gk-run
 #   meson test -C build denials_integration      (suite "integration")
@@ -363,9 +366,47 @@ exec curl -sS --noproxy "*" --max-time 10 --resolve "api.github.com:443:$ip" \
 late
 gk_check "resolved once, connected 4 s later (TTL 2, within --pin-grace): it works" \
 	eval '[ "$RUN_RC" = 0 ] && grep -q "hello from api.github.com" "$T/run.out"'
+
+# ---- the kernel's pins: gone with their cage, and bounded by --pin-grace ----------
+# npins: elements of set pins (link index . address) in the kernel now.
+npins() { nft list set inet gatekeeper pins 2>/dev/null | grep -oE '[0-9]+ \. [0-9.]+' | grep -c .; }
+rm -f "$T/work-root/resolved"
+cage_bg PB root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" sh -c '
+getent hosts api.github.com >/dev/null && : >resolved
+i=0; while [ $i -lt 100 ] && [ ! -e stop ]; do sleep 0.1; i=$((i + 1)); done'
+wait_ms 100 test -e "$T/work-root/resolved"
+n_live=$(npins)
+: >"$T/work-root/stop"
+gk_wait_exit "$PB" 100
+gk_wait_for 50 eval '[ "$(npins)" = 0 ]'
+GK_DETAIL="while the cage ran: $n_live element(s); after: $(oneline "$(nft list set inet gatekeeper pins 2>&1)")"
+gk_check "set pins: the cage's address is there while it runs, and no element is left once it ended (pin-grace 600)" \
+	eval '[ "${n_live:-0}" -ge 1 ] && [ "$(npins)" = 0 ]'
+rm -f "$T/work-root/stop"
+# --pin-grace 2 with TTL 2: 8 s after the lookup the address is no longer
+# the cage's; the kernel refuses the SYN (not accepted, then reset)
+echo 'pin-grace = 2' >"$T/gk.conf"
+kill -HUP "$GKD_PID"
+gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 1 ]'
+cage root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" "$PYTHON" -c "
+import errno, socket, time
+ip = socket.gethostbyname('api.github.com')
+time.sleep(8)
+s = socket.socket()
+s.settimeout(5)
+try:
+    s.connect((ip, 443))
+    s.sendall(b'x')
+    print('connected')
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))
+"
+detail
+gk_check "with --pin-grace 2 and TTL 2, a connection 8 s after the lookup is refused at the SYN (ECONNREFUSED)" \
+	eval 'grep -qx ECONNREFUSED "$T/run.out"'
 echo 'pin-grace = 0' >"$T/gk.conf"
 kill -HUP "$GKD_PID"
-gk_wait_for 30 grep -q reloaded "$T/GKD_PID.log"
+gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 2 ]'
 late
 gk_check "with pin-grace 0 (SIGHUP): refused, and the line says the address was not pinned" \
 	eval '[ "$RUN_RC" != 0 ] && [ "$RUN_RC" != 9 ] && [ "$RUN_RC" != 77 ] &&
