@@ -166,6 +166,23 @@ learn_request(struct json_object *o, struct spawn_event *ev)
 	return SPAWN_EVENT_LEARN;
 }
 
+/* {"event":"unreachable","kind","host","port","failure","why"}: a
+ * connection the cage was allowed to make failed upstream. */
+static enum spawn_event_type
+unreachable_event(struct json_object *o, struct spawn_event *ev)
+{
+	int64_t port = int_member(o, "port", 1, 65535);
+
+	member(o, "kind", ev->kind, sizeof(ev->kind));
+	member(o, "host", ev->host, sizeof(ev->host));
+	member(o, "failure", ev->failure, sizeof(ev->failure));
+	member(o, "why", ev->why, sizeof(ev->why));
+	if (ev->host[0] == '\0' || port == -1 || ev->failure[0] == '\0')
+		return SPAWN_EVENT_NONE;
+	ev->port = (uint16_t)port;
+	return SPAWN_EVENT_UNREACHABLE;
+}
+
 enum spawn_event_type
 spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 {
@@ -197,9 +214,10 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 		json_object_put(o);
 		return ev->why[0] != '\0' ? SPAWN_EVENT_END : SPAWN_EVENT_NONE;
 	}
-	if (strcmp(event, "limit") == 0 ||
+	if (strcmp(event, "limit") == 0 || strcmp(event, "unreachable") == 0 ||
 	    strcmp(event, "learn.request") == 0) {
-		t = event[1] == 'i' ? limit_event(o, ev) : learn_request(o, ev);
+		t = event[0] == 'u' ? unreachable_event(o, ev) :
+		    event[1] == 'i' ? limit_event(o, ev) : learn_request(o, ev);
 		json_object_put(o);
 		return t;
 	}
@@ -259,6 +277,11 @@ spawn_event_text(const struct spawn_event *ev, char *buf, size_t len)
 	bool v6, addr = is_address(ev->host, &v6);
 
 	spawn_event_target(ev, target, sizeof(target));
+	if (ev->failure[0] != '\0') {
+		snprintf(buf, len, "gk-run: %s could not be reached: %s",
+		    target, ev->why[0] != '\0' ? ev->why : ev->failure);
+		return;
+	}
 	if (addr)
 		snprintf(allow, sizeof(allow), "%s/%d", ev->host, v6 ? 128 :
 		    32);

@@ -20,8 +20,9 @@
 #     --allow-file FILE needs no question; the command cannot write FILE
 #     (read-only inside), and a FILE planted as a link to a file outside
 #     is refused at start (125), the link's target untouched;
-#   - special names and addresses are refused without a question, and
-#     their lookups get no placeholder;
+#   - special names and addresses, and names that resolve only to special
+#     addresses (meta.example: the cloud metadata service), are refused
+#     without a question, and special names' lookups get no placeholder;
 #   - the terminal: the question on the tty, answered with "y" + Enter;
 #   - --ask with nobody to answer is an error at start (125);
 #   - no packet to a placeholder reaches the internet (counted there),
@@ -258,16 +259,20 @@ ask_run once 0 --allow github.com -- sh -c "{
 	${CURL[*]} --max-time 5 -o /dev/null http://metadata.google.internal/ ; echo http \$?
 	${CURL[*]} --max-time 5 --socks5-hostname $GW:1080 -o /dev/null http://localhost:8080/ ; echo socks \$?
 	${CURL[*]} --max-time 5 -o /dev/null http://169.254.169.254/ ; echo addr \$?
+	${CURL[*]} --max-time 5 -o /dev/null http://meta.example/ ; echo meta \$?
 	dig +short @$GW metadata.google.internal A; echo dig-internal
 	dig +short @$GW printer.local A; echo dig-local
 	dig +short @$GW pypi.org AAAA; echo dig-aaaa
 	} >special.txt 2>&1"
 detail
 GK_DETAIL="$GK_DETAIL | $(oneline "$(cat "$T/work-root/special.txt")")"
-gk_check "metadata.google.internal, localhost and 169.254.169.254: refused without a question" \
+gk_check "metadata.google.internal, localhost, 169.254.169.254 and meta.example (-> 169.254.169.254): refused without a question" \
 	eval 'grep -q "^http [1-9]" "$T/work-root/special.txt" &&
 	    grep -q "^socks [1-9]" "$T/work-root/special.txt" &&
-	    grep -q "^addr [1-9]" "$T/work-root/special.txt" && [ "$(nevents ask)" = 0 ]'
+	    grep -q "^addr [1-9]" "$T/work-root/special.txt" &&
+	    grep -q "^meta [1-9]" "$T/work-root/special.txt" && [ "$(nevents ask)" = 0 ]'
+gk_check "... meta.example'"'"'s denial names the address and says it is the cloud metadata service" \
+	grep -q "gk-run: denied meta.example:80 (meta.example resolves only to special addresses: 169.254.169.254 is the cloud metadata service" "$T/run.err"
 gk_check "... their lookups get no placeholder; an AAAA lookup gets no address" \
 	eval 'grep -qx dig-aaaa "$T/work-root/special.txt" &&
 	    ! grep -q "^198\.1[89]\." "$T/work-root/special.txt"'

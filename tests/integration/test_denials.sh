@@ -11,6 +11,9 @@
 #   - the line comes while the command still runs (within a second);
 #   - the HTTP proxy's 403 status line names the host and the rule (what
 #     curl -v and wget print);
+#   - an allowed connection that fails upstream (no address, refused)
+#     has the reason in the 502 status line, and gk-run says it in one
+#     line however often the client retries;
 #   - -q silences the lines; --events-fd N gets them as JSON lines, also
 #     with -q; a bad --events-fd is a usage error (125);
 #   - --preset github lets git clone https://github.com/... through;
@@ -105,6 +108,32 @@ gk_check "five tries of the same host: one line, the count of distinct denials 1
 	eval '[ "$RUN_RC" = 7 ] && [ "$(ndenials)" = 1 ] &&
 	    [ "$(summary)" = "gk-run: 1 denied: $EVIL:443" ]'
 
+# ---- an upstream failure: the status line says why; gk-run one line -----------------
+# nosuch.github.com is allowed and has no address (the internet's dnsmasq
+# answers NXDOMAIN); github.com:81 is refused. Not denials: no "denied"
+# line, and gk-run says each once however often the client retries.
+NOADDR=nosuch.github.com
+WHY_NOADDR="it has no address (the upstream DNS said NXDOMAIN)"
+unreachable() { grep -oE 'gk-run: [^ ]+ could not be reached: .*' "$T/run.err"; }
+cage root --allow '*.github.com' -- sh -c \
+	"for i in 1 2 3 4 5; do curl -sS -v --max-time 5 https://$NOADDR/; done; exit 7"
+detail
+gk_check "curl -v (HTTP proxy) to $NOADDR: the 502 status line names the host and why" \
+	eval '[ "$RUN_RC" = 7 ] && grep -qF "HTTP/1.1 502 Bad Gateway: $NOADDR:443 could not be reached: $WHY_NOADDR" "$T/run.err"'
+gk_check "... five tries: gk-run says it in one line, and no denial" \
+	eval '[ "$(unreachable)" = "gk-run: $NOADDR:443 could not be reached: $WHY_NOADDR" ] &&
+	    [ "$(ndenials)" = 0 ]'
+cage root --allow github.com -- "${NOHTTP[@]}" sh -c \
+	"curl -sS --max-time 5 http://github.com:81/; curl -sS --max-time 5 http://github.com:81/; exit 7"
+detail
+gk_check "curl (SOCKS5) to github.com:81, refused twice: one line saying the address refused it" \
+	eval '[ "$RUN_RC" = 7 ] && [ "$(unreachable | grep -c .)" = 1 ] &&
+	    unreachable | grep -qE "^gk-run: github.com:81 could not be reached: [0-9a-f.:]+ refused the connection$"'
+cage root --allow github.com -- curl -sS -v --max-time 5 http://github.com:81/
+detail
+gk_check "curl -v (HTTP proxy, plain GET) to github.com:81: the 502 status line says it was refused" \
+	eval 'grep -qE "HTTP/1.1 502 Bad Gateway: github.com:81 could not be reached: [0-9a-f.:]+ refused the connection" "$T/run.err"'
+
 # ---- wget: the status line it prints names the host --------------------------------
 cage root --allow api.github.com -- wget -O /dev/null --timeout=10 --tries=1 \
 	"https://$EVIL/"
@@ -167,9 +196,9 @@ cage root --allow api.github.com -- "${NP[@]}" curl -sS --noproxy '*' \
 detail
 gk_check "curl to the cloud metadata address (transparent path): refused" \
 	test "$RUN_RC" != 0
-gk_check "... one line saying it is a metadata address, without a plain --allow" \
+gk_check "... one line saying it is the cloud metadata service, without a plain --allow" \
 	eval '[ "$(ndenials)" = 1 ] &&
-	    denials | grep -q "^gk-run: denied 169.254.169.254:80 (169.254.169.254 is a metadata address" &&
+	    denials | grep -q "^gk-run: denied 169.254.169.254:80 (169.254.169.254 is the cloud metadata service" &&
 	    ! denials | grep -q "to allow it"'
 
 # ---- refused at the SYN (transparent path) ------------------------------------------
