@@ -397,8 +397,9 @@ gk_check "resolved once, connected 4 s later (TTL 2, within --pin-grace): it wor
 	eval '[ "$RUN_RC" = 0 ] && grep -q "hello from api.github.com" "$T/run.out"'
 
 # ---- the kernel's pins: gone with their cage, and bounded by --pin-grace ----------
-# npins: elements of set pins (link index . address) in the kernel now.
-npins() { nft list set inet gatekeeper pins 2>/dev/null | grep -oE '[0-9]+ \. [0-9.]+' | grep -c .; }
+# npins: elements of set pins (link . address) in the kernel now (nft
+# names a live link, and numbers one that is gone).
+npins() { nft list set inet gatekeeper pins 2>/dev/null | grep -oE '[^ {,]+ \. [0-9]+(\.[0-9]+){3}' | grep -c .; }
 rm -f "$T/work-root/resolved"
 cage_bg PB root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" sh -c '
 getent hosts api.github.com >/dev/null && : >resolved
