@@ -271,7 +271,7 @@ gk_check "metadata.google.internal, localhost, 169.254.169.254 and meta.example 
 	    grep -q "^socks [1-9]" "$T/work-root/special.txt" &&
 	    grep -q "^addr [1-9]" "$T/work-root/special.txt" &&
 	    grep -q "^meta [1-9]" "$T/work-root/special.txt" && [ "$(nevents ask)" = 0 ]'
-gk_check "... meta.example'"'"'s denial names the address and says it is the cloud metadata service" \
+gk_check "... the denial of meta.example names the address and says it is the cloud metadata service" \
 	grep -q "gk-run: denied meta.example:80 (meta.example resolves only to special addresses: 169.254.169.254 is the cloud metadata service" "$T/run.err"
 gk_check "... their lookups get no placeholder; an AAAA lookup gets no address" \
 	eval 'grep -qx dig-aaaa "$T/work-root/special.txt" &&
