@@ -149,21 +149,28 @@ limit_event(struct json_object *o, struct spawn_event *ev)
 	    ev->count > 0 ? SPAWN_EVENT_LIMIT : SPAWN_EVENT_NONE;
 }
 
+/* "host" (not empty) and "port" (min..65535) into ev; false if not. */
+static bool
+host_port(struct json_object *o, int64_t min, struct spawn_event *ev)
+{
+	int64_t port = int_member(o, "port", min, 65535);
+
+	member(o, "host", ev->host, sizeof(ev->host));
+	if (ev->host[0] == '\0' || port == -1)
+		return false;
+	ev->port = (uint16_t)port;
+	return true;
+}
+
 /* {"event":"learn.request","host","port","method","path"}: a learning
  * cage's request to an inspected host, its path learnable (a '/' first). */
 static enum spawn_event_type
 learn_request(struct json_object *o, struct spawn_event *ev)
 {
-	int64_t port = int_member(o, "port", 0, 65535);
-
-	member(o, "host", ev->host, sizeof(ev->host));
 	member(o, "method", ev->method, sizeof(ev->method));
 	member(o, "path", ev->path, sizeof(ev->path));
-	if (ev->host[0] == '\0' || port == -1 || ev->method[0] == '\0' ||
-	    ev->path[0] != '/')
-		return SPAWN_EVENT_NONE;
-	ev->port = (uint16_t)port;
-	return SPAWN_EVENT_LEARN;
+	return host_port(o, 0, ev) && ev->method[0] != '\0' &&
+	    ev->path[0] == '/' ? SPAWN_EVENT_LEARN : SPAWN_EVENT_NONE;
 }
 
 /* {"event":"unreachable","kind","host","port","failure","why"}: a
@@ -171,16 +178,11 @@ learn_request(struct json_object *o, struct spawn_event *ev)
 static enum spawn_event_type
 unreachable_event(struct json_object *o, struct spawn_event *ev)
 {
-	int64_t port = int_member(o, "port", 1, 65535);
-
 	member(o, "kind", ev->kind, sizeof(ev->kind));
-	member(o, "host", ev->host, sizeof(ev->host));
 	member(o, "failure", ev->failure, sizeof(ev->failure));
 	member(o, "why", ev->why, sizeof(ev->why));
-	if (ev->host[0] == '\0' || port == -1 || ev->failure[0] == '\0')
-		return SPAWN_EVENT_NONE;
-	ev->port = (uint16_t)port;
-	return SPAWN_EVENT_UNREACHABLE;
+	return host_port(o, 1, ev) && ev->failure[0] != '\0' ?
+	    SPAWN_EVENT_UNREACHABLE : SPAWN_EVENT_NONE;
 }
 
 enum spawn_event_type
