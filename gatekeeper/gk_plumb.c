@@ -147,7 +147,8 @@ plumb_open(void *arg, const struct gk_addr *addr)
 
 /*
  * The cage table's sync hook: the kernel lets the cage's TCP to `a`
- * through to the transparent listener until `until`. Special addresses
+ * through to the transparent listener until `until` (0: no more, the
+ * cage ends). Special addresses
  * are never added: the listener would refuse them anyway, so they are
  * refused (and reported) at the SYN. An asking cage's placeholders are
  * the exception: the listener holds such a connection on its name.
@@ -162,12 +163,16 @@ plumb_pin_sync(void *arg, const struct gk_cage *c, const struct gk_addr *a,
 	time_t now = gk_now();
 	uint64_t ms;
 
-	if (a->family != AF_INET || until <= now ||
+	if (a->family != AF_INET || (until != 0 && until <= now) ||
 	    (gk_special_classify(a, p->proxy->host) != GK_SPECIAL_NONE &&
 	    gk_ask_placeholder_name(c, a) == NULL))
 		return 0;
 	memcpy(&dst.s_addr, a->bytes, 4);
-	if (nft_cage_pin(p->np, gk_cage_plumb_link(c), dst,
+	if (until == 0) {	/* the cage ends: out of the kernel's copy */
+		if (nft_cage_unpin(p->np, gk_cage_plumb_link(c), dst, err,
+		    sizeof(err)) == 0)
+			return 0;
+	} else if (nft_cage_pin(p->np, gk_cage_plumb_link(c), dst,
 	    (uint32_t)(until - now), err, sizeof(err)) == 0)
 		return 0;
 	/* once a second at most: a failing kernel would flood the log */

@@ -121,6 +121,11 @@ int			 nft_cage_up(struct nft_plumb *p, int nsfd,
 int			 nft_cage_pin(struct nft_plumb *p, uint32_t ifindex,
 			    struct in_addr addr, uint32_t seconds, char *err,
 			    size_t errlen);
+/* Take `addr` out of set pins for the link now (its cage ended). An
+ * element that lapsed meanwhile is no error. Synchronous. 0, or -1 with
+ * err. */
+int			 nft_cage_unpin(struct nft_plumb *p, uint32_t ifindex,
+			    struct in_addr addr, char *err, size_t errlen);
 /*
  * A transparent cage's TCP goes to the listener whatever the address
  * (its allowlist has CIDR patterns; set open), until it ends. Idempotent.

@@ -419,9 +419,9 @@ nft_cage_open(struct nft_plumb *p, const char *ifname, struct in_addr cage,
 	return 0;
 }
 
-/* Add (or renew) one element of set pins. */
+/* Add (or renew) one element of set pins, or delete it (!add). */
 static int
-pin_add(struct nft_plumb *p, uint32_t ifindex, struct in_addr addr,
+pin_op(struct nft_plumb *p, bool add, uint32_t ifindex, struct in_addr addr,
     uint32_t seconds, char *err, size_t errlen)
 {
 	struct nft_pin pin = { ifindex, addr, (uint64_t)seconds * 1000 };
@@ -429,7 +429,7 @@ pin_add(struct nft_plumb *p, uint32_t ifindex, struct in_addr addr,
 	int rc;
 
 	if ((b = nft_batch_new(&p->mnl.seq)) == NULL ||
-	    nft_batch_pins(b, true, &pin, 1, &p->mnl.seq) == -1 ||
+	    nft_batch_pins(b, add, &pin, 1, &p->mnl.seq) == -1 ||
 	    nft_batch_end(b, &p->mnl.seq) == -1) {
 		gk_seterr(err, errlen, "nftables: building a batch: out of "
 		    "memory");
@@ -448,7 +448,19 @@ nft_cage_pin(struct nft_plumb *p, uint32_t ifindex, struct in_addr addr,
 {
 	if (!p->pins_ok)
 		return 0;		/* the cages are open instead */
-	return pin_add(p, ifindex, addr, seconds, err, errlen);
+	return pin_op(p, true, ifindex, addr, seconds, err, errlen);
+}
+
+int
+nft_cage_unpin(struct nft_plumb *p, uint32_t ifindex, struct in_addr addr,
+    char *err, size_t errlen)
+{
+	if (!p->pins_ok)
+		return 0;
+	if (pin_op(p, false, ifindex, addr, 0, err, errlen) == -1 &&
+	    errno != ENOENT)
+		return -1;
+	return 0;	/* deleted, or lapsed meanwhile */
 }
 
 /*
@@ -466,8 +478,8 @@ pins_probe(struct nft_plumb *p)
 	uint64_t left = 0;
 	bool ok = false;
 
-	if (pin_add(p, 0, none, 2, err, sizeof(err)) == -1 ||
-	    pin_add(p, 0, none, 3600, err, sizeof(err)) == -1 ||
+	if (pin_op(p, true, 0, none, 2, err, sizeof(err)) == -1 ||
+	    pin_op(p, true, 0, none, 3600, err, sizeof(err)) == -1 ||
 	    nft_mnl_pin_expires(&p->mnl, 0, none, &left, err,
 	    sizeof(err)) == -1) {
 		log_warnx("nft: checking set %s: %s", NFT_SET_PINS, err);

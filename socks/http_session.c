@@ -73,6 +73,32 @@ deny_403(struct proxy_conn *s, const struct proxy_outcome *o)
 	    s->have_cage ? s->who.id : "-", r, o->why);
 }
 
+/*
+ * A dial that failed: the status line says what happened, as the 403's
+ * does ("502 Bad Gateway: pypi.org:443 could not be reached: it has no
+ * address (the upstream DNS said NXDOMAIN)"), printable ASCII only and
+ * bounded, since clients print the status line and not the body.
+ */
+static void
+fail_reply(struct proxy_conn *s, int code, const char *status,
+    const struct proxy_outcome *o)
+{
+	char phrase[GK_NAME_MAX + 160];
+	size_t i;
+
+	proxy_conn_failed(s, o);
+	/* cut to the buffer: a status line stays short */
+	if (snprintf(phrase, sizeof(phrase), "%s: %s:%u could not be "
+	    "reached: %s", status, s->t.name, s->t.port, o->why) < 0)
+		phrase[0] = '\0';
+	for (i = 0; phrase[i] != '\0'; i++)
+		if (phrase[i] < 0x20 || phrase[i] > 0x7e)
+			phrase[i] = '?';
+	respond(s, code, phrase, NULL, "gatekeeper: %s:%u could not be "
+	    "reached (%s): %s", s->t.name, s->t.port,
+	    proxy_strresult(o->res), o->why);
+}
+
 static void
 deny_unknown(struct proxy_conn *s)
 {
@@ -108,17 +134,13 @@ dial_cb(void *arg, const struct proxy_outcome *o)
 		deny_403(s, o);
 		return;
 	case PROXY_TIMEOUT:
-		proxy_conn_failed(s, o);
-		respond(s, 504, "Gateway Timeout", NULL, "gatekeeper: %s",
-		    o->why);
+		fail_reply(s, 504, "Gateway Timeout", o);
 		return;
 	case PROXY_UNREACHABLE:
 	case PROXY_REFUSED:
 	case PROXY_ERROR:
 	default:
-		proxy_conn_failed(s, o);
-		respond(s, 502, "Bad Gateway", NULL, "gatekeeper: %s: %s",
-		    proxy_strresult(o->res), o->why);
+		fail_reply(s, 502, "Bad Gateway", o);
 		return;
 	}
 }

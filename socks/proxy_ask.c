@@ -3,8 +3,10 @@
  * (gatekeeper/cage/gk_ask.h) instead of refused, for any of the three
  * proxies. Only a name refused as not on the allowlist is asked about:
  * never an address, a special name (gk_special_name_classify) or a
- * host:port the owner denied already; and the answer never lets a name
- * reach a special address (the dial drops those as for any name).
+ * host:port the owner denied already. Nothing of the name leaves the host
+ * before the answer (it is not looked up: a question must not be a way
+ * out), and the answer never lets a name reach a special address (the
+ * dial drops those as for any name, and its denial names the address).
  */
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +35,15 @@ proxy_unplaceholder(const struct gk_cage *c, struct gk_host *t)
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	memset(&t->addr, 0, sizeof(t->addr));
 	t->is_addr = false;
+}
+
+/* Too many questions open already: o says so. */
+static bool
+full(struct proxy_conn *s, struct proxy_outcome *o)
+{
+	return proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is "
+	    "not on the allowlist, and its cage has %d questions open "
+	    "already", s->t.name, s->t.port, GK_ASK_QUESTIONS_MAX);
 }
 
 /* The question ended; the session learns how. */
@@ -73,12 +84,58 @@ decided(void *arg, enum gk_decision d)
 	cb(s, false, &o);
 }
 
+/* s is ASKING: cb learns how it ends. */
+static void
+asking(struct proxy_conn *s, const struct gk_cage *c, proxy_ask_cb cb)
+{
+	struct timeval tv;
+
+	s->ask_cb = cb;
+	s->ask_timeout = gk_ask_timeout(c);
+	proxy_enter_state(s, PROXY_ST_ASKING);
+	/* the question ends first; this only bounds the session */
+	tv.tv_sec = (time_t)s->ask_timeout + ASK_SLACK_SEC;
+	tv.tv_usec = 0;
+	evtimer_add(s->timer, &tv);
+}
+
+/* Hold s on its question (asked now if none is open); false: o says why
+ * not. */
+static bool
+hold(struct proxy_conn *s, struct gk_cage *c, struct proxy_outcome *o,
+    proxy_ask_cb cb)
+{
+	switch (gk_ask_hold(c, s->t.name, s->t.port, s->who.kind, decided, s,
+	    &s->ask)) {
+	case GK_ASK_HELD:
+		break;
+	case GK_ASK_DENIED:
+		proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is not "
+		    "on the allowlist, and its cage's owner denied it when "
+		    "asked earlier", s->t.name, s->t.port);
+		return false;
+	case GK_ASK_FULL:
+	default:
+		return full(s, o);
+	}
+	asking(s, c, cb);
+	log_info("conn=%llu cage=%s host=%s port=%u action=ask",
+	    (unsigned long long)s->who.conn, s->who.id, s->t.name, s->t.port);
+	return true;
+}
+
+void
+proxy_ask_stop(struct proxy_conn *s)
+{
+	gk_ask_cancel(s->ask);
+	s->ask = NULL;
+}
+
 bool
 proxy_conn_ask(struct proxy_conn *s, struct proxy_outcome *o,
     proxy_ask_cb cb)
 {
 	struct gk_cage *c = proxy_cage(s->ctx, &s->who);
-	struct timeval tv;
 
 	if (c == NULL || !gk_cage_asks(c) || s->t.is_addr ||
 	    o->reason != GK_REASON_NOT_ALLOWLISTED ||
@@ -93,30 +150,5 @@ proxy_conn_ask(struct proxy_conn *s, struct proxy_outcome *o,
 		    gk_cage_policy(c)->version);
 		return false;
 	}
-	switch (gk_ask_hold(c, s->t.name, s->t.port, s->who.kind, decided, s,
-	    &s->ask)) {
-	case GK_ASK_HELD:
-		break;
-	case GK_ASK_DENIED:
-		proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is not "
-		    "on the allowlist, and its cage's owner denied it when "
-		    "asked earlier", s->t.name, s->t.port);
-		return false;
-	case GK_ASK_FULL:
-	default:
-		proxy_outcome_deny(o, GK_REASON_NOT_ALLOWLISTED, "%s:%u is not "
-		    "on the allowlist, and its cage has %d questions open "
-		    "already", s->t.name, s->t.port, GK_ASK_QUESTIONS_MAX);
-		return false;
-	}
-	s->ask_cb = cb;
-	s->ask_timeout = gk_ask_timeout(c);
-	proxy_enter_state(s, PROXY_ST_ASKING);
-	/* the question ends first; this only bounds the session */
-	tv.tv_sec = (time_t)s->ask_timeout + ASK_SLACK_SEC;
-	tv.tv_usec = 0;
-	evtimer_add(s->timer, &tv);
-	log_info("conn=%llu cage=%s host=%s port=%u action=ask",
-	    (unsigned long long)s->who.conn, s->who.id, s->t.name, s->t.port);
-	return true;
+	return hold(s, c, o, cb);
 }

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "dns/dns.h"
+#include "dns/dns_msg.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
@@ -85,6 +86,8 @@ add_addrs(struct proxy_conn *s, const struct dns_lookup_result *r)
 	enum gk_special sp;
 	size_t i;
 
+	if (r->rcode != DNS_RC_NOERROR)
+		d->rcode = r->rcode;
 	for (i = 0; i < r->naddrs && d->naddrs < PROXY_DIAL_ADDRS; i++) {
 		/* an address the host policy denies is never dialled */
 		if (c != NULL && gk_hostpolicy_denies_addr(gk_cage_policy(c),
@@ -95,9 +98,10 @@ add_addrs(struct proxy_conn *s, const struct dns_lookup_result *r)
 		sp = gk_special_classify(&r->addrs[i], s->ctx->host);
 		if (sp != GK_SPECIAL_NONE && (c == NULL ||
 		    !gk_allow_addr_cidr(gk_cage_allow(c), &r->addrs[i]))) {
+			if (!d->special_seen)	/* the first says what */
+				proxy_special_why(&d->out, s->t.name,
+				    &r->addrs[i], sp);
 			d->special_seen = true;
-			snprintf(d->special_what, sizeof(d->special_what),
-			    "%s", gk_special_name(sp));
 			continue;
 		}
 		d->addrs[d->naddrs++] = r->addrs[i];
@@ -195,6 +199,71 @@ dial_next(struct proxy_conn *s)
 	return false;
 }
 
+/* An upstream DNS answer's rcode for people; NULL: none to tell. */
+static const char *
+rcode_name(uint8_t rc)
+{
+	switch (rc) {
+	case DNS_RC_FORMERR:
+		return "FORMERR";
+	case DNS_RC_SERVFAIL:
+		return "SERVFAIL";
+	case DNS_RC_NXDOMAIN:
+		return "NXDOMAIN";
+	case DNS_RC_NOTIMP:
+		return "NOTIMP";
+	case DNS_RC_REFUSED:
+		return "REFUSED";
+	default:
+		return NULL;
+	}
+}
+
+/* Why no address was dialled, after "it has no address". */
+static void
+no_address(struct proxy_dialing *d)
+{
+	const char *rc = rcode_name(d->rcode);
+
+	if (rc != NULL)
+		snprintf(d->out.why, sizeof(d->out.why), "it has no address "
+		    "(the upstream DNS said %s)", rc);
+	else
+		snprintf(d->out.why, sizeof(d->out.why), "it has no address "
+		    "(the upstream DNS has no A or AAAA record for it)");
+}
+
+/* Why the connects failed: the last address tried and its error. */
+static void
+connect_failed(struct proxy_dialing *d)
+{
+	char a[GK_ADDR_STRLEN], n[80] = "";
+
+	gk_addr_ntop(&d->out.addr, a, sizeof(a));
+	if (d->naddrs > 1)
+		snprintf(n, sizeof(n), "none of its %zu addresses took it; "
+		    "the last, ", d->naddrs);
+	switch (d->last_err) {
+	case ECONNREFUSED:
+		snprintf(d->out.why, sizeof(d->out.why), "%s%s refused the "
+		    "connection", n, a);
+		break;
+	case ETIMEDOUT:
+		snprintf(d->out.why, sizeof(d->out.why), "%s%s did not "
+		    "answer", n, a);
+		break;
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+		snprintf(d->out.why, sizeof(d->out.why), "%sthere is no "
+		    "route to %s", n, a);
+		break;
+	default:
+		snprintf(d->out.why, sizeof(d->out.why), "%s%s: %s", n, a,
+		    strerror(d->last_err));
+		break;
+	}
+}
+
 static enum proxy_result
 dial_failure(struct proxy_conn *s)
 {
@@ -207,19 +276,14 @@ dial_failure(struct proxy_conn *s)
 		return PROXY_DENIED;
 	}
 	if (d->naddrs == 0 && d->special_seen) {
-		d->out.reason = GK_REASON_SPECIAL_RANGE;
-		snprintf(d->out.why, sizeof(d->out.why), "%s resolves only to "
-		    "%s addresses (a rebinding attempt?); only a CIDR pattern "
-		    "naming them allows that", s->t.name, d->special_what);
+		d->out.reason = GK_REASON_SPECIAL_RANGE;	/* why: said */
 		return PROXY_DENIED;
 	}
 	if (d->naddrs == 0) {
-		snprintf(d->out.why, sizeof(d->out.why), "%s has no address",
-		    s->t.name);
+		no_address(d);
 		return PROXY_UNREACHABLE;
 	}
-	snprintf(d->out.why, sizeof(d->out.why), "%s: %s", s->t.name,
-	    strerror(d->last_err));
+	connect_failed(d);
 	switch (d->last_err) {
 	case ECONNREFUSED:
 		return PROXY_REFUSED;
@@ -258,9 +322,9 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	snprintf(s->dial->out.why, sizeof(s->dial->out.why), "%s: no "
-	    "connection within %u ms", s->t.name,
-	    s->ctx->connect_timeout_ms);
+	snprintf(s->dial->out.why, sizeof(s->dial->out.why), "%s within "
+	    "%u ms", s->state == PROXY_ST_CONNECT ? "no connection" :
+	    "the upstream DNS did not answer", s->ctx->connect_timeout_ms);
 	dial_finish(s, PROXY_TIMEOUT);
 }
 

@@ -9,6 +9,7 @@
 
 #include "dns/dns.h"
 #include "gatekeeper/cage/gk_limit.h"
+#include "gatekeeper/policy/gk_special.h"
 #include "socks/proxy.h"
 #include "socks/relay.h"
 
@@ -28,8 +29,8 @@ struct gk_listen;
  *   SOCKS5:       GREETING -> [AUTH ->] REQUEST -> dialing
  *   HTTP:         REQUEST -> dialing
  *   transparent:  TARGET -> dialing
- *   an asking cage's unlisted name: REQUEST or TARGET -> ASKING (held
- *   until its question ends) -> dialing
+ *   an asking cage's unlisted name: REQUEST or TARGET -> ASKING (its
+ *   name looked up, then held until its question ends) -> dialing
  *   dialing:      RESOLVE_A [-> RESOLVE_AAAA] -> CONNECT (an address
  *                 target starts at CONNECT) -> TUNNEL (the relay)
  *   any before TUNNEL -> REFUSING (a final reply flushing, then the end)
@@ -55,12 +56,12 @@ struct proxy_dialing {
 	struct dns_waiter	*lookup;
 	struct gk_addr		 addrs[PROXY_DIAL_ADDRS];
 	size_t			 naddrs, next;
-	bool			 special_seen;
+	bool			 special_seen;	/* out.why says the first */
 	bool			 policy_seen;	/* an address it denies */
-	char			 special_what[64];
 	int			 fd;
 	uint64_t		 connect_us;	/* connect(2) started */
 	int			 last_err;
+	uint8_t			 rcode;		/* an answer's, not NOERROR */
 	struct event		*conn_ev;	/* EV_WRITE on fd */
 	struct event		*deadline;	/* the whole dial */
 	struct event		*kick;		/* deferred steps */
@@ -183,6 +184,8 @@ typedef void	(*proxy_ask_cb)(struct proxy_conn *s, bool approved,
 		    const struct proxy_outcome *o);
 bool		 proxy_conn_ask(struct proxy_conn *s,
 		    struct proxy_outcome *o, proxy_ask_cb cb);
+/* What an asking session holds (its question, its name's lookup) goes. */
+void		 proxy_ask_stop(struct proxy_conn *s);
 /* An asking cage's placeholder address as a target is its name again
  * (gk_ask.h); anything else is left as it is. c may be NULL. */
 void		 proxy_unplaceholder(const struct gk_cage *c,
@@ -197,6 +200,10 @@ void		 proxy_conn_deny(struct proxy_conn *s,
 struct gk_cage	*proxy_conn_cage_by_token(struct proxy_conn *s,
 		    const char *token);
 
+/* o->why for a name that led to special addresses only: a, the first,
+ * and what it is (gk_special_what). */
+void		 proxy_special_why(struct proxy_outcome *o, const char *name,
+		    const struct gk_addr *a, enum gk_special sp);
 /* Fill a denial (res, reason, why); returns false. */
 bool		 proxy_outcome_deny(struct proxy_outcome *o,
 		    enum gk_deny_reason r, const char *fmt, ...)

@@ -24,6 +24,7 @@
 #include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cage/gk_ask.h"
 #include "gatekeeper/cage/gk_cage.h"
+#include "gatekeeper/cage/gk_events.h"
 #include "socks/broker.h"
 #include "socks/proxy_int.h"
 
@@ -99,7 +100,7 @@ proxy_conn_end(struct proxy_conn *s, const char *why)
 		    strstate(s->state), why);
 	handshake_free(s);
 	proxy_dial_stop(s);
-	gk_ask_cancel(s->ask);
+	proxy_ask_stop(s);
 	if (s->fd != -1)
 		close(s->fd);
 	gk_hold_drop(&s->hold);
@@ -202,8 +203,7 @@ proxy_conn_refuse(struct proxy_conn *s, const void *reply, size_t len)
 
 	proxy_enter_state(s, PROXY_ST_REFUSING);
 	proxy_dial_stop(s);
-	gk_ask_cancel(s->ask);
-	s->ask = NULL;
+	proxy_ask_stop(s);
 	event_del(s->rd);
 	proxy_conn_write(s, reply, len);
 	if (out_done(s)) {
@@ -300,6 +300,11 @@ proxy_conn_failed(struct proxy_conn *s, const struct proxy_outcome *o)
 	    "reason=%s (%s)", (unsigned long long)s->who.conn, s->who.id,
 	    gk_proto_name(s->who.proto), s->t.name, s->t.port,
 	    proxy_strresult(o->res), o->why);
+	/* its owner is told once per host and port (gk_events.h) */
+	if (o->res != PROXY_ERROR)
+		gk_events_unreachable(proxy_cage(s->ctx, &s->who),
+		    s->who.kind, s->t.name, s->t.port,
+		    proxy_strresult(o->res), o->why);
 }
 
 void

@@ -80,6 +80,30 @@ proxy_target_label(const struct gk_cage *c, struct gk_host *t)
 		gk_addr_ntop(&t->addr, t->name, sizeof(t->name));
 }
 
+/* An address in a special range: what it is, by its address (not the
+ * name a pin gave it). */
+static bool
+deny_special(struct proxy_outcome *o, const struct gk_addr *a,
+    enum gk_special sp)
+{
+	char at[GK_ADDR_STRLEN];
+
+	return proxy_outcome_deny(o, GK_REASON_SPECIAL_RANGE, "%s is %s; only "
+	    "a CIDR pattern naming it allows it", gk_addr_ntop(a, at,
+	    sizeof(at)), gk_special_what(sp));
+}
+
+void
+proxy_special_why(struct proxy_outcome *o, const char *name,
+    const struct gk_addr *a, enum gk_special sp)
+{
+	char at[GK_ADDR_STRLEN];
+
+	snprintf(o->why, sizeof(o->why), "%s resolves only to special "
+	    "addresses: %s is %s; only a CIDR pattern naming it allows that",
+	    name, gk_addr_ntop(a, at, sizeof(at)), gk_special_what(sp));
+}
+
 static bool
 policy_allows(const struct proxy_ctx *ctx, const struct gk_cage *c,
     const struct gk_host *t, struct proxy_outcome *o)
@@ -116,9 +140,7 @@ policy_allows(const struct proxy_ctx *ctx, const struct gk_cage *c,
 	sp = gk_special_classify(&t->addr, ctx->host);
 	if (sp != GK_SPECIAL_NONE &&
 	    !gk_allow_addr_cidr(gk_cage_allow(c), &t->addr))
-		return proxy_outcome_deny(o, GK_REASON_SPECIAL_RANGE, "%s is a "
-		    "%s address; only a CIDR pattern naming it allows it",
-		    t->name, gk_special_name(sp));
+		return deny_special(o, &t->addr, sp);
 	if (gk_allow_addr(gk_cage_allow(c), &t->addr, t->port))
 		return true;
 	if (gk_allow_addr_cidr(gk_cage_allow(c), &t->addr))

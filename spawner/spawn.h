@@ -135,8 +135,9 @@ const char	*spawn_printable(const char *s, char *buf, size_t len);
  * spawn_event_parse() reads one line (without its newline): DENY fills
  * ev (strings printable and bounded), MORE is the "deny.more" line (later
  * distinct denials are not told), ASK and ASK_DONE a question of an
- * asking cage and its end, REPLY a reply to a request ({"ok":...}), NONE
- * anything else (ignored).
+ * asking cage and its end, REPLY a reply to a request ({"ok":...}),
+ * UNREACHABLE an allowed connection that failed upstream, NONE anything
+ * else (ignored).
  */
 #define SPAWN_EVENT_LINE_MAX	4096
 #define SPAWN_EVENT_HOST_MAX	256
@@ -155,6 +156,8 @@ enum spawn_event_type {
 	SPAWN_EVENT_ASK_DONE,	/* question `id` ended: `decision`, `by` */
 	SPAWN_EVENT_REPLY,	/* a reply: `ok`; `why` holds its error */
 	SPAWN_EVENT_END,	/* someone else ended the cage: `why` */
+	SPAWN_EVENT_UNREACHABLE, /* host:port (`kind`) failed upstream:
+				   `failure`, `why` */
 };
 
 struct spawn_event {
@@ -162,6 +165,7 @@ struct spawn_event {
 	char		 host[SPAWN_EVENT_HOST_MAX];
 	uint16_t	 port;		/* 0: a DNS lookup */
 	char		 reason[32];	/* not_allowlisted, ... */
+	char		 failure[16];	/* unreachable: refused, timeout... */
 	char		 why[256];
 	char		 time[40];
 	uint64_t	 value;		/* limit: its value */
@@ -177,7 +181,8 @@ struct spawn_event {
 
 enum spawn_event_type spawn_event_parse(const char *line, size_t len,
 		    struct spawn_event *ev);
-/* "gk-run: denied HOST:PORT (why); to allow it: --allow HOST" */
+/* "gk-run: denied HOST:PORT (why); to allow it: --allow HOST"; for
+ * UNREACHABLE "gk-run: HOST:PORT could not be reached: why" */
 void		 spawn_event_text(const struct spawn_event *ev, char *buf,
 		    size_t len);
 /* "HOST:PORT" ("[V6]:PORT"; the host alone for a lookup). */

@@ -521,6 +521,15 @@ spawn_ask_aside(struct spawn_ask *a, const char *line)
 }
 
 void
+spawn_ask_event(struct spawn_ask *a, const struct spawn_event *ev)
+{
+	char line[1024];
+
+	spawn_event_text(ev, line, sizeof(line));
+	spawn_ask_aside(a, line);
+}
+
+void
 spawn_ask_end(struct spawn_ask *a)
 {
 	struct ask_q *q;

@@ -149,21 +149,40 @@ limit_event(struct json_object *o, struct spawn_event *ev)
 	    ev->count > 0 ? SPAWN_EVENT_LIMIT : SPAWN_EVENT_NONE;
 }
 
+/* "host" (not empty) and "port" (min..65535) into ev; false if not. */
+static bool
+host_port(struct json_object *o, int64_t min, struct spawn_event *ev)
+{
+	int64_t port = int_member(o, "port", min, 65535);
+
+	member(o, "host", ev->host, sizeof(ev->host));
+	if (ev->host[0] == '\0' || port == -1)
+		return false;
+	ev->port = (uint16_t)port;
+	return true;
+}
+
 /* {"event":"learn.request","host","port","method","path"}: a learning
  * cage's request to an inspected host, its path learnable (a '/' first). */
 static enum spawn_event_type
 learn_request(struct json_object *o, struct spawn_event *ev)
 {
-	int64_t port = int_member(o, "port", 0, 65535);
-
-	member(o, "host", ev->host, sizeof(ev->host));
 	member(o, "method", ev->method, sizeof(ev->method));
 	member(o, "path", ev->path, sizeof(ev->path));
-	if (ev->host[0] == '\0' || port == -1 || ev->method[0] == '\0' ||
-	    ev->path[0] != '/')
-		return SPAWN_EVENT_NONE;
-	ev->port = (uint16_t)port;
-	return SPAWN_EVENT_LEARN;
+	return host_port(o, 0, ev) && ev->method[0] != '\0' &&
+	    ev->path[0] == '/' ? SPAWN_EVENT_LEARN : SPAWN_EVENT_NONE;
+}
+
+/* {"event":"unreachable","kind","host","port","failure","why"}: a
+ * connection the cage was allowed to make failed upstream. */
+static enum spawn_event_type
+unreachable_event(struct json_object *o, struct spawn_event *ev)
+{
+	member(o, "kind", ev->kind, sizeof(ev->kind));
+	member(o, "failure", ev->failure, sizeof(ev->failure));
+	member(o, "why", ev->why, sizeof(ev->why));
+	return host_port(o, 1, ev) && ev->failure[0] != '\0' ?
+	    SPAWN_EVENT_UNREACHABLE : SPAWN_EVENT_NONE;
 }
 
 enum spawn_event_type
@@ -197,9 +216,10 @@ spawn_event_parse(const char *line, size_t len, struct spawn_event *ev)
 		json_object_put(o);
 		return ev->why[0] != '\0' ? SPAWN_EVENT_END : SPAWN_EVENT_NONE;
 	}
-	if (strcmp(event, "limit") == 0 ||
+	if (strcmp(event, "limit") == 0 || strcmp(event, "unreachable") == 0 ||
 	    strcmp(event, "learn.request") == 0) {
-		t = event[1] == 'i' ? limit_event(o, ev) : learn_request(o, ev);
+		t = event[0] == 'u' ? unreachable_event(o, ev) :
+		    event[1] == 'i' ? limit_event(o, ev) : learn_request(o, ev);
 		json_object_put(o);
 		return t;
 	}
@@ -259,6 +279,11 @@ spawn_event_text(const struct spawn_event *ev, char *buf, size_t len)
 	bool v6, addr = is_address(ev->host, &v6);
 
 	spawn_event_target(ev, target, sizeof(target));
+	if (ev->failure[0] != '\0') {
+		snprintf(buf, len, "gk-run: %s could not be reached: %s",
+		    target, ev->why[0] != '\0' ? ev->why : ev->failure);
+		return;
+	}
 	if (addr)
 		snprintf(allow, sizeof(allow), "%s/%d", ev->host, v6 ? 128 :
 		    32);

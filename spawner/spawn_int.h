@@ -397,6 +397,9 @@ void		 spawn_ask_read(struct spawn_ask *a, short revents);
 /* A line for stderr (a denial): with a question on the terminal (a
  * NULL: none) the prompt is shown again below it. */
 void		 spawn_ask_aside(struct spawn_ask *a, const char *line);
+/* The same for an event's line (spawn_event_text). */
+void		 spawn_ask_event(struct spawn_ask *a,
+		    const struct spawn_event *ev);
 /* The command ended: no more prompts. */
 void		 spawn_ask_end(struct spawn_ask *a);
 /* "gk-run: 2 asked: a.example:443 (this run), ..." on stderr. */

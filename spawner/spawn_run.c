@@ -325,14 +325,12 @@ events_end(struct run_state *st)
 static void
 on_deny(struct run_state *st, const struct spawn_event *ev)
 {
-	char line[1024], target[SPAWN_EVENT_HOST_MAX + 16], *json;
+	char target[SPAWN_EVENT_HOST_MAX + 16], *json;
 	size_t n;
 
 	st->ndenied++;
-	if (!st->r->quiet) {
-		spawn_event_text(ev, line, sizeof(line));
-		spawn_ask_aside(st->ask, line);
-	}
+	if (!st->r->quiet)
+		spawn_ask_event(st->ask, ev);
 	if (st->r->events_fd != -1 && (json = spawn_event_json(ev)) != NULL) {
 		events_put(st, json, strlen(json));
 		free(json);
@@ -460,6 +458,10 @@ ctl_line(void *arg, const char *line, size_t len, bool toolong)
 		break;
 	case SPAWN_EVENT_LIMIT:
 		on_limit(st, &ev);
+		break;
+	case SPAWN_EVENT_UNREACHABLE:	/* told once per host and port */
+		if (!st->r->quiet)
+			spawn_ask_event(st->ask, &ev);
 		break;
 	case SPAWN_EVENT_ASK:
 	case SPAWN_EVENT_ASK_DONE:

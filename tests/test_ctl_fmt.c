@@ -279,6 +279,14 @@ test_show(void **state)
 	    "id: k3j9x0qa\nlabel: x\nuid: 1\nsource: s\nallow:\n  a.b\n"
 	    "pinned: (none)\nrecent denials: (none)\n"
 	    "pending questions: (none)\n");
+	/* a cage that ended lately: when and why, no pins */
+	want(ctl_fmt_show, "{\"ok\":true,\"cage\":{\"id\":\"k3j9x0qa\","
+	    "\"label\":\"x\",\"source\":\"s\",\"uid\":1,\"allow\":[],"
+	    "\"recent\":[],\"ended_at\":\"2026-11-25T11:04:00.000Z\","
+	    "\"end_reason\":\"exited\",\"ended\":63}}",
+	    "id: k3j9x0qa\nlabel: x\nuid: 1\nsource: s\n"
+	    "state: ended 63 s ago (exited)\nallow: (none)\n"
+	    "recent denials: (none)\n");
 	/* what passed, per destination, in sizes a person reads */
 	want(ctl_fmt_show, "{\"ok\":true,\"cage\":{\"id\":\"k3j9x0qa\","
 	    "\"label\":\"x\",\"source\":\"s\",\"uid\":1,\"allow\":[],"

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/cage/gk_learn.h"
 #include "gatekeeper/cage/gk_limit.h"
@@ -412,19 +413,16 @@ test_pin_sync(void **state)
 	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 100), 0);
 	assert_int_equal(s.calls, 1);
 	assert_true(gk_addr_eq(&s.a, &a));
-	assert_int_equal(s.until, 100 + GK_PIN_SYNC_SLACK);
-	/* another name, or an extension well within what the kernel keeps:
-	 * not told again */
-	assert_int_equal(gk_cage_pin(c, "x.example.com", &a, 110), 0);
-	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 100 +
-	    GK_PIN_SYNC_SLACK - GK_PIN_SYNC_EARLY), 0);
+	assert_int_equal(s.until, 100);	/* exactly as long as the pin */
+	/* another name, or a pin no later than what the kernel keeps: not
+	 * told again */
+	assert_int_equal(gk_cage_pin(c, "x.example.com", &a, 90), 0);
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, 100), 0);
 	assert_int_equal(s.calls, 1);
-	/* past it: told, with the latest pin of the address */
-	assert_int_equal(gk_cage_pin(c, "x.example.com", &a, 100 +
-	    GK_PIN_SYNC_SLACK - GK_PIN_SYNC_EARLY + 1), 0);
+	/* later: told, with the latest pin of the address, no slack */
+	assert_int_equal(gk_cage_pin(c, "x.example.com", &a, 101), 0);
 	assert_int_equal(s.calls, 2);
-	assert_int_equal(s.until, 100 + 2 * GK_PIN_SYNC_SLACK -
-	    GK_PIN_SYNC_EARLY + 1);
+	assert_int_equal(s.until, 101);
 	/* a failed sync is retried at the next pin */
 	s.rc = -1;
 	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, 50), 0);
@@ -438,6 +436,31 @@ test_pin_sync(void **state)
 	/* its end takes its plumbing down */
 	gk_cage_end(c, "test");
 	assert_int_equal(downs, down0 + 1);
+	gk_cage_table_free(t);
+}
+
+/* A cage that ends takes its addresses out of the kernel's copy: those
+ * the kernel was told of and keeps a while yet, each once. */
+static void
+test_pin_unsync(void **state)
+{
+	struct gk_cage_table *t = gk_cage_table_new();
+	struct gk_cage *c = linked_cage(t, 9);
+	struct gk_addr a = addr("192.0.2.1"), b = addr("192.0.2.2");
+	struct synced s = { .rc = 0 };
+	time_t now = gk_now();
+
+	(void)state;
+	gk_cage_table_pin_sync(t, record_sync, &s);
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &a, now + 100), 0);
+	assert_int_equal(gk_cage_pin(c, "api.example.com", &a, now + 200), 0);
+	assert_int_equal(gk_cage_pin(c, "www.example.com", &b, now + 1), 0);
+	assert_int_equal(s.calls, 3);
+	gk_cage_end(c, "test");
+	/* a once (until 0); b lapses by itself */
+	assert_int_equal(s.calls, 4);
+	assert_true(gk_addr_eq(&s.a, &a));
+	assert_int_equal(s.until, 0);
 	gk_cage_table_free(t);
 }
 
@@ -475,13 +498,14 @@ test_pin_inuse(void **state)
 	assert_true(gk_cage_pinned_name(c, &a, "api.example.com",
 	    92 + GK_PIN_INUSE_KEEP - 1));
 	assert_true(pinned(c, &b, 99));
-	assert_int_equal(s.until, 100 + GK_PIN_SYNC_SLACK);	/* not yet */
+	/* the kernel keeps a exactly as long as its pins */
+	assert_int_equal(s.until, 92 + GK_PIN_INUSE_KEEP);
 	assert_int_equal(gk_cage_expire(c, 100), 1);
 	assert_false(pinned(c, &b, 0));
 	/* kept again and again while in use, the kernel told when it must */
 	assert_int_equal(gk_cage_expire(c, 500), 0);
 	assert_true(pinned(c, &a, 500 + GK_PIN_INUSE_KEEP - 1));
-	assert_int_equal(s.until, 500 + GK_PIN_INUSE_KEEP + GK_PIN_SYNC_SLACK);
+	assert_int_equal(s.until, 500 + GK_PIN_INUSE_KEEP);
 	assert_true(gk_addr_eq(&s.a, &a));
 	/* the connection closed: they expire as usual */
 	gk_hold_drop(&h);
@@ -596,6 +620,7 @@ main(void)
 		cmocka_unit_test(test_foreach),
 		cmocka_unit_test(test_pin_extend_expire),
 		cmocka_unit_test(test_pin_sync),
+		cmocka_unit_test(test_pin_unsync),
 		cmocka_unit_test(test_learn_facet),
 		cmocka_unit_test(test_pin_inuse),
 		cmocka_unit_test(test_pin_cap),

@@ -136,6 +136,29 @@ test_create_list_update_destroy(void **state)
 	json_object_put(o);
 	assert_int_equal(gk_cage_table_count(f->cages), 0);
 	rpc_err(f, fd, req, "unknown cage id");
+	/* ended: cage.show and denials still answer, saying so */
+	snprintf(req, sizeof(req), "{\"op\":\"cage.show\",\"id\":\"%s\"}", id);
+	o = rpc(f, fd, req);
+	assert_true(ok(o));
+	assert_string_equal(gets_(o, "cage.id"), id);
+	assert_string_equal(gets_(o, "cage.label"), "demo");
+	assert_string_equal(gets_(o, "cage.end_reason"), "request");
+	assert_string_equal(gets_(o, "cage.ended"), "0");
+	assert_non_null(get(o, "cage.ended_at"));
+	assert_non_null(get(o, "cage.recent"));
+	assert_null(get(o, "cage.pinned"));
+	json_object_put(o);
+	snprintf(req, sizeof(req), "{\"op\":\"denials\",\"id\":\"%s\"}", id);
+	o = rpc(f, fd, req);
+	assert_true(ok(o));
+	assert_non_null(get(o, "denials"));
+	json_object_put(o);
+	/* a message for people names the command, not the op */
+	o = rpc(f, fd, "{\"op\":\"cage.show\",\"id\":\"zzzzzzzz\"}");
+	assert_false(ok(o));
+	assert_non_null(strstr(gets_(o, "error"), "gatekeeperctl list"));
+	assert_null(strstr(gets_(o, "error"), "cage.list"));
+	json_object_put(o);
 
 	assert_non_null(strstr(audit_text(f), "\"event\":\"cage.create\""));
 	assert_non_null(strstr(audit_text(f), "\"event\":\"cage.update\""));

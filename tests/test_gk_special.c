@@ -221,6 +221,15 @@ test_names(void **state)
 	for (i = 0; i < NITEMS(cases); i++)
 		assert_string_equal(gk_special_name(cases[i].cls),
 		    cases[i].name);
+	/* for people: each class says what it is */
+	assert_non_null(strstr(gk_special_what(META),
+	    "cloud metadata service"));
+	assert_non_null(strstr(gk_special_what(PRIV), "private"));
+	assert_non_null(strstr(gk_special_what(LOOP), "loopback"));
+	for (i = 0; i < GK_SPECIAL_COUNT; i++)
+		assert_true(strlen(gk_special_what((enum gk_special)i)) > 8);
+	assert_string_equal(gk_special_what((enum gk_special)-1),
+	    "a special address");
 }
 
 static void

@@ -71,6 +71,43 @@ test_lines(void **state)
 	    "a.example)");
 }
 
+/* An upstream failure: one line naming the host, what failed and why;
+ * a line missing a part is not one. */
+static void
+test_unreachable(void **state)
+{
+	static const char *bad[] = {
+		"{\"event\":\"unreachable\",\"host\":\"pypi.org\","
+		    "\"port\":443}",
+		"{\"event\":\"unreachable\",\"host\":\"pypi.org\","
+		    "\"port\":0,\"failure\":\"refused\"}",
+		"{\"event\":\"unreachable\",\"port\":443,"
+		    "\"failure\":\"refused\"}",
+	};
+	struct spawn_event ev;
+	char buf[1024];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(parse("{\"event\":\"unreachable\",\"cage\":\"c\","
+	    "\"time\":\"t\",\"kind\":\"http\",\"host\":\"pypi.org\","
+	    "\"port\":443,\"failure\":\"unreachable\",\"why\":\"it has no "
+	    "address (the upstream DNS said NXDOMAIN)\"}", &ev),
+	    SPAWN_EVENT_UNREACHABLE);
+	assert_string_equal(ev.failure, "unreachable");
+	spawn_event_text(&ev, buf, sizeof(buf));
+	assert_string_equal(buf, "gk-run: pypi.org:443 could not be reached: "
+	    "it has no address (the upstream DNS said NXDOMAIN)");
+	assert_int_equal(parse("{\"event\":\"unreachable\",\"kind\":"
+	    "\"socks5\",\"host\":\"2001:db8::7\",\"port\":22,\"failure\":"
+	    "\"refused\"}", &ev), SPAWN_EVENT_UNREACHABLE);
+	spawn_event_text(&ev, buf, sizeof(buf));
+	assert_string_equal(buf, "gk-run: [2001:db8::7]:22 could not be "
+	    "reached: refused");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(parse(bad[i], &ev), SPAWN_EVENT_NONE);
+}
+
 static void
 test_not_events(void **state)
 {
@@ -501,6 +538,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_unreachable),
 		cmocka_unit_test(test_not_events),
 		cmocka_unit_test(test_printable_and_json),
 		cmocka_unit_test(test_ask_events),

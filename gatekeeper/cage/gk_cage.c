@@ -16,6 +16,7 @@
 
 #include "gatekeeper/base/gk_hash.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/cage/gk_cage.h"
 #include "gatekeeper/cage/gk_cage_int.h"
 #include "gatekeeper/cage/gk_events.h"
@@ -111,6 +112,13 @@ gk_cage_table_set_env(struct gk_cage_table *t, struct event_base *base,
 {
 	t->base = base;
 	t->audit = audit;
+}
+
+void
+gk_cage_table_on_end(struct gk_cage_table *t, gk_cage_end_fn fn, void *arg)
+{
+	t->on_end = fn;
+	t->on_end_arg = arg;
 }
 
 struct event_base *
@@ -439,6 +447,9 @@ gk_cage_end(struct gk_cage *c, const char *reason)
 	    c->id, c->label, gk_addr_ntop(&c->source, addr, sizeof(addr)),
 	    reason);
 	gk_events_cage_end(c);
+	if (c->table->on_end != NULL)
+		c->table->on_end(c, reason, c->table->on_end_arg);
+	gk_pins_unsync(c, gk_now());	/* before its link goes */
 	if (c->owner != NULL) {
 		LIST_REMOVE(c, owned);
 		c->owner = NULL;

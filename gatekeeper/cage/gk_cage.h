@@ -28,15 +28,12 @@
 #define GK_CAGE_PINS_MAX	4096	/* pinned (name, address) per cage */
 /*
  * The kernel's copy of a cage's pins (its nftables set of addresses the
- * cage may open TCP to) keeps an address until the latest pin of it plus
- * GK_PIN_SYNC_SLACK seconds, and is told again once a pin reaches past
- * that less GK_PIN_SYNC_EARLY: it outlives the pin by 2 to 32 s, and is
- * updated at most once every 30 s per address, however often the name is
- * looked up. (Within those seconds after a pin lapses, a connection there
- * is accepted and then reset by the listener, not refused at the SYN.)
+ * cage may open TCP to) keeps an address exactly until the latest pin of
+ * it expires (its capped TTL plus --pin-grace, or longer while in use),
+ * never longer: it is told again only when a pin reaches past that (a
+ * fresh upstream answer; repeated answers from the cache pin no later).
+ * When the cage ends, its addresses are taken out of the kernel's copy.
  */
-#define GK_PIN_SYNC_SLACK	32
-#define GK_PIN_SYNC_EARLY	2
 /* Pins due within GK_PIN_INUSE_AHEAD seconds, of addresses a connection
  * of the cage still uses, are kept GK_PIN_INUSE_KEEP seconds more
  * (gk_cage_expire, every few seconds; gk_cage_pin_keep, when the
@@ -123,6 +120,13 @@ size_t		 gk_cage_table_count(const struct gk_cage_table *t);
  * begins and ends (NULL: none). The table keeps the pointers. */
 void		 gk_cage_table_set_env(struct gk_cage_table *t,
 		    struct event_base *base, struct gk_audit *audit);
+/* Told of each cage of t as it ends (its connections ended, its facets
+ * not yet: what it was is all there), with the reason; the control face
+ * keeps a summary of recently ended cages. NULL: none. */
+typedef void	(*gk_cage_end_fn)(const struct gk_cage *c,
+		    const char *reason, void *arg);
+void		 gk_cage_table_on_end(struct gk_cage_table *t,
+		    gk_cage_end_fn fn, void *arg);
 struct event_base *gk_cage_base(const struct gk_cage *c);
 struct gk_audit	*gk_cage_audit(const struct gk_cage *c);
 
@@ -213,9 +217,11 @@ bool		 gk_cage_allows_name(const struct gk_cage *c, const char *name,
 		    size_t len, uint16_t port);
 
 /*
- * Kernel pin sync (see GK_PIN_SYNC_SLACK): for a cage with a link, fn
- * learns that address `a` must stay open to the cage until `until`
- * (monotonic seconds); 0 from fn records that the kernel knows.
+ * Kernel pin sync: for a cage with a link, fn learns that address `a`
+ * must stay open to the cage until `until` (monotonic seconds), and
+ * exactly that long; 0 from fn records that the kernel knows. `until` 0:
+ * the cage ends, and `a` (which the kernel was told of, not lapsed yet)
+ * is to be taken out.
  */
 typedef int	(*gk_pin_sync_fn)(void *arg, const struct gk_cage *c,
 		    const struct gk_addr *a, time_t until);

@@ -47,6 +47,8 @@ struct gk_cage_table {
 	const void	 *facet[GK_FACET__MAX];	/* their hooks */
 	struct event_base *base;
 	struct gk_audit	 *audit;
+	gk_cage_end_fn	  on_end;	/* NULL: none */
+	void		 *on_end_arg;
 };
 
 struct pin {
@@ -69,5 +71,8 @@ struct gk_pinset {
 
 /* Free a cage's pins (NULL: none). */
 void	gk_pins_free(struct gk_pinset *ps);
+/* The cage ends: the kernel forgets the addresses it was told of (the
+ * table's sync hook, `until` 0). */
+void	gk_pins_unsync(struct gk_cage *c, time_t now);
 
 #endif /* GK_CAGE_INT_H */

@@ -31,6 +31,7 @@ struct seen {
 struct gk_cage_events {
 	struct seen	 deny;
 	struct seen	 learn;
+	struct seen	 fail;		/* upstream failures told */
 };
 
 /* A cage's recent distinct denials, for cage.show and denials. */
@@ -390,6 +391,27 @@ gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind, const char *host,
 	deny_members(o, kind, host, port, reason);
 	if (why != NULL && why[0] != '\0')
 		json_object_object_add(o, "why", json_object_new_string(why));
+	tell_owner(c, o);
+}
+
+void
+gk_events_unreachable(const struct gk_cage *c, enum gk_deny_kind kind,
+    const char *host, uint16_t port, const char *failure, const char *why)
+{
+	struct gk_cage_events *ev;
+	struct json_object *o;
+
+	if (c == NULL || (ev = ev_of(c)) == NULL || !tell_once(c, &ev->fail,
+	    gk_hash_str(GK_HASH_INIT ^ port ^ 0x3c3c0000u, host),
+	    "unreachable.more"))
+		return;
+	o = owner_event(c, "unreachable");
+	json_object_object_add(o, "kind",
+	    json_object_new_string(gk_deny_kind_name(kind)));
+	json_object_object_add(o, "host", json_object_new_string(host));
+	json_object_object_add(o, "port", json_object_new_int(port));
+	json_object_object_add(o, "failure", json_object_new_string(failure));
+	json_object_object_add(o, "why", json_object_new_string(why));
 	tell_owner(c, o);
 }
 

@@ -73,6 +73,19 @@ void		 gk_events_ask(const struct gk_cage *c, uint64_t id,
 void		 gk_events_ask_done(const struct gk_cage *c, uint64_t id,
 		    const char *host, uint16_t port, const char *decision,
 		    const char *by);
+/*
+ * A connection the cage was allowed to make failed upstream (`failure`:
+ * "unreachable", "refused" or "timeout"; `why` for people: "it has no
+ * address (the upstream DNS said NXDOMAIN)"). Its owner is told once per
+ * host and port in the cage's life, however often the program retries:
+ * {"event":"unreachable","cage":...,"time":...,"kind":"http",
+ *  "host":"pypi.org","port":443,"failure":"unreachable","why":"..."};
+ * after GK_EVENTS_DISTINCT of them one {"event":"unreachable.more",...}.
+ * c may be NULL (nothing is told).
+ */
+void		 gk_events_unreachable(const struct gk_cage *c,
+		    enum gk_deny_kind kind, const char *host, uint16_t port,
+		    const char *failure, const char *why);
 void		 gk_events_deny(struct gk_cage *c, enum gk_deny_kind kind,
 		    const char *host, uint16_t port, enum gk_deny_reason reason,
 		    const char *why);

@@ -183,8 +183,8 @@ gk_cage_table_pin_sync(struct gk_cage_table *t, gk_pin_sync_fn fn, void *arg)
 
 /*
  * Tell the kernel about `p`'s address if its latest pin reaches past
- * what the kernel keeps it for, less GK_PIN_SYNC_EARLY. Every pin of an
- * address sits in one chain.
+ * what the kernel keeps it for: until that pin expires, no longer. Every
+ * pin of an address sits in one chain.
  */
 static void
 pin_sync(struct gk_cage *c, struct pin *p)
@@ -204,11 +204,43 @@ pin_sync(struct gk_cage *c, struct pin *p)
 		if (q->synced > told)
 			told = q->synced;
 	}
-	if (told != 0 && latest <= told - GK_PIN_SYNC_EARLY)
+	if (told != 0 && latest <= told)
 		return;
-	if (t->sync(t->sync_arg, c, &p->addr, latest + GK_PIN_SYNC_SLACK) ==
-	    0)
-		p->synced = latest + GK_PIN_SYNC_SLACK;
+	if (t->sync(t->sync_arg, c, &p->addr, latest) == 0)
+		p->synced = latest;
+}
+
+/* What the kernel was told of p's address: the latest of its chain. */
+static time_t
+told_of(const struct gk_pinset *ps, const struct pin *p)
+{
+	const struct pin *q;
+	time_t told = 0;
+
+	for (q = ps->buckets[pin_slot(ps, &p->addr)]; q != NULL; q = q->next)
+		if (gk_addr_eq(&q->addr, &p->addr) && q->synced > told)
+			told = q->synced;
+	return told;
+}
+
+void
+gk_pins_unsync(struct gk_cage *c, time_t now)
+{
+	const struct gk_cage_table *t = c->table;
+	struct gk_pinset *ps = c->pins;
+	struct pin *p;
+	size_t i;
+
+	if (ps == NULL || t == NULL || t->sync == NULL ||
+	    gk_cage_plumb_link(c) == 0)
+		return;
+	/* each address once (its pin told last), if the kernel has it a
+	 * while yet: one that lapses meanwhile goes by itself */
+	for (i = 0; i < ps->count; i++) {
+		p = ps->heap[i];
+		if (p->synced > now + 1 && p->synced == told_of(ps, p))
+			(void)t->sync(t->sync_arg, c, &p->addr, 0);
+	}
 }
 
 int

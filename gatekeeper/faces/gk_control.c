@@ -528,6 +528,7 @@ gk_control_new(struct event_base *base, const char *path,
 		gk_control_free(ctl);
 		return NULL;
 	}
+	gk_cage_table_on_end(cages, ctl_ended_keep, ctl);
 	log_debug("control socket %s listening", path);
 	return ctl;
 }
@@ -539,8 +540,11 @@ gk_control_free(struct gk_control *ctl)
 
 	if (ctl == NULL)
 		return;
+	if (ctl->listen != NULL)	/* the hook was set */
+		gk_cage_table_on_end(ctl->cages, NULL, NULL);
 	while (!TAILQ_EMPTY(&ctl->conns))
 		ctlconn_close(TAILQ_FIRST(&ctl->conns), "shutdown");
+	ctl_ended_clear(ctl);
 	gk_listen_free(ctl->listen);
 	/* remove the socket only if it is still the one we bound */
 	if (lstat(ctl->path, &st) == 0 && st.st_dev == ctl->dev &&

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_proto.h"
@@ -57,6 +58,17 @@ struct ctlconn {
 	struct gk_events_watch	 watch;	/* following denials */
 };
 
+/* A cage that ended lately (gk_ctlended.c): its summary, a while. */
+#define CTL_ENDED_MAX	64		/* cages kept */
+#define CTL_ENDED_SEC	600		/* each for at most this long */
+
+struct ctl_ended {
+	char			 id[GK_CAGE_ID_LEN + 1];
+	uid_t			 uid;
+	time_t			 when;		/* gk_now() as it ended */
+	struct json_object	*summary;	/* NULL: an empty slot */
+};
+
 struct gk_control {
 	struct event_base	*base;
 	struct gk_listen	*listen;	/* no cap: we refuse ourselves */
@@ -70,6 +82,8 @@ struct gk_control {
 	TAILQ_HEAD(, ctlconn)	 conns;
 	size_t			 nconns;
 	uint64_t		 next_id;
+	struct ctl_ended	 ended[CTL_ENDED_MAX];	/* a ring */
+	size_t			 ended_next;
 };
 
 /* A request's answer comes later (from the loop): no other request is
@@ -100,5 +114,21 @@ void	ctl_reply_error(struct ctlconn *cc, const char *fmt, ...)
 #define CTL_NO_SUCH_CAGE	"no_such_cage"
 void	ctl_reply_coded(struct ctlconn *cc, const char *code,
 	    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* gk_ctlended.c: recently ended cages. */
+struct gk_ctlreq;
+/* The cage table's end hook (gk_cage_table_on_end; arg: the control):
+ * c's summary is kept. */
+void	ctl_ended_keep(const struct gk_cage *c, const char *reason,
+	    void *arg);
+void	ctl_ended_clear(struct gk_control *ctl);
+/* req->id names no live cage: answer cage.show (denials: the denials op)
+ * from an ended cage's summary ("ended": seconds ago), or not permitted;
+ * false: no ended cage has that id (nothing answered). */
+bool	ctl_ended_reply(struct ctlconn *cc, const struct gk_ctlreq *req,
+	    bool denials);
+/* The recent denials of the ended cages uid may see, appended to arr. */
+void	ctl_ended_denials(struct gk_control *ctl, uid_t uid,
+	    struct json_object *arr);
 
 #endif /* GK_CONTROL_INT_H */

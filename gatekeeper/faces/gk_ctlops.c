@@ -140,9 +140,10 @@ ctl_find_managed(struct ctlconn *cc, const struct gk_ctlreq *req)
 
 	if ((c = gk_cage_by_id(cc->ctl->cages, req->id)) == NULL) {
 		ctl_reply_coded(cc, CTL_NO_SUCH_CAGE, "unknown cage id '%s': "
-		    "no such cage (cages go when their connection closes); "
-		    "cage.list (gatekeeperctl list) shows the current ones",
-		    req->id);
+		    "no such cage (a cage goes when the connection that made "
+		    "it closes, and is shown for %d minutes after); "
+		    "gatekeeperctl list shows the current ones", req->id,
+		    CTL_ENDED_SEC / 60);
 		return NULL;
 	}
 	if (cc->uid != 0 && gk_cage_uid(c) != cc->uid) {

@@ -189,19 +189,6 @@ render_limits(struct evbuffer *b)
 	    (unsigned long long)gk_fds.held);
 }
 
-static void
-cage_series(struct gk_cage *c, void *arg)
-{
-	struct evbuffer *b = arg;
-	int k;
-
-	for (k = 0; k < GK_KIND__MAX; k++)
-		evbuffer_add_printf(b, "gatekeeper_cage_denied_total"
-		    "{cage=\"%s\",kind=\"%s\"} %llu\n", gk_cage_id(c),
-		    gk_deny_kind_name(k), (unsigned long long)
-		    gk_cage_counted(c, GK_TALLY_DENIED, k));
-}
-
 /* A Prometheus label value: \ and " escaped (labels are printable). */
 static void
 label_value(struct evbuffer *b, const char *v)
@@ -392,9 +379,6 @@ gk_metrics_render(struct evbuffer *b, const struct gk_cage_table *cages)
 	render_latency(b);
 	render_asks(b);
 	render_limits(b);
-	head(b, "gatekeeper_cage_denied_total", "counter",
-	    "Denials per live cage by kind.");
-	gk_cage_foreach(cages, cage_series, b);
 	head(b, "gatekeeper_label_denied_total", "counter",
 	    "Denials by the label of the cage that had them, by kind: one "
 	    "series per label (the first " GK_STR(GK_LABEL_SERIES_MAX) " "

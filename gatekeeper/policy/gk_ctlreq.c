@@ -202,8 +202,8 @@ parse_id(struct json_object *v, struct gk_ctlreq *out, char *err,
 	}
 	if (n != GK_CAGE_ID_LEN || i != n) {
 		gk_seterr(err, errlen, "invalid cage id '%s': an id is %d "
-		    "characters a-z and 0-9, as cage.create and cage.list "
-		    "report it", gk_escape(s, n, QUOTE_MAX, q, sizeof(q)),
+		    "characters a-z and 0-9, as gatekeeperctl list shows "
+		    "it", gk_escape(s, n, QUOTE_MAX, q, sizeof(q)),
 		    GK_CAGE_ID_LEN);
 		return GK_CTL_BAD_VALUE;
 	}

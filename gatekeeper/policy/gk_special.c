@@ -145,6 +145,33 @@ gk_special_name(enum gk_special c)
 	return special_names[c];
 }
 
+/* What each class is, for people: after "X is", or "resolves to X, ". */
+static const char *const special_whats[GK_SPECIAL_COUNT] = {
+	[GK_SPECIAL_NONE] = "an ordinary address",
+	[GK_SPECIAL_LOOPBACK] = "a loopback address (the gatekeeper host "
+	    "itself)",
+	[GK_SPECIAL_UNSPECIFIED] = "an unspecified address",
+	[GK_SPECIAL_LINK_LOCAL] = "a link-local address",
+	[GK_SPECIAL_MULTICAST] = "a multicast address",
+	[GK_SPECIAL_BROADCAST] = "the broadcast address",
+	[GK_SPECIAL_METADATA] = "the cloud metadata service (it hands out "
+	    "the machine's credentials)",
+	[GK_SPECIAL_PRIVATE] = "a private network address (RFC 1918, CGNAT "
+	    "or ULA)",
+	[GK_SPECIAL_RESERVED] = "a reserved address, not routed on the "
+	    "internet",
+	[GK_SPECIAL_HOST] = "an address of the gatekeeper host or one of its "
+	    "gateways",
+};
+
+const char *
+gk_special_what(enum gk_special c)
+{
+	if ((unsigned)c >= GK_SPECIAL_COUNT)
+		return "a special address";
+	return special_whats[c];
+}
+
 static enum gk_special
 match_ranges(const struct gk_addr *a, const struct range *r, size_t n)
 {

@@ -45,6 +45,10 @@ enum gk_hostaddrs_status {
 
 /* "none", "loopback", "link_local", ...; "unknown" out of range. */
 const char	*gk_special_name(enum gk_special c);
+/* The same for people, to follow "X is" ("the cloud metadata service
+ * (it hands out the machine's credentials)", "a private network address
+ * (...)"). */
+const char	*gk_special_what(enum gk_special c);
 /* host may be NULL. IPv6 forms embedding IPv4 take the IPv4's class. */
 enum gk_special	 gk_special_classify(const struct gk_addr *a,
 		    const struct gk_hostaddrs *host);

@@ -160,6 +160,27 @@ show_created(struct fmt_run *r, struct json_object *c, time_t now)
 	fputc('\n', r->mem);
 }
 
+/* "state: ended 42 s ago (exited)" of a cage that ended lately; false
+ * for a live one. */
+static bool
+show_ended(struct fmt_run *r, struct json_object *c)
+{
+	const char *why;
+	uint64_t ago;
+
+	if (!ctl_rd_u64_opt(&r->rd, c, "ended", &ago))
+		return false;
+	fprintf(r->mem, "state: ended %" PRIu64 " s ago", ago);
+	why = ctl_rd_str_opt(&r->rd, c, "end_reason");
+	if (why != NULL && why[0] != '\0') {
+		fputs(" (", r->mem);
+		ctl_put(r->mem, why);
+		fputc(')', r->mem);
+	}
+	fputc('\n', r->mem);
+	return true;
+}
+
 /* "denied: dns 1, http 2" (the non-zero kinds), "denied: 0". */
 static void
 show_denied(struct fmt_run *r, struct json_object *c)
@@ -279,6 +300,7 @@ static void
 show_body(struct fmt_run *r)
 {
 	struct json_object *c;
+	bool ended;
 
 	c = ctl_rd_obj(&r->rd, r->o, "cage");
 	show_str(r, c, "id", "id");
@@ -286,6 +308,7 @@ show_body(struct fmt_run *r)
 	fprintf(r->mem, "uid: %" PRIu64 "\n", ctl_rd_u64(&r->rd, c, "uid"));
 	show_str(r, c, "source", "source");
 	show_created(r, c, r->ctx->now);
+	ended = show_ended(r, c);
 	show_u64(r, c, "pins", "pins");
 	show_u64(r, c, "dns_queries", "dns queries");
 	show_u64(r, c, "connections", "connections");
@@ -293,7 +316,8 @@ show_body(struct fmt_run *r)
 	show_u64(r, c, "questions", "questions");
 	show_allow(r, c);
 	show_traffic(r, c);
-	show_pinned(r, ctl_rd_arr_opt(&r->rd, c, "pinned"));
+	if (!ended)	/* its pins ended with it */
+		show_pinned(r, ctl_rd_arr_opt(&r->rd, c, "pinned"));
 	fmt_show_recent(r, ctl_rd_arr_opt(&r->rd, c, "recent"));
 	fmt_show_pending(r, ctl_rd_arr_opt(&r->rd, c, "pending"));
 }

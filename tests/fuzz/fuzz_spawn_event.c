@@ -1,6 +1,7 @@
 /*
  * Fuzz gk-run's parser for gatekeeperd's deny events. Invariants: a deny
- * event has a kind, a host and a reason, every string printable and
+ * event has a kind, a host and a reason (an upstream failure a host, a
+ * port and its failure), every string printable and
  * NUL-terminated within its field; the line said to the user and the
  * JSON for --events-fd are printable, one line each, and the JSON parses
  * back to the same event.
@@ -23,12 +24,24 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct spawn_event ev, back;
+	enum spawn_event_type t;
 	char line[1024];
 	char *json;
 	size_t n;
 
-	if (spawn_event_parse((const char *)data, size, &ev) !=
-	    SPAWN_EVENT_DENY)
+	t = spawn_event_parse((const char *)data, size, &ev);
+	if (t == SPAWN_EVENT_UNREACHABLE) {
+		check_text(ev.host, sizeof(ev.host), false);
+		check_text(ev.failure, sizeof(ev.failure), false);
+		check_text(ev.why, sizeof(ev.why), true);
+		CHECK(ev.port > 0);
+		spawn_event_text(&ev, line, sizeof(line));
+		check_text(line, sizeof(line), false);
+		CHECK(strncmp(line, "gk-run: ", 8) == 0 &&
+		    strstr(line, " could not be reached: ") != NULL);
+		return 0;
+	}
+	if (t != SPAWN_EVENT_DENY)
 		return 0;
 	check_text(ev.kind, sizeof(ev.kind), false);
 	check_text(ev.host, sizeof(ev.host), false);

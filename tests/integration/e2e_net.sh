@@ -329,7 +329,8 @@ en_dns() {
 		"--host-record=pypi.org,${EN_ADDR[pypi.org]}" \
 		"--host-record=files.pythonhosted.org,${EN_ADDR[files.pythonhosted.org]}" \
 		"--host-record=evil.example,${EN_ADDR[evil.example]}" \
-		--host-record=x.example,203.0.113.77
+		--host-record=x.example,203.0.113.77 \
+		--host-record=meta.example,169.254.169.254
 	for ((i = 0; i < 50; i++)); do
 		if ! kill -0 "$EN_DNS_PID" 2>/dev/null; then
 			en_err "dnsmasq exited:"

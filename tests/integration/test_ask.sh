@@ -21,7 +21,10 @@
 #     (read-only inside), and a FILE planted as a link to a file outside
 #     is refused at start (125), the link's target untouched;
 #   - special names and addresses are refused without a question, and
-#     their lookups get no placeholder;
+#     their lookups get no placeholder; a name that resolves only to a
+#     special address (meta.example: the cloud metadata service) is asked
+#     about like any name (nothing of it leaves before the answer), then
+#     refused with the address named;
 #   - the terminal: the question on the tty, answered with "y" + Enter;
 #   - --ask with nobody to answer is an error at start (125);
 #   - no packet to a placeholder reaches the internet (counted there),
@@ -271,6 +274,14 @@ gk_check "metadata.google.internal, localhost and 169.254.169.254: refused witho
 gk_check "... their lookups get no placeholder; an AAAA lookup gets no address" \
 	eval 'grep -qx dig-aaaa "$T/work-root/special.txt" &&
 	    ! grep -q "^198\.1[89]\." "$T/work-root/special.txt"'
+# meta.example resolves only to 169.254.169.254: asked about (its name is
+# not looked up before the answer), then refused, the address named.
+ask_run once 0 --allow github.com -- "${CURL[@]}" --max-time 10 -o /dev/null http://meta.example/
+detail
+gk_check "meta.example (-> 169.254.169.254): asked about once, then refused" \
+	eval '[ "$(nevents ask)" = 1 ] && [ "$RUN_RC" != 0 ]'
+gk_check "... the denial names the address and says it is the cloud metadata service" \
+	grep -q "gk-run: denied meta.example:80 (meta.example resolves only to special addresses: 169.254.169.254 is the cloud metadata service" "$T/run.err"
 
 # ---- a person at a terminal ----------------------------------------------------------------
 as_cmd root
@@ -308,8 +319,8 @@ n=$(leaked)
 GK_DETAIL="packets: ${n:-?}"
 gk_check "no packet to a placeholder address reached the internet" test "${n:-1}" = 0
 GK_DETAIL="$(grep asks_total "$T/m1.txt" | oneline "$(cat)")"
-gk_check "gatekeeper_asks_total: once 5, run 1, save 1, deny 3, timeout 3" \
-	eval '[ "$(dm gatekeeper_asks_total decision=once)" = 5 ] &&
+gk_check "gatekeeper_asks_total: once 6, run 1, save 1, deny 3, timeout 3" \
+	eval '[ "$(dm gatekeeper_asks_total decision=once)" = 6 ] &&
 	    [ "$(dm gatekeeper_asks_total decision=run)" = 1 ] &&
 	    [ "$(dm gatekeeper_asks_total decision=save)" = 1 ] &&
 	    [ "$(dm gatekeeper_asks_total decision=deny)" = 3 ] &&
@@ -318,8 +329,8 @@ GK_DETAIL=$(promtool check metrics <"$T/m1.txt" 2>&1 | head -3)
 gk_check "promtool check metrics accepts the output" \
 	eval 'promtool check metrics <"$T/m1.txt" >/dev/null 2>&1'
 GK_DETAIL=$(grep -c '"event":"proxy.ask"' "$AUDIT")
-gk_check "the audit log: one proxy.ask line per question (13), with decision and who" \
-	gk_wait_for 50 eval '[ "$(grep -c "\"event\":\"proxy.ask\"" "$AUDIT")" = 13 ] &&
+gk_check "the audit log: one proxy.ask line per question (14), with decision and who" \
+	gk_wait_for 50 eval '[ "$(grep -c "\"event\":\"proxy.ask\"" "$AUDIT")" = 14 ] &&
 	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"once\",\"by\":\"tty\"" &&
 	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"timeout\",\"by\":\"gatekeeperd\""'
 

@@ -13,6 +13,8 @@
 #     supervisor never answers);
 #   - reload (root only) picks up a new host policy; destroy ends a cage
 #     and its processes, and a follower of that cage is told;
+#   - a cage that ended is still shown ("ended N s ago", why) and its
+#     denials listed, to whoever could see it while it lived;
 #   - a cage's life in the audit log: the create line (allowlist, command,
 #     spec_sha256), the destroy line (exit 7; SIGKILL; --timeout's
 #     walltime; an operator's destroy; bytes posted per host, which show
@@ -184,8 +186,9 @@ ctlu show "$RID"
 gk_check "show (user, root's cage): not permitted, exit 4" \
 	eval '[ "$CTL_RC" = 4 ] && grep -q "not permitted" "$T/ctl.err"'
 ctl show zzzz0000
-gk_check "show of a cage that does not exist: exit 1, said" \
-	eval '[ "$CTL_RC" = 1 ] && grep -q "zzzz0000" "$T/ctl.err"'
+gk_check "show of a cage that does not exist: exit 1, said, naming gatekeeperctl list (not the op)" \
+	eval '[ "$CTL_RC" = 1 ] && grep -q "zzzz0000" "$T/ctl.err" &&
+	    grep -q "gatekeeperctl list" "$T/ctl.err" && ! grep -q "cage\.list" "$T/ctl.err"'
 ctl denials
 gk_check "denials (root): DNS and proxy denials of both cages, readable" \
 	eval '[ "$CTL_RC" = 0 ] && grep -q "codeload.github.com" "$T/ctl.out" &&
@@ -395,6 +398,30 @@ GK_DETAIL="follow rc=$fr | $(oneline "$(tail -c 300 "$T/follow.out") $(cat "$T/f
 gk_check "the follower of that cage is told it ended and exits 0" \
 	eval '[ "$fr" = 0 ] && grep -q "$RID" "$T/follow.out" && grep -qi "ended" "$T/follow.out" "$T/follow.err"'
 kill9 "$UFOLLOW"
+
+# ---- ended cages: what they did, for a while ----------------------------------------------
+ctl show "$UID_CAGE"
+gk_check "show of a cage that ended: 'ended N s ago' and why, and its denials" \
+	eval '[ "$CTL_RC" = 0 ] &&
+	    grep -Eq "^state: ended [0-9]+ s ago \(destroyed by uid $E2E_UID\)$" "$T/ctl.out" &&
+	    grep "pypi.org" "$T/ctl.out" | grep -q "dns"'
+ctl show "$RID"
+gk_check "show of root's ended loop cage: its codeload.github.com denial" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "^state: ended " "$T/ctl.out" &&
+	    grep "codeload.github.com" "$T/ctl.out" | grep -q "not_allowlisted"'
+ctlu show "$RID"
+gk_check "show (user) of root's ended cage: not permitted, exit 4" \
+	eval '[ "$CTL_RC" = 4 ] && grep -q "not permitted" "$T/ctl.err"'
+ctlu show "$UID_CAGE"
+gk_check "show (user) of its own ended cage: exit 0, ended" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "^state: ended " "$T/ctl.out"'
+ctl denials
+gk_check "denials (root) after both ended: still both cages' DNS and proxy denials" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "codeload.github.com" "$T/ctl.out" &&
+	    grep "pypi.org" "$T/ctl.out" | grep -q dns'
+ctlu denials
+gk_check "denials (user) after both ended: its own ended cage's only" \
+	eval '[ "$CTL_RC" = 0 ] && grep -q "pypi.org" "$T/ctl.out" && ! grep -q "codeload" "$T/ctl.out"'
 ctl list
 gk_check "list: no cages left" eval '[ "$CTL_RC" = 0 ] && ! grep -q "$RID" "$T/ctl.out"'
 ctl --json list

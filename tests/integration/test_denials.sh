@@ -11,6 +11,9 @@
 #   - the line comes while the command still runs (within a second);
 #   - the HTTP proxy's 403 status line names the host and the rule (what
 #     curl -v and wget print);
+#   - an allowed connection that fails upstream (no address, refused)
+#     has the reason in the 502 status line, and gk-run says it in one
+#     line however often the client retries;
 #   - -q silences the lines; --events-fd N gets them as JSON lines, also
 #     with -q; a bad --events-fd is a usage error (125);
 #   - --preset github lets git clone https://github.com/... through;
@@ -25,7 +28,10 @@
 #   - a client that resolves once and connects again after the capped TTL
 #     (gatekeeperd runs with --ttl-cap 2) still connects, within
 #     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told,
-#     unless another connection to that address is still open.
+#     unless another connection to that address is still open;
+#   - the kernel's set pins holds a cage's addresses while it runs and
+#     none once it ended; with pin-grace 2 (TTL 2) a connection 8 s after
+#     the lookup is refused at the SYN.
 #
 #   bash tests/integration/test_denials.sh build/gatekeeperd build/spawner/gk-run
 #   meson test -C build denials_integration      (suite "integration")
@@ -102,6 +108,32 @@ gk_check "five tries of the same host: one line, the count of distinct denials 1
 	eval '[ "$RUN_RC" = 7 ] && [ "$(ndenials)" = 1 ] &&
 	    [ "$(summary)" = "gk-run: 1 denied: $EVIL:443" ]'
 
+# ---- an upstream failure: the status line says why; gk-run one line -----------------
+# nosuch.github.com is allowed and has no address (the internet's dnsmasq
+# answers NXDOMAIN); github.com:81 is refused. Not denials: no "denied"
+# line, and gk-run says each once however often the client retries.
+NOADDR=nosuch.github.com
+WHY_NOADDR="it has no address (the upstream DNS said NXDOMAIN)"
+unreachable() { grep -oE 'gk-run: [^ ]+ could not be reached: .*' "$T/run.err"; }
+cage root --allow '*.github.com' -- sh -c \
+	"for i in 1 2 3 4 5; do curl -sS -v --max-time 5 https://$NOADDR/; done; exit 7"
+detail
+gk_check "curl -v (HTTP proxy) to $NOADDR: the 502 status line names the host and why" \
+	eval '[ "$RUN_RC" = 7 ] && grep -qF "HTTP/1.1 502 Bad Gateway: $NOADDR:443 could not be reached: $WHY_NOADDR" "$T/run.err"'
+gk_check "... five tries: gk-run says it in one line, and no denial" \
+	eval '[ "$(unreachable)" = "gk-run: $NOADDR:443 could not be reached: $WHY_NOADDR" ] &&
+	    [ "$(ndenials)" = 0 ]'
+cage root --allow github.com -- "${NOHTTP[@]}" sh -c \
+	"curl -sS --max-time 5 http://github.com:81/; curl -sS --max-time 5 http://github.com:81/; exit 7"
+detail
+gk_check "curl (SOCKS5) to github.com:81, refused twice: one line saying the address refused it" \
+	eval '[ "$RUN_RC" = 7 ] && [ "$(unreachable | grep -c .)" = 1 ] &&
+	    unreachable | grep -qE "^gk-run: github.com:81 could not be reached: [0-9a-f.:]+ refused the connection$"'
+cage root --allow github.com -- curl -sS -v --max-time 5 http://github.com:81/
+detail
+gk_check "curl -v (HTTP proxy, plain GET) to github.com:81: the 502 status line says it was refused" \
+	eval 'grep -qE "HTTP/1.1 502 Bad Gateway: github.com:81 could not be reached: [0-9a-f.:]+ refused the connection" "$T/run.err"'
+
 # ---- wget: the status line it prints names the host --------------------------------
 cage root --allow api.github.com -- wget -O /dev/null --timeout=10 --tries=1 \
 	"https://$EVIL/"
@@ -164,9 +196,9 @@ cage root --allow api.github.com -- "${NP[@]}" curl -sS --noproxy '*' \
 detail
 gk_check "curl to the cloud metadata address (transparent path): refused" \
 	test "$RUN_RC" != 0
-gk_check "... one line saying it is a metadata address, without a plain --allow" \
+gk_check "... one line saying it is the cloud metadata service, without a plain --allow" \
 	eval '[ "$(ndenials)" = 1 ] &&
-	    denials | grep -q "^gk-run: denied 169.254.169.254:80 (169.254.169.254 is a metadata address" &&
+	    denials | grep -q "^gk-run: denied 169.254.169.254:80 (169.254.169.254 is the cloud metadata service" &&
 	    ! denials | grep -q "to allow it"'
 
 # ---- refused at the SYN (transparent path) ------------------------------------------
@@ -363,9 +395,48 @@ exec curl -sS --noproxy "*" --max-time 10 --resolve "api.github.com:443:$ip" \
 late
 gk_check "resolved once, connected 4 s later (TTL 2, within --pin-grace): it works" \
 	eval '[ "$RUN_RC" = 0 ] && grep -q "hello from api.github.com" "$T/run.out"'
+
+# ---- the kernel's pins: gone with their cage, and bounded by --pin-grace ----------
+# npins: elements of set pins (link . address) in the kernel now (nft
+# names a live link, and numbers one that is gone).
+npins() { nft list set inet gatekeeper pins 2>/dev/null | grep -oE '[^ {,]+ \. [0-9]+(\.[0-9]+){3}' | grep -c .; }
+rm -f "$T/work-root/resolved"
+cage_bg PB root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" sh -c '
+getent hosts api.github.com >/dev/null && : >resolved
+i=0; while [ $i -lt 100 ] && [ ! -e stop ]; do sleep 0.1; i=$((i + 1)); done'
+wait_ms 100 test -e "$T/work-root/resolved"
+n_live=$(npins)
+: >"$T/work-root/stop"
+gk_wait_exit "$PB" 100
+gk_wait_for 50 eval '[ "$(npins)" = 0 ]'
+GK_DETAIL="while the cage ran: $n_live element(s); after: $(oneline "$(nft list set inet gatekeeper pins 2>&1)")"
+gk_check "set pins: the cage's address is there while it runs, and no element is left once it ended (pin-grace 600)" \
+	eval '[ "${n_live:-0}" -ge 1 ] && [ "$(npins)" = 0 ]'
+rm -f "$T/work-root/stop"
+# --pin-grace 2 with TTL 2: 8 s after the lookup the address is no longer
+# the cage's; the kernel refuses the SYN (not accepted, then reset)
+echo 'pin-grace = 2' >"$T/gk.conf"
+kill -HUP "$GKD_PID"
+gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 1 ]'
+cage root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" "$PYTHON" -c "
+import errno, socket, time
+ip = socket.gethostbyname('api.github.com')
+time.sleep(8)
+s = socket.socket()
+s.settimeout(5)
+try:
+    s.connect((ip, 443))
+    s.sendall(b'x')
+    print('connected')
+except OSError as e:
+    print(errno.errorcode.get(e.errno, e.errno))
+"
+detail
+gk_check "with --pin-grace 2 and TTL 2, a connection 8 s after the lookup is refused at the SYN (ECONNREFUSED)" \
+	eval 'grep -qx ECONNREFUSED "$T/run.out"'
 echo 'pin-grace = 0' >"$T/gk.conf"
 kill -HUP "$GKD_PID"
-gk_wait_for 30 grep -q reloaded "$T/GKD_PID.log"
+gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 2 ]'
 late
 gk_check "with pin-grace 0 (SIGHUP): refused, and the line says the address was not pinned" \
 	eval '[ "$RUN_RC" != 0 ] && [ "$RUN_RC" != 9 ] && [ "$RUN_RC" != 77 ] &&

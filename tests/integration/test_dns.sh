@@ -348,7 +348,7 @@ gk_check "EDNS: without a cookie option, still answered with OPT" \
 fetch_metrics "$T/m0.txt"
 d0=$(metric "$T/m0.txt" gatekeeper_denied_total kind=dns reason=not_allowlisted)
 q0=$(metric "$T/m0.txt" gatekeeper_dns_queries_total verdict=denied)
-c0=$(metric "$T/m0.txt" gatekeeper_cage_denied_total cage="$A_ID" kind=dns)
+c0=$(metric "$T/m0.txt" gatekeeper_label_denied_total label=a kind=dns)
 r0=$(metric "$T/m0.txt" gatekeeper_dns_queries_total verdict=refused)
 a0=$(metric "$T/m0.txt" gatekeeper_dns_queries_total verdict=allowed)
 f0=$(metric "$T/m0.txt" gatekeeper_dns_queries_total verdict=filtered)
@@ -366,7 +366,7 @@ gk_dig $A_SRC gist.github.com HTTPS
 fetch_metrics "$T/m1.txt"
 d1=$(metric "$T/m1.txt" gatekeeper_denied_total kind=dns reason=not_allowlisted)
 q1=$(metric "$T/m1.txt" gatekeeper_dns_queries_total verdict=denied)
-c1=$(metric "$T/m1.txt" gatekeeper_cage_denied_total cage="$A_ID" kind=dns)
+c1=$(metric "$T/m1.txt" gatekeeper_label_denied_total label=a kind=dns)
 r1=$(metric "$T/m1.txt" gatekeeper_dns_queries_total verdict=refused)
 a1=$(metric "$T/m1.txt" gatekeeper_dns_queries_total verdict=allowed)
 f1=$(metric "$T/m1.txt" gatekeeper_dns_queries_total verdict=filtered)
@@ -377,7 +377,7 @@ GK_DETAIL="$q0 -> $q1"
 gk_check "gatekeeper_dns_queries_total{verdict=denied} rose by exactly $NDENY" \
 	test "$q0" -ge 0 -a $((q1 - q0)) -eq $NDENY
 GK_DETAIL="$c0 -> $c1"
-gk_check "gatekeeper_cage_denied_total{cage=A,kind=dns} rose by exactly $NDENY" \
+gk_check "gatekeeper_label_denied_total{label=a,kind=dns} rose by exactly $NDENY" \
 	test "$c0" -ge 0 -a $((c1 - c0)) -eq $NDENY
 GK_DETAIL="$r0 -> $r1"
 gk_check "gatekeeper_dns_queries_total{verdict=refused} rose by exactly 3" \
@@ -388,10 +388,13 @@ gk_check "gatekeeper_dns_queries_total{verdict=allowed} rose by exactly 1" \
 GK_DETAIL="$f0 -> $f1"
 gk_check "gatekeeper_dns_queries_total{verdict=filtered} rose by exactly 1" \
 	test "$f0" -ge 0 -a $((f1 - f0)) -eq 1
-cb=$(metric "$T/m1.txt" gatekeeper_cage_denied_total cage="$B_ID" kind=dns)
+cb=$(metric "$T/m1.txt" gatekeeper_label_denied_total label=b kind=dns)
 GK_DETAIL="value $cb"
-gk_check "gatekeeper_cage_denied_total{cage=B,kind=dns} counts B's 3 denials" \
+gk_check "gatekeeper_label_denied_total{label=b,kind=dns} counts B's 3 denials" \
 	test "$cb" -eq 3
+GK_DETAIL=$(grep -e "cage=" -e "$A_ID" -e "$B_ID" "$T/m1.txt" | head -3 | paste -sd'|' -)
+gk_check "no metric series is keyed by a cage id (the label series is the contract)" \
+	eval '! grep -q -e "cage=" -e "$A_ID" -e "$B_ID" "$T/m1.txt"'
 
 GK_DETAIL="value $(metric "$T/m1.txt" gatekeeper_cages)"
 gk_check "gatekeeper_cages is 2" test "$(metric "$T/m1.txt" gatekeeper_cages)" -eq 2
@@ -524,17 +527,17 @@ gk_info "audit dns.deny line: $(audit_query "$AUDIT" line dns.deny "$A_ID" evil.
 # ---- cage lifetime = control connection -------------------------------------------
 fetch_metrics "$T/m0.txt"
 d0=$(metric "$T/m0.txt" gatekeeper_denied_total kind=dns reason=not_allowlisted)
-GK_DETAIL="absent before the close"
-gk_check "A's gatekeeper_cage_denied_total series exists while A lives" \
-	test "$(metric "$T/m0.txt" gatekeeper_cage_denied_total cage="$A_ID" kind=dns)" -ge $NDENY
+la0=$(metric "$T/m0.txt" gatekeeper_label_denied_total label=a kind=dns)
+GK_DETAIL="value $la0"
+gk_check "A's label series counts its denials while A lives" test "$la0" -ge $NDENY
 gk_ctl_close A
 a_refused() { gk_dig "$A_SRC" github.com A; [ "$DIG_STATUS" = REFUSED ]; }
 GK_DETAIL="still $(dig_summary) 3 s after the close"
 gk_check "closing A's control connection removes the cage (REFUSED)" gk_wait_for 30 a_refused
 fetch_metrics "$T/m1.txt"
-GK_DETAIL=$(grep "cage=\"$A_ID\"" "$T/m1.txt" | head -3 | paste -sd'|' -)
-gk_check "A's gatekeeper_cage_denied_total series is gone from /metrics" \
-	eval '! grep -q "cage=\"$A_ID\"" "$T/m1.txt"'
+la1=$(metric "$T/m1.txt" gatekeeper_label_denied_total label=a kind=dns)
+GK_DETAIL="$la0 -> $la1"
+gk_check "A's label series is kept after A ends" test "$la1" -eq "$la0"
 GK_DETAIL="value $(metric "$T/m1.txt" gatekeeper_cages)"
 gk_check "gatekeeper_cages is 1" test "$(metric "$T/m1.txt" gatekeeper_cages)" -eq 1
 d1=$(metric "$T/m1.txt" gatekeeper_denied_total kind=dns reason=not_allowlisted)

@@ -44,8 +44,9 @@ by_time(const void *x, const void *y)
 	return strcmp(json_object_get_string(ta), json_object_get_string(tb));
 }
 
-/* Recent denials (one cage's, or every visible one's, oldest first);
- * with follow, new ones as they come. */
+/* Recent denials (one cage's, or every visible one's, those that ended
+ * in the last minutes too, oldest first); with follow, new ones as they
+ * come. */
 void
 op_denials(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 {
@@ -53,6 +54,10 @@ op_denials(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 	struct gk_cage *c = NULL;
 
 	(void)fd;
+	if (req->id[0] != '\0' &&
+	    gk_cage_by_id(cc->ctl->cages, req->id) == NULL &&
+	    ctl_ended_reply(cc, req, true))
+		return;		/* one that ended lately */
 	if (req->id[0] != '\0' && (c = ctl_find_managed(cc, req)) == NULL)
 		return;
 	sa.arr = json_object_new_array();
@@ -60,6 +65,7 @@ op_denials(struct ctlconn *cc, const struct gk_ctlreq *req, int fd)
 		gk_events_recent_json(c, sa.arr);
 	else {
 		gk_cage_foreach(cc->ctl->cages, seen_one, &sa);
+		ctl_ended_denials(cc->ctl, cc->uid, sa.arr);
 		json_object_array_sort(sa.arr, by_time);
 	}
 	ctl_reply_ok(cc, "denials", sa.arr);
