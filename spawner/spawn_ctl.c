@@ -29,21 +29,13 @@ int
 spawn_ctl_connect(const char *path, char *err, size_t errlen)
 {
 	struct gk_client *c;
-	const char *hint;
 	char show[128];
-	int e;
 
 	if ((c = gk_client_open(path, SPAWN_REPLY_WAIT_MS)) != NULL)
 		return gk_client_release(c);
-	e = errno;
-	if (e == EACCES || e == EPERM)
-		hint = "your user needs write access to the socket; ask "
-		    "whoever runs gatekeeperd";
-	else
-		hint = "is gatekeeperd running? start it with: systemctl "
-		    "start gatekeeperd";
-	gk_seterr(err, errlen, "cannot reach gatekeeperd at %s: %s (%s)",
-	    spawn_printable(path, show, sizeof(show)), strerror(e), hint);
+	/* the same words as gatekeeperctl's, from the shared client */
+	gk_client_open_error(errno, spawn_printable(path, show, sizeof(show)),
+	    SPAWN_REPLY_WAIT_MS, err, errlen);
 	return -1;
 }
 

@@ -63,6 +63,12 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	WHOS=("$(id -un)")
 fi
+# gk-run's advice when gatekeeperd is not running fits the host
+if [ -d /run/systemd/system ]; then
+	START_HINT='start it with: systemctl start gatekeeperd'
+else
+	START_HINT='this host has no systemd; start it as root: gatekeeperd >>/var/log/gatekeeperd.log 2>&1 & \(or under a supervisor: README, "Hosts without systemd"\)'
+fi
 # unique durations, so pgrep finds our sleeps and no one else's
 SLEEP1=60.$$$RANDOM
 SLEEP2=61.$$$RANDOM
@@ -342,7 +348,7 @@ checks_exit() {
 	run "$who" -- --allow '*.github.com' --control "$T/no-such.sock" -- true
 	GK_DETAIL=$(detail)
 	gk_check "$who: gated without gatekeeperd: 125 and one line saying what to do" \
-		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $T/no-such.sock: No such file or directory \(is gatekeeperd running\? start it with: systemctl start gatekeeperd\)$"'
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $T/no-such.sock \(No such file or directory\): is gatekeeperd running\? $START_HINT$"'
 	run "$who" -- -- ./noexec.sh
 	GK_DETAIL=$(detail)
 	gk_check "$who: a file without execute permission: 126" \
@@ -648,7 +654,7 @@ gated_refused() {
 	run nobody -- --allow '*.github.com' --control "$SOCK" -- true
 	GK_DETAIL=$(detail)
 	gk_check "nobody without any group: the socket's mode refuses it, 125, one line" \
-		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $SOCK: Permission denied \(your user needs write access to the socket; ask whoever runs gatekeeperd\)$"'
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $SOCK \(Permission denied\): only root and members of group $GK_GROUP may use it; ask an administrator to add you to it \(usermod -aG $GK_GROUP nobody, then log in again\)$"'
 }
 
 # gated_files WHO AS: --allow-file, --learn and --ask-save files in the
