@@ -420,9 +420,11 @@ int		 spawn_cage_ack(const char *line, size_t len, char *err,
 void		 spawn_cage_placeholder(struct spawn_cage *c,
 		    enum spawn_platform pf);
 /*
- * The cage label: "gk-run: git clone ..." (printable ASCII, at most 64
- * bytes): the program's name and its leading plain words, up to the first
- * argument that could hold a secret.
+ * The cage label: "gk-run: git clone ... github.com [3f2a9c]" (printable
+ * ASCII, at most 64 bytes): the program's name and its leading plain
+ * words, up to the first argument that could hold a secret; when words
+ * were left out, the host of the last URL among them and a hash of the
+ * whole command (the same command, the same label).
  */
 void		 spawn_cage_label(char *const cmd[], int ncmd,
 		    char out[SPAWN_LABEL_MAX + 1]);

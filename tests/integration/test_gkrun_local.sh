@@ -559,8 +559,8 @@ while [ ! -e g.go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 		    [ "$(gk_json_get uid "$obj")" = "$uid" ] &&
 		    [ "$(gk_json_get allow "$obj")" = "[\"*.github.com\",\"example.org:443\"]" ]'
 	GK_DETAIL="label: $(gk_json_get label "$obj")"
-	gk_check "$who: gated: the cage's label is gk-run's: \"gk-run: sh -c ...\"" \
-		eval '[ "$(gk_json_get label "$obj")" = "gk-run: sh -c ..." ]'
+	gk_check "$who: gated: the cage's label is gk-run's: \"gk-run: sh -c ... [HASH]\"" \
+		eval 'gk_json_get label "$obj" | grep -Eqx "gk-run: sh -c \.\.\. \[[0-9a-f]{6}\]"'
 	GK_DETAIL="source=$src link=$link | $(plumbing_state)"
 	gk_check "$who: gated: the cage's host link $link and its element in set cages exist" \
 		cage_live "$id" "$link"
