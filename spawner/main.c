@@ -200,18 +200,6 @@ load_allow_files(struct spawn_opts *o)
 		die("%s", err);
 }
 
-/* The PATH the command will be looked up with inside. */
-static const char *
-sandbox_path(const struct spawn_opts *o)
-{
-	size_t i;
-
-	for (i = o->nenv; i > 0; i--)
-		if (strncmp(o->env[i - 1], "PATH=", 5) == 0)
-			return o->env[i - 1] + 5;
-	return getenv("PATH");
-}
-
 /*
  * --learn's and --ask-save's file: checked now (a regular file, no
  * link), made empty when missing so that it can be bound read-only.
@@ -549,6 +537,8 @@ run_params(const struct spawn_opts *o, const struct spawn_cage *cage,
 	r->learn = o->learn != NULL ? &learn_hf : NULL;
 	r->cmd = o->cmd;
 	r->ncmd = o->ncmd;
+	r->argv = o->argv;
+	r->argc = o->argc;
 	r->cmdname = cmdshow;
 	if (cage == NULL)
 		return;
@@ -604,7 +594,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 
 	if ((bwrap = spawn_find_bwrap(err, sizeof(err))) == NULL)
 		die("%s", err);
-	if ((rc = spawn_check_command(p, sandbox_path(o), resolved,
+	if ((rc = spawn_check_command(p, spawn_sandbox_path(p), resolved,
 	    sizeof(resolved), err, sizeof(err))) != 0) {
 		fprintf(stderr, "gk-run: %s\n", err);
 		exit(rc);
@@ -734,6 +724,26 @@ conf_args(int argc, char **argv, int *nargs)
 	return conf_argv;
 }
 
+/* What weakens the sandbox, said before it runs. */
+static void
+warn_loudly(const struct spawn_opts *o)
+{
+	if (o->learn != NULL && !o->dry_run)
+		fprintf(stderr, "gk-run: WARNING: --learn: %s may reach ANY "
+		    "public host (special address ranges stay refused); every "
+		    "name it uses outside the allowlist is written to %s at "
+		    "exit\n", cmdshow, o->learn);
+	if (o->net == SPAWN_NET_HOST)
+		fprintf(stderr, "gk-run: WARNING: --net host: %s gets the "
+		    "host's network with NO isolation and NO allowlist\n",
+		    cmdshow);
+	if (o->cache == SPAWN_CACHE_HOST && o->fs == SPAWN_FS_SANDBOX)
+		fprintf(stderr, "gk-run: WARNING: --cache host: %s can write "
+		    "the host's own tool caches (~/.npm, ~/.cache, ~/.cargo, "
+		    "~/.local/lib, ~/.local/bin, ...); what it plants there "
+		    "runs when the host's tools use them\n", cmdshow);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -762,6 +772,8 @@ main(int argc, char **argv)
 	case SPAWN_OPT_RUN:
 		break;
 	}
+	o.argv = argv;	/* as typed: --learn's next command */
+	o.argc = argc;
 	spawn_printable(o.cmd[0], cmdshow, sizeof(cmdshow));
 	events_fd_check(&o);
 	load_allow_files(&o);
@@ -773,20 +785,7 @@ main(int argc, char **argv)
 	open_out_file(&learn_hf, "--learn", o.learn, o.dry_run);
 	open_out_file(&save_hf, "--ask-save", o.ask_save, o.dry_run);
 	ask_open(&o);
-	if (o.learn != NULL && !o.dry_run)
-		fprintf(stderr, "gk-run: WARNING: --learn: %s may reach ANY "
-		    "public host (special address ranges stay refused); every "
-		    "name it uses outside the allowlist is written to %s at "
-		    "exit\n", cmdshow, o.learn);
-	if (o.net == SPAWN_NET_HOST)
-		fprintf(stderr, "gk-run: WARNING: --net host: %s gets the "
-		    "host's network with NO isolation and NO allowlist\n",
-		    cmdshow);
-	if (o.cache == SPAWN_CACHE_HOST && o.fs == SPAWN_FS_SANDBOX)
-		fprintf(stderr, "gk-run: WARNING: --cache host: %s can write "
-		    "the host's own tool caches (~/.npm, ~/.cache, ~/.cargo, "
-		    "~/.local/lib, ~/.local/bin, ...); what it plants there "
-		    "runs when the host's tools use them\n", cmdshow);
+	warn_loudly(&o);
 	/* before the plan: placeholders seen now stay until the end */
 	if (!o.dry_run)
 		guard_fd = spawn_guard_lock();

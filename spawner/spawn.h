@@ -297,6 +297,8 @@ struct spawn_opts {
 	const char		*label;		/* --label, or NULL */
 	char *const		*cmd;		/* into argv, NULL-terminated */
 	int			 ncmd;
+	char *const		*argv;		/* the command line as typed, */
+	int			 argc;		/* set by main() (--learn) */
 };
 
 enum spawn_opt_status {

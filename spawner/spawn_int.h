@@ -6,6 +6,7 @@
 #ifndef SPAWN_INT_H
 #define SPAWN_INT_H
 
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -191,6 +192,9 @@ char		*spawn_find_bwrap(char *err, size_t errlen);
 int		 spawn_check_command(const struct spawn_plan *p,
 		    const char *path_env, char *resolved, size_t reslen,
 		    char *err, size_t errlen);
+/* The PATH the command will be looked up with inside: the last --env
+ * PATH=..., else gk-run's. */
+const char	*spawn_sandbox_path(const struct spawn_plan *p);
 
 /* spawn_ctl.c */
 int		 spawn_ctl_connect(const char *path, char *err, size_t errlen);
@@ -436,20 +440,34 @@ FILE		*spawn_hostfile_tmp(const struct spawn_hostfile *h,
 int		 spawn_hostfile_commit(const struct spawn_hostfile *h,
 		    FILE *f, const char *tmp);
 
+/* spawn_opts.c: getopt_long's view of the options, to read a command
+ * line again (spawn_learn_next) */
+extern const struct option spawn_longopts[];
+#define SPAWN_SHORTOPTS		"+:a:qvhV"
+
 /* spawn_learn.c */
 /* A learn event kept for --learn: "host\tport" (port 0 for a lookup), or
  * for a request to an inspected host "host\tport\tMETHOD\tpath". */
 void		 spawn_learn_push(struct spawn_strv *learned,
 		    const struct spawn_event *ev);
 /*
+ * The command to run after --learn FILE: gk-run's command line as given
+ * (argv, argc: main's), with each --learn FILE replaced by --allow-file
+ * FILE, quoted for sh; NULL when out of memory.
+ */
+char		*spawn_learn_next(int argc, char *const argv[],
+		    const char *file);
+/*
  * --learn FILE: `learned` as an allow-file under a header saying when and
  * for what command (`more`: gatekeeperd did not tell everything): the
  * names and ports, sorted, then the request rules learned from the
- * requests (gk_reqlearn_merge). Says on stderr what it wrote, or why not.
+ * requests (gk_reqlearn_merge). Says on stderr what it wrote and the
+ * command to run next (spawn_learn_next of argv), or why nothing was
+ * written.
  */
 void		 spawn_learn_write(const struct spawn_hostfile *h,
 		    const struct spawn_strv *learned, bool more,
-		    char *const cmd[], int ncmd);
+		    char *const cmd[], int ncmd, char *const argv[], int argc);
 
 /* spawn_run.c */
 struct spawn_run {
@@ -464,6 +482,8 @@ struct spawn_run {
 	const struct spawn_hostfile *learn; /* --learn FILE, or NULL */
 	char *const	*cmd;		/* for --learn's header */
 	int		 ncmd;
+	char *const	*argv;		/* gk-run's own, as given: for */
+	int		 argc;		/* --learn's next command */
 	const char	*cmdname;	/* for messages */
 	const char	*cg_kill;	/* the cage's cgroup.kill, or "" */
 	bool		 limits;	/* the cage has limits: hear them */

@@ -328,6 +328,13 @@ gk_check "... the file lists them, sorted, under a header: api.github.com:443, g
 	    head -n 1 "$T/work-root/learned.allow" | grep -q "^# learned by gk-run --learn on .* for: sh -c"'
 gk_check "... and gk-run says how many entries it wrote" \
 	grep -q "gk-run: --learn: 3 entries written to learned.allow" "$T/run.err"
+# its last line: the command to run next (the rest of stderr: the
+# command's own newlines are quoted in it)
+NEXT=$(awk 'f { print; next }
+	sub(/^gk-run: --learn: 3 entries written to learned\.allow; run next: /, "") { f = 1; print }' "$T/run.err")
+GK_DETAIL="next: $(oneline "$NEXT")"
+gk_check "... and the command to run next: the same options, with --allow-file learned.allow for --learn" \
+	eval '[ "${NEXT%%sh -c *}" = "$GKRUN --control $SOCK --allow-file learned.allow --ro $EN_DIR -- " ]'
 # the audit log is buffered: wait for the cage's end, bounded
 learned_line() {
 	grep '"event":"cage.destroy"' "$AUDIT" | grep -q '"learned":[1-9]'
@@ -336,9 +343,14 @@ gk_wait_for 100 learned_line || true
 GK_DETAIL="audit: $(oneline "$(grep '"event":"cage.destroy"' "$AUDIT" | tail -n 2)")"
 gk_check "... and its cage.destroy audit line says how often learning let something through" \
 	learned_line
-cage root --allow-file learned.allow --ro "$EN_DIR" -- sh -c "$LEARN_CMD"
+# that command, as typed (as cage() runs gk-run: as root, bounded)
+as_cmd root
+( cd "$T/work-root" &&
+  eval "exec timeout -s KILL 120 ${AS_CMD[*]@Q} $NEXT" >"$T/run.out" 2>"$T/run.err" </dev/null )
+RUN_RC=$?
+RUN_MS=0
 detail
-gk_check "the same command with --allow-file learned.allow: works, nothing denied" \
+gk_check "gk-run's next command (--allow-file learned.allow): works, nothing denied" \
 	eval '[ "$RUN_RC" = 0 ] && [ "$(ndenials)" = 0 ]'
 cage root --learn learned2.allow --allow api.github.com --ro "$EN_DIR" -- \
 	sh -c "$LEARN_CMD; ${NP[*]} curl -s --noproxy '*' --max-time 5 http://169.254.169.254/; true"
