@@ -360,11 +360,11 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 	if (p->net == SPAWN_NET_GATED) {
 		spawn_cage_placeholder(&cage, SPAWN_PLATFORM_LINUX);
 		p->cage = &cage;
-		snprintf(resolv, sizeof(resolv), "nameserver %s\n",
-		    cage.gateway);
+	}
+	spawn_resolv_conf(p, resolv, sizeof(resolv));
+	if (resolv[0] != '\0')
 		p->resolv_fd = add_fd(&f, next++, (const uint8_t *)resolv,
 		    strlen(resolv), false);
-	}
 	if (spawn_trust_dry_fds(p->trust, &f, &next) == -1)
 		die("too many files for the sandbox");
 	if (p->seccomp != SPAWN_SECCOMP_OFF) {
@@ -554,8 +554,8 @@ run_params(const struct spawn_opts *o, const struct spawn_cage *cage,
 	r->cage_id = cage->id;
 }
 
-/* The unix socket gate: its listener from the child, served from here;
- * or, where Yama keeps it off, a warning. */
+/* --net none's resolver, then the unix socket gate: from the child,
+ * served from here; or, where Yama keeps the gate off, a warning. */
 static void
 start_gate(const struct spawn_opts *o, const struct spawn_plan *p, int chan,
     bool gate)
@@ -563,6 +563,9 @@ start_gate(const struct spawn_opts *o, const struct spawn_plan *p, int chan,
 	char err[SPAWN_ERRLEN];
 	int fd;
 
+	if (p->net == SPAWN_NET_NONE && spawn_nonet_start(chan, cmdshow,
+	    o->quiet, err, sizeof(err)) == -1)
+		die("%s", err);
 	if (p->fs == SPAWN_FS_SANDBOX && !gate)
 		fprintf(stderr, "gk-run: warning: kernel.yama.ptrace_scope "
 		    "keeps gk-run from taking a sandboxed program's sockets, "

@@ -39,7 +39,8 @@ spawn_ctl_connect(const char *path, char *err, size_t errlen)
 	return -1;
 }
 
-/* Best effort: gatekeeperd brings lo up too. */
+/* Best effort: gatekeeperd brings lo up too (gated); --net none's
+ * answerer cannot bind 127.0.0.1 without it, and says so. */
 static void
 loopback_up(void)
 {
@@ -58,12 +59,11 @@ loopback_up(void)
 }
 
 int
-spawn_ctl_netns(char *err, size_t errlen)
+spawn_netns_make(char *err, size_t errlen)
 {
 	/* our ids outside: inside, before the map, they read 65534 */
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	int fd;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
 		spawn_userns_explain(SPAWN_USERNS_CREATE, errno, err, errlen);
@@ -74,6 +74,16 @@ spawn_ctl_netns(char *err, size_t errlen)
 		return -1;
 	}
 	loopback_up();
+	return 0;
+}
+
+int
+spawn_ctl_netns(char *err, size_t errlen)
+{
+	int fd;
+
+	if (spawn_netns_make(err, errlen) == -1)
+		return -1;
 	if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1) {
 		gk_seterr(err, errlen, "cannot open the cage's network "
 		    "namespace: %s", strerror(errno));

@@ -198,10 +198,11 @@ const char	*spawn_sandbox_path(const struct spawn_plan *p);
 
 /* spawn_ctl.c */
 int		 spawn_ctl_connect(const char *path, char *err, size_t errlen);
-/*
- * unshare(CLONE_NEWUSER | CLONE_NEWNET), identity uid/gid maps, lo up;
- * returns an fd for the new network namespace (CLOEXEC).
- */
+/* unshare(CLONE_NEWUSER | CLONE_NEWNET), identity uid/gid maps, lo up;
+ * 0 or -1 with err. */
+int		 spawn_netns_make(char *err, size_t errlen);
+/* spawn_netns_make(), then an fd for the new network namespace
+ * (CLOEXEC). */
 int		 spawn_ctl_netns(char *err, size_t errlen);
 /* Send the request with nsfd (SCM_RIGHTS) and wait for the cage. */
 int		 spawn_ctl_create(int sock, int nsfd, const char *request,
@@ -327,10 +328,39 @@ int		 spawn_start_netns(int chan, char *err, size_t errlen);
 /* Gated: hand the child its cage. */
 int		 spawn_start_go(int chan, const struct spawn_cage *cage,
 		    char *err, size_t errlen);
+/* --net none: the answerer's socket (spawn_nonet.c); -1 with err. */
+int		 spawn_start_nonet(int chan, char *err, size_t errlen);
 /* The unix socket gate's listener (spawn_sockgate.c); -1 with err. */
 int		 spawn_start_listener(int chan, char *err, size_t errlen);
 /* Wait until bwrap runs (the channel closes on exec); -1 with err. */
 int		 spawn_start_exec(int chan, char *err, size_t errlen);
+
+/* spawn_nonet.c: --net none's resolver, which refuses every query */
+/*
+ * The sandbox's /etc/resolv.conf into buf: its cage's gateway (gated),
+ * or SPAWN_NONET_RESOLVER (none); "" when none is to be mounted: --net
+ * host, or --net none on a host without the file (glibc then asks
+ * 127.0.0.1 by itself).
+ */
+void		 spawn_resolv_conf(const struct spawn_plan *p, char *buf,
+		    size_t len);
+/*
+ * In the sandbox's first process, in its new network namespace: a UDP
+ * socket bound to SPAWN_NONET_RESOLVER port 53 (CLOEXEC); -1 with err.
+ */
+int		 spawn_nonet_socket(char *err, size_t errlen);
+/*
+ * gk-run: take that socket from the sandbox's first process (over the
+ * start channel), then answer every query on it REFUSED, at once, from a
+ * thread of its own; at the first lookup of a host name say (unless
+ * quiet) that `cmdname` runs without a network and how to give it one.
+ * 0, or -1 with err.
+ */
+int		 spawn_nonet_start(int chan, const char *cmdname, bool quiet,
+		    char *err, size_t errlen);
+/* A connect the unix socket gate saw fail with ENETUNREACH in a --net
+ * none run: said like the first lookup, unless something was said. */
+void		 spawn_nonet_unreachable(const struct sockaddr *sa);
 
 /* spawn_sockgate.c: which unix sockets the sandbox may connect to */
 struct spawn_sockid {

@@ -245,7 +245,7 @@ echo "# bwrap: $(bwrap --version), running as: ${WHOS[*]}"
 # The checks, once per user
 
 checks_net() {
-	local who=$1
+	local who=$1 scope
 	run "$who" -- --net none -- ip -o link
 	GK_DETAIL=$(detail)
 	gk_check "$who: --net none: only lo (ip -o link)" \
@@ -254,6 +254,33 @@ checks_net() {
 	GK_DETAIL=$(detail)
 	gk_check "$who: --net none: curl to a host listener on 127.0.0.1 fails" \
 		eval '[ "$RC" != 0 ] && ! grep -q "hello from the host" "$T/out"'
+	# no network, no long wait and no silence: lookups are refused at
+	# once, and gk-run says (once) how to give the run a network
+	run "$who" -- -- sh -c 'getent hosts registry.npmjs.org; echo "rc=$?"
+		getent hosts example.org; echo "rc=$?"; cat /etc/resolv.conf'
+	GK_DETAIL=$(detail)
+	gk_check "$who: --net none: lookups fail at once; gk-run says once that the run has no network and what to type" \
+		eval '[ "$RC" = 0 ] && [ "$MS" -lt 3000 ] &&
+		    [ "$(grep -c "^rc=2$" "$T/out")" = 2 ] &&
+		    grep -qx "nameserver 127.0.0.1" "$T/out" && one_line_err \
+		    "^gk-run: sh looked up registry\.npmjs\.org, but this run has no network \(--net none, the default without --allow\); give it one: --allow registry\.npmjs\.org \(or --preset NAME, or --learn FILE to find what it needs\)$"'
+	run "$who" -- -q -- getent hosts registry.npmjs.org
+	GK_DETAIL=$(detail)
+	gk_check "$who: --net none -q: the lookup fails at once, nothing said" \
+		eval '[ "$RC" = 2 ] && [ "$MS" -lt 3000 ] && [ ! -s "$T/err" ]'
+	# an address typed in: no route at once; said where the unix socket
+	# gate sees connects (Yama's ptrace_scope 2 keeps it off for users)
+	scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo -1)
+	run "$who" -- -- curl -sS --max-time 3 http://192.0.2.1/
+	GK_DETAIL=$(detail)
+	if [ "$scope" -lt 2 ] || { [ "$scope" = 2 ] && [ "$who" = root ]; }; then
+		gk_check "$who: --net none: a connection to an address fails at once; gk-run says the run has no network" \
+			eval '[ "$RC" = 7 ] && [ "$MS" -lt 3000 ] &&
+			    grep -q "^gk-run: curl tried to reach 192\.0\.2\.1:80, but this run has no network (--net none, the default without --allow); give it one: --allow with the names it needs" "$T/err"'
+	else
+		gk_check "$who: --net none: a connection to an address fails at once" \
+			eval '[ "$RC" = 7 ] && [ "$MS" -lt 3000 ]'
+	fi
 	run "$who" -- --net host -- curl -sS --max-time 3 "http://127.0.0.1:$PORT/hello.txt"
 	GK_DETAIL=$(detail)
 	gk_check "$who: --net host: the host network, said loudly on stderr" \
