@@ -102,6 +102,23 @@ gk_check "five tries of the same host: one line, the count of distinct denials 1
 	eval '[ "$RUN_RC" = 7 ] && [ "$(ndenials)" = 1 ] &&
 	    [ "$(summary)" = "gk-run: 1 denied: $EVIL:443" ]'
 
+# ---- default labels: runs that differ only in their URL count apart ----------------
+for u in "https://$EVIL/a" "https://$EVIL/b" "https://$EVIL/a"; do
+	cage root --allow api.github.com -- curl -sS -o /dev/null \
+		-w '%{http_code}' --max-time 10 "$u"
+done
+fetch_metrics "$T/labels.txt"
+# the curl runs' series with a denial: label="gk-run: curl -sS -o /dev/null
+# -w ... evil.example [HASH]"; the third run is the first again
+curl_series() {
+	grep '^gatekeeper_label_denied_total{label="gk-run: curl -sS -o /dev/null -w \.\.\. ' \
+		"$T/labels.txt" | grep -v ' 0$'
+}
+GK_DETAIL="$(curl_series | tr '\n' '|')"
+gk_check "three curl runs, two commands differing only in their URL: two label series in gatekeeper_label_denied_total (2 and 1 denials)" \
+	eval '[ "$(curl_series | grep -c "evil\.example \[[0-9a-f]\{6\}\]\",kind=\"http\"}")" = 2 ] &&
+	    [ "$(curl_series | sed "s/.* //" | sort | tr "\n" " ")" = "1 2 " ]'
+
 # ---- wget: the status line it prints names the host --------------------------------
 cage root --allow api.github.com -- wget -O /dev/null --timeout=10 --tries=1 \
 	"https://$EVIL/"
