@@ -200,18 +200,6 @@ load_allow_files(struct spawn_opts *o)
 		die("%s", err);
 }
 
-/* The PATH the command will be looked up with inside. */
-static const char *
-sandbox_path(const struct spawn_opts *o)
-{
-	size_t i;
-
-	for (i = o->nenv; i > 0; i--)
-		if (strncmp(o->env[i - 1], "PATH=", 5) == 0)
-			return o->env[i - 1] + 5;
-	return getenv("PATH");
-}
-
 /*
  * --learn's and --ask-save's file: checked now (a regular file, no
  * link), made empty when missing so that it can be bound read-only.
@@ -372,11 +360,11 @@ dry_run(const struct spawn_opts *o, struct spawn_plan *p)
 	if (p->net == SPAWN_NET_GATED) {
 		spawn_cage_placeholder(&cage, SPAWN_PLATFORM_LINUX);
 		p->cage = &cage;
-		snprintf(resolv, sizeof(resolv), "nameserver %s\n",
-		    cage.gateway);
+	}
+	spawn_resolv_conf(p, resolv, sizeof(resolv));
+	if (resolv[0] != '\0')
 		p->resolv_fd = add_fd(&f, next++, (const uint8_t *)resolv,
 		    strlen(resolv), false);
-	}
 	if (spawn_trust_dry_fds(p->trust, &f, &next) == -1)
 		die("too many files for the sandbox");
 	if (p->seccomp != SPAWN_SECCOMP_OFF) {
@@ -549,6 +537,8 @@ run_params(const struct spawn_opts *o, const struct spawn_cage *cage,
 	r->learn = o->learn != NULL ? &learn_hf : NULL;
 	r->cmd = o->cmd;
 	r->ncmd = o->ncmd;
+	r->argv = o->argv;
+	r->argc = o->argc;
 	r->cmdname = cmdshow;
 	if (cage == NULL)
 		return;
@@ -564,8 +554,8 @@ run_params(const struct spawn_opts *o, const struct spawn_cage *cage,
 	r->cage_id = cage->id;
 }
 
-/* The unix socket gate: its listener from the child, served from here;
- * or, where Yama keeps it off, a warning. */
+/* --net none's resolver, then the unix socket gate: from the child,
+ * served from here; or, where Yama keeps the gate off, a warning. */
 static void
 start_gate(const struct spawn_opts *o, const struct spawn_plan *p, int chan,
     bool gate)
@@ -573,6 +563,9 @@ start_gate(const struct spawn_opts *o, const struct spawn_plan *p, int chan,
 	char err[SPAWN_ERRLEN];
 	int fd;
 
+	if (p->net == SPAWN_NET_NONE && spawn_nonet_start(chan, cmdshow,
+	    o->quiet, err, sizeof(err)) == -1)
+		die("%s", err);
 	if (p->fs == SPAWN_FS_SANDBOX && !gate)
 		fprintf(stderr, "gk-run: warning: kernel.yama.ptrace_scope "
 		    "keeps gk-run from taking a sandboxed program's sockets, "
@@ -604,7 +597,7 @@ run(const struct spawn_opts *o, struct spawn_plan *p)
 
 	if ((bwrap = spawn_find_bwrap(err, sizeof(err))) == NULL)
 		die("%s", err);
-	if ((rc = spawn_check_command(p, sandbox_path(o), resolved,
+	if ((rc = spawn_check_command(p, spawn_sandbox_path(p), resolved,
 	    sizeof(resolved), err, sizeof(err))) != 0) {
 		fprintf(stderr, "gk-run: %s\n", err);
 		exit(rc);
@@ -734,6 +727,26 @@ conf_args(int argc, char **argv, int *nargs)
 	return conf_argv;
 }
 
+/* What weakens the sandbox, said before it runs. */
+static void
+warn_loudly(const struct spawn_opts *o)
+{
+	if (o->learn != NULL && !o->dry_run)
+		fprintf(stderr, "gk-run: WARNING: --learn: %s may reach ANY "
+		    "public host (special address ranges stay refused); every "
+		    "name it uses outside the allowlist is written to %s at "
+		    "exit\n", cmdshow, o->learn);
+	if (o->net == SPAWN_NET_HOST)
+		fprintf(stderr, "gk-run: WARNING: --net host: %s gets the "
+		    "host's network with NO isolation and NO allowlist\n",
+		    cmdshow);
+	if (o->cache == SPAWN_CACHE_HOST && o->fs == SPAWN_FS_SANDBOX)
+		fprintf(stderr, "gk-run: WARNING: --cache host: %s can write "
+		    "the host's own tool caches (~/.npm, ~/.cache, ~/.cargo, "
+		    "~/.local/lib, ~/.local/bin, ...); what it plants there "
+		    "runs when the host's tools use them\n", cmdshow);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -762,6 +775,8 @@ main(int argc, char **argv)
 	case SPAWN_OPT_RUN:
 		break;
 	}
+	o.argv = argv;	/* as typed: --learn's next command */
+	o.argc = argc;
 	spawn_printable(o.cmd[0], cmdshow, sizeof(cmdshow));
 	events_fd_check(&o);
 	load_allow_files(&o);
@@ -773,20 +788,7 @@ main(int argc, char **argv)
 	open_out_file(&learn_hf, "--learn", o.learn, o.dry_run);
 	open_out_file(&save_hf, "--ask-save", o.ask_save, o.dry_run);
 	ask_open(&o);
-	if (o.learn != NULL && !o.dry_run)
-		fprintf(stderr, "gk-run: WARNING: --learn: %s may reach ANY "
-		    "public host (special address ranges stay refused); every "
-		    "name it uses outside the allowlist is written to %s at "
-		    "exit\n", cmdshow, o.learn);
-	if (o.net == SPAWN_NET_HOST)
-		fprintf(stderr, "gk-run: WARNING: --net host: %s gets the "
-		    "host's network with NO isolation and NO allowlist\n",
-		    cmdshow);
-	if (o.cache == SPAWN_CACHE_HOST && o.fs == SPAWN_FS_SANDBOX)
-		fprintf(stderr, "gk-run: WARNING: --cache host: %s can write "
-		    "the host's own tool caches (~/.npm, ~/.cache, ~/.cargo, "
-		    "~/.local/lib, ~/.local/bin, ...); what it plants there "
-		    "runs when the host's tools use them\n", cmdshow);
+	warn_loudly(&o);
 	/* before the plan: placeholders seen now stay until the end */
 	if (!o.dry_run)
 		guard_fd = spawn_guard_lock();

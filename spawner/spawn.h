@@ -302,6 +302,8 @@ struct spawn_opts {
 	const char		*label;		/* --label, or NULL */
 	char *const		*cmd;		/* into argv, NULL-terminated */
 	int			 ncmd;
+	char *const		*argv;		/* the command line as typed, */
+	int			 argc;		/* set by main() (--learn) */
 };
 
 enum spawn_opt_status {
@@ -425,9 +427,11 @@ int		 spawn_cage_ack(const char *line, size_t len, char *err,
 void		 spawn_cage_placeholder(struct spawn_cage *c,
 		    enum spawn_platform pf);
 /*
- * The cage label: "gk-run: git clone ..." (printable ASCII, at most 64
- * bytes): the program's name and its leading plain words, up to the first
- * argument that could hold a secret.
+ * The cage label: "gk-run: git clone ... github.com [3f2a9c]" (printable
+ * ASCII, at most 64 bytes): the program's name and its leading plain
+ * words, up to the first argument that could hold a secret; when words
+ * were left out, the host of the last URL among them and a hash of the
+ * whole command (the same command, the same label).
  */
 void		 spawn_cage_label(char *const cmd[], int ncmd,
 		    char out[SPAWN_LABEL_MAX + 1]);
@@ -542,7 +546,10 @@ struct spawn_plan {
 	size_t			 nenvset;
 	const struct spawn_cage	*cage;		/* gated only */
 	int			 seccomp_fd;	/* -1: none */
-	int			 resolv_fd;	/* gated: resolv.conf data */
+	int			 resolv_fd;	/* resolv.conf data, or -1 */
+	bool			 own_netns;	/* none: gk-run's child made the
+						   network namespace, not
+						   bwrap */
 	int			 status_fd;	/* --json-status-fd; -1: none */
 	const char		*apt_config;	/* APT_CONFIG to set, or NULL */
 	char *const		*credenv;	/* "NAME=PLACEHOLDER" per
@@ -602,6 +609,18 @@ bool		 spawn_path_visible(const struct spawn_plan *p,
  * path itself. malloc'd; NULL on ENOMEM.
  */
 char		*spawn_path_host(const struct spawn_plan *p, const char *path);
+
+/* --net none: the sandbox's resolver, gk-run's answerer (spawn_nonet.c) */
+#define SPAWN_NONET_RESOLVER	"127.0.0.1"
+/*
+ * --net none's answer to one query in q: REFUSED (FORMERR or NOTIMP
+ * when the query deserves it) into out; its length, 0 when there is no
+ * answer to give (not a query). The host name it looked up into name,
+ * "" when it is no host name (a reverse lookup, the root, a bad name).
+ * Pure.
+ */
+size_t		 spawn_nonet_answer(const uint8_t *q, size_t qlen,
+		    uint8_t *out, size_t outlen, char *name, size_t namelen);
 
 /* The bwrap argv (argv[0] "bwrap", then options, "--", the command). */
 int		 spawn_bwrap_build(const struct spawn_plan *p,

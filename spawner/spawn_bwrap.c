@@ -4,7 +4,8 @@
  * number (real ones for a run, placeholders for --dry-run).
  *
  *   bwrap --unshare-user --unshare-ipc --unshare-pid --unshare-uts
- *     --unshare-cgroup [--unshare-net] --die-with-parent --new-session
+ *     --unshare-cgroup [--unshare-net: none, unless gk-run's child made
+ *     the namespace] --die-with-parent --new-session
  *     --cap-drop ALL  <mounts, parents first (a file gk-run keeps
  *     read-only: --ro-bind-fd FD PATH); after --proc /proc,
  *     --ro-bind /proc/sys /proc/sys>  [--ro-bind-data FD
@@ -192,14 +193,14 @@ spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
 	spawn_strv_push(a, "--unshare-pid");
 	spawn_strv_push(a, "--unshare-uts");
 	spawn_strv_push(a, "--unshare-cgroup");
-	if (p->net == SPAWN_NET_NONE)
+	if (p->net == SPAWN_NET_NONE && !p->own_netns)
 		spawn_strv_push(a, "--unshare-net");
 	spawn_strv_push(a, "--die-with-parent");
 	spawn_strv_push(a, "--new-session");
 	push2(a, "--cap-drop", "ALL");
 	for (i = 0; i < p->nmounts; i++)
 		mount_args(a, &p->mounts[i]);
-	if (p->net == SPAWN_NET_GATED && p->resolv_fd != -1)
+	if (p->net != SPAWN_NET_HOST && p->resolv_fd != -1)
 		push_fd(a, "--ro-bind-data", p->resolv_fd, "/etc/resolv.conf");
 	/* readable by every user inside, as a system bundle is */
 	for (i = 0; p->trust != NULL && i < p->trust->n; i++) {

@@ -26,6 +26,7 @@
 
 #include <json-c/json.h>
 
+#include "gatekeeper/base/gk_hash.h"
 #include "spawner/spawn.h"
 #include "spawner/spawn_cred.h"
 
@@ -64,16 +65,63 @@ plain_word(const char *s)
 }
 
 /*
- * "gk-run: git clone ...": the program's name and its leading plain
- * words. gatekeeperd logs the label, so it stops at the first argument
- * that could hold a secret (a URL with credentials, a token, KEY=VAL).
+ * The host of a URL (scheme://[userinfo@]host[:port][/...]) into out,
+ * "" when arg is none or its host is not plain: never the userinfo.
+ */
+static void
+url_host(const char *arg, char *out, size_t outlen)
+{
+	const char *h = strstr(arg, "://"), *end, *at;
+	size_t n;
+
+	out[0] = '\0';
+	if (h == NULL)
+		return;
+	h += 3;
+	end = h + strcspn(h, "/?#");
+	/* the last '@' before the path ends the userinfo */
+	for (at = end; at > h && at[-1] != '@'; at--)
+		;
+	h = at;
+	n = h[0] == '[' ? strcspn(h, "]") + 1 : strcspn(h, ":/?#");
+	if (n == 0 || n > (size_t)(end - h) || n >= outlen)
+		return;
+	memcpy(out, h, n);
+	out[n] = '\0';
+	if (strspn(out, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "0123456789.-[]:") != n)
+		out[0] = '\0';
+}
+
+/* The whole command, hashed: the same command, the same label. */
+static uint32_t
+cmd_hash(char *const cmd[], int ncmd)
+{
+	uint32_t h = GK_HASH_INIT;
+	int i;
+
+	for (i = 0; i < ncmd; i++)
+		h = gk_hash_step(gk_hash_str(h, cmd[i]), 0);
+	return (h ^ (h >> 24)) & 0xffffff;
+}
+
+/*
+ * "gk-run: git clone ... github.com [3f2a9c]": the program's name and its
+ * leading plain words; when words were left out, the host of the last URL
+ * among them and a short hash of the whole command, so that different
+ * commands get different labels (gatekeeper_label_denied_total) and the
+ * same command the same one. gatekeeperd logs the label, so it stops at
+ * the first argument that could hold a secret (a URL with credentials, a
+ * token, KEY=VAL); the command itself is in cage.create's audit line.
  */
 void
 spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 {
 	const char *name = cmd[0], *slash;
-	size_t n, w, room = SPAWN_LABEL_MAX - 4;	/* for " ..." */
-	int i;
+	/* for " ... [3f2a9c]" */
+	size_t n, w, room = SPAWN_LABEL_MAX - 13;
+	char host[SPAWN_LABEL_MAX + 1] = "";
+	int i, j;
 
 	if ((slash = strrchr(name, '/')) != NULL && slash[1] != '\0')
 		name = slash + 1;
@@ -86,8 +134,16 @@ spawn_cage_label(char *const cmd[], int ncmd, char out[SPAWN_LABEL_MAX + 1])
 	    n + 1 + strlen(cmd[i]) <= room; i++)
 		n += (size_t)snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " %s",
 		    cmd[i]);
-	if (i < ncmd || strlen(name) > room - 8)
-		snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " ...");
+	if (i == ncmd && strlen(name) <= room - 8)
+		return;
+	n += (size_t)snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " ...");
+	for (j = ncmd - 1; j >= i && host[0] == '\0'; j--)
+		url_host(cmd[j], host, sizeof(host));
+	if (host[0] != '\0' && n + 1 + strlen(host) + 9 <= SPAWN_LABEL_MAX)
+		n += (size_t)snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " %s",
+		    host);
+	snprintf(out + n, SPAWN_LABEL_MAX + 1 - n, " [%06x]",
+	    (unsigned int)cmd_hash(cmd, ncmd));
 }
 
 /* The request's "limits": {"memory":N,"pids":N,"cpus":X,...}. */

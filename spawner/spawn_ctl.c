@@ -29,25 +29,18 @@ int
 spawn_ctl_connect(const char *path, char *err, size_t errlen)
 {
 	struct gk_client *c;
-	const char *hint;
 	char show[128];
-	int e;
 
 	if ((c = gk_client_open(path, SPAWN_REPLY_WAIT_MS)) != NULL)
 		return gk_client_release(c);
-	e = errno;
-	if (e == EACCES || e == EPERM)
-		hint = "your user needs write access to the socket; ask "
-		    "whoever runs gatekeeperd";
-	else
-		hint = "is gatekeeperd running? start it with: systemctl "
-		    "start gatekeeperd";
-	gk_seterr(err, errlen, "cannot reach gatekeeperd at %s: %s (%s)",
-	    spawn_printable(path, show, sizeof(show)), strerror(e), hint);
+	/* the same words as gatekeeperctl's, from the shared client */
+	gk_client_open_error(errno, spawn_printable(path, show, sizeof(show)),
+	    SPAWN_REPLY_WAIT_MS, err, errlen);
 	return -1;
 }
 
-/* Best effort: gatekeeperd brings lo up too. */
+/* Best effort: gatekeeperd brings lo up too (gated); --net none's
+ * answerer cannot bind 127.0.0.1 without it, and says so. */
 static void
 loopback_up(void)
 {
@@ -66,12 +59,11 @@ loopback_up(void)
 }
 
 int
-spawn_ctl_netns(char *err, size_t errlen)
+spawn_netns_make(char *err, size_t errlen)
 {
 	/* our ids outside: inside, before the map, they read 65534 */
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	int fd;
 
 	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
 		spawn_userns_explain(SPAWN_USERNS_CREATE, errno, err, errlen);
@@ -82,6 +74,16 @@ spawn_ctl_netns(char *err, size_t errlen)
 		return -1;
 	}
 	loopback_up();
+	return 0;
+}
+
+int
+spawn_ctl_netns(char *err, size_t errlen)
+{
+	int fd;
+
+	if (spawn_netns_make(err, errlen) == -1)
+		return -1;
 	if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1) {
 		gk_seterr(err, errlen, "cannot open the cage's network "
 		    "namespace: %s", strerror(errno));

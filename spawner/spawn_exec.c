@@ -280,6 +280,17 @@ search_path(const struct spawn_plan *p, const char *name,
 	return SPAWN_EXIT_NOTFOUND;
 }
 
+const char *
+spawn_sandbox_path(const struct spawn_plan *p)
+{
+	size_t i;
+
+	for (i = p->nenvset; i > 0; i--)
+		if (strncmp(p->envset[i - 1], "PATH=", 5) == 0)
+			return p->envset[i - 1] + 5;
+	return getenv("PATH");
+}
+
 int
 spawn_check_command(const struct spawn_plan *p, const char *path_env,
     char *resolved, size_t reslen, char *err, size_t errlen)

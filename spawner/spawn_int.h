@@ -6,6 +6,7 @@
 #ifndef SPAWN_INT_H
 #define SPAWN_INT_H
 
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -191,13 +192,17 @@ char		*spawn_find_bwrap(char *err, size_t errlen);
 int		 spawn_check_command(const struct spawn_plan *p,
 		    const char *path_env, char *resolved, size_t reslen,
 		    char *err, size_t errlen);
+/* The PATH the command will be looked up with inside: the last --env
+ * PATH=..., else gk-run's. */
+const char	*spawn_sandbox_path(const struct spawn_plan *p);
 
 /* spawn_ctl.c */
 int		 spawn_ctl_connect(const char *path, char *err, size_t errlen);
-/*
- * unshare(CLONE_NEWUSER | CLONE_NEWNET), identity uid/gid maps, lo up;
- * returns an fd for the new network namespace (CLOEXEC).
- */
+/* unshare(CLONE_NEWUSER | CLONE_NEWNET), identity uid/gid maps, lo up;
+ * 0 or -1 with err. */
+int		 spawn_netns_make(char *err, size_t errlen);
+/* spawn_netns_make(), then an fd for the new network namespace
+ * (CLOEXEC). */
 int		 spawn_ctl_netns(char *err, size_t errlen);
 /* Send the request with nsfd (SCM_RIGHTS) and wait for the cage. */
 int		 spawn_ctl_create(int sock, int nsfd, const char *request,
@@ -323,10 +328,39 @@ int		 spawn_start_netns(int chan, char *err, size_t errlen);
 /* Gated: hand the child its cage. */
 int		 spawn_start_go(int chan, const struct spawn_cage *cage,
 		    char *err, size_t errlen);
+/* --net none: the answerer's socket (spawn_nonet.c); -1 with err. */
+int		 spawn_start_nonet(int chan, char *err, size_t errlen);
 /* The unix socket gate's listener (spawn_sockgate.c); -1 with err. */
 int		 spawn_start_listener(int chan, char *err, size_t errlen);
 /* Wait until bwrap runs (the channel closes on exec); -1 with err. */
 int		 spawn_start_exec(int chan, char *err, size_t errlen);
+
+/* spawn_nonet.c: --net none's resolver, which refuses every query */
+/*
+ * The sandbox's /etc/resolv.conf into buf: its cage's gateway (gated),
+ * or SPAWN_NONET_RESOLVER (none); "" when none is to be mounted: --net
+ * host, or --net none on a host without the file (glibc then asks
+ * 127.0.0.1 by itself).
+ */
+void		 spawn_resolv_conf(const struct spawn_plan *p, char *buf,
+		    size_t len);
+/*
+ * In the sandbox's first process, in its new network namespace: a UDP
+ * socket bound to SPAWN_NONET_RESOLVER port 53 (CLOEXEC); -1 with err.
+ */
+int		 spawn_nonet_socket(char *err, size_t errlen);
+/*
+ * gk-run: take that socket from the sandbox's first process (over the
+ * start channel), then answer every query on it REFUSED, at once, from a
+ * thread of its own; at the first lookup of a host name say (unless
+ * quiet) that `cmdname` runs without a network and how to give it one.
+ * 0, or -1 with err.
+ */
+int		 spawn_nonet_start(int chan, const char *cmdname, bool quiet,
+		    char *err, size_t errlen);
+/* A connect the unix socket gate saw fail with ENETUNREACH in a --net
+ * none run: said like the first lookup, unless something was said. */
+void		 spawn_nonet_unreachable(const struct sockaddr *sa);
 
 /* spawn_sockgate.c: which unix sockets the sandbox may connect to */
 struct spawn_sockid {
@@ -439,20 +473,34 @@ FILE		*spawn_hostfile_tmp(const struct spawn_hostfile *h,
 int		 spawn_hostfile_commit(const struct spawn_hostfile *h,
 		    FILE *f, const char *tmp);
 
+/* spawn_opts.c: getopt_long's view of the options, to read a command
+ * line again (spawn_learn_next) */
+extern const struct option spawn_longopts[];
+#define SPAWN_SHORTOPTS		"+:a:qvhV"
+
 /* spawn_learn.c */
 /* A learn event kept for --learn: "host\tport" (port 0 for a lookup), or
  * for a request to an inspected host "host\tport\tMETHOD\tpath". */
 void		 spawn_learn_push(struct spawn_strv *learned,
 		    const struct spawn_event *ev);
 /*
+ * The command to run after --learn FILE: gk-run's command line as given
+ * (argv, argc: main's), with each --learn FILE replaced by --allow-file
+ * FILE, quoted for sh; NULL when out of memory.
+ */
+char		*spawn_learn_next(int argc, char *const argv[],
+		    const char *file);
+/*
  * --learn FILE: `learned` as an allow-file under a header saying when and
  * for what command (`more`: gatekeeperd did not tell everything): the
  * names and ports, sorted, then the request rules learned from the
- * requests (gk_reqlearn_merge). Says on stderr what it wrote, or why not.
+ * requests (gk_reqlearn_merge). Says on stderr what it wrote and the
+ * command to run next (spawn_learn_next of argv), or why nothing was
+ * written.
  */
 void		 spawn_learn_write(const struct spawn_hostfile *h,
 		    const struct spawn_strv *learned, bool more,
-		    char *const cmd[], int ncmd);
+		    char *const cmd[], int ncmd, char *const argv[], int argc);
 
 /* spawn_run.c */
 struct spawn_run {
@@ -467,6 +515,8 @@ struct spawn_run {
 	const struct spawn_hostfile *learn; /* --learn FILE, or NULL */
 	char *const	*cmd;		/* for --learn's header */
 	int		 ncmd;
+	char *const	*argv;		/* gk-run's own, as given: for */
+	int		 argc;		/* --learn's next command */
 	const char	*cmdname;	/* for messages */
 	const char	*cg_kill;	/* the cage's cgroup.kill, or "" */
 	bool		 limits;	/* the cage has limits: hear them */

@@ -5,6 +5,7 @@
  * written as an allow-file: the names, then the request rules.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,9 +108,65 @@ learned_rules(const struct spawn_strv *learned, struct spawn_strv *lines)
 	free(v);
 }
 
+char *
+spawn_learn_next(int argc, char *const argv[], const char *file)
+{
+	struct spawn_strv words = { 0 };
+	char *line = NULL;
+	int c, li, at, i, from = 0;
+
+	optind = 0;	/* glibc: full reinitialization */
+	opterr = 0;
+	for (;;) {
+		at = optind == 0 ? 1 : optind;
+		li = -1;
+		if ((c = getopt_long(argc, argv, SPAWN_SHORTOPTS,
+		    spawn_longopts, &li)) == -1)
+			break;
+		/* a long option is a word (or two) of its own */
+		if (c == '?' || c == ':' || li < 0 ||
+		    strcmp(spawn_longopts[li].name, "learn") != 0)
+			continue;
+		for (i = from; i < at; i++)
+			spawn_strv_push(&words, argv[i]);
+		spawn_strv_push(&words, "--allow-file");
+		spawn_strv_push(&words, file);
+		from = optind;
+	}
+	for (i = from; i < argc; i++)
+		spawn_strv_push(&words, argv[i]);
+	if (!words.nomem)
+		line = spawn_shell_render(&words, NULL, 0);
+	spawn_strv_clear(&words);
+	return line;
+}
+
+/* "1 entry", "3 entries" */
+static const char *
+entries(size_t n)
+{
+	return n == 1 ? "entry" : "entries";
+}
+
+/* What was written, and the command to run next. */
+static void
+say_written(size_t n, const char *path, char *const argv[], int argc)
+{
+	char *next = argv != NULL ? spawn_learn_next(argc, argv, path) : NULL;
+
+	if (next != NULL)
+		fprintf(stderr, "gk-run: --learn: %zu %s written to %s; run "
+		    "next: %s\n", n, entries(n), path, next);
+	else
+		fprintf(stderr, "gk-run: --learn: %zu %s written to %s (run "
+		    "again with --allow-file %s)\n", n, entries(n), path, path);
+	free(next);
+}
+
 void
 spawn_learn_write(const struct spawn_hostfile *h,
-    const struct spawn_strv *learned, bool more, char *const cmd[], int ncmd)
+    const struct spawn_strv *learned, bool more, char *const cmd[], int ncmd,
+    char *const argv[], int argc)
 {
 	struct spawn_strv lines = { 0 };
 	char label[SPAWN_LABEL_MAX + 1], tmp[NAME_MAX + 1], ts[32];
@@ -132,9 +189,10 @@ spawn_learn_write(const struct spawn_hostfile *h,
 		return;
 	}
 	fprintf(f, "# learned by gk-run --learn on %s for: %s\n"
-	    "# %zu entries%s; use with: gk-run --allow-file %s -- ...\n",
+	    "# %zu %s%s; use with: gk-run --allow-file %s -- ...\n",
 	    ts, label + (strncmp(label, "gk-run: ", 8) == 0 ? 8 : 0),
-	    lines.n, more ? " (and more gatekeeperd did not tell)" : "", path);
+	    lines.n, entries(lines.n), more ? " (and more gatekeeperd did not "
+	    "tell)" : "", path);
 	for (i = 0; i < lines.n; i++)
 		if (i == 0 || strcmp(lines.v[i], lines.v[i - 1]) != 0)
 			fprintf(f, "%s\n", lines.v[i]);
@@ -142,7 +200,6 @@ spawn_learn_write(const struct spawn_hostfile *h,
 		fprintf(stderr, "gk-run: --learn %s: %s; nothing written\n",
 		    path, strerror(errno));
 	else
-		fprintf(stderr, "gk-run: --learn: %zu entries written to %s "
-		    "(run again with --allow-file %s)\n", lines.n, path, path);
+		say_written(lines.n, path, argv, argc);
 	spawn_strv_clear(&lines);
 }

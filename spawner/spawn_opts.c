@@ -13,8 +13,8 @@
 #include "gatekeeper/policy/gk_policy.h"
 #include "gatekeeper/policy/gk_rlimits.h"
 #include "gatekeeper/policy/gk_upload.h"
-#include "spawner/spawn.h"
 #include "spawner/spawn_cred.h"
+#include "spawner/spawn_int.h"
 
 /* The options, in one table: getopt_long's view and ours. */
 #define GK_RUN_OPTIONS(X)						\
@@ -83,7 +83,7 @@ struct optdef {
 GK_RUN_OPTIONS(OPT_PROTO)
 
 #define OPT_LONG(n, h, v, r, fn)	{ n, h, NULL, v },
-static const struct option longopts[] = {
+const struct option spawn_longopts[] = {
 	GK_RUN_OPTIONS(OPT_LONG)
 	{ NULL, 0, NULL, 0 },
 };
@@ -775,7 +775,7 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 		err[0] = '\0';
 	optind = 0;	/* glibc: full reinitialization */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:a:qvhV", longopts,
+	while ((c = getopt_long(argc, argv, SPAWN_SHORTOPTS, spawn_longopts,
 	    NULL)) != -1) {
 		if ((rc = one_opt(o, c, argv, &seen, err, errlen)) == RC_OK)
 			continue;

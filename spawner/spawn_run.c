@@ -773,7 +773,7 @@ spawn_run(const struct spawn_run *r)
 	end_cage(&st);
 	if (r->learn != NULL)
 		spawn_learn_write(r->learn, &st.learned, st.learn_more,
-		    r->cmd, r->ncmd);
+		    r->cmd, r->ncmd, r->argv, r->argc);
 	spawn_strv_clear(&st.learned);
 	rc = outcome(&st);
 	limits_summary(&st, rc);

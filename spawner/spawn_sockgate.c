@@ -35,7 +35,9 @@
  *    no one listened there, and said on stderr.
  * A connect that has to wait never holds up the others: TCP ones under
  * way wait in one waiter thread, one to a unix listener whose queue is
- * full in a thread of its own.
+ * full in a thread of its own. In a --net none run, the first connect
+ * that finds no route (ENETUNREACH) is said on stderr with what to type
+ * (spawn_nonet.c), unless a lookup was said before.
  */
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -84,6 +86,8 @@ struct spawn_sockgate {
 	struct spawn_sockid	*allowed;	/* --socket's inodes */
 	size_t			 nallowed;
 	bool			 quiet;
+	bool			 nonet;		/* --net none: no route is
+						   said (spawn_nonet.c) */
 	unsigned int		 said;
 	unsigned int		 workers;	/* under lock */
 	int			 wake[2];	/* to the waiter: jobs */
@@ -333,6 +337,17 @@ try_now(struct gate_job *j, int fl)
 	return e;
 }
 
+/* The result to the sandbox; without a network, its first connect that
+ * found no route is said. */
+static void
+finish(struct gate_job *j, int e)
+{
+	if (e == ENETUNREACH && j->g->nonet)
+		spawn_nonet_unreachable((struct sockaddr *)&j->addr);
+	answer(j->g, j->id, e);
+	job_end(j);
+}
+
 /* Connect now; what must wait goes to the waiter or a thread. */
 static void
 run_job(struct gate_job *j, int domain)
@@ -341,8 +356,7 @@ run_job(struct gate_job *j, int domain)
 	int fl, e;
 
 	if ((fl = fcntl(j->sock, F_GETFL)) == -1 || (fl & O_NONBLOCK) != 0) {
-		answer(g, j->id, do_connect(j));
-		job_end(j);
+		finish(j, do_connect(j));
 		return;
 	}
 	e = try_now(j, fl);
@@ -356,8 +370,7 @@ run_job(struct gate_job *j, int domain)
 		start_worker(j);	/* a full queue: wait in a thread */
 		return;
 	}
-	answer(g, j->id, e);
-	job_end(j);
+	finish(j, e);
 }
 
 static void
@@ -605,6 +618,7 @@ spawn_sockgate_start(int fd, const struct spawn_plan *p, bool quiet,
 	}
 	g->fd = fd;
 	g->quiet = quiet;
+	g->nonet = p->net == SPAWN_NET_NONE;
 	/* older kernels: EINVAL, and the usual wake-ups */
 	(void)ioctl(fd, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 	    SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);

@@ -12,6 +12,10 @@
  *
  * On the channel each message is one kind byte and its body:
  *   child -> parent   'N' + the netns fd (SCM_RIGHTS)  namespaces made
+ *                     'D' + a UDP socket               --net none: its
+ *                                                      namespaces made,
+ *                                                      the resolver's
+ *                                                      socket in them
  *                     'L' + the listener fd            the unix socket
  *                                                      gate (not with
  *                                                      --fs host)
@@ -165,14 +169,39 @@ child_cage(const struct spawn_child *c, struct spawn_cage *cage)
 	c->plan->cage = cage;
 }
 
-/* resolv.conf for the cage: its gateway is its only resolver. */
+/*
+ * --net none: the namespaces made here, not by bwrap, so that the
+ * resolver's socket (spawn_nonet.c) is in the sandbox's: gk-run answers
+ * it.
+ */
 static void
-child_resolv(const struct spawn_child *c, const struct spawn_cage *cage)
+child_nonet(const struct spawn_child *c)
+{
+	char err[SPAWN_ERRLEN];
+	int fd;
+
+	if (spawn_netns_make(err, sizeof(err)) == -1 ||
+	    (fd = spawn_nonet_socket(err, sizeof(err))) == -1)
+		child_fail(c->chan, err);
+	child_tie(c);	/* new credentials may have cleared it */
+	if (chan_send(c->chan, 'D', NULL, 0, fd) == -1)
+		_exit(SPAWN_EXIT_FAIL);
+	close(fd);
+	c->plan->own_netns = true;
+}
+
+/* resolv.conf: the cage's gateway is its only resolver; --net none's is
+ * gk-run's answerer (without the host's file, glibc asks 127.0.0.1 by
+ * itself: nothing to mount). */
+static void
+child_resolv(const struct spawn_child *c)
 {
 	char resolv[SPAWN_ENDPOINT_MAX + 16];
 	int fd;
 
-	snprintf(resolv, sizeof(resolv), "nameserver %s\n", cage->gateway);
+	spawn_resolv_conf(c->plan, resolv, sizeof(resolv));
+	if (resolv[0] == '\0')
+		return;
 	if ((fd = spawn_memfd_data("gk-run-resolv", resolv,
 	    strlen(resolv))) == -1 ||
 	    spawn_fds_add(c->fds, fd, NULL, 0, false) == -1)
@@ -223,8 +252,11 @@ spawn_child_run(const struct spawn_child *c)
 	child_tie(c);
 	if (c->plan->net == SPAWN_NET_GATED) {
 		child_cage(c, &cage);
-		child_resolv(c, &cage);
+		child_resolv(c);
 		child_trust(c, &cage);
+	} else if (c->plan->net == SPAWN_NET_NONE) {
+		child_nonet(c);
+		child_resolv(c);
 	}
 	if (spawn_keeper_fork(c->parent, c->plan, c->guard_fd, err,
 	    sizeof(err)) == -1)
@@ -342,6 +374,13 @@ spawn_start_go(int chan, const struct spawn_cage *cage, char *err,
 	gk_seterr(err, errlen, "the sandbox's first process went away "
 	    "(%s)", strerror(errno));
 	return -1;
+}
+
+int
+spawn_start_nonet(int chan, char *err, size_t errlen)
+{
+	return expect(chan, 'D', "make the sandbox's namespaces", err,
+	    errlen);
 }
 
 int

@@ -412,8 +412,9 @@ def cases_broken():
            "in group 'gatekeeper'; ask an administrator\n")
     res = run(["list"])
     expect("no socket: exit 3, is gatekeeperd running?", res, 3,
-           err_has=["gatekeeperctl: is gatekeeperd running? (socket ",
-                    "control.sock: No such file or directory)"])
+           err_has=["gatekeeperctl: cannot reach gatekeeperd at ",
+                    "control.sock (No such file or directory): is "
+                    "gatekeeperd running? "])
 
 
 def cases_usage():

@@ -3,9 +3,11 @@
  * socketpair and a real unix socket: lines split across reads and
  * several in one, a line too long, a timeout, the peer closing in the
  * middle of a line, a descriptor riding with the first byte of a line,
- * and connects that fail (no socket, a path too long).
+ * connects that fail (no socket, a path too long), and the one message
+ * both clients print for such a failure (gk_client_hint.c).
  */
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
@@ -177,6 +179,79 @@ test_open(void **state)
 	(void)unlink(sun.sun_path);
 }
 
+/* The one message both clients print when the connect failed: what it
+ * means, and what to type, fitting the host. */
+static void
+test_open_msg(void **state)
+{
+	char msg[512];
+
+	(void)state;
+	gk_client_open_msg(ENOENT, "/run/gatekeeper/control.sock", 5000,
+	    true, "alice", msg, sizeof(msg));
+	assert_string_equal(msg, "cannot reach gatekeeperd at "
+	    "/run/gatekeeper/control.sock (No such file or directory): is "
+	    "gatekeeperd running? start it with: systemctl start "
+	    "gatekeeperd");
+	gk_client_open_msg(ECONNREFUSED, "/s", 5000, false, "alice", msg,
+	    sizeof(msg));
+	assert_string_equal(msg, "cannot reach gatekeeperd at /s "
+	    "(Connection refused): is gatekeeperd running? this host has no "
+	    "systemd; start it as root: gatekeeperd >>/var/log/"
+	    "gatekeeperd.log 2>&1 & (or under a supervisor: README, \"Hosts "
+	    "without systemd\")");
+	gk_client_open_msg(EACCES, "/s", 5000, true, "alice", msg,
+	    sizeof(msg));
+	assert_string_equal(msg, "cannot reach gatekeeperd at /s "
+	    "(Permission denied): only root and members of group gatekeeper "
+	    "may use it; ask an administrator to add you to it (usermod -aG "
+	    "gatekeeper alice, then log in again)");
+	gk_client_open_msg(EPERM, "/s", 5000, false, NULL, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "(usermod -aG gatekeeper USER, then log "
+	    "in again)"));
+	gk_client_open_msg(EAGAIN, "/s", 5000, true, NULL, msg, sizeof(msg));
+	assert_string_equal(msg, "cannot reach gatekeeperd at /s: it did not "
+	    "accept the connection within 5 s; is it stuck? see journalctl "
+	    "-u gatekeeperd");
+	gk_client_open_msg(EAGAIN, "/s", 5000, false, NULL, msg, sizeof(msg));
+	assert_non_null(strstr(msg, "is it stuck? see its log"));
+	gk_client_open_msg(ENAMETOOLONG, "/s", 5000, true, NULL, msg,
+	    sizeof(msg));
+	assert_string_equal(msg, "cannot reach gatekeeperd at /s (File name "
+	    "too long)");
+	/* cut, never overrun */
+	gk_client_open_msg(ENOENT, "/s", 5000, true, NULL, msg, 10);
+	assert_string_equal(msg, "cannot re");
+}
+
+/* systemd runs a host when ROOT/run/systemd/system is a directory. */
+static void
+test_systemd(void **state)
+{
+	char root[] = "/tmp/gk-client-root.XXXXXX", path[256];
+
+	(void)state;
+	assert_non_null(mkdtemp(root));
+	assert_false(gk_client_systemd(root));
+	snprintf(path, sizeof(path), "%s/run", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/run/systemd", root);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/run/systemd/system", root);
+	/* a link to a directory is not it (lstat) */
+	assert_int_equal(symlink("/", path), 0);
+	assert_false(gk_client_systemd(root));
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_true(gk_client_systemd(root));
+	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/run/systemd", root);
+	assert_int_equal(rmdir(path), 0);
+	snprintf(path, sizeof(path), "%s/run", root);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rmdir(root), 0);
+}
+
 int
 main(void)
 {
@@ -185,6 +260,8 @@ main(void)
 		cmocka_unit_test(test_too_long),
 		cmocka_unit_test(test_send_fd),
 		cmocka_unit_test(test_open),
+		cmocka_unit_test(test_open_msg),
+		cmocka_unit_test(test_systemd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -209,6 +209,7 @@ static void
 test_bwrap_golden(void **state)
 {
 	static const char resolv[] = "nameserver 10.143.0.1\n";
+	static const char resolv_none[] = "nameserver 127.0.0.1\n";
 	struct spawn_fdsrc src[16];
 	struct spawn_strv argv = { 0 };
 	struct spawn_cage cage;
@@ -225,6 +226,13 @@ test_bwrap_golden(void **state)
 		if (p.net == SPAWN_NET_GATED) {
 			src[next - 3] = (struct spawn_fdsrc){ next,
 			    (const uint8_t *)resolv, strlen(resolv), false };
+			p.resolv_fd = next++;
+		}
+		/* as --dry-run shows it: gk-run's resolver on loopback */
+		if (p.net == SPAWN_NET_NONE) {
+			src[next - 3] = (struct spawn_fdsrc){ next,
+			    (const uint8_t *)resolv_none, strlen(resolv_none),
+			    false };
 			p.resolv_fd = next++;
 		}
 		if (p.seccomp != SPAWN_SECCOMP_OFF) {
@@ -286,6 +294,41 @@ test_bwrap_argv(void **state)
 	assert_string_equal(a.v[dd + 3], "https://github.com/acme/hello.git");
 	spawn_strv_clear(&a);
 	spawn_mounts_free(p.mounts, p.nmounts);
+}
+
+/*
+ * --net none: bwrap makes the network namespace (--unshare-net) unless
+ * gk-run's child made it (a real run: its resolver's socket is in it);
+ * either way /etc/resolv.conf is the data gk-run gave.
+ */
+static void
+test_bwrap_none(void **state)
+{
+	struct spawn_strv a = { 0 };
+	struct spawn_plan p;
+	size_t i, net, resolv;
+	int own;
+
+	(void)state;
+	for (own = 0; own < 2; own++) {
+		setup_plan(&gcases[0], &p, NULL);
+		assert_int_equal(p.net, SPAWN_NET_NONE);
+		p.own_netns = own == 1;
+		p.resolv_fd = 9;
+		assert_int_equal(spawn_bwrap_build(&p, &a), 0);
+		for (i = net = resolv = 0; i < a.n; i++) {
+			if (strcmp(a.v[i], "--unshare-net") == 0)
+				net++;
+			if (strcmp(a.v[i], "--ro-bind-data") == 0 &&
+			    strcmp(a.v[i + 1], "9") == 0 &&
+			    strcmp(a.v[i + 2], "/etc/resolv.conf") == 0)
+				resolv++;
+		}
+		assert_int_equal(net, own == 1 ? 0 : 1);
+		assert_int_equal(resolv, 1);
+		spawn_strv_clear(&a);
+		spawn_mounts_free(p.mounts, p.nmounts);
+	}
 }
 
 /* --credential: the trust files after resolv.conf, the placeholders and
@@ -880,6 +923,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bwrap_golden),
 		cmocka_unit_test(test_bwrap_argv),
+		cmocka_unit_test(test_bwrap_none),
 		cmocka_unit_test(test_bwrap_credentials),
 		cmocka_unit_test(test_mounts_sort),
 		cmocka_unit_test(test_mounts_forced),

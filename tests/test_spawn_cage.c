@@ -17,39 +17,76 @@
 #include "spawner/spawn.h"
 #include "spawner/spawn_cred.h"
 
+/* The label and whether it ends in the command's hash, " [3f2a9c]". */
+static void
+check_label(size_t i, const char *label, const char *want, bool hashed)
+{
+	size_t j, n = strlen(label), wn = strlen(want);
+
+	assert_true(n <= SPAWN_LABEL_MAX);
+	for (j = 0; j < n; j++)
+		assert_true(label[j] >= 0x20 && label[j] < 0x7f);
+	if (!hashed) {
+		if (strcmp(label, want) != 0)
+			fail_msg("case %zu: '%s', expected '%s'", i, label,
+			    want);
+		return;
+	}
+	if (n != wn + 9 || strncmp(label, want, wn) != 0 ||
+	    label[wn] != ' ' || label[wn + 1] != '[' || label[n - 1] != ']' ||
+	    strspn(label + wn + 2, "0123456789abcdef") != 6)
+		fail_msg("case %zu: '%s', expected '%s [xxxxxx]'", i, label,
+		    want);
+}
+
 static void
 test_label(void **state)
 {
 	static const struct {
 		const char	*cmd[6];
-		const char	*want;
+		const char	*want;	/* without the hash */
+		bool		 hashed;
 	} cases[] = {
 		{ { "git", "clone", "https://github.com/acme/x.git" },
-		    "gk-run: git clone ..." },
-		{ { "/usr/bin/make", "-j4", "test" }, "gk-run: make -j4 test" },
+		    "gk-run: git clone ... github.com", true },
+		{ { "/usr/bin/make", "-j4", "test" }, "gk-run: make -j4 test",
+		    false },
 		{ { "curl", "-H", "Authorization: Bearer s3cr3t", "x" },
-		    "gk-run: curl -H ..." },
-		{ { "env", "TOKEN=abc", "sh" }, "gk-run: env ..." },
+		    "gk-run: curl -H ...", true },
+		{ { "env", "TOKEN=abc", "sh" }, "gk-run: env ...", true },
+		/* the URL's host, never its credentials */
 		{ { "pip", "install", "--index-url",
 		    "https://user:pw@pypi.example/simple" },
-		    "gk-run: pip install --index-url ..." },
-		{ { "a\tb\nc", "x" }, "gk-run: a?b?c x" },
-		{ { "./build.sh" }, "gk-run: build.sh" },
-		{ { "dir/" }, "gk-run: dir/" },
-		{ { "" }, "gk-run: " },
-		{ { "x", "" }, "gk-run: x ..." },
-		{ { "python3", "-c", "print(1)" }, "gk-run: python3 -c ..." },
+		    "gk-run: pip install --index-url ... pypi.example", true },
+		{ { "curl", "http://u@[2001:db8::1]:8080/x" },
+		    "gk-run: curl ... [2001:db8::1]", true },
+		{ { "curl", "http://a@b@evil.example:1/" },
+		    "gk-run: curl ... evil.example", true },
+		{ { "curl", "https://a%40b.example/" }, "gk-run: curl ...",
+		    true },
+		{ { "curl", "https://", "x" }, "gk-run: curl ...", true },
+		{ { "a\tb\nc", "x" }, "gk-run: a?b?c x", false },
+		{ { "./build.sh" }, "gk-run: build.sh", false },
+		{ { "dir/" }, "gk-run: dir/", false },
+		{ { "" }, "gk-run: ", false },
+		{ { "x", "" }, "gk-run: x ...", true },
+		{ { "python3", "-c", "print(1)" }, "gk-run: python3 -c ...",
+		    true },
 		{ { "0123456789012345678901234567890123456789", "aaaaaaaaaa",
 		    "bbbbbbbbbb" },
-		    "gk-run: 0123456789012345678901234567890123456789 "
-		    "aaaaaaaaaa ..." },
-		{ { "0123456789012345678901234567890123456789012345678901234567"
-		    "89" },
-		    "gk-run: 01234567890123456789012345678901234567890123456789"
-		    "01 ..." },
+		    "gk-run: 0123456789012345678901234567890123456789 ...",
+		    true },
+		{ { "012345678901234567890123456789012345678901234567890" },
+		    "gk-run: 0123456789012345678901234567890123456789012 ...",
+		    true },
+		/* a long host that does not fit is left out */
+		{ { "0123456789012345678901234567890123456789", "-v",
+		    "https://a-very-long-host-name.example.org/" },
+		    "gk-run: 0123456789012345678901234567890123456789 -v ...",
+		    true },
 	};
 	char label[SPAWN_LABEL_MAX + 1];
-	size_t i, j;
+	size_t i;
 	int n;
 
 	(void)state;
@@ -57,13 +94,39 @@ test_label(void **state)
 		for (n = 0; n < 6 && cases[i].cmd[n] != NULL; n++)
 			;
 		spawn_cage_label((char *const *)cases[i].cmd, n, label);
-		if (strcmp(label, cases[i].want) != 0)
-			fail_msg("case %zu: '%s', expected '%s'", i, label,
-			    cases[i].want);
-		assert_true(strlen(label) <= SPAWN_LABEL_MAX);
-		for (j = 0; label[j] != '\0'; j++)
-			assert_true(label[j] >= 0x20 && label[j] < 0x7f);
+		check_label(i, label, cases[i].want, cases[i].hashed);
 	}
+}
+
+/*
+ * Four curl runs the same up to the URL (issue 31): four labels, so
+ * four series in gatekeeper_label_denied_total; the same command again,
+ * the same label (no new series per run).
+ */
+static void
+test_label_apart(void **state)
+{
+	static const char *const urls[] = {
+		"https://a.example/", "https://b.example/",
+		"https://a.example/x", "https://a.example/y",
+	};
+	char labels[4][SPAWN_LABEL_MAX + 1], again[SPAWN_LABEL_MAX + 1];
+	const char *cmd[7] = { "curl", "-sS", "-o", "/dev/null", "-w",
+	    "%{http_code}", NULL };
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < 4; i++) {
+		cmd[6] = urls[i];
+		spawn_cage_label((char *const *)cmd, 7, labels[i]);
+		assert_true(strncmp(labels[i], "gk-run: curl -sS -o /dev/null "
+		    "-w ... ", 37) == 0);
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(labels[i], labels[j]);
+		spawn_cage_label((char *const *)cmd, 7, again);
+		assert_string_equal(labels[i], again);
+	}
+	assert_non_null(strstr(labels[1], " b.example ["));
 }
 
 static void
@@ -377,6 +440,7 @@ main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_label),
+		cmocka_unit_test(test_label_apart),
 		cmocka_unit_test(test_request),
 		cmocka_unit_test(test_reply),
 		cmocka_unit_test(test_placeholder),

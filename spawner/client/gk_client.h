@@ -7,7 +7,8 @@
  * ever. Lines are split in one buffer of GK_CTL_LINE_MAX + 1 bytes by
  * gk_client_frame(), pure; a longer line is an error, never a bigger
  * buffer. Messages for people are the callers': these functions say
- * what happened (errno, a status).
+ * what happened (errno, a status); but for a connect that failed, both
+ * callers print the one message gk_client_open_msg() makes.
  */
 #ifndef GK_CLIENT_H
 #define GK_CLIENT_H
@@ -54,6 +55,21 @@ bool		 gk_client_frame(char *buf, size_t *len, size_t *used,
 /* Connect to the socket at path, waiting at most timeout_ms for it to
  * accept. NULL with errno (ENAMETOOLONG: path does not fit). */
 struct gk_client *gk_client_open(const char *path, int timeout_ms);
+/*
+ * What a failed gk_client_open() (its errno e) means and what to type
+ * about it, into msg: "cannot reach gatekeeperd at PATH ...", for both
+ * clients. `systemd`: systemd runs this host (the advice to start
+ * gatekeeperd fits it); `user`: the name for usermod's line (NULL:
+ * "USER"). Pure.
+ */
+void		 gk_client_open_msg(int e, const char *path, int timeout_ms,
+		    bool systemd, const char *user, char *msg, size_t len);
+/* Whether systemd runs the host whose root is `root` ("": this one), as
+ * sd_booted() tells it: ROOT/run/systemd/system is a directory. */
+bool		 gk_client_systemd(const char *root);
+/* gk_client_open_msg() for this host and this process's user. */
+void		 gk_client_open_error(int e, const char *path,
+		    int timeout_ms, char *msg, size_t len);
 /* A client on fd, a socket already connected (NULL: out of memory). */
 struct gk_client *gk_client_adopt(int fd);
 /* Send one whole line, with pass_fd (SCM_RIGHTS) on its first byte

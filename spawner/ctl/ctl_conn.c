@@ -22,36 +22,6 @@ struct ctl_conn {
 	char			 path[PATH_SHOW];	/* printable */
 };
 
-static void
-connect_error(int e, const char *path, int timeout_ms, char *err,
-    size_t errlen)
-{
-	switch (e) {
-	case ENOENT:
-	case ECONNREFUSED:
-	case ENOTDIR:
-		gk_seterr(err, errlen, "is gatekeeperd running? (socket %s: "
-		    "%s)", path, strerror(e));
-		break;
-	case EACCES:
-	case EPERM:
-		gk_seterr(err, errlen, "no access to gatekeeperd's socket %s "
-		    "(%s): be root or in group " GK_CONTROL_GROUP " (usermod "
-		    "-aG " GK_CONTROL_GROUP " USER, then log in again)", path,
-		    strerror(e));
-		break;
-	case EAGAIN:
-		gk_seterr(err, errlen, "gatekeeperd did not accept the "
-		    "connection within %d s (socket %s; is it stuck? see "
-		    "journalctl -u gatekeeperd)", timeout_ms / 1000, path);
-		break;
-	default:
-		gk_seterr(err, errlen, "cannot connect to gatekeeperd (socket "
-		    "%s: %s)", path, strerror(e));
-		break;
-	}
-}
-
 struct ctl_conn *
 ctl_conn_open(const char *path, int timeout_ms, char *err, size_t errlen)
 {
@@ -63,7 +33,7 @@ ctl_conn_open(const char *path, int timeout_ms, char *err, size_t errlen)
 	}
 	gk_printable(path, c->path, sizeof(c->path));
 	if ((c->cl = gk_client_open(path, timeout_ms)) == NULL) {
-		connect_error(errno, c->path, timeout_ms, err, errlen);
+		gk_client_open_error(errno, c->path, timeout_ms, err, errlen);
 		free(c);
 		return NULL;
 	}

@@ -133,6 +133,22 @@ cage root --allow github.com -- curl -sS -v --max-time 5 http://github.com:81/
 detail
 gk_check "curl -v (HTTP proxy, plain GET) to github.com:81: the 502 status line says it was refused" \
 	eval 'grep -qE "HTTP/1.1 502 Bad Gateway: github.com:81 could not be reached: [0-9a-f.:]+ refused the connection" "$T/run.err"'
+# ---- default labels: runs that differ only in their URL count apart ----------------
+for u in "https://$EVIL/a" "https://$EVIL/b" "https://$EVIL/a"; do
+	cage root --allow api.github.com -- curl -sS -o /dev/null \
+		-w '%{http_code}' --max-time 10 "$u"
+done
+fetch_metrics "$T/labels.txt"
+# the curl runs' series with a denial: label="gk-run: curl -sS -o /dev/null
+# -w ... evil.example [HASH]"; the third run is the first again
+curl_series() {
+	grep '^gatekeeper_label_denied_total{label="gk-run: curl -sS -o /dev/null -w \.\.\. ' \
+		"$T/labels.txt" | grep -v ' 0$'
+}
+GK_DETAIL="$(curl_series | tr '\n' '|')"
+gk_check "three curl runs, two commands differing only in their URL: two label series in gatekeeper_label_denied_total (2 and 1 denials)" \
+	eval '[ "$(curl_series | grep -c "evil\.example \[[0-9a-f]\{6\}\]\",kind=\"http\"}")" = 2 ] &&
+	    [ "$(curl_series | sed "s/.* //" | sort | tr "\n" " ")" = "1 2 " ]'
 
 # ---- wget: the status line it prints names the host --------------------------------
 cage root --allow api.github.com -- wget -O /dev/null --timeout=10 --tries=1 \
@@ -360,6 +376,13 @@ gk_check "... the file lists them, sorted, under a header: api.github.com:443, g
 	    head -n 1 "$T/work-root/learned.allow" | grep -q "^# learned by gk-run --learn on .* for: sh -c"'
 gk_check "... and gk-run says how many entries it wrote" \
 	grep -q "gk-run: --learn: 3 entries written to learned.allow" "$T/run.err"
+# its last line: the command to run next (the rest of stderr: the
+# command's own newlines are quoted in it)
+NEXT=$(awk 'f { print; next }
+	sub(/^gk-run: --learn: 3 entries written to learned\.allow; run next: /, "") { f = 1; print }' "$T/run.err")
+GK_DETAIL="next: $(oneline "$NEXT")"
+gk_check "... and the command to run next: the same options, with --allow-file learned.allow for --learn" \
+	eval '[ "${NEXT%%sh -c *}" = "$GKRUN --control $SOCK --allow-file learned.allow --ro $EN_DIR -- " ]'
 # the audit log is buffered: wait for the cage's end, bounded
 learned_line() {
 	grep '"event":"cage.destroy"' "$AUDIT" | grep -q '"learned":[1-9]'
@@ -368,9 +391,14 @@ gk_wait_for 100 learned_line || true
 GK_DETAIL="audit: $(oneline "$(grep '"event":"cage.destroy"' "$AUDIT" | tail -n 2)")"
 gk_check "... and its cage.destroy audit line says how often learning let something through" \
 	learned_line
-cage root --allow-file learned.allow --ro "$EN_DIR" -- sh -c "$LEARN_CMD"
+# that command, as typed (as cage() runs gk-run: as root, bounded)
+as_cmd root
+( cd "$T/work-root" &&
+  eval "exec timeout -s KILL 120 ${AS_CMD[*]@Q} $NEXT" >"$T/run.out" 2>"$T/run.err" </dev/null )
+RUN_RC=$?
+RUN_MS=0
 detail
-gk_check "the same command with --allow-file learned.allow: works, nothing denied" \
+gk_check "gk-run's next command (--allow-file learned.allow): works, nothing denied" \
 	eval '[ "$RUN_RC" = 0 ] && [ "$(ndenials)" = 0 ]'
 cage root --learn learned2.allow --allow api.github.com --ro "$EN_DIR" -- \
 	sh -c "$LEARN_CMD; ${NP[*]} curl -s --noproxy '*' --max-time 5 http://169.254.169.254/; true"

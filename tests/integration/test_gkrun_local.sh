@@ -63,6 +63,12 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	WHOS=("$(id -un)")
 fi
+# gk-run's advice when gatekeeperd is not running fits the host
+if [ -d /run/systemd/system ]; then
+	START_HINT='start it with: systemctl start gatekeeperd'
+else
+	START_HINT='this host has no systemd; start it as root: gatekeeperd >>/var/log/gatekeeperd.log 2>&1 & \(or under a supervisor: README, "Hosts without systemd"\)'
+fi
 # unique durations, so pgrep finds our sleeps and no one else's
 SLEEP1=60.$$$RANDOM
 SLEEP2=61.$$$RANDOM
@@ -239,7 +245,7 @@ echo "# bwrap: $(bwrap --version), running as: ${WHOS[*]}"
 # The checks, once per user
 
 checks_net() {
-	local who=$1
+	local who=$1 scope
 	run "$who" -- --net none -- ip -o link
 	GK_DETAIL=$(detail)
 	gk_check "$who: --net none: only lo (ip -o link)" \
@@ -248,6 +254,44 @@ checks_net() {
 	GK_DETAIL=$(detail)
 	gk_check "$who: --net none: curl to a host listener on 127.0.0.1 fails" \
 		eval '[ "$RC" != 0 ] && ! grep -q "hello from the host" "$T/out"'
+	# no network, no long wait and no silence: lookups are refused at
+	# once, and gk-run says (once) how to give the run a network
+	run "$who" -- -- sh -c 'getent hosts registry.npmjs.org; echo "rc=$?"
+		getent hosts example.org; echo "rc=$?"; cat /etc/resolv.conf'
+	GK_DETAIL=$(detail)
+	gk_check "$who: --net none: lookups fail at once; gk-run says once that the run has no network and what to type" \
+		eval '[ "$RC" = 0 ] && [ "$MS" -lt 3000 ] &&
+		    [ "$(grep -c "^rc=2$" "$T/out")" = 2 ] &&
+		    grep -qx "nameserver 127.0.0.1" "$T/out" && one_line_err \
+		    "^gk-run: sh looked up registry\.npmjs\.org, but this run has no network \(--net none, the default without --allow\); give it one: --allow registry\.npmjs\.org \(or --preset NAME, or --learn FILE to find what it needs\)$"'
+	# the issue's own case: npm (its retries off, or it waits 70 s by
+	# itself) fails in seconds, with the line naming its registry
+	if command -v npm >/dev/null 2>&1; then
+		run "$who" -- --env npm_config_fetch_retries=0 -- npm view left-pad version
+		GK_DETAIL=$(detail)
+		gk_check "$who: --net none: npm view fails within seconds, and gk-run names the registry it looked up" \
+			eval '[ "$RC" != 0 ] && [ "$MS" -lt 15000 ] && grep -q EAI_AGAIN "$T/err" &&
+			    grep -q "^gk-run: npm looked up registry\.npmjs\.org, but this run has no network" "$T/err"'
+	else
+		gk_info "$who: --net none with npm: skipped (no npm)"
+	fi
+	run "$who" -- -q -- getent hosts registry.npmjs.org
+	GK_DETAIL=$(detail)
+	gk_check "$who: --net none -q: the lookup fails at once, nothing said" \
+		eval '[ "$RC" = 2 ] && [ "$MS" -lt 3000 ] && [ ! -s "$T/err" ]'
+	# an address typed in: no route at once; said where the unix socket
+	# gate sees connects (Yama's ptrace_scope 2 keeps it off for users)
+	scope=$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo -1)
+	run "$who" -- -- curl -sS --max-time 3 http://192.0.2.1/
+	GK_DETAIL=$(detail)
+	if [ "$scope" -lt 2 ] || { [ "$scope" = 2 ] && [ "$who" = root ]; }; then
+		gk_check "$who: --net none: a connection to an address fails at once; gk-run says the run has no network" \
+			eval '[ "$RC" = 7 ] && [ "$MS" -lt 3000 ] &&
+			    grep -q "^gk-run: curl tried to reach 192\.0\.2\.1:80, but this run has no network (--net none, the default without --allow); give it one: --allow with the names it needs" "$T/err"'
+	else
+		gk_check "$who: --net none: a connection to an address fails at once" \
+			eval '[ "$RC" = 7 ] && [ "$MS" -lt 3000 ]'
+	fi
 	run "$who" -- --net host -- curl -sS --max-time 3 "http://127.0.0.1:$PORT/hello.txt"
 	GK_DETAIL=$(detail)
 	gk_check "$who: --net host: the host network, said loudly on stderr" \
@@ -342,7 +386,7 @@ checks_exit() {
 	run "$who" -- --allow '*.github.com' --control "$T/no-such.sock" -- true
 	GK_DETAIL=$(detail)
 	gk_check "$who: gated without gatekeeperd: 125 and one line saying what to do" \
-		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $T/no-such.sock: No such file or directory \(is gatekeeperd running\? start it with: systemctl start gatekeeperd\)$"'
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $T/no-such.sock \(No such file or directory\): is gatekeeperd running\? $START_HINT$"'
 	run "$who" -- -- ./noexec.sh
 	GK_DETAIL=$(detail)
 	gk_check "$who: a file without execute permission: 126" \
@@ -553,8 +597,8 @@ while [ ! -e g.go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 		    [ "$(gk_json_get uid "$obj")" = "$uid" ] &&
 		    [ "$(gk_json_get allow "$obj")" = "[\"*.github.com\",\"example.org:443\"]" ]'
 	GK_DETAIL="label: $(gk_json_get label "$obj")"
-	gk_check "$who: gated: the cage's label is gk-run's: \"gk-run: sh -c ...\"" \
-		eval '[ "$(gk_json_get label "$obj")" = "gk-run: sh -c ..." ]'
+	gk_check "$who: gated: the cage's label is gk-run's: \"gk-run: sh -c ... [HASH]\"" \
+		eval 'gk_json_get label "$obj" | grep -Eqx "gk-run: sh -c \.\.\. \[[0-9a-f]{6}\]"'
 	GK_DETAIL="source=$src link=$link | $(plumbing_state)"
 	gk_check "$who: gated: the cage's host link $link and its element in set cages exist" \
 		cage_live "$id" "$link"
@@ -648,7 +692,7 @@ gated_refused() {
 	run nobody -- --allow '*.github.com' --control "$SOCK" -- true
 	GK_DETAIL=$(detail)
 	gk_check "nobody without any group: the socket's mode refuses it, 125, one line" \
-		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $SOCK: Permission denied \(your user needs write access to the socket; ask whoever runs gatekeeperd\)$"'
+		eval '[ "$RC" = 125 ] && one_line_err "^gk-run: cannot reach gatekeeperd at $SOCK \(Permission denied\): only root and members of group $GK_GROUP may use it; ask an administrator to add you to it \(usermod -aG $GK_GROUP nobody, then log in again\)$"'
 }
 
 # gated_files WHO AS: --allow-file, --learn and --ask-save files in the
