@@ -139,6 +139,25 @@ proxy_args(struct spawn_strv *a, const struct spawn_cage *c)
 	push3(a, "--setenv", "no_proxy", "localhost,127.0.0.1,::1");
 }
 
+/*
+ * A run without a network: package managers that retry a failed fetch
+ * (npm ten and sixty seconds apart, pip five times) are told not to, so
+ * that they fail at once, as the lookup does; unless the environment or
+ * --env says otherwise.
+ */
+static void
+offline_args(struct spawn_strv *a, const struct spawn_plan *p)
+{
+	static const char *const retries[] = { "npm_config_fetch_retries",
+	    "PIP_RETRIES", NULL };
+	size_t i;
+
+	for (i = 0; retries[i] != NULL; i++)
+		if (!env_given(p, retries[i], strlen(retries[i])) &&
+		    !env_has(p->envp, retries[i]))
+			push3(a, "--setenv", retries[i], "0");
+}
+
 /* --setenv KEY VAL for "KEY=VAL". */
 static void
 setenv_kv(struct spawn_strv *a, const char *kv)
@@ -169,6 +188,8 @@ env_args(struct spawn_strv *a, const struct spawn_plan *p)
 	}
 	if (p->net == SPAWN_NET_GATED && p->cage != NULL)
 		proxy_args(a, p->cage);
+	if (p->net == SPAWN_NET_NONE)
+		offline_args(a, p);
 	if (p->apt_config != NULL && !env_given(p, "APT_CONFIG", 10) &&
 	    !env_has(p->envp, "APT_CONFIG"))
 		push3(a, "--setenv", "APT_CONFIG", p->apt_config);
