@@ -539,6 +539,8 @@ struct spawn_plan {
 	int			 seccomp_fd;	/* -1: none */
 	int			 resolv_fd;	/* gated: resolv.conf data */
 	int			 status_fd;	/* --json-status-fd; -1: none */
+	int			 block_fd;	/* --block-fd (spawn_tmpwatch.c);
+						   0: none */
 	const char		*apt_config;	/* APT_CONFIG to set, or NULL */
 	char *const		*credenv;	/* "NAME=PLACEHOLDER" per
 						   --credential */

@@ -477,6 +477,21 @@ struct spawn_run {
 	const char	*cage_id;
 };
 
+/* spawn_tmpwatch.c: what the command left in the sandbox's own /tmp
+ * when the working directory is under /tmp (it vanishes with the
+ * sandbox). */
+/* Before the fork: a pipe bwrap's pid 1 waits on (--block-fd) before it
+ * runs the command, into p->block_fd and f; nothing when the working
+ * directory is not under /tmp or the sandbox's /tmp is not a tmpfs. */
+void		 spawn_tmpwatch_prepare(struct spawn_plan *p,
+		    struct spawn_fds *f);
+/* bwrap's pid 1 is pid1: keep a descriptor of its /tmp once it is made
+ * (bounded), then let the command run. */
+void		 spawn_tmpwatch_attach(pid_t pid1);
+/* The sandbox is gone: on stderr, what cmdname left in its /tmp outside
+ * the mounts, and how to keep such files. */
+void		 spawn_tmpwatch_report(const char *cmdname);
+
 /*
  * Block the signals gk-run forwards (and SIGCHLD); *old gets the mask
  * to restore in the child. Returns a signalfd for them, or -1 (errno).
