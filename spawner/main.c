@@ -49,7 +49,7 @@ die(const char *fmt, ...)
 	exit(SPAWN_EXIT_FAIL);
 }
 
-/* fds 0-2 must exist, or our memfds and pipes would take their places. */
+/* fds 0-2 must exist (or memfds would take their places); stderr by line. */
 static void
 std_fds(void)
 {
@@ -59,6 +59,8 @@ std_fds(void)
 		if (fcntl(fd, F_GETFD) == -1 &&
 		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
 			exit(SPAWN_EXIT_FAIL);
+	/* one write per line: whoever reads our stderr never sees half */
+	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 }
 
 /*
@@ -743,8 +745,6 @@ main(int argc, char **argv)
 	int nargs;
 
 	std_fds();
-	/* one write per line: whoever reads our stderr never sees half */
-	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 	args = conf_args(argc, argv, &nargs);
 	switch (spawn_opts_parse(nargs, args, getenv("GK_CONTROL"), &o, err,
 	    sizeof(err))) {
@@ -754,6 +754,8 @@ main(int argc, char **argv)
 	case SPAWN_OPT_VERSION:
 		printf("gk-run (%s)\n", PACKAGE_STRING);
 		return 0;
+	case SPAWN_OPT_CACHE_DIR:
+		return spawn_cache_dir_print(&o);
 	case SPAWN_OPT_PRESETS:
 		list_presets();
 	case SPAWN_OPT_USAGE:

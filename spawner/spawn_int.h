@@ -157,6 +157,12 @@ int		 spawn_cache_mounts(struct spawn_mlist *l,
 #define SPAWN_CACHE_NAME_MAX	40
 int		 spawn_cache_key(const char *project, char *out,
 		    size_t outlen);
+/*
+ * gk-run --cache-dir: print the host directory DIR holding the tool
+ * caches these options give (a cache's ~/REL inside is DIR/REL; $HOME
+ * itself with --cache host or --fs host). 0, or 1 (why none, said).
+ */
+int		 spawn_cache_dir_print(const struct spawn_opts *o);
 /* --cwd DIR (or the current directory), canonical; malloc'd. */
 char		*spawn_resolve_cwd(const char *opt_cwd, char *err,
 		    size_t errlen);

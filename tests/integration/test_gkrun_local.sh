@@ -283,6 +283,10 @@ checks_fs() {
 	gk_check "$who: ... /tmp itself too (/tmp/elsewhere), each named once, a file's directory left to choose (--rw DIR)" \
 		eval '[ "$RC" = 0 ] && [ "$(grep -c "never on the host" "$T/err")" = 1 ] &&
 		    grep -q "/tmp/elsewhere" "$T/err" && grep -q -- "--rw DIR\$" "$T/err"'
+	run "$who" -- --cache-dir
+	GK_DETAIL=$(detail)
+	gk_check "$who: --cache-dir with a HOME under /tmp (the sandbox's own): exit 1, nothing kept (said)" \
+		eval '[ "$RC" = 1 ] && [ ! -s "$T/out" ] && grep -q "nothing is kept" "$T/err"'
 	run "$who" -- --rw "$d/rw" -- sh -c "echo rw > '$d/rw/x'"
 	GK_DETAIL=$(detail)
 	gk_check "$who: --rw DIR is writable" \
