@@ -776,9 +776,10 @@ spawn_run(const struct spawn_run *r)
 		spawn_learn_write(r->learn, &st.learned, st.learn_more,
 		    r->cmd, r->ncmd);
 	spawn_strv_clear(&st.learned);
-	spawn_ask_free(st.ask);
 	rc = outcome(&st);
 	limits_summary(&st, rc);
 	say_end(&st, rc);
+	/* after say_end(): a reply to an answer may come during its sync */
+	spawn_ask_free(st.ask);
 	return rc;
 }
