@@ -17,7 +17,7 @@
  * the command run. Held open, the tmpfs outlives the sandbox's mount
  * namespace, unmounted from every tree; it goes when gk-run closes it.
  *
- * The walk reads names only: no file is opened, no link followed
+ * The walk reads names only: no file's content is read, no link followed
  * (fstatat AT_SYMLINK_NOFOLLOW, openat O_NOFOLLOW), and it never leaves
  * the tmpfs (st_dev). It enters only the directories bwrap made for the
  * mounts below /tmp (the working directory's parents); the mount points
