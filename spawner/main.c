@@ -49,7 +49,7 @@ die(const char *fmt, ...)
 	exit(SPAWN_EXIT_FAIL);
 }
 
-/* fds 0-2 must exist, or our memfds and pipes would take their places. */
+/* fds 0-2 must exist (or memfds would take their places); stderr by line. */
 static void
 std_fds(void)
 {
@@ -59,94 +59,8 @@ std_fds(void)
 		if (fcntl(fd, F_GETFD) == -1 &&
 		    open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY) != fd)
 			exit(SPAWN_EXIT_FAIL);
-}
-
-/*
- * Where the presets are: $GK_RUN_PRESETS, else "presets" next to this
- * gk-run (the build tree's), else the installed PRESETS_DIR.
- */
-static const char *
-presets_dir(void)
-{
-	static char dir[PATH_MAX];
-	struct stat sb;
-	char *slash;
-	ssize_t n;
-
-	if (getenv("GK_RUN_PRESETS") != NULL && getenv("GK_RUN_PRESETS")[0])
-		return getenv("GK_RUN_PRESETS");
-	n = readlink("/proc/self/exe", dir, sizeof(dir) - 16);
-	if (n > 0) {
-		dir[n] = '\0';
-		if ((slash = strrchr(dir, '/')) != NULL) {
-			strcpy(slash + 1, "presets");
-			if (stat(dir, &sb) == 0 && S_ISDIR(sb.st_mode))
-				return dir;
-		}
-	}
-	return PRESETS_DIR;
-}
-
-/* A preset's patterns, added to `allow`. */
-static void
-load_preset(const char *name, struct spawn_strv *allow)
-{
-	char path[PATH_MAX], err[SPAWN_ERRLEN];
-	uint8_t *buf;
-	size_t len;
-
-	snprintf(path, sizeof(path), "%s/%s.allow", presets_dir(), name);
-	if (access(path, R_OK) == -1)
-		die("--preset %s: no such preset in %s (gk-run --preset list "
-		    "shows them)", name, presets_dir());
-	buf = spawn_read_file(path, SPAWN_ALLOWFILE_MAX, &len, err,
-	    sizeof(err));
-	if (buf == NULL || spawn_allowfile_parse(buf, len, path, allow, err,
-	    sizeof(err)) == -1)
-		die("%s", err);
-	free(buf);
-}
-
-static int
-name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* --preset list: each preset, its description and patterns. */
-static void __attribute__((noreturn))
-list_presets(void)
-{
-	const char *dir = presets_dir();
-	char *names[64];
-	struct spawn_strv pats = { 0 };
-	struct dirent *de;
-	size_t n = 0, i, j, len;
-	DIR *d;
-
-	if ((d = opendir(dir)) == NULL)
-		die("presets: %s: %s (is gatekeeper installed?)", dir,
-		    strerror(errno));
-	while ((de = readdir(d)) != NULL && n < 64) {
-		len = strlen(de->d_name);
-		if (len > 6 && strcmp(de->d_name + len - 6, ".allow") == 0 &&
-		    (names[n] = strndup(de->d_name, len - 6)) != NULL)
-			n++;
-	}
-	closedir(d);
-	qsort(names, n, sizeof(names[0]), name_cmp);
-	printf("Presets (%s; use with --preset NAME):\n", dir);
-	for (i = 0; i < n; i++) {
-		spawn_strv_clear(&pats);
-		load_preset(names[i], &pats);
-		printf("  %-11s", names[i]);
-		for (j = 0; j < pats.n; j++)
-			printf(" %s", pats.v[j]);
-		putchar('\n');
-		free(names[i]);
-	}
-	spawn_strv_clear(&pats);
-	exit(0);
+	/* one write per line: whoever reads our stderr never sees half */
+	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 }
 
 /* The files gk-run reads and writes for the user, opened at the start
@@ -185,7 +99,9 @@ load_allow_files(struct spawn_opts *o)
 	size_t i, len;
 
 	for (i = 0; i < o->npresets; i++)
-		load_preset(o->presets[i], &o->allow);
+		if (spawn_preset_load(o->presets[i], &o->allow, err,
+		    sizeof(err)) == -1)
+			die("%s", err);
 	if (o->nallow_files > 0 && (allow_hf = calloc(o->nallow_files,
 	    sizeof(*allow_hf))) == NULL)
 		die("out of memory");
@@ -756,8 +672,6 @@ main(int argc, char **argv)
 	int nargs;
 
 	std_fds();
-	/* one write per line: whoever reads our stderr never sees half */
-	setvbuf(stderr, NULL, _IOLBF, BUFSIZ);
 	args = conf_args(argc, argv, &nargs);
 	switch (spawn_opts_parse(nargs, args, getenv("GK_CONTROL"), &o, err,
 	    sizeof(err))) {
@@ -767,8 +681,12 @@ main(int argc, char **argv)
 	case SPAWN_OPT_VERSION:
 		printf("gk-run (%s)\n", PACKAGE_STRING);
 		return 0;
+	case SPAWN_OPT_CACHE_DIR:
+		return spawn_cache_dir_print(&o);
 	case SPAWN_OPT_PRESETS:
-		list_presets();
+		if (spawn_preset_list(stdout, err, sizeof(err)) == -1)
+			die("%s", err);
+		return 0;
 	case SPAWN_OPT_USAGE:
 	case SPAWN_OPT_NOMEM:
 		die("%s", err);

@@ -292,6 +292,7 @@ struct spawn_opts {
 	unsigned int		 reattach_timeout;	/* seconds; 0: never */
 	unsigned int		 timeout;	/* seconds; 0: none */
 	bool			 dry_run;
+	bool			 cache_dir;	/* --cache-dir: print it */
 	int			 verbose;
 	bool			 quiet;		/* no denial lines on stderr */
 	int			 events_fd;	/* denials as JSON lines; -1 */
@@ -311,6 +312,7 @@ enum spawn_opt_status {
 	SPAWN_OPT_HELP,
 	SPAWN_OPT_VERSION,
 	SPAWN_OPT_PRESETS,	/* --preset list */
+	SPAWN_OPT_CACHE_DIR,	/* --cache-dir (and no command) */
 	SPAWN_OPT_USAGE,	/* err says what is wrong */
 	SPAWN_OPT_NOMEM,
 };
@@ -318,8 +320,8 @@ enum spawn_opt_status {
 /*
  * Parse gk-run's argv. env_control is $GK_CONTROL (or NULL). Patterns
  * given with --allow are checked with gk_pattern_parse() here. On
- * SPAWN_OPT_RUN `o` must be released with spawn_opts_clear(); on any
- * other status it holds nothing. Uses getopt_long(), so it is not
+ * SPAWN_OPT_RUN and SPAWN_OPT_CACHE_DIR `o` must be released with
+ * spawn_opts_clear(); on any other status it holds nothing. Uses getopt_long(), so it is not
  * thread-safe; no output, no other I/O (except the PSL load of the
  * pattern parser).
  */
@@ -551,6 +553,8 @@ struct spawn_plan {
 						   network namespace, not
 						   bwrap */
 	int			 status_fd;	/* --json-status-fd; -1: none */
+	int			 block_fd;	/* --block-fd (spawn_tmpwatch.c);
+						   0: none */
 	const char		*apt_config;	/* APT_CONFIG to set, or NULL */
 	char *const		*credenv;	/* "NAME=PLACEHOLDER" per
 						   --credential */

@@ -240,6 +240,8 @@ spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
 		push_fd(a, "--seccomp", p->seccomp_fd, NULL);
 	if (p->status_fd != -1)
 		push_fd(a, "--json-status-fd", p->status_fd, NULL);
+	if (p->block_fd > 0)
+		push_fd(a, "--block-fd", p->block_fd, NULL);
 	spawn_strv_push(a, "--");
 	for (k = 0; k < p->ncmd; k++)
 		spawn_strv_push(a, p->cmd[k]);

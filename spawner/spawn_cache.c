@@ -575,3 +575,73 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 		gk_seterr(err, errlen, "out of memory");
 	return r;
 }
+
+/* The fresh tmpfs of the sandbox's own that path is in, or NULL: no
+ * cache is bound there (spawn_cache_mounts() leaves it alone). */
+static const char *
+fresh_place(const char *path)
+{
+	static const char *const fresh[] = { "/tmp", "/run", "/var/run",
+	    "/dev", NULL };
+	size_t i;
+
+	for (i = 0; fresh[i] != NULL; i++)
+		if (spawn_path_under(path, fresh[i]))
+			return fresh[i];
+	return NULL;
+}
+
+/*
+ * gk-run --cache-dir: the host directory DIR holding the tool caches
+ * these options give the sandbox (--cache, --cwd, --fs), so that a
+ * cache's ~/REL inside (~/.npm/_logs/...) is DIR/REL on the host. Made
+ * by the first run; nothing is made here. 0 (printed on stdout), or 1
+ * (on stderr, why there is none).
+ */
+int
+spawn_cache_dir_print(const struct spawn_opts *o)
+{
+	struct spawn_opts dry = *o;
+	char err[SPAWN_ERRLEN], *home, *cwd = NULL, *root = NULL, *top = NULL;
+	char *dir = NULL;
+	enum spawn_cache mode = o->cache;
+	int rc = 1;
+
+	dry.dry_run = true;	/* cache_dir() makes nothing */
+	err[0] = '\0';
+	if ((home = spawn_home()) == NULL || strcmp(home, "/") == 0)
+		gk_seterr(err, sizeof(err), "no home directory: no tool "
+		    "caches");
+	else if (o->fs != SPAWN_FS_SANDBOX ||
+	    o->platform != SPAWN_PLATFORM_LINUX)
+		dir = strdup(home);	/* the host's own, at their places */
+	else if (fresh_place(home))
+		gk_seterr(err, sizeof(err), "the home directory %s is in the "
+		    "sandbox's own fresh %s: the caches there are new each "
+		    "run; nothing is kept on the host", home, fresh_place(home));
+	else if (mode == SPAWN_CACHE_HOST)
+		dir = strdup(home);
+	else if (mode == SPAWN_CACHE_TMP)
+		gk_seterr(err, sizeof(err), "--cache tmp: the caches are a "
+		    "fresh tmpfs each run, gone at its end; nothing is kept "
+		    "on the host");
+	else if ((cwd = spawn_resolve_cwd(o->cwd, err, sizeof(err))) !=
+	    NULL && (root = private_root(home, &top)) != NULL)
+		(void)cache_dir(&dry, root, cwd, &mode, &dir, err,
+		    sizeof(err));
+	if (dir != NULL) {
+		printf("%s\n", dir);
+		if (access(dir, F_OK) == -1)
+			fprintf(stderr, "gk-run: --cache-dir: no run has made "
+			    "it yet\n");
+		rc = 0;
+	} else
+		fprintf(stderr, "gk-run: --cache-dir: %s\n", err[0] != '\0' ?
+		    err : "out of memory");
+	free(dir);
+	free(root);
+	free(top);
+	free(cwd);
+	free(home);
+	return rc;
+}

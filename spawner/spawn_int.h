@@ -158,6 +158,12 @@ int		 spawn_cache_mounts(struct spawn_mlist *l,
 #define SPAWN_CACHE_NAME_MAX	40
 int		 spawn_cache_key(const char *project, char *out,
 		    size_t outlen);
+/*
+ * gk-run --cache-dir: print the host directory DIR holding the tool
+ * caches these options give (a cache's ~/REL inside is DIR/REL; $HOME
+ * itself with --cache host or --fs host). 0, or 1 (why none, said).
+ */
+int		 spawn_cache_dir_print(const struct spawn_opts *o);
 /* --cwd DIR (or the current directory), canonical; malloc'd. */
 char		*spawn_resolve_cwd(const char *opt_cwd, char *err,
 		    size_t errlen);
@@ -176,6 +182,11 @@ int		 spawn_memfd_data(const char *name, const void *data,
 /* A whole small fd from offset 0 (malloc'd); NULL (errno). */
 uint8_t		*spawn_fd_slurp(int fd, size_t max, size_t *len);
 /* Read a whole allow-file; NULL with err. */
+/* spawn_preset.c: --preset NAME's patterns added to allow; --preset
+ * list on out. 0, or -1 with err. */
+int		 spawn_preset_load(const char *name, struct spawn_strv *allow,
+		    char *err, size_t errlen);
+int		 spawn_preset_list(FILE *out, char *err, size_t errlen);
 uint8_t		*spawn_read_file(const char *path, size_t max, size_t *len,
 		    char *err, size_t errlen);
 
@@ -529,6 +540,21 @@ struct spawn_run {
 	const struct spawn_ask_conf *ask;
 	const char	*cage_id;
 };
+
+/* spawn_tmpwatch.c: what the command left in the sandbox's own /tmp
+ * when the working directory is under /tmp (it vanishes with the
+ * sandbox). */
+/* Before the fork: a pipe bwrap's pid 1 waits on (--block-fd) before it
+ * runs the command, into p->block_fd and f; nothing when the working
+ * directory is not under /tmp or the sandbox's /tmp is not a tmpfs. */
+void		 spawn_tmpwatch_prepare(struct spawn_plan *p,
+		    struct spawn_fds *f);
+/* bwrap's pid 1 is pid1: keep a descriptor of its /tmp once it is made
+ * (bounded), then let the command run. */
+void		 spawn_tmpwatch_attach(pid_t pid1);
+/* The sandbox is gone: on stderr, what cmdname left in its /tmp outside
+ * the mounts, and how to keep such files. */
+void		 spawn_tmpwatch_report(const char *cmdname);
 
 /*
  * Block the signals gk-run forwards (and SIGCHLD); *old gets the mask

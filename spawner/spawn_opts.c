@@ -38,6 +38,7 @@
 	X("timeout",	 required_argument, 265,  false, opt_timeout)	\
 	X("control",	 required_argument, 266,  false, opt_control)	\
 	X("dry-run",	 no_argument,	    267,  true,  opt_dry_run)	\
+	X("cache-dir",	 no_argument,	    289,  false, opt_cache_dir)	\
 	X("platform",	 required_argument, 268,  false, opt_platform)	\
 	X("transparent", required_argument, 269,  false, opt_transparent) \
 	X("memory",	 required_argument, 275,  false, opt_memory)	\
@@ -333,6 +334,7 @@ fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
 FLAG_HANDLER(opt_dry_run, dry_run)
 FLAG_HANDLER(opt_quiet, quiet)
 FLAG_HANDLER(opt_ask, ask)
+FLAG_HANDLER(opt_cache_dir, cache_dir)
 
 /* An option whose value, not empty, is kept as it is (into argv). */
 #define STRING_HANDLER(fn, field, what)					\
@@ -662,29 +664,21 @@ opt_verbose(struct spawn_opts *o, const char *name, const char *arg,
 	return RC_OK;
 }
 
-static enum opt_rc
-opt_help(struct spawn_opts *o, const char *name, const char *arg, char *err,
-    size_t errlen)
-{
-	(void)o;
-	(void)name;
-	(void)arg;
-	(void)err;
-	(void)errlen;
-	return RC_HELP;
+/* An option that ends the parse: what to do instead of a run. */
+#define END_HANDLER(fn, rc)						\
+static enum opt_rc							\
+fn(struct spawn_opts *o, const char *name, const char *arg, char *err,	\
+    size_t errlen)							\
+{									\
+	(void)o;							\
+	(void)name;							\
+	(void)arg;							\
+	(void)err;							\
+	(void)errlen;							\
+	return rc;							\
 }
-
-static enum opt_rc
-opt_version(struct spawn_opts *o, const char *name, const char *arg,
-    char *err, size_t errlen)
-{
-	(void)o;
-	(void)name;
-	(void)arg;
-	(void)err;
-	(void)errlen;
-	return RC_VERSION;
-}
+END_HANDLER(opt_help, RC_HELP)
+END_HANDLER(opt_version, RC_VERSION)
 
 /* ---- the parse ---------------------------------------------------------- */
 
@@ -788,6 +782,8 @@ spawn_opts_parse(int argc, char *const argv[], const char *env_control,
 		o->control = env_control != NULL && env_control[0] != '\0' &&
 		    strlen(env_control) < SUN_PATH_MAX ? env_control :
 		    SPAWN_CONTROL_DEFAULT;
+	if (o->cache_dir && optind >= argc)
+		return SPAWN_OPT_CACHE_DIR;	/* no command: none to run */
 	if (optind >= argc) {
 		gk_seterr(err, errlen, "no command given; usage: gk-run "
 		    "[OPTIONS] -- COMMAND [ARG...] (see gk-run --help)");

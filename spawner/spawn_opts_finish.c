@@ -105,6 +105,9 @@ spawn_opts_finish(struct spawn_opts *o, char *err, size_t errlen)
 		gk_seterr(err, errlen, "out of memory");
 		return -1;
 	}
+	if (o->cache_dir)
+		return gk_seterr(err, errlen, "--cache-dir prints where the "
+		    "tool caches are and runs nothing: drop the command");
 	if (cred_finish(o, err, errlen) == -1)
 		return -1;
 	if (o->allow.n > GK_ALLOWLIST_MAX) {

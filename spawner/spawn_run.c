@@ -116,8 +116,10 @@ parse_status(struct run_state *st)
 	while ((nl = memchr(st->sbuf, '\n', st->slen)) != NULL) {
 		n = (size_t)(nl - st->sbuf) + 1;
 		if (spawn_status_parse(st->sbuf, n, &s) == SPAWN_STATUS_OK) {
-			if (st->group == 0 && s.child_pid > 0)
+			if (st->group == 0 && s.child_pid > 0) {
 				st->group = s.child_pid;
+				spawn_tmpwatch_attach(st->group);
+			}
 			if (s.exit_code >= 0)
 				st->exit_code = s.exit_code;
 		}
@@ -765,6 +767,7 @@ spawn_run(const struct spawn_run *r)
 		now_plus(&st.deadline, r->timeout);
 	loop(&st);
 	close(st.sigfd);
+	spawn_tmpwatch_report(r->cmdname);
 	if (st.ask != NULL)
 		spawn_ask_end(st.ask);
 	denied_summary(&st);

@@ -292,6 +292,7 @@ spawn_start_fork(const struct spawn_child *tmpl, int *chan, char *err,
 		return -1;
 	}
 	c.parent = getpid();
+	spawn_tmpwatch_prepare(c.plan, c.fds);
 	if ((pid = fork()) == -1) {
 		gk_seterr(err, errlen, "fork: %s", strerror(errno));
 		close(sp[0]);

@@ -410,6 +410,34 @@ test_bwrap_credentials(void **state)
 	spawn_mounts_free(p.mounts, p.nmounts);
 }
 
+/* --block-fd (spawn_tmpwatch.c) only when the plan has one, before "--". */
+static void
+test_bwrap_block_fd(void **state)
+{
+	struct spawn_strv a = { 0 };
+	struct spawn_plan p;
+	size_t i, at = 0, end = 0;
+
+	(void)state;
+	setup_plan(&gcases[0], &p, NULL);
+	assert_int_equal(spawn_bwrap_build(&p, &a), 0);
+	for (i = 0; i < a.n; i++)
+		assert_string_not_equal(a.v[i], "--block-fd");
+	spawn_strv_clear(&a);
+	p.block_fd = 12;
+	assert_int_equal(spawn_bwrap_build(&p, &a), 0);
+	for (i = 0; i + 1 < a.n; i++) {
+		if (strcmp(a.v[i], "--block-fd") == 0 && at == 0)
+			at = i;
+		if (strcmp(a.v[i], "--") == 0 && end == 0)
+			end = i;
+	}
+	assert_true(at > 0 && end > at);
+	assert_string_equal(a.v[at + 1], "12");
+	spawn_strv_clear(&a);
+	spawn_mounts_free(p.mounts, p.nmounts);
+}
+
 /* ---- the mount plan -------------------------------------------------- */
 
 static void
@@ -925,6 +953,7 @@ main(void)
 		cmocka_unit_test(test_bwrap_argv),
 		cmocka_unit_test(test_bwrap_none),
 		cmocka_unit_test(test_bwrap_credentials),
+		cmocka_unit_test(test_bwrap_block_fd),
 		cmocka_unit_test(test_mounts_sort),
 		cmocka_unit_test(test_mounts_forced),
 		cmocka_unit_test(test_mounts_errors),

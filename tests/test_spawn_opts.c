@@ -937,6 +937,36 @@ test_credential(void **state)
 	assert_non_null(strstr(spawn_usage(), SPAWN_TRUST_DIR "/bundle.pem"));
 }
 
+/* --cache-dir: no command; with one, a usage error at the finish. */
+static void
+test_cache_dir(void **state)
+{
+	char err[256];
+	struct spawn_opts o;
+
+	(void)state;
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--cache-dir",
+	    NULL), SPAWN_OPT_CACHE_DIR);
+	assert_true(o.cache_dir);
+	assert_int_equal(o.cache, SPAWN_CACHE_PRIVATE);
+	assert_null(o.cmd);
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--cache-dir",
+	    "--cache", "shared", "--cwd", "/tmp", NULL), SPAWN_OPT_CACHE_DIR);
+	assert_int_equal(o.cache, SPAWN_CACHE_SHARED);
+	assert_string_equal(o.cwd, "/tmp");
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--cache-dir",
+	    "--", "npm", "ci", NULL), SPAWN_OPT_RUN);
+	assert_int_equal(spawn_opts_finish(&o, err, sizeof(err)), -1);
+	assert_string_equal(err, "--cache-dir prints where the tool caches "
+	    "are and runs nothing: drop the command");
+	spawn_opts_clear(&o);
+	assert_int_equal(parse(&o, NULL, err, sizeof(err), "--cache-dir",
+	    "--cache-dir", NULL), SPAWN_OPT_USAGE);
+	assert_non_null(strstr(spawn_usage(), "--cache-dir "));
+}
+
 int
 main(void)
 {
@@ -954,6 +984,7 @@ main(void)
 		cmocka_unit_test(test_env_help),
 		cmocka_unit_test(test_env_secrets),
 		cmocka_unit_test(test_credential),
+		cmocka_unit_test(test_cache_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

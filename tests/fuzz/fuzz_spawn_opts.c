@@ -85,6 +85,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_run(&o, argc, argv);
 		spawn_opts_clear(&o);
 		break;
+	case SPAWN_OPT_CACHE_DIR:
+		CHECK(o.cache_dir && o.cmd == NULL);
+		spawn_opts_clear(&o);
+		break;
 	case SPAWN_OPT_USAGE:
 	case SPAWN_OPT_NOMEM:
 		check_message(err);

@@ -637,6 +637,77 @@ gk_wait_for() {
 	return 1
 }
 
+# ---------------------------------------------------------------------------
+# The audit log. gatekeeperd writes it from a buffer every 100 ms, so the
+# line an action causes lands some time after the action returns (longer
+# on a loaded machine): read it only through gk_audit_wait.
+
+# gk_audit_mark FILE: its number of lines now (0 when it is missing), the
+# SINCE of a gk_audit_wait for what the next action writes.
+gk_audit_mark() {
+	if [ -f "$1" ]; then wc -l <"$1"; else echo 0; fi
+}
+
+# gk_audit_wait [-n COUNT] [-F] FILE SINCE TENTHS PATTERN...: wait, polling
+# every 0.1 s for at most TENTHS/10 s, until COUNT (default 1) lines after
+# line SINCE of FILE (0: all of it) each match every PATTERN: awk extended
+# regular expressions (put \ before [ { ( . * + ? | ^ $ meant literally),
+# with -F fixed strings. Sets GK_AUDIT_N to the number of such lines and
+# GK_AUDIT_LINE to the last one, also when it gives up. 0 once they are
+# there; 1, and GK_DETAIL (if empty) says what was missing, when they did
+# not come in time.
+gk_audit_wait() {
+	local want=1 fixed=0 file since max i r
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-n) want=$2; shift 2 ;;
+		-F) fixed=1; shift ;;
+		*) break ;;
+		esac
+	done
+	file=$1 since=$2 max=$3
+	shift 3
+	for ((i = 0; ; i++)); do
+		r=$(gk_audit_scan "$fixed" "$file" "$since" "$@")
+		GK_AUDIT_N=${r%%$'\t'*}
+		GK_AUDIT_LINE=${r#*$'\t'}
+		[ "$GK_AUDIT_N" -ge "$want" ] && return 0
+		[ "$i" -lt "$max" ] || break
+		sleep 0.1
+	done
+	[ -n "${GK_DETAIL:-}" ] || GK_DETAIL="$GK_AUDIT_N of $want audit line(s) after line $since of $file in $((max / 10)).$((max % 10)) s matching: $*; the last line: $(tail -n 1 "$file" 2>/dev/null | cut -c1-300)"
+	return 1
+}
+
+# gk_audit_scan FIXED FILE SINCE PATTERN...: "N<tab>LAST": how many lines
+# after line SINCE match every PATTERN (FIXED 1: fixed strings), and the
+# last of them.
+gk_audit_scan() {
+	local fixed=$1 file=$2 since=$3
+	shift 3
+	if [ ! -f "$file" ]; then
+		printf '0\t\n'
+		return 0
+	fi
+	# The patterns come as operands (taken out before any file is
+	# read): -v would interpret their backslashes.
+	awk -v fixed="$fixed" -v since="$since" '
+	BEGIN {
+		for (i = 2; i < ARGC; i++) {
+			p[++n] = ARGV[i]
+			ARGV[i] = ""
+		}
+	}
+	FNR > since {
+		for (i = 1; i <= n; i++)
+			if (fixed == 1 ? !index($0, p[i]) : $0 !~ p[i])
+				next
+		c++
+		last = $0
+	}
+	END { printf "%d\t%s\n", c, last }' "$file" "$@"
+}
+
 # gk_tail FILE [N]: the last lines of a log, indented, for failure reports.
 gk_tail() {
 	[ -f "$1" ] || return 0

@@ -328,11 +328,12 @@ gk_check "gatekeeper_asks_total: once 6, run 1, save 1, deny 3, timeout 3" \
 GK_DETAIL=$(promtool check metrics <"$T/m1.txt" 2>&1 | head -3)
 gk_check "promtool check metrics accepts the output" \
 	eval 'promtool check metrics <"$T/m1.txt" >/dev/null 2>&1'
-GK_DETAIL=$(grep -c '"event":"proxy.ask"' "$AUDIT")
+gk_audit_wait -n 14 "$AUDIT" 0 50 '"event":"proxy\.ask"'
+GK_DETAIL="$GK_AUDIT_N proxy.ask lines"
 gk_check "the audit log: one proxy.ask line per question (14), with decision and who" \
-	gk_wait_for 50 eval '[ "$(grep -c "\"event\":\"proxy.ask\"" "$AUDIT")" = 14 ] &&
-	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"once\",\"by\":\"tty\"" &&
-	    grep "\"event\":\"proxy.ask\"" "$AUDIT" | grep -q "\"decision\":\"timeout\",\"by\":\"gatekeeperd\""'
+	eval '[ "$GK_AUDIT_N" = 14 ] &&
+	    gk_audit_wait "$AUDIT" 0 0 "\"event\":\"proxy.ask\"" "\"decision\":\"once\",\"by\":\"tty\"" &&
+	    gk_audit_wait "$AUDIT" 0 0 "\"event\":\"proxy.ask\"" "\"decision\":\"timeout\",\"by\":\"gatekeeperd\""'
 
 e2e_stop_daemon
 # shellcheck disable=SC2119  # no note for the summary

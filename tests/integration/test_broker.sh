@@ -179,13 +179,12 @@ ph() { sed -n 's/^PH=//p' "$T/run.out" | head -n 1; }
 ngx_lines() { wc -l <"$EN_DIR/nginx-access.log"; }
 # ngx_since N ERE: nginx's requests after its first N lines matching ERE.
 ngx_since() { tail -n +"$(($1 + 1))" "$EN_DIR/nginx-access.log" | grep -Ec -- "$2"; }
-audit_lines() { if [ -f "$AUDIT" ]; then wc -l <"$AUDIT"; else echo 0; fi; }
 
 # bmark / bafter: the metrics, the audit log's and nginx's lengths before
 # a case; the metrics after it (dm: the change, e2e_lib.sh).
 bmark() {
 	mark
-	AUDIT_MARK=$(audit_lines)
+	AUDIT_MARK=$(gk_audit_mark "$AUDIT")
 	NGX_MARK=$(ngx_lines)
 }
 bafter() { after; }
@@ -685,7 +684,7 @@ traffic() {
 	need_broker "$who: the record of what passed" || return 0
 	bmark
 	bk "$who" "${ALLOW[@]}" "${CRED_ALL[@]}" -- upload
-	gk_wait_for 30 eval '[ -n "$(destroy_traffic api.github.com 443)" ]'
+	gk_audit_wait "$AUDIT" "$AUDIT_MARK" 30 '"event":"cage\.destroy"'
 	t=$(destroy_traffic api.github.com 443)
 	up=${t%% *}
 	GK_DETAIL="$(run_detail) | traffic: $t | $(oneline "$(audit_new_lines | grep cage.destroy)")"
@@ -711,7 +710,8 @@ budget() {
 	bmark
 	bk "$who" "${ALLOW[@]}" "$@" --max-upload 256K@api.github.com -- budget \
 		"https://api.github.com/upload/$who-$RANDOM" https://codeload.github.com/index.html
-	gk_wait_for 30 eval '[ -n "$(destroy_upload 256K@api.github.com)" ]'
+	gk_audit_wait "$AUDIT" "$AUDIT_MARK" 30 '"event":"cage\.destroy"' \
+	    '"budget":"256K@api\.github\.com"'
 	bafter
 	u=$(destroy_upload 256K@api.github.com)
 	t=$(destroy_traffic api.github.com 443)
@@ -757,7 +757,7 @@ leak() {
 	shift 5
 	bmark
 	bk "$who" "$@"
-	gk_wait_for 30 eval '[ -n "$(leak_audit "")" ]'
+	gk_audit_wait "$AUDIT" "$AUDIT_MARK" 30 '"reason":"credential_leak"'
 	bafter
 	p=$(ph)
 	m=${p: -16}
@@ -818,13 +818,16 @@ ctl_denials() {
 		grep -q credential_leak "$T/ctl.out"
 	cat "$T/work-root/ctl-out" >>"$T/all-runs.out" 2>/dev/null
 	cat "$T/CTLCAGE.err" >>"$T/all-runs.err" 2>/dev/null
+	AUDIT_MARK=$(gk_audit_mark "$AUDIT")
 	: >"$T/work-root/ctl-stop"
 	gk_wait_exit "$CTLCAGE" 100 || kill9 "$CTLCAGE"
+	# the last cage: its end is the audit log's last line
+	gk_audit_wait "$AUDIT" "$AUDIT_MARK" 30 '"event":"cage\.destroy"'
 }
 ctl_denials
 
 # ---- no secret anywhere ---------------------------------------------------------------
-sleep 0.3	# the audit log is flushed within 100 ms
+# (each case above waited for its audit lines)
 cat "$T/CTLCAGE.out" >>"$T/all-runs.out" 2>/dev/null
 for f in "$AUDIT:the audit log" "$T/GKD_PID.log:gatekeeperd's log" \
     "$T/all-runs.err:gk-run's stderr (every run)" "$T/all-runs.out:what the cages printed"; do

@@ -138,16 +138,15 @@ done
 
 # ---- denied: the same id in the log and the audit ------------------------------
 for via in socks5 http; do
+	a0=$(gk_audit_mark "$AUDIT")
 	run_case "$via" api.github.com "https://$UX/index.html"
 	id=$(conn_of "conn=[0-9]+ .*proto=$via .*host=$UX port=443 action=deny reason=not_allowlisted")
 	case_detail
 	gk_check "$via, --allow api.github.com: refused, one deny line (conn=${id:-?})" \
 		eval '[ "$RUN_RC" != 0 ] && [ -n "$id" ]'
-	a=$(grep -F '"proxy.deny"' "$AUDIT" | grep -F "\"conn\": $id," | tail -n 1)
-	[ -n "$a" ] || a=$(grep -F '"proxy.deny"' "$AUDIT" | grep -E "\"conn\": ?$id[,}]" | tail -n 1)
-	GK_DETAIL="audit: $(tail -n 1 "$AUDIT")"
 	gk_check "$via: the audit's proxy.deny has \"conn\": $id" \
-		eval '[ -n "$id" ] && [[ "$a" == *"\"host\""*"$UX"* ]]'
+		eval '[ -n "$id" ] && gk_audit_wait "$AUDIT" "$a0" 30 "\"proxy\\.deny\"" \
+		    "\"conn\": ?$id[,}]" "\"host\".*$UX"'
 done
 
 # ---- failed: HTTP goes the same way as SOCKS5 ---------------------------------------

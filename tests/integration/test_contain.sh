@@ -294,16 +294,15 @@ gk_check "... and at its end (--timeout) nothing of it remains" \
 	eval '! ls -d "$V2"/cage-* "$limit_dir"/cage-* >/dev/null 2>&1'
 
 # ---- --memory --------------------------------------------------------------------
+a0=$(gk_audit_mark "$AUDIT")
 run --allow x.example --memory 64M -- "$PYTHON" -c \
 	'a = bytearray(512 << 20); print("allocated", len(a))'
 detail
 gk_check "--memory 64M, 512 MiB allocated: exit 137 and 'gk-run: killed: out of memory (limit 64M)'" \
 	eval '[ "$RC" = 137 ] && grep -qx "gk-run: killed: out of memory (limit 64M)" "$T/run.err" &&
 	    ! grep -q allocated "$T/run.out"'
-gk_wait_for 20 grep -q '"event":"cage.limit".*"limit":"memory","value":67108864' "$AUDIT"
-GK_DETAIL=$(grep '"cage.limit"' "$AUDIT" | tail -2 | tr '\n' '|')
 gk_check "... an audit line: cage.limit, memory, 67108864" \
-	grep -q '"event":"cage.limit".*"limit":"memory","value":67108864' "$AUDIT"
+	gk_audit_wait "$AUDIT" "$a0" 20 '"event":"cage\.limit".*"limit":"memory","value":67108864'
 m=$(curl -s --max-time 5 "http://$METRICS/metrics" | grep '^gatekeeper_cage_limit_events_total{limit="memory"}')
 GK_DETAIL=$m
 gk_check "... and gatekeeper_cage_limit_events_total{limit=\"memory\"} 1" \
@@ -359,6 +358,7 @@ GK_DETAIL=$(oneline "$(cat "$T/re.err")")
 gk_check "gatekeeperd stops: the command runs on, gk-run says it waits to register it again" \
 	eval 'kill -0 "$RE" 2>/dev/null && grep -q "registers it again when gatekeeperd is back" "$T/re.err"'
 sleep 1
+a0=$(gk_audit_mark "$AUDIT")
 start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts again" "$T/GKD_PID.log"
 t_ready=$(date +%s%N)
 gk_wait_for 100 test -s "$WORK/second"
@@ -368,10 +368,9 @@ GK_DETAIL="err: $(oneline "$(cat "$T/re.err")"); second: $(cat "$WORK/second" 2>
 gk_check "gatekeeperd is back: the command's next connection works ${ms} ms after it is ready (under 2 s)" \
 	eval 'grep -q "hello $U" "$WORK/second" && [ "$ms" -lt 2000 ] &&
 	    grep -q "gatekeeperd is back: sh has its network again" "$T/re.err"'
-GK_DETAIL=$(grep '"reattach":true' "$AUDIT" | tail -1)
 gk_check "... audited as a cage.create with \"reattach\": true, its cgroup taken over" \
-	gk_wait_for 50 eval 'grep -q "\"event\":\"cage.create\".*\"reattach\":true" "$AUDIT" &&
-	    grep -q "action=reattach" "$T/GKD_PID.log"'
+	eval 'gk_audit_wait "$AUDIT" "$a0" 50 "\"event\":\"cage.create\".*\"reattach\":true" &&
+	    gk_wait_for 50 grep -q "action=reattach" "$T/GKD_PID.log"'
 pid=$(pgrep -f -- "^sleep 52.$U" | head -1)
 GK_DETAIL="sleep ${pid:-gone}: $(cat "/proc/$pid/cgroup" 2>&1 | tr '\n' ' ')"
 gk_check "... the command's processes are still in its cgroup" \

@@ -205,6 +205,7 @@ GK_DETAIL="$(oneline "$(tail -c 500 "$T/follow.out") | $(cat "$T/follow.err")")"
 gk_check "denials --follow --cage: the loop's new denials, live" \
 	grep -q "codeload.github.com" "$T/follow.out"
 
+a0=$(gk_audit_mark "$AUDIT")
 ctl allow "$RID" codeload.github.com:443
 gk_check "allow: exit 0, the new allowlist printed" \
 	eval '[ "$CTL_RC" = 0 ] && grep -q "codeload.github.com:443" "$T/ctl.out"'
@@ -233,10 +234,9 @@ gk_check "allow (user) on root's cage: not permitted, exit 4" \
 	eval '[ "$CTL_RC" = 4 ] && grep -q "not permitted" "$T/ctl.err"'
 ctlu allow "$UID_CAGE" pypi.org:443
 gk_check "allow (user) on its own cage: exit 0" test "$CTL_RC" = 0
-# (the audit log is written from a buffer every 100 ms: wait for it)
 gk_check "the audit log has the changes as cage.update, with the caller's uid" \
-	gk_wait_for 50 eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep -q "codeload.github.com" &&
-	    grep "\"event\":\"cage.update\"" "$AUDIT" | grep -q "\"uid\":$E2E_UID"'
+	eval 'gk_audit_wait "$AUDIT" "$a0" 50 "\"event\":\"cage.update\"" codeload.github.com &&
+	    gk_audit_wait "$AUDIT" "$a0" 50 "\"event\":\"cage.update\"" "\"uid\":$E2E_UID[,}]"'
 GK_DETAIL="$(oneline "$(tail -c 500 "$T/ufollow.out")")"
 gk_check "the user's follower saw its own cage's denials only (none of root's loop)" \
 	eval '! grep -q "codeload" "$T/ufollow.out"'
@@ -304,6 +304,11 @@ gk_check "approve of a question that is not pending: exit 1, said" \
 life_line() {
 	grep -F "\"event\":\"$1\"" "$AUDIT" 2>/dev/null | grep -F "\"label\":\"$2\"" | tail -n 1
 }
+# life_wait EVENT LABEL PATTERN...: wait (bounded) until that line is
+# written, holding every PATTERN (gk_audit_wait's).
+life_wait() {
+	gk_audit_wait "$AUDIT" 0 50 "\"event\":\"$1\"" "\"label\":\"$2\"" "${@:3}"
+}
 # life_has EVENT LABEL STRING...: that line holds every STRING.
 life_has() {
 	local l s
@@ -325,7 +330,7 @@ for l in sys.stdin:
             print("%d %d %d" % (h["up"], h["down"], h["connections"]))' "$2" "$3"
 }
 cage root --label life-exit --allow github.com -- sh -c 'exit 7'
-gk_wait_for 50 life_has cage.destroy life-exit '"exit":7'
+life_wait cage.destroy life-exit '"exit":7'
 GK_DETAIL="$(run_detail) | create: $(life_line cage.create life-exit) | destroy: $(life_line cage.destroy life-exit)"
 gk_check "a cage's create line: its allowlist, the number of patterns, its command, the spec's SHA-256" \
 	eval '[ "$RUN_RC" = 7 ] && life_has cage.create life-exit "\"allow\":[\"github.com\"]" \
@@ -335,13 +340,13 @@ gk_check "... its destroy line: exit 7, reason exited, its command, its life in 
 	life_has cage.destroy life-exit '"reason":"exited"' '"exit":7' \
 	    '"command":["sh","-c","exit 7"]' '"seconds":'
 cage root --label life-kill --allow github.com -- sh -c 'kill -KILL $$'
-gk_wait_for 50 life_has cage.destroy life-kill '"signal"'
+life_wait cage.destroy life-kill '"signal"'
 GK_DETAIL="$(run_detail) | destroy: $(life_line cage.destroy life-kill)"
 gk_check "a command killed by a signal: 137, and its destroy line says SIGKILL (reason killed), no exit" \
 	eval '[ "$RUN_RC" = 137 ] && life_has cage.destroy life-kill "\"signal\":\"SIGKILL\"" \
 	    "\"reason\":\"killed\"" && ! life_has cage.destroy life-kill "\"exit\":"'
 cage root --label life-walltime --timeout 1 --allow github.com -- sleep 30
-gk_wait_for 50 life_has cage.destroy life-walltime '"signal"'
+life_wait cage.destroy life-walltime '"signal"'
 GK_DETAIL="$(run_detail) | destroy: $(life_line cage.destroy life-walltime)"
 gk_check "a command over its --timeout: 124, and its destroy line says reason walltime and the signal" \
 	eval '[ "$RUN_RC" = 124 ] && life_has cage.destroy life-walltime "\"reason\":\"walltime\"" \
@@ -366,7 +371,7 @@ gk_check "show: what passed, per host: registry.npmjs.org:443, up ~195 KiB, one 
 	    grep -q "^  registry.npmjs.org:443 up 19[0-9]\.[0-9] KiB, down .*, 1 connection$" "$T/ctl.out"'
 : >"$T/work-root/life-stop"
 gk_wait_exit "$LB" 100
-gk_wait_for 50 life_has cage.destroy life-up '"exit":0'
+life_wait cage.destroy life-up '"exit":0'
 t=$(life_traffic life-up registry.npmjs.org 443)
 up=${t%% *}
 GK_DETAIL="traffic: $t | destroy: $(life_line cage.destroy life-up)"
@@ -384,7 +389,7 @@ GK_DETAIL="gk-run rc=$GK_RC | $(oneline "$(tail -c 400 "$T/UB.err")")"
 gk_check "... its gk-run ends at once (the cage's processes are gone), and says why" \
 	eval '! kill -0 "$UB" 2>/dev/null &&
 	    grep -q "gatekeeperd ended the cage (destroyed by uid $E2E_UID)" "$T/UB.err"'
-gk_wait_for 50 life_has cage.destroy userjob '"reason":"destroyed by uid'
+life_wait cage.destroy userjob '"reason":"destroyed by uid'
 GK_DETAIL="destroy: $(life_line cage.destroy userjob)"
 gk_check "... its destroy line says who: destroyed by uid $E2E_UID, no exit status" \
 	eval 'life_has cage.destroy userjob "\"reason\":\"destroyed by uid $E2E_UID\"" &&

@@ -366,6 +366,7 @@ LEARN_CMD='curl -sS --max-time 10 https://api.github.com/index.html >/dev/null &
 git clone -q https://github.com/acme/hello.git h && rm -rf h &&
 getent hosts pypi.org >/dev/null'
 rm -f "$T/work-root/learned.allow"
+a0=$(gk_audit_mark "$AUDIT")
 cage root --learn learned.allow --ro "$EN_DIR" -- sh -c "$LEARN_CMD"
 detail
 gk_check "--learn: the command reaches hosts no --allow named, and says so loudly at start" \
@@ -383,14 +384,10 @@ NEXT=$(awk 'f { print; next }
 GK_DETAIL="next: $(oneline "$NEXT")"
 gk_check "... and the command to run next: the same options, with --allow-file learned.allow for --learn" \
 	eval '[ "${NEXT%%sh -c *}" = "$GKRUN --control $SOCK --allow-file learned.allow --ro $EN_DIR -- " ]'
-# the audit log is buffered: wait for the cage's end, bounded
-learned_line() {
-	grep '"event":"cage.destroy"' "$AUDIT" | grep -q '"learned":[1-9]'
-}
-gk_wait_for 100 learned_line || true
+gk_audit_wait "$AUDIT" "$a0" 100 '"event":"cage\.destroy"' '"learned":[1-9]'
 GK_DETAIL="audit: $(oneline "$(grep '"event":"cage.destroy"' "$AUDIT" | tail -n 2)")"
 gk_check "... and its cage.destroy audit line says how often learning let something through" \
-	learned_line
+	test "$GK_AUDIT_N" -ge 1
 # that command, as typed (as cage() runs gk-run: as root, bounded)
 as_cmd root
 ( cd "$T/work-root" &&

@@ -73,10 +73,10 @@ except ConnectionResetError:
 EOF
 }
 
-# audit_wait EVENT CAGE [TEXT]: the audit log is flushed every 100 ms;
-# wait up to 3 s for the line.
+# audit_wait EVENT CAGE [PATTERN]: wait (gk_audit_wait, up to 3 s) for a
+# line of this event and cage (matching PATTERN).
 audit_wait() {
-	gk_wait_for 30 audit_query "$AUDIT" has "$@"
+	gk_audit_wait "$AUDIT" 0 30 "\"event\":\"$1\"" "\"cage\":\"$2\"" ${3:+"$3"}
 }
 
 # json_err REPLY: "ok" is false, with an error.
@@ -510,12 +510,12 @@ GK_DETAIL="reply: $r"
 gk_check "cage.update of an unknown id is refused" json_err "$r"
 
 # ---- audit log ----------------------------------------------------------------------
-gk_wait_for 30 test -s "$AUDIT"
+gk_audit_wait "$AUDIT" 0 30 .
 v=$(audit_query "$AUDIT" valid)
 GK_DETAIL=$v
 gk_check "audit log: every line is a JSON object" audit_query "$AUDIT" valid
 GK_DETAIL="no cage.create line for $A_ID with label a"
-gk_check "audit log: cage.create for A" audit_wait cage.create "$A_ID" a
+gk_check "audit log: cage.create for A" audit_wait cage.create "$A_ID" '"label":"a"'
 GK_DETAIL="no cage.create line for $B_ID"
 gk_check "audit log: cage.create for B" audit_wait cage.create "$B_ID"
 GK_DETAIL="no dns.deny line for $A_ID naming evil.example"
@@ -580,7 +580,7 @@ GK_DETAIL="$SOCK still there"
 gk_check "SIGTERM: the control socket is removed" test ! -e "$SOCK"
 GK_DETAIL="audit log: $(tail -n 2 "$AUDIT" | paste -sd'|' -)"
 gk_check "SIGTERM: the live cage C is torn down (audit cage.destroy)" \
-	audit_query "$AUDIT" has cage.destroy "$C_ID"
+	audit_wait cage.destroy "$C_ID"
 gk_ctl_close C
 gk_ctl_close X
 # ---- summary ------------------------------------------------------------------------

@@ -161,7 +161,8 @@ for n in 1 2; do
 	expect_dns "SIGHUP $n: hup$n.example is denied" $A_SRC hup$n.example A NXDOMAIN ""
 	GK_DETAIL="no dns.deny for hup$n.example in audit2.log, or audit3.log exists"
 	gk_check "SIGHUP $n: the audit log is still audit2.log" \
-		eval 'gk_wait_for 30 audit_query "$T/audit2.log" has dns.deny "$D_ID" hup$n.example &&
+		eval 'gk_audit_wait "$T/audit2.log" 0 30 "\"event\":\"dns.deny\"" "\"cage\":\"$D_ID\"" \
+		      "hup$n.example" &&
 		      [ ! -e "$T/audit3.log" ]'
 done
 

@@ -311,6 +311,27 @@ checks_fs() {
 	GK_DETAIL=$(detail)
 	gk_check "$who: writing in the working directory works (seen outside)" \
 		eval '[ "$RC" = 0 ] && [ "$(cat "$d/work/made-inside")" = made ]'
+	GK_DETAIL=$(detail)
+	gk_check "$who: ... and gk-run says nothing of the sandbox's /tmp (the working directory is under /tmp)" \
+		eval '! grep -q "never on the host" "$T/err"'
+	# The working directory is under /tmp: its parent is the sandbox's
+	# own /tmp, where writes vanish with the sandbox. gk-run says so.
+	rm -rf "$d/sibling.txt" "$d/wt2"
+	run "$who" -- -- sh -c 'echo hi > ../sibling.txt && mkdir ../wt2 && echo x > ../wt2/f'
+	GK_DETAIL=$(detail)
+	gk_check "$who: writing beside the working directory (../sibling.txt, ../wt2): works inside, nothing on the host, and gk-run names both at the end, with --rw $d/wt2 to keep them" \
+		eval '[ "$RC" = 0 ] && [ ! -e "$d/sibling.txt" ] && [ ! -e "$d/wt2" ] &&
+		    grep -F "$d/sibling.txt" "$T/err" | grep -F "$d/wt2" |
+		    grep -q -- "never on the host.*--rw $d/wt2\$"'
+	run "$who" -- -- sh -c 'echo hi > /tmp/elsewhere; echo hi > ../x-$$'
+	GK_DETAIL=$(detail)
+	gk_check "$who: ... /tmp itself too (/tmp/elsewhere), each named once, a file's directory left to choose (--rw DIR)" \
+		eval '[ "$RC" = 0 ] && [ "$(grep -c "never on the host" "$T/err")" = 1 ] &&
+		    grep -q "/tmp/elsewhere" "$T/err" && grep -q -- "--rw DIR\$" "$T/err"'
+	run "$who" -- --cache-dir
+	GK_DETAIL=$(detail)
+	gk_check "$who: --cache-dir with a HOME under /tmp (the sandbox's own): exit 1, nothing kept (said)" \
+		eval '[ "$RC" = 1 ] && [ ! -s "$T/out" ] && grep -q "nothing is kept" "$T/err"'
 	run "$who" -- --rw "$d/rw" -- sh -c "echo rw > '$d/rw/x'"
 	GK_DETAIL=$(detail)
 	gk_check "$who: --rw DIR is writable" \

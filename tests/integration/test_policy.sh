@@ -90,6 +90,7 @@ GK_DETAIL="version ${v:-?}"
 gk_check "gatekeeper_policy_info{version=\"t1\"} 1" test "$v" = t1
 
 # ---- deny wins -----------------------------------------------------------------------
+a0=$(gk_audit_mark "$AUDIT")
 cage root --allow '*.github.com' --ro "$EN_DIR" -- sh -c "
 	${CURL[*]} -o /dev/null https://github.com/index.html; echo github \$?
 	${CURL[*]} -o /dev/null https://api.github.com/index.html; echo api \$?
@@ -101,17 +102,17 @@ gk_check "... but not api.github.com, which the policy denies (refused by the pr
 	eval 'grep -Eq "^api [1-9]" "$T/run.out" && grep -q "api.github.com:443" "$T/run.err"'
 gk_check "... its lookup of api.github.com: NXDOMAIN" \
 	grep -qx "status: NXDOMAIN" "$T/run.out"
-# (the audit log is written from a buffer every 100 ms: its checks wait)
 gk_check "... the audit says host_policy, and the policy's version" \
-	gk_wait_for 50 eval 'grep "\"event\":\"proxy.deny\"" "$AUDIT" | grep "api.github.com" |
-	    grep -q "\"policy\":\"t1\".*\"reason\":\"host_policy\""'
+	gk_audit_wait "$AUDIT" "$a0" 50 '"event":"proxy\.deny"' 'api\.github\.com' \
+	    '"policy":"t1".*"reason":"host_policy"'
 
+a0=$(gk_audit_mark "$AUDIT")
 cage root --allow evil.example:443 --ro "$EN_DIR" -- \
 	"${CURL[@]}" -o /dev/null https://evil.example/index.html
 detail
 gk_check "evil.example (allowed, within the bound) resolves only into a denied CIDR: refused" \
-	gk_wait_for 50 eval '[ "$RUN_RC" != 0 ] && grep "\"event\":\"proxy.deny\"" "$AUDIT" |
-	    grep "evil.example" | grep -q "\"reason\":\"host_policy\""'
+	eval '[ "$RUN_RC" != 0 ] && gk_audit_wait "$AUDIT" "$a0" 50 "\"event\":\"proxy.deny\"" \
+	    evil.example "\"reason\":\"host_policy\""'
 
 # ---- the bound -------------------------------------------------------------------------
 cage root --allow github.com --allow pypi.org --ro "$EN_DIR" -- true
@@ -127,6 +128,7 @@ gk_check "... evil.example on every port is outside 'evil.example:443': refused 
 
 # ---- a narrowing reload ------------------------------------------------------------------
 rm -f "$T/work-root/go"
+a0=$(gk_audit_mark "$AUDIT")
 cage_bg BG root --allow github.com --allow codeload.github.com --ro "$EN_DIR" -- sh -c "
 	${CURL[*]} -o /dev/null https://codeload.github.com/index.html; echo before \$? >r1
 	i=0
@@ -149,20 +151,21 @@ gk_check "a live cage with github.com and codeload.github.com reached codeload b
 gk_check "... the reload narrowed the bound to github.com: codeload is refused, github.com works" \
 	eval 'grep -qx "github 0" "$T/work-root/r2" && grep -Eq "^after [1-9]" "$T/work-root/r3"'
 gk_check "... an audit line cage.update, reason policy, removed codeload.github.com" \
-	gk_wait_for 50 eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep "\"reason\":\"policy\"" |
-	    grep -q "codeload.github.com"'
+	gk_audit_wait "$AUDIT" "$a0" 50 '"event":"cage\.update"' '"reason":"policy"' \
+	    'codeload\.github\.com'
 v=$(info_version)
 GK_DETAIL="version ${v:-?}"
 gk_check "gatekeeper_policy_info{version=\"t2\"} after the reload; audit lines say t2" \
-	gk_wait_for 50 eval '[ "$v" = t2 ] && grep -q "\"policy\":\"t2\"" "$AUDIT"'
+	eval '[ "$v" = t2 ] && gk_audit_wait "$AUDIT" "$a0" 50 "\"policy\":\"t2\""'
 
 # ---- an asking cage is not asked outside the bound ---------------------------------------
+a0=$(gk_audit_mark "$AUDIT")
 ask_run once 0 --allow github.com -- sh -c "
 	${CURL[*]} -o /dev/null https://codeload.github.com/index.html; echo codeload \$?"
 detail
 gk_check "an asking cage (bound: github.com) is refused codeload.github.com without a question" \
-	gk_wait_for 50 eval 'grep -Eq "^codeload [1-9]" "$T/run.out" && [ "$(nevents ask)" = 0 ] &&
-	    grep -q "outside the host policy" "$AUDIT"'
+	eval 'grep -Eq "^codeload [1-9]" "$T/run.out" && [ "$(nevents ask)" = 0 ] &&
+	    gk_audit_wait "$AUDIT" "$a0" 50 "outside the host policy"'
 
 # ---- a broken policy at reload ---------------------------------------------------------------
 printf 'version t3\nallow nonsense pattern here\n' >"$POLICY"

@@ -422,7 +422,8 @@ gk_check "gatekeeper_active_tunnels falls back when they close" gk_wait_for 50 t
 px_deny_totals
 
 # ---- audit log ----------------------------------------------------------------------------------
-gk_wait_for 30 audit_deny evil.example not_allowlisted "$A_ID"
+gk_audit_wait "$AUDIT" 0 30 '"event":"[a-z0-9_.]*deny"' "\"cage\":\"$A_ID\"" \
+	'evil\.example' '"reason":"not_allowlisted"'
 px_audit_denies
 
 # ---- traffic by host; allowed connections sampled into the audit log -------------------------
@@ -450,7 +451,6 @@ for line in open(path):
 print(n)
 EOF
 }
-two_allowed() { [ "$(conn_allow "$A_ID" github.com 80)" -ge 2 ]; }
 GK_DETAIL="$(grep -c conn.allow "$AUDIT") conn.allow lines"
 gk_check "audit-allowed is off by default: no conn.allow line so far" \
 	eval '! grep -q "\"event\":\"conn.allow\"" "$AUDIT"'
@@ -458,7 +458,8 @@ echo 'audit-allowed = 2' >"$T/empty.conf"
 kill -HUP "$GKD"
 gk_wait_for 30 grep -q reloaded "$T/GKD.log"
 for i in 1 2 3 4; do curl_socks $A_SRC http://github.com/index.html; done
-gk_wait_for 30 two_allowed
+gk_audit_wait -n 2 "$AUDIT" 0 30 '"event":"conn\.allow"' "\"cage\":\"$A_ID\"" \
+	'"host":"github\.com"' '"port":80[,}]'
 GK_DETAIL="$(grep conn.allow "$AUDIT" | tail -n 3 | paste -sd' ' -)"
 gk_check "SIGHUP with audit-allowed = 2: 4 tunnels of A to github.com:80 give 2 conn.allow audit lines (cage, host, port, proto, up, down, ms)" \
 	eval '[ "$(conn_allow "$A_ID" github.com 80)" = 2 ]'

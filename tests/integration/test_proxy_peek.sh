@@ -115,13 +115,20 @@ gk_check "A: ... the same with Host github.com works (control)" \
 # request, nothing but github.com), counted once in
 # gatekeeper_denied_total{kind,reason} and audited once.
 
-# proxy_deny_lines: the proxy.deny audit lines so far.
-proxy_deny_lines() { grep -c '"event":"proxy.deny"' "$AUDIT" 2>/dev/null || echo 0; }
-# proxy_deny_reasons_since N: the reasons of the proxy.deny lines after
-# the first N, comma-separated.
-proxy_deny_reasons_since() {
-	grep '"event":"proxy.deny"' "$AUDIT" 2>/dev/null | tail -n +"$(($1 + 1))" |
+# deny_reasons_since MARK: wait (gk_audit_wait, 2 s) for a proxy.deny
+# audit line after line MARK (gk_audit_mark), then up to 0.2 s for a
+# second one; print their reasons, comma-separated.
+deny_reasons_since() {
+	gk_audit_wait "$AUDIT" "$1" 20 '"event":"proxy\.deny"' &&
+		gk_audit_wait -n 2 "$AUDIT" "$1" 2 '"event":"proxy\.deny"'
+	tail -n +"$(($1 + 1))" "$AUDIT" 2>/dev/null | grep '"event":"proxy.deny"' |
 		sed 's/.*"reason":"\([a-z_]*\)".*/\1/' | paste -sd, -
+}
+# denies_since MARK: how many proxy.deny audit lines came after line MARK
+# (waiting 0.2 s for one).
+denies_since() {
+	gk_audit_wait "$AUDIT" "$1" 2 '"event":"proxy\.deny"'
+	echo "$GK_AUDIT_N"
 }
 
 # raw_cut MSG VIA PORT REASON HELLO SEND...: through VIA (socks, http)
@@ -135,15 +142,13 @@ raw_cut() {
 	for x in "$@"; do args+=(--send "$x"); done
 	kind=$([ "$via" = socks ] && echo socks5 || echo http)
 	fetch_metrics "$T/r0.txt"
-	a0=$(proxy_deny_lines)
+	a0=$(gk_audit_mark "$AUDIT")
 	o=$(sc --via "$via" --bind $A_SRC --timeout 10 raw github.com "$port" \
 		"${args[@]}" 2>&1)
-	gk_wait_for 20 eval '[ "$(proxy_deny_lines)" -gt "$a0" ]'
-	sleep 0.2	# (a second line would be flushed by now)
+	rs=$(deny_reasons_since "$a0")
 	fetch_metrics "$T/r1.txt"
 	d0=$(gk_metric_sum "$T/r0.txt" gatekeeper_denied_total kind="$kind" reason="$reason")
 	d1=$(gk_metric_sum "$T/r1.txt" gatekeeper_denied_total kind="$kind" reason="$reason")
-	rs=$(proxy_deny_reasons_since "$a0")
 	GK_DETAIL="got: $(oneline "$o") | denied_total{kind=$kind,reason=$reason} $d0 -> $d1 | audit reasons: ${rs:-none}"
 	if [ -z "$hello" ]; then
 		gk_check "$msg ($via): cut in $(kv raw_end_ms "$o") ms, nothing came back, denied_total{reason=$reason} +1" \
@@ -161,17 +166,17 @@ raw_cut() {
 # raw_ok MSG VIA PORT HELLO SEND...: the same, allowed: HELLO comes back
 # (the "hello from" names), nothing is denied, the tunnel stays open.
 raw_ok() {
-	local msg=$1 via=$2 port=$3 hello=$4 o a0 x
+	local msg=$1 via=$2 port=$3 hello=$4 o a0 n x
 	local args=()
 	shift 4
 	for x in "$@"; do args+=(--send "$x"); done
-	a0=$(proxy_deny_lines)
+	a0=$(gk_audit_mark "$AUDIT")
 	o=$(sc --via "$via" --bind $A_SRC --timeout 10 raw github.com "$port" \
 		"${args[@]}" 2>&1)
-	sleep 0.2
-	GK_DETAIL="got: $(oneline "$o") | new audit deny lines: $(($(proxy_deny_lines) - a0))"
+	n=$(denies_since "$a0")
+	GK_DETAIL="got: $(oneline "$o") | new audit deny lines: $n"
 	gk_check "$msg ($via): $hello came back, nothing denied" \
-		eval '[ "$(kv raw_hello "$o")" = "$hello" ] && [ "$(proxy_deny_lines)" = "$a0" ]'
+		eval '[ "$(kv raw_hello "$o")" = "$hello" ] && [ "$n" = 0 ]'
 }
 
 # shellcheck source=tests/integration/peek_lib.sh
@@ -246,15 +251,13 @@ hrr_cut() {
 	shift 3
 	kind=$([ "$via" = socks ] && echo socks5 || echo http)
 	fetch_metrics "$T/r0.txt"
-	a0=$(proxy_deny_lines)
+	a0=$(gk_audit_mark "$AUDIT")
 	o=$("${HRR[@]}" --via "$via" --bind $A_SRC "$@" github.com "$PK_HRR_PORT" \
 		github.com "$sni2" 2>&1)
-	gk_wait_for 20 eval '[ "$(proxy_deny_lines)" -gt "$a0" ]'
-	sleep 0.2
+	rs=$(deny_reasons_since "$a0")
 	fetch_metrics "$T/r1.txt"
 	d0=$(gk_metric_sum "$T/r0.txt" gatekeeper_denied_total kind="$kind" reason=sni_mismatch)
 	d1=$(gk_metric_sum "$T/r1.txt" gatekeeper_denied_total kind="$kind" reason=sni_mismatch)
-	rs=$(proxy_deny_reasons_since "$a0")
 	GK_DETAIL="got: $(oneline "$o") | denied_total{kind=$kind,reason=sni_mismatch} $d0 -> $d1 | audit reasons: ${rs:-none}"
 	gk_check "$msg ($via): the retry request came, then the tunnel was cut in $(kv after_ms "$o") ms with no ServerHello, denied_total{reason=sni_mismatch} +1" \
 		eval '[ "$(kv first "$o")" = hrr ] && [ "$(kv group "$o")" = 0x0017 ] &&
@@ -271,14 +274,14 @@ for via in socks http; do
 	hrr_cut "A: ... the same without the change_cipher_spec record" \
 		$via evil.example --no-ccs
 	hrr_cut "A: ... a second ClientHello without a server name" $via -
-	a0=$(proxy_deny_lines)
+	a0=$(gk_audit_mark "$AUDIT")
 	o=$("${HRR[@]}" --via $via --bind $A_SRC github.com "$PK_HRR_PORT" \
 		github.com GitHub.com 2>&1)
-	sleep 0.2
-	GK_DETAIL="got: $(oneline "$o") | new audit deny lines: $(($(proxy_deny_lines) - a0))"
+	n=$(denies_since "$a0")
+	GK_DETAIL="got: $(oneline "$o") | new audit deny lines: $n"
 	gk_check "A: a second ClientHello for GitHub.com after a retry for github.com ($via) gets its ServerHello, nothing denied" \
 		eval '[ "$(kv first "$o")" = hrr ] && [ "$(kv after "$o")" = server_hello ] &&
-		      [ "$(proxy_deny_lines)" = "$a0" ]'
+		      [ "$n" = 0 ]'
 done
 curl_socks $A_SRC --tlsv1.3 --curves X25519:P-256 \
 	"https://github.com:$PK_HRR_PORT/"
@@ -298,7 +301,8 @@ gk_check "gatekeeperd is still running" daemon_alive "$GKD"
 px_deny_totals
 
 # ---- audit log ----------------------------------------------------------------------------------
-gk_wait_for 30 audit_deny github.com malformed "$A_ID"
+gk_audit_wait "$AUDIT" 0 30 '"event":"[a-z0-9_.]*deny"' "\"cage\":\"$A_ID\"" \
+	'github\.com' '"reason":"malformed"'
 px_audit_denies
 
 # ---- stop ----------------------------------------------------------------------------------------

@@ -154,13 +154,12 @@ ngx_lines() { wc -l <"$EN_DIR/nginx-access.log"; }
 # ngx_since N ERE: nginx's requests after its first N lines matching ERE.
 ngx_since() { tail -n +"$(($1 + 1))" "$EN_DIR/nginx-access.log" | grep -Ec -- "$2"; }
 ngx_new() { tail -n +"$((NGX_MARK + 1))" "$EN_DIR/nginx-access.log" | cut -c1-140 | paste -sd'|'; }
-audit_lines() { if [ -f "$AUDIT" ]; then wc -l <"$AUDIT"; else echo 0; fi; }
 
 # rmark / rafter: the metrics, the audit log's and nginx's lengths before
 # a case; the metrics after it (dm: the change, e2e_lib.sh).
 rmark() {
 	mark
-	AUDIT_MARK=$(audit_lines)
+	AUDIT_MARK=$(gk_audit_mark "$AUDIT")
 	NGX_MARK=$(ngx_lines)
 }
 rafter() { after; }
@@ -189,7 +188,7 @@ need_rules() {
 reported() {
 	local who=$1 id=$2 what=$3 hp=$4 nre=$5 dl al w ok
 	shift 5
-	gk_wait_for 30 eval '[ -n "$(rule_audit)" ]'
+	gk_audit_wait "$AUDIT" "$AUDIT_MARK" 30 '"reason":"request_rule"'
 	rafter
 	GK_DETAIL="nginx since: $(ngx_new)"
 	gk_check "$who: $id $what: nginx never saw it" \
@@ -525,9 +524,11 @@ registry() {
 		eval '[ "$(status http-get)" = 200 ] && [ "$(status http-get-np)" = 200 ] &&
 		      [ "$(status http-get-socks)" = 200 ] &&
 		      [ "$(ngx_since "$NGX_MARK" "\"GET [^ ]*/left-pad HTTP/1.1\" 200 ")" -ge 3 ]'
+	gk_audit_wait "$AUDIT" "$AUDIT_MARK" 30 '"reason":"request_rule"' \
+	    'registry\.npmjs\.org' DELETE
 	GK_DETAIL="request_rule lines: $(oneline "$(rule_audit)")"
 	gk_check "$who: ... the plain-HTTP refusals are audited too (a request_rule line naming the DELETE)" \
-		gk_wait_for 30 eval 'rule_audit | grep "registry.npmjs.org" | grep -q DELETE'
+		test "$GK_AUDIT_N" -ge 1
 	rmark
 	: >"$T/ka.out"
 	rl "$who" "${RO_NPM[@]}" -- keepalive https://registry.npmjs.org/left-pad \
@@ -717,7 +718,7 @@ others403() {
 # ctl_rules WHO: a running cage with one rule for codeload.github.com (GET
 # /index.html), another added and taken back with gatekeeperctl.
 ctl_rules() {
-	local who=$1 d=$T/work-$1/steps id pid rule='GET codeload.github.com/**'
+	local who=$1 d=$T/work-$1/steps id pid a0 rule='GET codeload.github.com/**'
 	need_rules "$who: gatekeeperctl allow of a rule" || return 0
 	rm -rf "$d"
 	mkdir -p "$d"
@@ -740,12 +741,14 @@ ctl_rules() {
 		eval '[ "$(status index)" = 200 ] && others403 && gk403 post POST /x.tgz &&
 		      [ "$(ngx_since "$NGX_MARK" "\"POST ")" = 0 ]'
 
+	a0=$(gk_audit_mark "$AUDIT")
 	ctl "$who" allow "$id" "$rule"
 	gk_check "$who: gatekeeperctl allow $id '$rule': exit 0, the allowlist printed holds the rule" \
 		eval '[ "$CTL_RC" = 0 ] && grep -qF "$rule" "$T/ctl.out"'
+	gk_audit_wait -F "$AUDIT" "$a0" 30 '"event":"cage.update"' "$rule"
 	GK_DETAIL="cage.update lines: $(oneline "$(grep '"cage.update"' "$AUDIT" 2>/dev/null | tail -n 3)")"
 	gk_check "$who: ... the audit log has the change as cage.update, with the rule" \
-		gk_wait_for 30 eval 'grep "\"event\":\"cage.update\"" "$AUDIT" | grep -qF "$rule"'
+		test "$GK_AUDIT_N" -ge 1
 	ctl "$who" allow "$id" 'FETCH codeload.github.com/**'
 	gk_check "$who: gatekeeperctl allow of 'FETCH codeload.github.com/**': a usage error (2) naming the method" \
 		eval '[ "$CTL_RC" = 2 ] && grep -q FETCH "$T/ctl.err"'

@@ -451,7 +451,7 @@ cache_key() {
 }
 
 checks_cache() {
-	local who=$1 d=$FS/$1 h=$FS/$1/home before after pc mine
+	local who=$1 d=$FS/$1 h=$FS/$1/home before after pc mine rc1 dir
 	[ "$HAVE_NPM" = 1 ] || gk_info "$who: npm is not installed: a shell writes ~/.npm instead"
 	before=$(snap "$h/.npm" "$h/.cache" "$h/.local")
 	mine=$(snap "$h/.cargo")
@@ -486,6 +486,29 @@ checks_cache() {
 	GK_DETAIL="home: $(listing "$h" | paste -sd' ') | .cargo: $(listing "$h/.cargo" | paste -sd' ')"
 	gk_check "$who: --cache private: new files on the stand-ins for read-only parents vanish (~/gk-vanish); the host's ~/.cargo unchanged" \
 		eval '[ ! -e "$h/gk-vanish" ] && [ "$mine" = "$(snap "$h/.cargo")" ]'
+
+	# --cache-dir: where a path a tool printed inside (npm's log) is
+	run "$who" "$d/work" -- sh -c "mkdir -p \"\$HOME/.npm/_logs\" &&
+		echo log >\"\$HOME/.npm/_logs/gk-$TOK-debug-0.log\" && exit 1"
+	rc1=$RC
+	run "$who" "$d/work" --cache-dir
+	dir=$(cat "$T/out")
+	GK_DETAIL="$(detail) | the failed run: rc=$rc1"
+	gk_check "$who: gk-run --cache-dir prints the project's caches' directory DIR on the host: ~/.npm/_logs/x written inside (by a failed run) is DIR/.npm/_logs/x" \
+		eval '[ "$rc1" = 1 ] && [ "$RC" = 0 ] && [ "$dir" = "$pc" ] &&
+		    [ "$(cat "$dir/.npm/_logs/gk-$TOK-debug-0.log")" = log ] && [ ! -s "$T/err" ]'
+	run "$who" "$d/work" --cache shared --cwd "$d/work" --cache-dir
+	GK_DETAIL=$(detail)
+	gk_check "$who: ... --cache shared --cache-dir: ~/.gk-run/cache/shared" \
+		eval '[ "$RC" = 0 ] && [ "$(cat "$T/out")" = "$h/.gk-run/cache/shared" ]'
+	run "$who" "$d/work" --cache tmp --cache-dir
+	GK_DETAIL=$(detail)
+	gk_check "$who: ... --cache tmp --cache-dir: exit 1, nothing printed, nothing kept (said)" \
+		eval '[ "$RC" = 1 ] && [ ! -s "$T/out" ] && grep -q "nothing is kept" "$T/err"'
+	run "$who" "$d/work" --cache-dir -- sh -c "echo ran"
+	GK_DETAIL=$(detail)
+	gk_check "$who: ... --cache-dir with a command: a usage error (125), nothing run" \
+		eval '[ "$RC" = 125 ] && ! grep -q ran "$T/out" && grep -q -- "--cache-dir" "$T/err"'
 
 	run "$who" "$d/work" -- sh -c "$(npm_ls); cat \"\$HOME/.cache/gk-fs-$TOK/entry\" \"\$HOME/.local/bin/gk-newtool\""
 	GK_DETAIL=$(detail)

@@ -149,8 +149,8 @@ tr_cut() {
 	shift 6
 	mark
 	tr_raw "$who" "$port" "$@"
-	audit_wait 1
-	sleep 0.2
+	# (then as long as a second line takes to come: there must be none)
+	audit_wait 1 && audit_wait 2 2
 	after
 	tr_deltas
 	line=$(audit_new | head -1)
@@ -248,8 +248,7 @@ peek_hrr() {	# WHO
 		mark
 		cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
 			-- "${NP[@]}" "${HRR[@]}" github.com "$PK_HRR_PORT" github.com "$sni2"
-		audit_wait 1
-		sleep 0.2
+		audit_wait 1 && audit_wait 2 2
 		after
 		tr_deltas
 		line=$(audit_new | head -1)

@@ -27,10 +27,9 @@ SSH_ALLOW=(--allow '*.github.com:443' --allow 'github.com:22')
 
 # mark: remember the counters (e2e_lib.sh's mark) and the audit log's
 # length before a case; after and dm are e2e_lib.sh's.
-audit_count() { if [ -f "$AUDIT" ]; then wc -l <"$AUDIT"; else echo 0; fi; }
 mark() {
 	fetch_metrics "$T/m0.txt"
-	AUDIT_MARK=$(audit_count)
+	AUDIT_MARK=$(gk_audit_mark "$AUDIT")
 }
 tr_ok() { dm gatekeeper_connections_total proto=transparent verdict=allowed; }
 tr_no() { dm gatekeeper_connections_total proto=transparent verdict=denied; }
@@ -73,9 +72,12 @@ for l in lines[int(sys.argv[2]):]:
 EOF
 }
 audit_n() { audit_new | grep -c .; }
-# audit_wait N: wait (up to 2 s; lines are buffered for 100 ms) for N new
-# transparent deny lines.
-audit_wait() { AUDIT_WANT=$1; gk_wait_for 20 eval '[ "$(audit_n)" -ge "$AUDIT_WANT" ]'; }
+# audit_wait N [TENTHS]: wait (gk_audit_wait, 2 s by default) for N
+# transparent proxy.deny lines since mark.
+audit_wait() {
+	gk_audit_wait -n "$1" "$AUDIT" "${AUDIT_MARK:-0}" "${2:-20}" \
+		'"event":"proxy\.deny"' '"proto":"transparent"'
+}
 
 out_has() { grep -q -- "$1" "$T/run.out"; }
 
