@@ -113,13 +113,13 @@ gk_budget_covers(const struct gk_cage *c, const char *host, uint16_t port)
 	    host, port) != 0;
 }
 
-/* The budget of mask with the least left, and what is left of it. */
-static const struct budget *
+/* The index of mask's budget with the least left (bs->n: none), and
+ * what is left of it. */
+static size_t
 budget_least(const struct budgets *bs, uint32_t mask, uint64_t *left)
 {
-	const struct budget *least = NULL;
+	size_t i, least = bs->n;
 	uint64_t l;
-	size_t i;
 
 	*left = UINT64_MAX;
 	for (i = 0; i < bs->n; i++) {
@@ -129,7 +129,7 @@ budget_least(const struct budgets *bs, uint32_t mask, uint64_t *left)
 		    bs->b[i].used : 0;
 		if (l < *left) {
 			*left = l;
-			least = &bs->b[i];
+			least = i;
 		}
 	}
 	return least;
@@ -151,16 +151,16 @@ gk_budget_spent(const struct gk_cage *c, const char *host, uint16_t port,
     char *why, size_t whylen)
 {
 	const struct budgets *bs;
-	const struct budget *b;
 	uint64_t left;
 	uint32_t m;
+	size_t i;
 
 	if (c == NULL || (bs = gk_cage_facet(c, GK_FACET_BUDGET)) == NULL ||
 	    (m = budget_mask(bs, host, port)) == 0)
 		return false;
-	if ((b = budget_least(bs, m, &left)) == NULL || left > 0)
+	if ((i = budget_least(bs, m, &left)) == bs->n || left > 0)
 		return false;
-	budget_why(b, why, whylen);
+	budget_why(&bs->b[i], why, whylen);
 	return true;
 }
 
@@ -169,15 +169,14 @@ gk_budget_take(struct gk_cage *c, const char *host, uint16_t port,
     uint32_t *mask, char *why, size_t whylen)
 {
 	struct budgets *bs;
-	const struct budget *b;
 	uint64_t left, g;
-	size_t i;
+	size_t i, least;
 
 	if (c == NULL || (bs = gk_cage_facet(c, GK_FACET_BUDGET)) == NULL)
 		return c == NULL ? 0 : UINT64_MAX;
 	if (*mask == 0 && (*mask = budget_mask(bs, host, port)) == 0)
 		return UINT64_MAX;
-	if ((b = budget_least(bs, *mask, &left)) == NULL)
+	if ((least = budget_least(bs, *mask, &left)) == bs->n)
 		return UINT64_MAX;
 	/* a full grant while there is room for four; then a quarter of
 	 * what is left (whole when small), so that tunnels sending at
@@ -185,8 +184,8 @@ gk_budget_take(struct gk_cage *c, const char *host, uint16_t port,
 	g = left > 4 * (uint64_t)GK_BUDGET_GRANT ? GK_BUDGET_GRANT :
 	    left > 16384 ? left / 4 : left;
 	if (g == 0) {
-		((struct budget *)b)->refused++;
-		budget_why(b, why, whylen);
+		bs->b[least].refused++;
+		budget_why(&bs->b[least], why, whylen);
 		return 0;
 	}
 	for (i = 0; i < bs->n; i++)
