@@ -281,6 +281,34 @@ pct() {
 			print v[i] }'
 }
 
+# tally R P BYTES SECS TICKS BEST T B: run R of path P moved BYTES in
+# SECS with TICKS of the relay's CPU: its MB/s printed, the best kept in
+# BEST[P], TICKS and BYTES added to T[P] and B[P] (BEST, T and B name
+# associative arrays).
+tally() {
+	local -n best=$6 ticks=$7 moved=$8
+	local mb
+	mb=$(awk -v b="$3" -v s="$4" 'BEGIN {printf "%.1f", b / s / 1e6}')
+	ticks[$2]=$((${ticks[$2]:-0} + $5))
+	moved[$2]=$((${moved[$2]:-0} + $3))
+	printf '  run %d %-13s %8s MB/s  relay CPU %.2f s\n' "$1" "$2" "$mb" \
+		"$(awk -v t="$5" -v hz="$HZ" 'BEGIN {print t / hz}')"
+	ge "$mb" "${best[$2]:-0}" && best[$2]=$mb
+}
+# cpu_per_gb T B OUT P...: OUT[P] becomes the relay's CPU seconds per
+# 10^9 bytes from T[P] ticks over B[P] bytes (nan: nothing measured).
+# shellcheck disable=SC2034  # per_gb: the caller's array
+cpu_per_gb() {
+	local -n all_ticks=$1 all_bytes=$2 per_gb=$3
+	local p
+	shift 3
+	for p in "$@"; do
+		per_gb[$p]=nan
+		[ "${all_bytes[$p]:-0}" -gt 0 ] && per_gb[$p]=$(awk -v t="${all_ticks[$p]}" \
+			-v hz="$HZ" -v b="${all_bytes[$p]}" 'BEGIN {printf "%.3f", t / hz / (b / 1e9)}')
+	done
+}
+
 # ---- machine --------------------------------------------------------------------
 echo "# gatekeeperd $("$GKD" --version 2>&1 | head -1)"
 echo "# $(nginx -v 2>&1 | head -1); mitmproxy $(dpkg-query -W -f='${Version}' mitmproxy 2>/dev/null);" \
@@ -549,6 +577,7 @@ for p in "${PATHS[@]}"; do
 done
 
 # ---- bulk ------------------------------------------------------------------------
+# shellcheck disable=SC2034  # CPU_T, CPU_B: filled through tally's names
 declare -A BULK VERIFIED CPU_T CPU_B CPU
 echo
 echo "Bulk: GET /big (${BULK_MB} MiB), one connection; the relay's CPU around each timed run:"
@@ -572,25 +601,14 @@ for ((r = 1; r <= BULK_RUNS; r++)); do
 			echo "  run $r $p: FAILED: '$out' $(tail -n 1 "$T/curl.err")"
 			continue
 		fi
-		mb=$(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f", b / s / 1e6}')
-		CPU_T[$p]=$((${CPU_T[$p]:-0} + c1 - c0))
-		CPU_B[$p]=$((${CPU_B[$p]:-0} + bytes))
-		printf '  run %d %-12s %8s MB/s  relay CPU %.2f s\n' "$r" "$p" "$mb" \
-			"$(awk -v t="$((c1 - c0))" -v hz="$HZ" 'BEGIN {print t / hz}')"
-		ge "$mb" "${BULK[$p]:-0}" && BULK[$p]=$mb
+		tally "$r" "$p" "$bytes" "$secs" $((c1 - c0)) BULK CPU_T CPU_B
 	done
 done
 gk_alive "the bulk runs"
-for p in "${PATHS[@]}"; do
-	if [ "${CPU_B[$p]:-0}" -gt 0 ]; then
-		CPU[$p]=$(awk -v t="${CPU_T[$p]}" -v hz="$HZ" -v b="${CPU_B[$p]}" \
-			'BEGIN {printf "%.3f", t / hz / (b / 1e9)}')
-	else
-		CPU[$p]=nan
-	fi
-done
+cpu_per_gb CPU_T CPU_B CPU "${PATHS[@]}"
 
 # ---- upload ----------------------------------------------------------------------
+# shellcheck disable=SC2034  # UPCPU_T, UPCPU_B: filled through tally's names
 declare -A UP UPCPU_T UPCPU_B UPCPU
 echo
 echo "Upload: PUT /sink/NAME (${UP_MB} MiB), one connection, $BULK_RUNS rounds; the relay's CPU around each run:"
@@ -611,20 +629,11 @@ for ((r = 1; r <= BULK_RUNS; r++)); do
 			continue
 		fi
 		rm -f "$T/www/sink/$r-${p/+/-}"
-		mb=$(awk -v b="$bytes" -v s="$secs" 'BEGIN {printf "%.1f", b / s / 1e6}')
-		UPCPU_T[$p]=$((${UPCPU_T[$p]:-0} + c1 - c0))
-		UPCPU_B[$p]=$((${UPCPU_B[$p]:-0} + bytes))
-		printf '  run %d %-13s %8s MB/s  relay CPU %.2f s\n' "$r" "$p" "$mb" \
-			"$(awk -v t="$((c1 - c0))" -v hz="$HZ" 'BEGIN {print t / hz}')"
-		ge "$mb" "${UP[$p]:-0}" && UP[$p]=$mb
+		tally "$r" "$p" "$bytes" "$secs" $((c1 - c0)) UP UPCPU_T UPCPU_B
 	done
 done
 gk_alive "the upload runs"
-for p in "${UP_PATHS[@]}"; do
-	UPCPU[$p]=nan
-	[ "${UPCPU_B[$p]:-0}" -gt 0 ] && UPCPU[$p]=$(awk -v t="${UPCPU_T[$p]}" -v hz="$HZ" \
-		-v b="${UPCPU_B[$p]}" 'BEGIN {printf "%.3f", t / hz / (b / 1e9)}')
-done
+cpu_per_gb UPCPU_T UPCPU_B UPCPU "${UP_PATHS[@]}"
 
 # ---- summary ---------------------------------------------------------------------
 echo
