@@ -43,6 +43,13 @@ e2e_args() {
 		[ -x "$GKRUN" ] || e2e_die "$2: not an executable (gk-run)"
 	fi
 }
+# e2e_ctl_arg PATH: GKCTL_BIN, gatekeeperctl (a script's third argument),
+# which must be given and executable.
+e2e_ctl_arg() {
+	[ -n "${1:-}" ] || e2e_die "usage: bash $E2E_NAME GATEKEEPERD GK-RUN GATEKEEPERCTL (gatekeeperctl missing)"
+	GKCTL_BIN=$(readlink -f "$1")
+	[ -x "$GKCTL_BIN" ] || e2e_die "$1: not an executable (gatekeeperctl)"
+}
 
 # e2e_preamble TOOL...: a fixed PATH, every TOOL installed, hermetic
 # clients (lib.sh: gk_unset_client_env), root; e2e_die otherwise.

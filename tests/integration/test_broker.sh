@@ -76,9 +76,7 @@ GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 E2E_NAME=test_broker.sh
 
 e2e_args 0 "$@"
-[ -n "${3:-}" ] || e2e_die "usage: bash $E2E_NAME GATEKEEPERD GK-RUN GATEKEEPERCTL (gatekeeperctl missing)"
-GKCTL_BIN=$(readlink -f "$3")
-[ -x "$GKCTL_BIN" ] || e2e_die "$3: not an executable (gatekeeperctl)"
+e2e_ctl_arg "${3:-}"
 e2e_preamble dig dnsmasq curl unshare nsenter ip mount nginx fcgiwrap openssl \
     git /usr/lib/git-core/git-http-backend nft bwrap setpriv useradd \
     groupadd usermod getent timeout node npm promtool "$PYTHON"
