@@ -34,19 +34,10 @@ static struct gk_cage *cage;
 static int
 setup(void **state)
 {
-	const char *pats[] = { "example.com" };
-	struct gk_allowlist *al;
-	struct gk_addr a;
-	enum gk_cage_err e;
-	char err[128];
-
 	(void)state;
 	table = gk_cage_table_new();
 	assert_non_null(table);
-	al = gk_allowlist_new(pats, 1, err, sizeof(err));
-	assert_non_null(al);
-	assert_int_equal(gk_addr_parse("10.9.0.2", &a), 0);
-	cage = gk_test_cage(table, &a, "cred", 0, al, &e);
+	cage = gk_test_cage_one(table, "10.9.0.2", "example.com", "cred");
 	assert_non_null(cage);
 	return 0;
 }
