@@ -566,6 +566,19 @@ handle(struct spawn_sockgate *g, const struct seccomp_notif *req)
 	run_job(j, domain);
 }
 
+/* Has the filter no process left (the listener hung up)? Waits for a
+ * call or the hang-up. */
+static bool
+gate_hung_up(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	while (poll(&pfd, 1, -1) == -1)
+		if (errno != EINTR)
+			return true;
+	return (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0;
+}
+
 static void *
 supervise(void *arg)
 {
@@ -575,7 +588,13 @@ supervise(void *arg)
 	for (;;) {
 		memset(&req, 0, sizeof(req));
 		if (ioctl(g->fd, SECCOMP_IOCTL_NOTIF_RECV, &req) == -1) {
-			if (errno == EINTR || errno == ENOENT)
+			if (errno == EINTR)
+				continue;
+			/* ENOENT: a call withdrawn, or every process of the
+			 * sandbox gone, which the kernel says at once and
+			 * again on each try: wait for the next call, or the
+			 * hang-up that says there will be none */
+			if (errno == ENOENT && !gate_hung_up(g->fd))
 				continue;
 			break;		/* the sandbox is gone */
 		}
