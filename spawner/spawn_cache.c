@@ -561,7 +561,8 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			    c->kind == SPAWN_MNT_TMPFS)))
 				continue;
 			free(missing_parent(home, path, &bad));
-			if (!bad)
+			if (!bad && spawn_cache_wanted(home, lists[li][i],
+			    dir != NULL ? backing : NULL, cwd))
 				r = add_cache(l, o, mode, path, backing,
 				    li == 1, err, errlen);
 		}

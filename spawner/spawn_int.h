@@ -144,6 +144,12 @@ int		 spawn_mkdirs(const char *path, mode_t mode);
  * are the project's own: `cwd` (canonical) names the project. 0, or -1
  * with err.
  */
+/* Is the directory empty (false when it cannot be read)? */
+bool		 spawn_dir_empty(const char *path);
+/* Does the cache place rel (under home) get a mount point: its tool used
+ * here (spawn_cachewant.c)? backing: its private directory, or NULL. */
+bool		 spawn_cache_wanted(const char *home, const char *rel,
+		    const char *backing, const char *cwd);
 int		 spawn_cache_mounts(struct spawn_mlist *l,
 		    const struct spawn_opts *o, const char *cwd,
 		    const char *home, char *err, size_t errlen);

@@ -24,6 +24,8 @@
 
 struct fixture {
 	char	 home[256];
+	char	 bin[300];	/* PATH: npm and python3, no other */
+	char	*path;		/* PATH before */
 	char	 proj[300];
 	char	 priv[600];	/* proj's private caches */
 	char	*cwd;
@@ -76,6 +78,17 @@ setup(void **state)
 	assert_int_equal(symlink(".bashrc", p), 0);
 	snprintf(fx->proj, sizeof(fx->proj), "%s/proj", fx->home);
 	cache_dir_of(fx, fx->proj, fx->priv, sizeof(fx->priv));
+	/* the tools on PATH are the test's, not the machine's */
+	snprintf(fx->bin, sizeof(fx->bin), "%s.bin", fx->home);
+	assert_int_equal(spawn_mkdirs(fx->bin, 0755), 0);
+	touch(fx->bin, "npm", false);
+	snprintf(p, sizeof(p), "%s/npm", fx->bin);
+	assert_int_equal(chmod(p, 0755), 0);
+	touch(fx->bin, "python3", false);
+	snprintf(p, sizeof(p), "%s/python3", fx->bin);
+	assert_int_equal(chmod(p, 0755), 0);
+	fx->path = getenv("PATH") != NULL ? strdup(getenv("PATH")) : NULL;
+	setenv("PATH", fx->bin, 1);
 	*state = fx;
 	return 0;
 }
@@ -85,7 +98,13 @@ teardown(void **state)
 {
 	struct fixture *fx = *state;
 
+	if (fx->path != NULL)
+		setenv("PATH", fx->path, 1);
+	else
+		unsetenv("PATH");
+	free(fx->path);
 	spawn_test_home_remove(fx->home);
+	spawn_test_home_remove(fx->bin);
 	free(fx);
 	return 0;
 }
@@ -266,11 +285,58 @@ test_explicit_and_odd(void **state)
 	assert_int_equal(at(fx, &pl, ".m2")->kind, SPAWN_MNT_RO);
 	spawn_mounts_free(pl.m, pl.n);
 
-	/* started from HOME, writable: no SYNTH there */
+	/* started from HOME, writable: no SYNTH there (yarn's cache: the
+	 * project has a yarn.lock) */
+	touch(fx->home, "yarn.lock", false);
 	plan_for(fx, SPAWN_CACHE_PRIVATE, true, NULL, fx->home, &pl);
 	assert_int_equal(at(fx, &pl, "")->kind, SPAWN_MNT_RW);
 	assert_int_equal(at(fx, &pl, ".yarn/berry")->kind, SPAWN_MNT_BIND);
 	spawn_mounts_free(pl.m, pl.n);
+}
+
+/* Which places the host lacks get a mount point: their tool's used. */
+static void
+test_wanted(void **state)
+{
+	struct fixture *fx = *state;
+	const char *h = fx->home;
+	struct plan pl;
+	char back[700], p[700];
+
+	snprintf(back, sizeof(back), "%s/.gradle/caches", fx->priv);
+	/* nothing says gradle is used: no mount point, no SYNTH for it */
+	assert_false(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
+	assert_false(spawn_cache_wanted(h, ".bun/install/cache", NULL,
+	    fx->proj));
+	plan_for(fx, SPAWN_CACHE_PRIVATE, true, NULL, NULL, &pl);
+	assert_null(at(fx, &pl, ".gradle/caches"));
+	assert_null(at(fx, &pl, "go/pkg/mod"));
+	assert_non_null(at(fx, &pl, ".npm"));		/* npm on PATH */
+	assert_non_null(at(fx, &pl, ".cargo/registry"));	/* ~/.cargo */
+	spawn_mounts_free(pl.m, pl.n);
+	/* the project's file */
+	touch(fx->proj, "build.gradle.kts", false);
+	assert_true(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
+	snprintf(p, sizeof(p), "%s/build.gradle.kts", fx->proj);
+	assert_int_equal(unlink(p), 0);
+	/* an earlier run's writes in the private directory; an empty one
+	 * (made, never used) says nothing */
+	assert_int_equal(spawn_mkdirs(back, 0700), 0);
+	assert_false(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
+	touch(back, "modules-2", true);
+	assert_true(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
+	/* the program on PATH; the tool's own directory in HOME */
+	touch(fx->bin, "go", false);
+	snprintf(p, sizeof(p), "%s/go", fx->bin);
+	assert_false(spawn_cache_wanted(h, "go/pkg/mod", NULL, fx->proj));
+	assert_int_equal(chmod(p, 0755), 0);
+	assert_true(spawn_cache_wanted(h, "go/pkg/mod", NULL, fx->proj));
+	touch(h, ".bun", true);
+	assert_true(spawn_cache_wanted(h, ".bun/install/cache", NULL, NULL));
+	/* a place the host has, or one gk-run does not know: always */
+	touch(h, ".yarn/berry", true);
+	assert_true(spawn_cache_wanted(h, ".yarn/berry", NULL, NULL));
+	assert_true(spawn_cache_wanted(h, ".cache", NULL, NULL));
 }
 
 /* The name of a project's directory: readable, the path's hash. */
@@ -476,6 +542,7 @@ main(void)
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_explicit_and_odd, setup,
 		    teardown),
+		cmocka_unit_test_setup_teardown(test_wanted, setup, teardown),
 		cmocka_unit_test(test_key),
 		cmocka_unit_test_setup_teardown(test_projects, setup,
 		    teardown),
