@@ -552,6 +552,10 @@ struct spawn_plan {
 	bool			 own_netns;	/* none: gk-run's child made the
 						   network namespace, not
 						   bwrap */
+	bool			 view;		/* gk-run's child made the view
+						   (spawn_view.c): bwrap binds
+						   it whole, then only /dev,
+						   /proc and the cage's files */
 	int			 status_fd;	/* --json-status-fd; -1: none */
 	int			 block_fd;	/* --block-fd (spawn_tmpwatch.c);
 						   0: none */

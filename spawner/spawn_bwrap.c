@@ -14,6 +14,9 @@
  *     [--setenv K V...: proxies, credentials' placeholders, trust
  *     bundles, then --env's] [--seccomp FD]
  *     [--json-status-fd FD] -- COMMAND [ARG...]
+ * Where gk-run's child made the view (spawn_view.c), its mounts are
+ * --bind / / (the view, whole), --dev /dev, --proc /proc and its
+ * --ro-bind /proc/sys, with no --remount-ro.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -220,7 +223,13 @@ spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
 	spawn_strv_push(a, "--new-session");
 	push2(a, "--cap-drop", "ALL");
 	for (i = 0; i < p->nmounts; i++)
-		mount_args(a, &p->mounts[i]);
+		if (!p->view)
+			mount_args(a, &p->mounts[i]);
+		else if (i == 0)
+			push3(a, "--bind", "/", "/");	/* the view, whole */
+		else if (p->mounts[i].kind == SPAWN_MNT_DEV ||
+		    p->mounts[i].kind == SPAWN_MNT_PROC)
+			mount_args(a, &p->mounts[i]);
 	if (p->net != SPAWN_NET_HOST && p->resolv_fd != -1)
 		push_fd(a, "--ro-bind-data", p->resolv_fd, "/etc/resolv.conf");
 	/* readable by every user inside, as a system bundle is */
@@ -231,7 +240,7 @@ spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
 		push_fd(a, "--ro-bind-data", p->trust->file[i].fd,
 		    p->trust->file[i].path);
 	}
-	for (i = 0; i < p->nmounts; i++)
+	for (i = 0; !p->view && i < p->nmounts; i++)
 		if (p->mounts[i].kind == SPAWN_MNT_HIDE_DIR)
 			push2(a, "--remount-ro", p->mounts[i].path);
 	push2(a, "--chdir", p->cwd);

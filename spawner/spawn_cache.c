@@ -561,8 +561,7 @@ spawn_cache_mounts(struct spawn_mlist *l, const struct spawn_opts *o,
 			    c->kind == SPAWN_MNT_TMPFS)))
 				continue;
 			free(missing_parent(home, path, &bad));
-			if (!bad && spawn_cache_wanted(home, lists[li][i],
-			    dir != NULL ? backing : NULL, cwd))
+			if (!bad && spawn_cache_wanted(home, lists[li][i]))
 				r = add_cache(l, o, mode, path, backing,
 				    li == 1, err, errlen);
 		}

@@ -7,11 +7,12 @@
  * a tmpfs with every entry of the host directory bound on it again, one
  * mount each. For a home of fifty entries that is fifty mounts on every
  * start, paid for tools that are not there. So a cache place the host
- * lacks is set up only when something says the tool is used: the tool's
- * own directory in $HOME (~/.cargo, ~/go, ~/.gradle, ...), the place's
- * private directory holding what an earlier run wrote, one of its programs on PATH, or
- * one of its files in the working directory (go.mod, yarn.lock, ...).
- * A place the host has is always bound: that costs one mount.
+ * lacks is set up only when the host says the tool is used: the tool's
+ * own directory in $HOME (~/.cargo, ~/go, ~/.gradle, ...) or one of its
+ * programs on PATH. Never from what the sandbox could have written (a
+ * go.mod in the project, an earlier run's files in the private cache):
+ * nothing the sandbox writes decides a mount. A place the host has is
+ * always bound: that costs one mount.
  *
  * What a run writes to a place left out stays where it would be without
  * gk-run's caches: in the read-only home, or on the SYNTH another place
@@ -31,31 +32,21 @@ struct want {
 	const char	*rel;		/* the place, under $HOME */
 	const char	*own;		/* the tool's own directory there */
 	const char	*progs[4];	/* on PATH */
-	const char	*files[6];	/* in the working directory */
 };
 
 static const struct want wants[] = {
-	{ ".npm", ".npm", { "npm", "npx", "node" }, { "package.json" } },
-	{ ".cargo/registry", ".cargo", { "cargo" }, { "Cargo.toml" } },
-	{ ".cargo/git", ".cargo", { "cargo" }, { "Cargo.toml" } },
-	{ "go/pkg/mod", "go", { "go" }, { "go.mod" } },
-	{ ".m2/repository", ".m2", { "mvn" }, { "pom.xml", "mvnw" } },
-	{ ".gradle/caches", ".gradle", { "gradle" }, { "gradlew",
-	    "build.gradle", "build.gradle.kts", "settings.gradle",
-	    "settings.gradle.kts" } },
-	{ ".gradle/wrapper", ".gradle", { "gradle" }, { "gradlew",
-	    "build.gradle", "build.gradle.kts", "settings.gradle",
-	    "settings.gradle.kts" } },
-	{ ".yarn/berry", ".yarn", { "yarn", "yarnpkg" }, { "yarn.lock",
-	    ".yarnrc.yml" } },
-	{ ".local/share/pnpm", ".local/share/pnpm", { "pnpm" },
-	    { "pnpm-lock.yaml", "pnpm-workspace.yaml" } },
-	{ ".bun/install/cache", ".bun", { "bun" }, { "bun.lockb",
-	    "bun.lock", "bunfig.toml" } },
-	{ ".local/lib", ".local/lib", { "pip", "pip3", "python3", "python" },
-	    { "requirements.txt", "pyproject.toml", "setup.py" } },
-	{ ".local/bin", ".local/bin", { "pip", "pip3", "python3", "python" },
-	    { "requirements.txt", "pyproject.toml", "setup.py" } },
+	{ ".npm", ".npm", { "npm", "npx", "node" } },
+	{ ".cargo/registry", ".cargo", { "cargo" } },
+	{ ".cargo/git", ".cargo", { "cargo" } },
+	{ "go/pkg/mod", "go", { "go" } },
+	{ ".m2/repository", ".m2", { "mvn" } },
+	{ ".gradle/caches", ".gradle", { "gradle" } },
+	{ ".gradle/wrapper", ".gradle", { "gradle" } },
+	{ ".yarn/berry", ".yarn", { "yarn", "yarnpkg" } },
+	{ ".local/share/pnpm", ".local/share/pnpm", { "pnpm" } },
+	{ ".bun/install/cache", ".bun", { "bun" } },
+	{ ".local/lib", ".local/lib", { "pip", "pip3", "python3", "python" } },
+	{ ".local/bin", ".local/bin", { "pip", "pip3", "python3", "python" } },
 };
 
 static bool
@@ -87,8 +78,7 @@ on_path(const char *prog)
 }
 
 bool
-spawn_cache_wanted(const char *home, const char *rel, const char *backing,
-    const char *cwd)
+spawn_cache_wanted(const char *home, const char *rel)
 {
 	const struct want *w = NULL;
 	size_t i;
@@ -96,13 +86,8 @@ spawn_cache_wanted(const char *home, const char *rel, const char *backing,
 	for (i = 0; i < sizeof(wants) / sizeof(wants[0]) && w == NULL; i++)
 		if (strcmp(wants[i].rel, rel) == 0)
 			w = &wants[i];
-	if (w == NULL || exists(home, rel) || exists(home, w->own) ||
-	    (backing != NULL && exists(backing, ".") &&
-	    !spawn_dir_empty(backing)))
+	if (w == NULL || exists(home, rel) || exists(home, w->own))
 		return true;
-	for (i = 0; i < 6 && cwd != NULL && w->files[i] != NULL; i++)
-		if (exists(cwd, w->files[i]))
-			return true;
 	for (i = 0; i < 4 && w->progs[i] != NULL; i++)
 		if (on_path(w->progs[i]))
 			return true;

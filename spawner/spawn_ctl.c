@@ -59,13 +59,13 @@ loopback_up(void)
 }
 
 int
-spawn_netns_make(char *err, size_t errlen)
+spawn_netns_make(int flags, char *err, size_t errlen)
 {
 	/* our ids outside: inside, before the map, they read 65534 */
 	uid_t uid = getuid();
 	gid_t gid = getgid();
 
-	if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1) {
+	if (unshare(CLONE_NEWUSER | flags) == -1) {
 		spawn_userns_explain(SPAWN_USERNS_CREATE, errno, err, errlen);
 		return -1;
 	}
@@ -73,16 +73,17 @@ spawn_netns_make(char *err, size_t errlen)
 		spawn_userns_explain(SPAWN_USERNS_MAP, errno, err, errlen);
 		return -1;
 	}
-	loopback_up();
+	if (flags & CLONE_NEWNET)
+		loopback_up();
 	return 0;
 }
 
 int
-spawn_ctl_netns(char *err, size_t errlen)
+spawn_ctl_netns(int flags, char *err, size_t errlen)
 {
 	int fd;
 
-	if (spawn_netns_make(err, errlen) == -1)
+	if (spawn_netns_make(CLONE_NEWNET | flags, err, errlen) == -1)
 		return -1;
 	if ((fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) == -1) {
 		gk_seterr(err, errlen, "cannot open the cage's network "

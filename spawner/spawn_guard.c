@@ -112,8 +112,8 @@ host_writable(const struct spawn_mlist *l, const char *path)
 	return c != NULL && c->kind == SPAWN_MNT_RW;
 }
 
-bool
-spawn_dir_empty(const char *path)
+static bool
+dir_empty(const char *path)
 {
 	struct dirent *de;
 	bool empty = true;
@@ -261,7 +261,7 @@ guard(struct spawn_mlist *l, const char *place, const struct guarded *g,
 		 * empty one over it, not a bind of it (a bind's source must
 		 * still be there when bwrap mounts it); this run leaves it.
 		 */
-		if (S_ISDIR(st.st_mode) && spawn_dir_empty(path))
+		if (S_ISDIR(st.st_mode) && dir_empty(path))
 			return spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path),
 			    true);
 		if (S_ISREG(st.st_mode) && st.st_size == 0)

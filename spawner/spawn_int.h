@@ -144,12 +144,9 @@ int		 spawn_mkdirs(const char *path, mode_t mode);
  * are the project's own: `cwd` (canonical) names the project. 0, or -1
  * with err.
  */
-/* Is the directory empty (false when it cannot be read)? */
-bool		 spawn_dir_empty(const char *path);
 /* Does the cache place rel (under home) get a mount point: its tool used
- * here (spawn_cachewant.c)? backing: its private directory, or NULL. */
-bool		 spawn_cache_wanted(const char *home, const char *rel,
-		    const char *backing, const char *cwd);
+ * on this host (spawn_cachewant.c)? */
+bool		 spawn_cache_wanted(const char *home, const char *rel);
 int		 spawn_cache_mounts(struct spawn_mlist *l,
 		    const struct spawn_opts *o, const char *cwd,
 		    const char *home, char *err, size_t errlen);
@@ -215,12 +212,12 @@ const char	*spawn_sandbox_path(const struct spawn_plan *p);
 
 /* spawn_ctl.c */
 int		 spawn_ctl_connect(const char *path, char *err, size_t errlen);
-/* unshare(CLONE_NEWUSER | CLONE_NEWNET), identity uid/gid maps, lo up;
- * 0 or -1 with err. */
-int		 spawn_netns_make(char *err, size_t errlen);
-/* spawn_netns_make(), then an fd for the new network namespace
- * (CLOEXEC). */
-int		 spawn_ctl_netns(char *err, size_t errlen);
+/* unshare(CLONE_NEWUSER | flags: CLONE_NEWNET, CLONE_NEWNS), identity
+ * uid/gid maps, lo up (a new network namespace's); 0 or -1 with err. */
+int		 spawn_netns_make(int flags, char *err, size_t errlen);
+/* spawn_netns_make(CLONE_NEWNET | flags), then an fd for the new network
+ * namespace (CLOEXEC). */
+int		 spawn_ctl_netns(int flags, char *err, size_t errlen);
 /* Send the request with nsfd (SCM_RIGHTS) and wait for the cage. */
 int		 spawn_ctl_create(int sock, int nsfd, const char *request,
 		    const char *path, struct spawn_cage *c, char *err,
@@ -546,6 +543,24 @@ struct spawn_run {
 	const struct spawn_ask_conf *ask;
 	const char	*cage_id;
 };
+
+/*
+ * The sandbox's view made by gk-run's child (spawn_view.c), in its own
+ * mount namespace. spawn_view_wanted: the plan allows it (else bwrap
+ * makes the view). spawn_view_build: the tree's fd; -2: the kernel
+ * cannot (nothing done: bwrap makes it); -1 with err. spawn_view_enter:
+ * the calling process's root becomes the tree (root is closed).
+ */
+bool		 spawn_view_wanted(const struct spawn_plan *p);
+int		 spawn_view_build(const struct spawn_plan *p, char *err,
+		    size_t errlen);
+int		 spawn_view_enter(int root, char *err, size_t errlen);
+/* The keeper, before its work on the host at gk-run's death: the view
+ * (the child's) detached and let go, so that its mount points (the
+ * placeholders) can be removed (spawn_start.c). */
+void		 spawn_view_drop(void);
+/* The view's fd in this process (spawn_start.c), or -1. */
+int		 spawn_view_fd(void);
 
 /* spawn_tmpwatch.c: what the command left in the sandbox's own /tmp
  * when the working directory is under /tmp (it vanishes with the

@@ -29,7 +29,9 @@
  *     set-up), then exits as bwrap did (the status or the signal), which
  *     gk-run reads as before.
  * It holds no file descriptor of gk-run's or the sandbox's but stderr
- * (for what spawn_gitlinks_check() says) and the placeholders' registry:
+ * (for what spawn_gitlinks_check() says), the placeholders' registry
+ * and the view gk-run's child made (spawn_view.c; let go before that
+ * work, or its mount points could not be removed):
  * a reader of the sandbox's output sees its end when the sandbox's
  * processes end.
  */
@@ -158,9 +160,32 @@ keep(const struct spawn_plan *plan, int guard_fd, pid_t bwrap, int sfd)
 	}
 	(void)kill(bwrap, SIGKILL);
 	reap_all();
+	/* a mount point in the view is busy while the view holds it */
+	spawn_view_drop();
 	spawn_gitlinks_check(plan);
 	spawn_guard_cleanup(guard_fd, plan);
 	_exit(SPAWN_EXIT_FAIL);
+}
+
+/* Every fd from 3 up closed but a and b (-1: none). */
+static void
+close_all_but(int a, int b)
+{
+	int lo = a < b ? a : b, hi = a < b ? b : a, from = 3;
+
+	if (lo >= from) {
+		if (lo > from)
+			(void)close_range((unsigned int)from,
+			    (unsigned int)lo - 1, 0);
+		from = lo + 1;
+	}
+	if (hi >= from) {
+		if (hi > from)
+			(void)close_range((unsigned int)from,
+			    (unsigned int)hi - 1, 0);
+		from = hi + 1;
+	}
+	(void)close_range((unsigned int)from, ~0U, 0);
 }
 
 pid_t
@@ -195,12 +220,9 @@ spawn_keeper_fork(pid_t parent, const struct spawn_plan *plan, int guard_fd,
 		return 0;
 	}
 	/* nothing of gk-run's or the sandbox's stays open here but
-	 * stderr and the registry */
+	 * stderr, the registry and the view (let go at gk-run's death) */
 	(void)close_range(0, 1, 0);
-	if (guard_fd > 3)
-		(void)close_range(3, (unsigned int)guard_fd - 1, 0);
-	(void)close_range(guard_fd >= 3 ? (unsigned int)guard_fd + 1 : 3,
-	    ~0U, 0);
+	close_all_but(guard_fd, spawn_view_fd());
 	if ((sfd = signalfd(-1, &all, SFD_CLOEXEC)) == -1) {
 		(void)kill(pid, SIGKILL);
 		reap_all();

@@ -34,10 +34,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -138,6 +140,67 @@ child_fail(int chan, const char *msg)
 	_exit(SPAWN_EXIT_FAIL);
 }
 
+static int view_root = -1;	/* the child's: its view (spawn_view.c) */
+
+/* The view made here, where the plan and the kernel allow: after the
+ * namespaces, while gk-run waits on gatekeeperd. */
+static void
+child_view(const struct spawn_child *c)
+{
+	char err[SPAWN_ERRLEN];
+	int fd;
+
+	if (!spawn_view_wanted(c->plan))
+		return;
+	if ((fd = spawn_view_build(c->plan, err, sizeof(err))) == -1)
+		child_fail(c->chan, err);
+	if (fd >= 0) {
+		view_root = fd;
+		c->plan->view = true;
+	}
+	if (c->verbose > 0)
+		fprintf(stderr, "gk-run: the filesystem view's %zu mounts %s\n",
+		    c->plan->nmounts, fd >= 0 ? "made by gk-run before bwrap "
+		    "(GK_RUN_VIEW=bwrap leaves them to bwrap)" : "left to "
+		    "bwrap: this kernel has no mount_setattr (Linux 5.12)");
+}
+
+int
+spawn_view_fd(void)
+{
+	return view_root;
+}
+
+void
+spawn_view_drop(void)
+{
+	bool back = false;
+	int here;
+
+	if (view_root == -1)
+		return;
+	/* the tree is reached by its fd only: from inside it, "." */
+	if ((here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) != -1 &&
+	    fchdir(view_root) == 0) {
+		(void)umount2(".", MNT_DETACH);
+		/* back where it was; the work that follows takes absolute
+		 * paths, so a failure here changes nothing */
+		back = fchdir(here) == 0;
+	}
+	if (here != -1)
+		close(here);
+	(void)back;
+	close(view_root);
+	view_root = -1;
+}
+
+/* CLONE_NEWNS when the child makes the view. */
+static int
+view_ns(const struct spawn_child *c)
+{
+	return spawn_view_wanted(c->plan) ? CLONE_NEWNS : 0;
+}
+
 /* Die with the parent; none of this may outlive gk-run. */
 static void
 child_tie(const struct spawn_child *c)
@@ -154,12 +217,13 @@ child_cage(const struct spawn_child *c, struct spawn_cage *cage)
 	ssize_t n;
 	int nsfd, fd;
 
-	if ((nsfd = spawn_ctl_netns(err, sizeof(err))) == -1)
+	if ((nsfd = spawn_ctl_netns(view_ns(c), err, sizeof(err))) == -1)
 		child_fail(c->chan, err);
 	child_tie(c);	/* new credentials may have cleared it */
 	if (chan_send(c->chan, 'N', NULL, 0, nsfd) == -1)
 		_exit(SPAWN_EXIT_FAIL);
 	close(nsfd);
+	child_view(c);
 	n = chan_recv(c->chan, msg, sizeof(msg), &fd, -1);
 	if (fd != -1)
 		close(fd);
@@ -180,7 +244,8 @@ child_nonet(const struct spawn_child *c)
 	char err[SPAWN_ERRLEN];
 	int fd;
 
-	if (spawn_netns_make(err, sizeof(err)) == -1 ||
+	if (spawn_netns_make(CLONE_NEWNET | view_ns(c), err,
+	    sizeof(err)) == -1 ||
 	    (fd = spawn_nonet_socket(err, sizeof(err))) == -1)
 		child_fail(c->chan, err);
 	child_tie(c);	/* new credentials may have cleared it */
@@ -188,6 +253,7 @@ child_nonet(const struct spawn_child *c)
 		_exit(SPAWN_EXIT_FAIL);
 	close(fd);
 	c->plan->own_netns = true;
+	child_view(c);
 }
 
 /* resolv.conf: the cage's gateway is its only resolver; --net none's is
@@ -257,11 +323,19 @@ spawn_child_run(const struct spawn_child *c)
 	} else if (c->plan->net == SPAWN_NET_NONE) {
 		child_nonet(c);
 		child_resolv(c);
+	} else if (view_ns(c) != 0) {
+		if (spawn_netns_make(CLONE_NEWNS, err, sizeof(err)) == -1)
+			child_fail(c->chan, err);
+		child_tie(c);	/* new credentials may have cleared it */
+		child_view(c);
 	}
 	if (spawn_keeper_fork(c->parent, c->plan, c->guard_fd, err,
 	    sizeof(err)) == -1)
 		child_fail(c->chan, err);
 	/* bwrap's process from here on; the keeper never returns */
+	if (c->plan->view && spawn_view_enter(view_root, err,
+	    sizeof(err)) == -1)
+		child_fail(c->chan, err);
 	if (spawn_bwrap_build(c->plan, &argv) == -1)
 		child_fail(c->chan, "out of memory");
 	if (c->verbose > 0 && (line = spawn_shell_render(&argv, NULL, 0)) !=

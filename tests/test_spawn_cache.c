@@ -285,16 +285,19 @@ test_explicit_and_odd(void **state)
 	assert_int_equal(at(fx, &pl, ".m2")->kind, SPAWN_MNT_RO);
 	spawn_mounts_free(pl.m, pl.n);
 
-	/* started from HOME, writable: no SYNTH there (yarn's cache: the
-	 * project has a yarn.lock) */
-	touch(fx->home, "yarn.lock", false);
+	/* started from HOME, writable: no SYNTH there (yarn's cache: yarn
+	 * on PATH) */
+	touch(fx->bin, "yarn", false);
+	snprintf(p, sizeof(p), "%s/yarn", fx->bin);
+	assert_int_equal(chmod(p, 0755), 0);
 	plan_for(fx, SPAWN_CACHE_PRIVATE, true, NULL, fx->home, &pl);
 	assert_int_equal(at(fx, &pl, "")->kind, SPAWN_MNT_RW);
 	assert_int_equal(at(fx, &pl, ".yarn/berry")->kind, SPAWN_MNT_BIND);
 	spawn_mounts_free(pl.m, pl.n);
 }
 
-/* Which places the host lacks get a mount point: their tool's used. */
+/* Which places the host lacks get a mount point: their tool's used on
+ * this host (never from what a sandbox could write). */
 static void
 test_wanted(void **state)
 {
@@ -303,40 +306,33 @@ test_wanted(void **state)
 	struct plan pl;
 	char back[700], p[700];
 
-	snprintf(back, sizeof(back), "%s/.gradle/caches", fx->priv);
 	/* nothing says gradle is used: no mount point, no SYNTH for it */
-	assert_false(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
-	assert_false(spawn_cache_wanted(h, ".bun/install/cache", NULL,
-	    fx->proj));
+	assert_false(spawn_cache_wanted(h, ".gradle/caches"));
+	assert_false(spawn_cache_wanted(h, ".bun/install/cache"));
 	plan_for(fx, SPAWN_CACHE_PRIVATE, true, NULL, NULL, &pl);
 	assert_null(at(fx, &pl, ".gradle/caches"));
 	assert_null(at(fx, &pl, "go/pkg/mod"));
 	assert_non_null(at(fx, &pl, ".npm"));		/* npm on PATH */
 	assert_non_null(at(fx, &pl, ".cargo/registry"));	/* ~/.cargo */
 	spawn_mounts_free(pl.m, pl.n);
-	/* the project's file */
+	/* the project's files and the private directory are the sandbox's
+	 * to write: they decide nothing */
 	touch(fx->proj, "build.gradle.kts", false);
-	assert_true(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
-	snprintf(p, sizeof(p), "%s/build.gradle.kts", fx->proj);
-	assert_int_equal(unlink(p), 0);
-	/* an earlier run's writes in the private directory; an empty one
-	 * (made, never used) says nothing */
+	snprintf(back, sizeof(back), "%s/.gradle/caches/modules-2", fx->priv);
 	assert_int_equal(spawn_mkdirs(back, 0700), 0);
-	assert_false(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
-	touch(back, "modules-2", true);
-	assert_true(spawn_cache_wanted(h, ".gradle/caches", back, fx->proj));
-	/* the program on PATH; the tool's own directory in HOME */
+	assert_false(spawn_cache_wanted(h, ".gradle/caches"));
+	/* the program on PATH (an executable); the tool's own directory */
 	touch(fx->bin, "go", false);
 	snprintf(p, sizeof(p), "%s/go", fx->bin);
-	assert_false(spawn_cache_wanted(h, "go/pkg/mod", NULL, fx->proj));
+	assert_false(spawn_cache_wanted(h, "go/pkg/mod"));
 	assert_int_equal(chmod(p, 0755), 0);
-	assert_true(spawn_cache_wanted(h, "go/pkg/mod", NULL, fx->proj));
+	assert_true(spawn_cache_wanted(h, "go/pkg/mod"));
 	touch(h, ".bun", true);
-	assert_true(spawn_cache_wanted(h, ".bun/install/cache", NULL, NULL));
+	assert_true(spawn_cache_wanted(h, ".bun/install/cache"));
 	/* a place the host has, or one gk-run does not know: always */
 	touch(h, ".yarn/berry", true);
-	assert_true(spawn_cache_wanted(h, ".yarn/berry", NULL, NULL));
-	assert_true(spawn_cache_wanted(h, ".cache", NULL, NULL));
+	assert_true(spawn_cache_wanted(h, ".yarn/berry"));
+	assert_true(spawn_cache_wanted(h, ".cache"));
 }
 
 /* The name of a project's directory: readable, the path's hash. */
