@@ -42,6 +42,16 @@
 # median. Teardown (link and element deletion) happens after gk-run has
 # exited and is not in these times.
 #
+# Every run starts in /mnt/WHO/src/proj, a git repository in a home of 50
+# entries as a developer's (gkrun_home.sh: start-up files, tool caches,
+# secret stores, everyday directories), HOME=/mnt/WHO, on a tmpfs of the
+# benchmark's own mount namespace.
+#
+# Then, where perf is installed, each step's share of a start
+# (gkrun_phases.py: gk-run's own start, the namespaces, the cage,
+# bwrap's namespaces and mounts, the command, the end), medians of
+# GK_BENCH_PHASE_RUNS=20 traced runs of --net none and of a gated run.
+#
 # Then GK_BENCH_PARALLEL cages at once (`gk-run --allow x.example -- sleep 1`
 # each): all must exit 0, and no gk-* link or set element may remain
 # afterwards (bounded wait: 20 s). Prints the wall time, the peak number of
@@ -61,6 +71,8 @@ GK_ROOT=$(cd "$BENCH_DIR/../.." && pwd)
 
 # shellcheck source=tests/bench/bench_lib.sh
 . "$BENCH_DIR/bench_lib.sh"
+# shellcheck source=tests/bench/gkrun_home.sh
+. "$BENCH_DIR/gkrun_home.sh"
 BENCH_NAME=gkrun_bench.sh
 
 bench_exe GKD "${1:-}" build/gatekeeperd
@@ -124,6 +136,18 @@ case " $AS_LIST " in
 	;;
 esac
 
+# ---- the homes ------------------------------------------------------------------
+# A developer's home of 50 entries for each identity, on a tmpfs of this
+# script's own mount namespace (outside /tmp, which gk-run shows fresh),
+# and its project, the working directory of every timed run.
+mount -t tmpfs -o mode=0755 gk-bench-homes /mnt ||
+	die "cannot mount a tmpfs on /mnt (in the benchmark's own namespace)"
+for who in $AS_LIST; do
+	owner=root
+	[ "$who" = user ] && owner=$BUSER
+	bench_home "/mnt/$who" "$owner" || die "cannot make the home /mnt/$who"
+done
+
 # ---- gatekeeperd -----------------------------------------------------------------
 GK_UPSTREAM_QUIET=1
 gk_start_upstream 5300 "$T/upstream.log" ||
@@ -141,8 +165,9 @@ gk_wait_for 100 ready || die "gatekeeperd did not become ready"
 # One gated run first: a broken data path fails here, not inside hyperfine.
 for who in $AS_LIST; do
 	# shellcheck disable=SC2046  # word splitting of the prefix is meant
-	if ! $(as_prefix "$who") "$GKRUN" --control "$SOCK" --allow x.example \
-	    -- /bin/true >"$T/first.out" 2>&1; then
+	if ! (cd "/mnt/$who/src/proj" && HOME=/mnt/$who $(as_prefix "$who") \
+	    "$GKRUN" --control "$SOCK" --allow x.example -- /bin/true) \
+	    >"$T/first.out" 2>&1; then
 		cat "$T/first.out" >&2
 		die "gk-run --allow x.example -- /bin/true failed as $who"
 	fi
@@ -168,14 +193,15 @@ EOF
 for who in $AS_LIST; do
 	p=$(as_prefix "$who")
 	json=$T/hyperfine-$who.json
-	if ! hyperfine -N --style basic --warmup 10 --runs "$RUNS" \
+	if ! (cd "/mnt/$who/src/proj" && HOME=/mnt/$who \
+	    hyperfine -N --style basic --warmup 10 --runs "$RUNS" \
 	    --export-json "$json" \
 	    -p true -p true -p true -p true -p "bash $T/settle.sh" \
 	    -n bare "${p}$BARE" \
 	    -n flags "${p}$FLAGS" \
 	    -n none "${p}$GKRUN --control $SOCK --net none -- /bin/true" \
 	    -n gated "${p}$GKRUN --control $SOCK --allow x.example -- /bin/true" \
-	    -n settled "${p}$GKRUN --control $SOCK --allow x.example -- /bin/true" \
+	    -n settled "${p}$GKRUN --control $SOCK --allow x.example -- /bin/true") \
 	    >"$T/hyperfine-$who.txt" 2>&1; then
 		tail -n 20 "$T/hyperfine-$who.txt"
 		broken "hyperfine as $who failed (a command exited non-zero)"
@@ -204,6 +230,37 @@ print("  TARGET %s (as %s): gated cage costs <= 5 ms over bare bwrap at the medi
     "MET" if over <= 5.0 else "MISSED", who, over))
 EOF
 done
+# ---- where the time goes ----------------------------------------------------------
+# perf trace's scheduler and system call events of one run at a time
+# (gkrun_phases.py says which steps they bound), PHASE_RUNS runs of each.
+PHASE_RUNS=${GK_BENCH_PHASE_RUNS:-20}
+if command -v perf >/dev/null 2>&1 &&
+    perf trace --no-syscalls -e sched:sched_process_exit -o /dev/null -- \
+    true >/dev/null 2>&1; then
+	echo "where the time goes (perf trace; its own cost is in these figures):"
+	for who in $AS_LIST; do
+		for mode in none gated; do
+			net="--net none"
+			[ "$mode" = gated ] && net="--allow x.example"
+			rm -f "$T"/phase-*.txt
+			for ((i = 0; i < PHASE_RUNS; i++)); do
+				bash "$T/settle.sh"
+				# shellcheck disable=SC2046,SC2086  # words meant
+				(cd "/mnt/$who/src/proj" && HOME=/mnt/$who perf trace \
+				    --no-syscalls -o "$T/phase-$i.txt" -e \
+				    sched:sched_process_exec,sched:sched_process_exit,syscalls:sys_enter_unshare,syscalls:sys_exit_unshare,syscalls:sys_enter_pivot_root \
+				    -- $(as_prefix "$who") "$GKRUN" --control "$SOCK" \
+				    $net -- /bin/true) >/dev/null 2>&1 ||
+					broken "perf trace of gk-run $net as $who failed"
+			done
+			"$PYTHON" "$BENCH_DIR/gkrun_phases.py" "$who $mode" \
+				"$T"/phase-*.txt
+		done
+	done
+else
+	echo "where the time goes: perf (linux-perf) is not installed or may not trace here; skipped"
+fi
+
 gk_wait_for 200 no_leftovers ||
 	broken "after the hyperfine runs: $(nlinks) gk-* links and $(nelems) set elements remain"
 kill -0 "$GKD_PID" 2>/dev/null || die "gatekeeperd died during the hyperfine runs"
