@@ -27,6 +27,7 @@
 
 #include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/state/gk_audit.h"
@@ -435,6 +436,35 @@ reject_now(int fd, const char *msg)
 	close(fd);
 }
 
+/*
+ * Past control-connections: the peer is told the limit and the key, and
+ * the log says the same at most once a second (with how many were
+ * refused since), so that a flood of refusals is a line a second.
+ */
+static void
+refuse_full(struct gk_control *ctl, int fd)
+{
+	char msg[512];
+	uint64_t now = gk_clock_ms();
+
+	snprintf(msg, sizeof(msg), "gatekeeperd has %zu control connections "
+	    "open, its limit (control-connections = %u; every running gk-run "
+	    "holds one for its cage's life): end some cages, or raise "
+	    "control-connections in gatekeeperd's configuration and reload "
+	    "it (systemctl reload gatekeeperd)", ctl->nconns, ctl->conns_max);
+	ctl->refused_quiet++;
+	if (ctl->refused_log_ms == 0 || now - ctl->refused_log_ms >= 1000) {
+		log_warnx("control connection refused: %zu open, the limit "
+		    "(control-connections = %u; raise it, or end some cages); "
+		    "%llu refused since the last such line", ctl->nconns,
+		    ctl->conns_max, (unsigned long long)ctl->refused_quiet);
+		ctl->refused_log_ms = now;
+		ctl->refused_quiet = 0;
+	}
+	reject_now(fd, msg);
+	gk_listen_session_done(ctl->listen);
+}
+
 static void
 accept_cb(int fd, struct sockaddr *sa, void *arg)
 {
@@ -443,11 +473,8 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	char why[512];
 
 	(void)sa;
-	if (ctl->nconns >= GK_CONTROL_CONNS_MAX) {
-		log_warnx("%d control connections open; refusing another",
-		    GK_CONTROL_CONNS_MAX);
-		reject_now(fd, "too many control connections; try again later");
-		gk_listen_session_done(ctl->listen);
+	if (ctl->nconns >= ctl->conns_max) {
+		refuse_full(ctl, fd);
 		return;
 	}
 	if ((cc = calloc(1, sizeof(*cc))) == NULL ||
@@ -506,6 +533,7 @@ gk_control_new(struct event_base *base, const char *path,
 	ctl->cages = cages;
 	ctl->audit = audit;
 	TAILQ_INIT(&ctl->conns);
+	ctl->conns_max = GK_CONTROL_CONNS_DEFAULT;
 	if (gk_ns_self("user", &ctl->userns) == -1) {
 		snprintf(err, errlen, "control socket: cannot read "
 		    "gatekeeperd's own user namespace: %s", strerror(errno));
@@ -519,8 +547,8 @@ gk_control_new(struct event_base *base, const char *path,
 		free(ctl);
 		return NULL;
 	}
-	/* no cap here: past GK_CONTROL_CONNS_MAX, accept_cb refuses with a
-	 * message rather than leaving the client waiting */
+	/* no cap here: past conns_max, accept_cb refuses with a message
+	 * rather than leaving the client waiting */
 	ctl->listen = gk_listen_new(base, fd, 0, "control socket", accept_cb,
 	    ctl);
 	if (ctl->listen == NULL) {
@@ -558,6 +586,12 @@ void
 gk_control_set_reload(struct gk_control *ctl, const struct gk_ctl_reload *h)
 {
 	ctl->reload = *h;
+}
+
+void
+gk_control_set_max(struct gk_control *ctl, uint32_t max)
+{
+	ctl->conns_max = max > 0 ? max : 1;
 }
 
 size_t

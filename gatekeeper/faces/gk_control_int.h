@@ -81,6 +81,9 @@ struct gk_control {
 	struct gk_ctl_reload	 reload;	/* fn NULL: no reload op */
 	TAILQ_HEAD(, ctlconn)	 conns;
 	size_t			 nconns;
+	uint32_t		 conns_max;	/* control-connections */
+	uint64_t		 refused_log_ms; /* last refusal logged */
+	uint64_t		 refused_quiet;	/* refused since, unlogged */
 	uint64_t		 next_id;
 	struct ctl_ended	 ended[CTL_ENDED_MAX];	/* a ring */
 	size_t			 ended_next;
