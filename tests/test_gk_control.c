@@ -482,6 +482,9 @@ test_connection_limit(void **state)
 	b = client(f);
 	c = client(f);
 	assert_int_equal(gk_control_nconns(f->ctl), 2);
+	/* its request is sent after the refusal was (no EPIPE), and ends
+	 * the wait for it */
+	send_all(c, "{\"op\":\"cage.list\"}\n", 19);
 	assert_true(read_line(f, c, line, sizeof(line)) > 0);
 	assert_non_null(o = json_tokener_parse(line));
 	assert_false(ok(o));

@@ -419,8 +419,9 @@ ctlconn_send(struct gk_line_sink *sink, struct json_object *o, size_t spare)
 
 /* ---- the listener ----------------------------------------------------- */
 
+/* One {"ok":false,"error":msg} line, without waiting. */
 static void
-reject_now(int fd, const char *msg)
+reject_send(int fd, const char *msg)
 {
 	struct json_object *o = json_object_new_object();
 	const char *s;
@@ -433,7 +434,60 @@ reject_now(int fd, const char *msg)
 	if (r >= 0)
 		(void)send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	json_object_put(o);
+}
+
+static void
+reject_now(int fd, const char *msg)
+{
+	reject_send(fd, msg);
 	close(fd);
+}
+
+static void
+refused_free(struct ctl_refused *r)
+{
+	TAILQ_REMOVE(&r->ctl->refused, r, entry);
+	r->ctl->nrefused--;
+	event_free(r->ev);
+	close(r->fd);	/* unread requests and fds go with it */
+	free(r);
+}
+
+/* The refused peer's request came (it has read or can read the reply),
+ * or it closed, or its time is up. */
+static void
+refused_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	refused_free(arg);
+}
+
+/* Tell a peer why it is refused; close once its request is in. */
+static void
+reject_linger(struct gk_control *ctl, int fd, const char *msg)
+{
+	struct timeval tv = { CTL_REFUSED_SEC, 0 };
+	struct ctl_refused *r;
+
+	reject_send(fd, msg);
+	if (ctl->nrefused >= CTL_REFUSED_MAX ||
+	    (r = calloc(1, sizeof(*r))) == NULL) {
+		close(fd);
+		return;
+	}
+	r->ctl = ctl;
+	r->fd = fd;
+	if ((r->ev = event_new(ctl->base, fd, EV_READ, refused_cb, r)) ==
+	    NULL || event_add(r->ev, &tv) == -1) {
+		if (r->ev != NULL)
+			event_free(r->ev);
+		free(r);
+		close(fd);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&ctl->refused, r, entry);
+	ctl->nrefused++;
 }
 
 /*
@@ -461,7 +515,7 @@ refuse_full(struct gk_control *ctl, int fd)
 		ctl->refused_log_ms = now;
 		ctl->refused_quiet = 0;
 	}
-	reject_now(fd, msg);
+	reject_linger(ctl, fd, msg);
 	gk_listen_session_done(ctl->listen);
 }
 
@@ -533,6 +587,7 @@ gk_control_new(struct event_base *base, const char *path,
 	ctl->cages = cages;
 	ctl->audit = audit;
 	TAILQ_INIT(&ctl->conns);
+	TAILQ_INIT(&ctl->refused);
 	ctl->conns_max = GK_CONTROL_CONNS_DEFAULT;
 	if (gk_ns_self("user", &ctl->userns) == -1) {
 		snprintf(err, errlen, "control socket: cannot read "
@@ -572,6 +627,8 @@ gk_control_free(struct gk_control *ctl)
 		gk_cage_table_on_end(ctl->cages, NULL, NULL);
 	while (!TAILQ_EMPTY(&ctl->conns))
 		ctlconn_close(TAILQ_FIRST(&ctl->conns), "shutdown");
+	while (!TAILQ_EMPTY(&ctl->refused))
+		refused_free(TAILQ_FIRST(&ctl->refused));
 	ctl_ended_clear(ctl);
 	gk_listen_free(ctl->listen);
 	/* remove the socket only if it is still the one we bound */
