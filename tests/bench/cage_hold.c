@@ -82,17 +82,42 @@ now_us(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
+union fdbuf {
+	struct cmsghdr	h;
+	char		b[CMSG_SPACE(sizeof(int))];
+};
+
+/* m: one iovec of buf, len, with room for one fd (sent when fd != -1). */
+static void
+msg_init(struct msghdr *m, struct iovec *iov, union fdbuf *cb, void *buf,
+    size_t len, int fd)
+{
+	struct cmsghdr *c;
+
+	memset(m, 0, sizeof(*m));
+	iov->iov_base = buf;
+	iov->iov_len = len;
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+	m->msg_control = cb->b;
+	m->msg_controllen = sizeof(cb->b);
+	if (fd == -1)
+		return;
+	c = CMSG_FIRSTHDR(m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+}
+
 /* A fresh user + network namespace: its fd, or -1. */
 static int
 make_netns(void)
 {
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
-	} cb;
-	struct msghdr m = { 0 };
+	struct msghdr m;
 	struct iovec iov;
 	struct cmsghdr *c;
+	union fdbuf cb;
 	int sp[2], fd = -1, st;
 	char x = 0;
 	pid_t pid;
@@ -108,26 +133,11 @@ make_netns(void)
 		if (unshare(CLONE_NEWUSER | CLONE_NEWNET) == -1 ||
 		    (fd = open("/proc/self/ns/net", O_RDONLY)) == -1)
 			_exit(1);
-		iov.iov_base = &x;
-		iov.iov_len = 1;
-		m.msg_iov = &iov;
-		m.msg_iovlen = 1;
-		m.msg_control = cb.b;
-		m.msg_controllen = sizeof(cb.b);
-		c = CMSG_FIRSTHDR(&m);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+		msg_init(&m, &iov, &cb, &x, 1, fd);
 		_exit(sendmsg(sp[1], &m, 0) == 1 ? 0 : 1);
 	}
 	close(sp[1]);
-	iov.iov_base = &x;
-	iov.iov_len = 1;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cb.b;
-	m.msg_controllen = sizeof(cb.b);
+	msg_init(&m, &iov, &cb, &x, 1, -1);
 	if (recvmsg(sp[0], &m, MSG_CMSG_CLOEXEC) == 1 &&
 	    (c = CMSG_FIRSTHDR(&m)) != NULL && c->cmsg_type == SCM_RIGHTS)
 		memcpy(&fd, CMSG_DATA(c), sizeof(int));
@@ -136,7 +146,7 @@ make_netns(void)
 	return fd;
 }
 
-/* A socket of `type` made inside namespace nsfd; -1 on failure. */
+/* A socket of `domain` made inside namespace nsfd; -1 on failure. */
 static int
 socket_in(int nsfd, int domain)
 {
@@ -198,29 +208,15 @@ read_reply(int fd, char *buf, size_t len, bool line)
 static int
 create_cage(int fd, int nsfd, struct in_addr *addr, char *err, size_t errlen)
 {
-	union {
-		struct cmsghdr	h;
-		char		b[CMSG_SPACE(sizeof(int))];
-	} cb;
 	char req[512], rep[8192], *p, *q;
-	struct msghdr m = { 0 };
+	struct msghdr m;
 	struct iovec iov;
-	struct cmsghdr *c;
+	union fdbuf cb;
 	int n;
 
 	n = snprintf(req, sizeof(req), "{\"op\":\"cage.create\",\"netns\":"
 	    "true,\"label\":\"cages-bench\",\"allow\":[\"%s\"]}\n", cfg.allow);
-	iov.iov_base = req;
-	iov.iov_len = (size_t)n;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cb.b;
-	m.msg_controllen = sizeof(cb.b);
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &nsfd, sizeof(int));
+	msg_init(&m, &iov, &cb, req, (size_t)n, nsfd);
 	if (sendmsg(fd, &m, MSG_NOSIGNAL) != n ||
 	    read_reply(fd, rep, sizeof(rep), true) <= 0) {
 		snprintf(err, errlen, "no reply to cage.create: %s",
