@@ -120,6 +120,7 @@ stop_cb(evutil_socket_t sig, short what, void *arg)
 }
 
 static void	proxy_conf(struct gk_daemon *d);
+static void	control_conf(struct gk_daemon *d);
 
 /* "a:1: x\nb:2: y\n" -> "a:1: x; b:2: y" for one log line */
 static void
@@ -172,6 +173,7 @@ reload(struct gk_daemon *d, char *err, size_t errlen)
 	if (rc != -1)
 		policy_install(d, &np, rc == 1);
 	proxy_conf(d);
+	control_conf(d);
 	log_setlevel(nc.log_level);
 	gk_audit_reopen(d->audit);
 	log_info("reloaded: upstreams %s, ttl-cap %us, %zu cages kept",
@@ -187,6 +189,27 @@ failed:
 	(void)sd_notify(0, "READY=1\nSTATUS=reload failed; the running "
 	    "configuration is kept (see the log)");
 	return -1;
+}
+
+/*
+ * control-connections, at start and on every reload: the configured
+ * count, or auto's; a warning when the descriptors cannot hold that many
+ * (each is one, and the cages' own connections need the rest).
+ */
+static void
+control_conf(struct gk_daemon *d)
+{
+	uint32_t n = gk_limit_control_conns(d->conf.control_conns);
+
+	gk_control_set_max(d->control, n);
+	if (d->conf.control_conns != 0 && n > gk_fds.limit - gk_fds.reserve)
+		log_warnx("control-connections = %u: more than the %llu "
+		    "descriptors gatekeeperd may use beyond its reserve; raise "
+		    "its open-files limit (the unit's LimitNOFILE=)", n,
+		    (unsigned long long)(gk_fds.limit - gk_fds.reserve));
+	log_info("control connections: at most %u at once%s", n,
+	    d->conf.control_conns == 0 ? " (auto: half the descriptors "
+	    "beyond the reserve)" : "");
 }
 
 static void
@@ -360,6 +383,7 @@ start(struct gk_daemon *d)
 	if ((d->control = gk_control_new(d->base, d->conf.control, d->cages,
 	    d->audit, err, sizeof(err))) == NULL)
 		goto fail;
+	control_conf(d);
 	if (hook_control(d, err, sizeof(err)) == -1)
 		goto fail;
 	gk_control_set_reload(d->control, &(struct gk_ctl_reload){ d,

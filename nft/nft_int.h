@@ -210,8 +210,6 @@ int			 nft_link_cage_setup(struct nl_sock *csk, int lo,
 /* ifindex of name in the calling thread's netns. 0, or -1 with err. */
 int			 nft_link_index(const char *name, int *idx, char *err,
 			    size_t errlen);
-/* Inside the cage (nft_netns_run): IPv6 off for every link. */
-int			 nft_link_cage_sysctls(char *err, size_t errlen);
 /* Delete a link by name. 0 deleted, 1 was already gone, -1 with err. */
 int			 nft_link_del(struct nl_sock *sk, const char *ifname,
 			    char *err, size_t errlen);
@@ -221,10 +219,20 @@ int			 nft_link_sweep(struct nl_sock *sk, unsigned *n,
 /* Names of all links, comma-separated, into buf; their count or -1. */
 int			 nft_link_list(struct nl_sock *sk, char *buf,
 			    size_t len, char *err, size_t errlen);
+bool			 nft_ifname_valid(const char *ifname);
+
+/* ---- nft_sysctl.c ---- */
+
 /* Write val to /proc/sys/<path>. 0, or -1 with err. */
 int			 nft_sysctl_write(const char *path, const char *val,
 			    char *err, size_t errlen);
-bool			 nft_ifname_valid(const char *ifname);
+/* The host end of a cage's veth, in gatekeeperd's own namespace: IPv6
+ * off, strict rp_filter, no forwarding. 0, or -1 with err. */
+int			 nft_sysctl_host(const char *ifname, char *err,
+			    size_t errlen);
+/* Inside a cage's namespace (the calling thread's): IPv6 off for all and
+ * default. 0, or -1 with err. */
+int			 nft_link_cage_sysctls(char *err, size_t errlen);
 
 /* ---- nft_netns.c ---- */
 

@@ -74,34 +74,6 @@ nft_link_sock(char *err, size_t errlen)
 }
 
 int
-nft_sysctl_write(const char *path, const char *val, char *err,
-    size_t errlen)
-{
-	char full[PATH_MAX];
-	size_t len = strlen(val);
-	ssize_t n;
-	int fd;
-
-	snprintf(full, sizeof(full), "/proc/sys/%s", path);
-	if ((fd = open(full, O_WRONLY | O_CLOEXEC)) == -1)
-		goto fail;
-	n = write(fd, val, len);
-	if (n != (ssize_t)len) {
-		if (n >= 0)
-			errno = EIO;
-		close(fd);
-		goto fail;
-	}
-	if (close(fd) == -1)
-		goto fail;
-	return 0;
-fail:
-	gk_seterr(err, errlen, "writing %s to %s: %s", val, full,
-	    strerror(errno));
-	return -1;
-}
-
-int
 nft_link_veth_add(struct nl_sock *sk, const char *ifname, int nsfd,
     char *err, size_t errlen)
 {
@@ -291,42 +263,6 @@ out:
 	return rc < 0 ? rc : 0;
 }
 
-/* IPv6 off through sysctl path; a kernel without IPv6 has nothing to do. */
-static int
-ipv6_off(const char *path, char *err, size_t errlen)
-{
-	if (nft_sysctl_write(path, "1", err, errlen) == 0)
-		return 0;
-	if (errno == ENOENT && access("/proc/sys/net/ipv6", F_OK) == -1)
-		return 0;
-	return -1;
-}
-
-static int
-host_sysctls(const char *ifname, char *err, size_t errlen)
-{
-	char path[128];
-
-	snprintf(path, sizeof(path), "net/ipv6/conf/%s/disable_ipv6", ifname);
-	if (ipv6_off(path, err, errlen) == -1)
-		return -1;
-	/* Strict reverse-path filter: a second layer behind the set. */
-	snprintf(path, sizeof(path), "net/ipv4/conf/%s/rp_filter", ifname);
-	if (nft_sysctl_write(path, "1", err, errlen) == -1)
-		return -1;
-	snprintf(path, sizeof(path), "net/ipv4/conf/%s/forwarding", ifname);
-	return nft_sysctl_write(path, "0", err, errlen);
-}
-
-int
-nft_link_cage_sysctls(char *err, size_t errlen)
-{
-	if (ipv6_off("net/ipv6/conf/default/disable_ipv6", err, errlen) == -1 ||
-	    ipv6_off("net/ipv6/conf/all/disable_ipv6", err, errlen) == -1)
-		return -1;
-	return 0;
-}
-
 int
 nft_link_host_setup(struct nl_sock *sk, const char *ifname,
     struct in_addr gw, struct in_addr cage, char *err, size_t errlen)
@@ -335,7 +271,7 @@ nft_link_host_setup(struct nl_sock *sk, const char *ifname,
 	int idx, rc;
 
 	/* Before the link goes up: no IPv6 autoconfiguration, ever. */
-	if (host_sysctls(ifname, err, errlen) == -1)
+	if (nft_sysctl_host(ifname, err, errlen) == -1)
 		return -1;
 	if (nft_link_index(ifname, &idx, err, errlen) == -1 ||
 	    link_up(sk, idx, ifname, err, errlen) == -1 ||

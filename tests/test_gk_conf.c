@@ -96,6 +96,16 @@ static const struct set_case set_cases[] = {
 	{ "audit-allowed", "1000000", true, NULL },
 	{ "audit-allowed", "1000001", false, "from 0 (none) to 1000000" },
 	{ "audit-allowed", "0.5", false, "audit-allowed: '0.5' is not" },
+	{ "control-connections", "auto", true, NULL },
+	{ "control-connections", "1", true, NULL },
+	{ "control-connections", "1048576", true, NULL },
+	{ "control-connections", "0", false, "from 1 to 1048576, or auto" },
+	{ "control-connections", "1048577", false, "from 1 to 1048576" },
+	{ "control-connections", "-4", false, "'-4' is not a number" },
+	{ "control-connections", "4k", false, "control-connections: '4k'" },
+	{ "control-connections", "", false, "or auto" },
+	{ "control-connections", "Auto", false, "or auto" },
+	{ "control-connections", " 4", false, "or auto" },
 	{ "nonsense", "1", false, "unknown key 'nonsense'" },
 	{ "foreground", "1", false, "command-line option" },
 };
@@ -151,6 +161,7 @@ test_defaults(void **state)
 	assert_int_equal(c.limits.handshakes, 256);
 	assert_int_equal(c.limits.tunnels, 1024);
 	assert_int_equal(c.limits.audit_rate, 50);
+	assert_int_equal(c.control_conns, 0);		/* auto */
 	assert_string_equal(c.control, "/run/gatekeeper/control.sock");
 	assert_false(c.metrics_off);
 }
@@ -459,6 +470,7 @@ static const struct keep_case keep_cases[] = {
 	{ "cage-tunnels", "7", NULL, false },
 	{ "cage-audit-rate", "7", NULL, false },
 	{ "audit-allowed", "10", NULL, false },
+	{ "control-connections", "4", NULL, false },
 };
 
 static void
@@ -635,6 +647,49 @@ test_keep_two_reloads(void **state)
 	unlink(path);
 }
 
+/* control-connections in a file: a count, auto, every bad value and a
+ * duplicate named by file:line. */
+static void
+test_control_conns_file(void **state)
+{
+	static const char *const bad[] = { "0", "none", "-1", "99999999",
+	    "12 000", "0x10" };
+	char errs[GK_CONF_ERRLEN] = "", text[128];
+	const char *t;
+	struct gk_conf c;
+	size_t i;
+
+	(void)state;
+	gk_conf_defaults(&c);
+	t = "control-connections = 12000\n";
+	assert_int_equal(gk_conf_parse_text(&c, "gk.conf", t, strlen(t), errs,
+	    sizeof(errs)), 0);
+	assert_int_equal(c.control_conns, 12000);
+	t = "control-connections = auto # the default\n";
+	assert_int_equal(gk_conf_parse_text(&c, "gk.conf", t, strlen(t), errs,
+	    sizeof(errs)), 0);
+	assert_int_equal(c.control_conns, 0);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		gk_conf_defaults(&c);
+		errs[0] = '\0';
+		snprintf(text, sizeof(text), "\ncontrol-connections = %s\n",
+		    bad[i]);
+		assert_int_equal(gk_conf_parse_text(&c, "gk.conf", text,
+		    strlen(text), errs, sizeof(errs)), 1);
+		if (strstr(errs, "gk.conf:2: control-connections: '") == NULL ||
+		    strstr(errs, "from 1 to 1048576, or auto") == NULL)
+			fail_msg("'%s': %s", bad[i], errs);
+		assert_int_equal(c.control_conns, 0);
+	}
+	errs[0] = '\0';
+	t = "control-connections = 4\ncontrol-connections = 5\n";
+	assert_int_equal(gk_conf_parse_text(&c, "gk.conf", t, strlen(t), errs,
+	    sizeof(errs)), 1);
+	assert_non_null(strstr(errs, "gk.conf:2: duplicate key "
+	    "'control-connections'\n"));
+	assert_int_equal(c.control_conns, 4);
+}
+
 /* --help's SIGHUP paragraph comes from the same table. */
 static void
 test_usage_reload_keys(void **state)
@@ -652,7 +707,8 @@ test_usage_reload_keys(void **state)
 	    "cache-size, connect-timeout,\n  idle-timeout, log-level, "
 	    "handshake-timeout, pin-grace, cage-dns-rate,\n"));
 	assert_non_null(strstr(sig, "cage-handshakes, cage-tunnels, "
-	    "cage-audit-rate, audit-allowed, policy,\n  max-upload;\n"));
+	    "cage-audit-rate, audit-allowed, policy,\n  max-upload, "
+	    "control-connections;\n"));
 	assert_null(strstr(sig, "metrics"));
 	free(buf);
 }
@@ -676,6 +732,7 @@ main(void)
 		cmocka_unit_test(test_keep_metrics_off),
 		cmocka_unit_test(test_keep_two_reloads),
 		cmocka_unit_test(test_usage_reload_keys),
+		cmocka_unit_test(test_control_conns_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

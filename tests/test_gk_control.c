@@ -464,6 +464,56 @@ test_recent_ring(void **state)
 	spin(f, 4);
 }
 
+/*
+ * control-connections: past the limit a peer gets one line naming the
+ * limit and the key, then EOF; a slot freed is usable again, and a raised
+ * limit takes at once.
+ */
+static void
+test_connection_limit(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *o;
+	char line[1024];
+	int a, b, c;
+
+	gk_control_set_max(f->ctl, 2);
+	a = client(f);
+	b = client(f);
+	c = client(f);
+	assert_int_equal(gk_control_nconns(f->ctl), 2);
+	/* its request is sent after the refusal was (no EPIPE), and ends
+	 * the wait for it */
+	send_all(c, "{\"op\":\"cage.list\"}\n", 19);
+	assert_true(read_line(f, c, line, sizeof(line)) > 0);
+	assert_non_null(o = json_tokener_parse(line));
+	assert_false(ok(o));
+	assert_non_null(strstr(gets_(o, "error"), "2 control connections "
+	    "open, its limit (control-connections = 2;"));
+	assert_non_null(strstr(gets_(o, "error"), "raise "
+	    "control-connections"));
+	json_object_put(o);
+	assert_int_equal(read_line(f, c, line, sizeof(line)), -1);	/* EOF */
+	close(c);
+	close(a);
+	spin(f, 5);
+	assert_int_equal(gk_control_nconns(f->ctl), 1);
+	c = client(f);
+	o = rpc(f, c, "{\"op\":\"cage.list\"}");
+	assert_true(ok(o));
+	json_object_put(o);
+	gk_control_set_max(f->ctl, 3);
+	a = client(f);
+	o = rpc(f, a, "{\"op\":\"cage.list\"}");
+	assert_true(ok(o));
+	json_object_put(o);
+	assert_int_equal(gk_control_nconns(f->ctl), 3);
+	close(a);
+	close(b);
+	close(c);
+	spin(f, 5);
+}
+
 int
 main(void)
 {
@@ -487,6 +537,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_operator_ops, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_recent_ring, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_connection_limit, setup,
 		    teardown),
 	};
 

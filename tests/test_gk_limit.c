@@ -261,6 +261,29 @@ test_audit_lines(void **state)
 	assert_true(gk_limit_audit_ok(NULL, "proxy.deny", "x"));
 }
 
+/* control-connections: a count is taken as it is; auto is half of what
+ * the reserve leaves, and never 0. */
+static void
+test_control_conns(void **state)
+{
+	struct gk_fd_budget was = gk_fds;
+
+	(void)state;
+	assert_int_equal(gk_limit_control_conns(4), 4);
+	assert_int_equal(gk_limit_control_conns(1048576), 1048576);
+	assert_int_equal(gk_limit_control_conns(0), 450);	/* 1000 - 100 */
+	gk_fds.limit = 65536;
+	gk_fds.reserve = 512;
+	assert_int_equal(gk_limit_control_conns(0), 32512);
+	gk_fds.limit = 16;
+	gk_fds.reserve = 16;
+	assert_int_equal(gk_limit_control_conns(0), 1);
+	gk_fds.limit = UINT32_MAX;	/* RLIM_INFINITY */
+	gk_fds.reserve = 512;
+	assert_int_equal(gk_limit_control_conns(0), (UINT32_MAX - 512) / 2);
+	gk_fds = was;
+}
+
 int
 main(void)
 {
@@ -273,6 +296,8 @@ main(void)
 		cmocka_unit_test_setup_teardown(test_transfer_and_move, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_anon_budget, setup,
+		    teardown),
+		cmocka_unit_test_setup_teardown(test_control_conns, setup,
 		    teardown),
 		cmocka_unit_test_setup_teardown(test_descriptor_shares, setup,
 		    teardown),

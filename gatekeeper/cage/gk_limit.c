@@ -17,8 +17,6 @@
 #include "gatekeeper/cage/gk_limit.h"
 #include "gatekeeper/state/gk_audit.h"
 
-
-
 struct gk_limits	gk_limits;
 struct gk_fd_budget	gk_fds = { .limit = 1024, .reserve = 128 };
 
@@ -60,6 +58,20 @@ gk_limit_fds_init(uint64_t *raised_from)
 		r = GK_LIMIT_RESERVE_MIN;
 	gk_fds.reserve = r < gk_fds.limit ? r : gk_fds.limit;
 	return gk_fds.limit;
+}
+
+uint32_t
+gk_limit_control_conns(uint32_t configured)
+{
+	uint64_t n;
+
+	if (configured != 0)
+		return configured;
+	n = gk_fds.limit > gk_fds.reserve ? (gk_fds.limit - gk_fds.reserve) /
+	    2 : 0;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
+	return n > 0 ? (uint32_t)n : 1;
 }
 
 /*

@@ -116,6 +116,14 @@ void		 gk_limit_configure(const struct gk_limits *l,
  * `raised_from` is the soft limit found.
  */
 uint64_t	 gk_limit_fds_init(uint64_t *raised_from);
+/*
+ * How many control connections may be open at once: `configured`, or for
+ * 0 (control-connections auto) half the descriptors beyond the reserve,
+ * the other half staying for the cages' own connections. A cage at rest
+ * holds one descriptor, its control connection (the veth, its address and
+ * set elements hold none), so LimitNOFILE=65536 gives 32,512.
+ */
+uint32_t	 gk_limit_control_conns(uint32_t configured);
 
 /*
  * The limits facet (gk_facet.h): a cage's budget state begins with it; at

@@ -27,6 +27,7 @@
 
 #include "gatekeeper/base/gk_listen.h"
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_time.h"
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/state/gk_audit.h"
@@ -418,8 +419,9 @@ ctlconn_send(struct gk_line_sink *sink, struct json_object *o, size_t spare)
 
 /* ---- the listener ----------------------------------------------------- */
 
+/* One {"ok":false,"error":msg} line, without waiting. */
 static void
-reject_now(int fd, const char *msg)
+reject_send(int fd, const char *msg)
 {
 	struct json_object *o = json_object_new_object();
 	const char *s;
@@ -432,7 +434,89 @@ reject_now(int fd, const char *msg)
 	if (r >= 0)
 		(void)send(fd, "\n", 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 	json_object_put(o);
+}
+
+static void
+reject_now(int fd, const char *msg)
+{
+	reject_send(fd, msg);
 	close(fd);
+}
+
+static void
+refused_free(struct ctl_refused *r)
+{
+	TAILQ_REMOVE(&r->ctl->refused, r, entry);
+	r->ctl->nrefused--;
+	event_free(r->ev);
+	close(r->fd);	/* unread requests and fds go with it */
+	free(r);
+}
+
+/* The refused peer's request came (it has read or can read the reply),
+ * or it closed, or its time is up. */
+static void
+refused_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	refused_free(arg);
+}
+
+/* Tell a peer why it is refused; close once its request is in. */
+static void
+reject_linger(struct gk_control *ctl, int fd, const char *msg)
+{
+	struct timeval tv = { CTL_REFUSED_SEC, 0 };
+	struct ctl_refused *r;
+
+	reject_send(fd, msg);
+	if (ctl->nrefused >= CTL_REFUSED_MAX ||
+	    (r = calloc(1, sizeof(*r))) == NULL) {
+		close(fd);
+		return;
+	}
+	r->ctl = ctl;
+	r->fd = fd;
+	if ((r->ev = event_new(ctl->base, fd, EV_READ, refused_cb, r)) ==
+	    NULL || event_add(r->ev, &tv) == -1) {
+		if (r->ev != NULL)
+			event_free(r->ev);
+		free(r);
+		close(fd);
+		return;
+	}
+	TAILQ_INSERT_TAIL(&ctl->refused, r, entry);
+	ctl->nrefused++;
+}
+
+/*
+ * Past control-connections: the peer is told the limit and the key, and
+ * the log says the same at most once a second (with how many were
+ * refused since), so that a flood of refusals is a line a second.
+ */
+static void
+refuse_full(struct gk_control *ctl, int fd)
+{
+	char msg[512];
+	uint64_t now = gk_clock_ms();
+
+	snprintf(msg, sizeof(msg), "gatekeeperd has %zu control connections "
+	    "open, its limit (control-connections = %u; every running gk-run "
+	    "holds one for its cage's life): end some cages, or raise "
+	    "control-connections in gatekeeperd's configuration and reload "
+	    "it (systemctl reload gatekeeperd)", ctl->nconns, ctl->conns_max);
+	ctl->refused_quiet++;
+	if (ctl->refused_log_ms == 0 || now - ctl->refused_log_ms >= 1000) {
+		log_warnx("control connection refused: %zu open, the limit "
+		    "(control-connections = %u; raise it, or end some cages); "
+		    "%llu refused since the last such line", ctl->nconns,
+		    ctl->conns_max, (unsigned long long)ctl->refused_quiet);
+		ctl->refused_log_ms = now;
+		ctl->refused_quiet = 0;
+	}
+	reject_linger(ctl, fd, msg);
+	gk_listen_session_done(ctl->listen);
 }
 
 static void
@@ -443,11 +527,8 @@ accept_cb(int fd, struct sockaddr *sa, void *arg)
 	char why[512];
 
 	(void)sa;
-	if (ctl->nconns >= GK_CONTROL_CONNS_MAX) {
-		log_warnx("%d control connections open; refusing another",
-		    GK_CONTROL_CONNS_MAX);
-		reject_now(fd, "too many control connections; try again later");
-		gk_listen_session_done(ctl->listen);
+	if (ctl->nconns >= ctl->conns_max) {
+		refuse_full(ctl, fd);
 		return;
 	}
 	if ((cc = calloc(1, sizeof(*cc))) == NULL ||
@@ -506,6 +587,8 @@ gk_control_new(struct event_base *base, const char *path,
 	ctl->cages = cages;
 	ctl->audit = audit;
 	TAILQ_INIT(&ctl->conns);
+	TAILQ_INIT(&ctl->refused);
+	ctl->conns_max = GK_CONTROL_CONNS_DEFAULT;
 	if (gk_ns_self("user", &ctl->userns) == -1) {
 		snprintf(err, errlen, "control socket: cannot read "
 		    "gatekeeperd's own user namespace: %s", strerror(errno));
@@ -519,8 +602,8 @@ gk_control_new(struct event_base *base, const char *path,
 		free(ctl);
 		return NULL;
 	}
-	/* no cap here: past GK_CONTROL_CONNS_MAX, accept_cb refuses with a
-	 * message rather than leaving the client waiting */
+	/* no cap here: past conns_max, accept_cb refuses with a message
+	 * rather than leaving the client waiting */
 	ctl->listen = gk_listen_new(base, fd, 0, "control socket", accept_cb,
 	    ctl);
 	if (ctl->listen == NULL) {
@@ -544,6 +627,8 @@ gk_control_free(struct gk_control *ctl)
 		gk_cage_table_on_end(ctl->cages, NULL, NULL);
 	while (!TAILQ_EMPTY(&ctl->conns))
 		ctlconn_close(TAILQ_FIRST(&ctl->conns), "shutdown");
+	while (!TAILQ_EMPTY(&ctl->refused))
+		refused_free(TAILQ_FIRST(&ctl->refused));
 	ctl_ended_clear(ctl);
 	gk_listen_free(ctl->listen);
 	/* remove the socket only if it is still the one we bound */
@@ -558,6 +643,12 @@ void
 gk_control_set_reload(struct gk_control *ctl, const struct gk_ctl_reload *h)
 {
 	ctl->reload = *h;
+}
+
+void
+gk_control_set_max(struct gk_control *ctl, uint32_t max)
+{
+	ctl->conns_max = max > 0 ? max : 1;
 }
 
 size_t

@@ -22,7 +22,7 @@
 #include "gatekeeper/base/gk_peer.h"
 #include "gatekeeper/policy/gk_proto.h"
 
-#define GK_CONTROL_CONNS_MAX	1024	/* concurrent connections */
+#define GK_CONTROL_CONNS_DEFAULT 1024	/* until gk_control_set_max() */
 
 struct event_base;
 struct gk_cage;
@@ -47,6 +47,12 @@ struct gk_control *gk_control_new(struct event_base *base, const char *path,
  */
 void		 gk_control_free(struct gk_control *c);
 size_t		 gk_control_nconns(const struct gk_control *c);
+/*
+ * At most `max` connections open at once (control-connections); past it
+ * a new peer gets one line naming the limit and the key, and the
+ * connection closes. Lowering it closes no open connection.
+ */
+void		 gk_control_set_max(struct gk_control *c, uint32_t max);
 
 /*
  * The "reload" request (root only): what SIGHUP does. fn returns 0 with

@@ -69,6 +69,21 @@ struct ctl_ended {
 	struct json_object	*summary;	/* NULL: an empty slot */
 };
 
+/*
+ * A peer refused past control-connections: its reply line was written,
+ * and the socket stays open until its request comes (or EOF, or
+ * CTL_REFUSED_SEC), so that the peer's send does not fail with EPIPE
+ * before it can read why.
+ */
+struct ctl_refused {
+	TAILQ_ENTRY(ctl_refused) entry;
+	struct gk_control	*ctl;
+	struct event		*ev;
+	int			 fd;
+};
+#define CTL_REFUSED_MAX	64	/* beyond: closed at once */
+#define CTL_REFUSED_SEC	2
+
 struct gk_control {
 	struct event_base	*base;
 	struct gk_listen	*listen;	/* no cap: we refuse ourselves */
@@ -81,6 +96,11 @@ struct gk_control {
 	struct gk_ctl_reload	 reload;	/* fn NULL: no reload op */
 	TAILQ_HEAD(, ctlconn)	 conns;
 	size_t			 nconns;
+	uint32_t		 conns_max;	/* control-connections */
+	TAILQ_HEAD(, ctl_refused) refused;	/* told, not yet closed */
+	size_t			 nrefused;
+	uint64_t		 refused_log_ms; /* last refusal logged */
+	uint64_t		 refused_quiet;	/* refused since, unlogged */
 	uint64_t		 next_id;
 	struct ctl_ended	 ended[CTL_ENDED_MAX];	/* a ring */
 	size_t			 ended_next;

@@ -122,6 +122,12 @@ const struct gk_conf_keydef gk_conf_keys[K__MAX] = {
 	    "upstream, in total or (with a pattern) to the hosts the pattern "
 	    "matches; past it new connections are refused and tunnels cut "
 	    "(repeatable, up to 16; new cages get it, with their own)" },
+	[K_CONTROL_CONNS] = { "control-connections", 0, true, true,
+	    KEY_RELOAD, "N|auto", "auto", "control connections open at once; "
+	    "every gk-run holds one while its cage lives, more are refused "
+	    "with a message naming this key (1-" GK_STR(GK_CONF_CONNS_MAX)
+	    "; auto: half the descriptors gatekeeperd may open, less its "
+	    "reserve)" },
 	[K_FOREGROUND] = { "foreground", 'f', false, false, KEY_RESTART, NULL,
 	    NULL, "stay in the foreground (the daemon never forks; for "
 	    "compatibility with init scripts)" },

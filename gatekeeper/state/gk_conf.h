@@ -20,6 +20,8 @@
 /* GK_CONF_DEFAULT_PATH (config.h): $sysconfdir/gatekeeper/gatekeeperd.conf */
 #define GK_CONF_MAX_UPSTREAMS	8
 #define GK_CONF_ERRLEN		4096
+#define GK_CONF_CONNS_MAX	1048576	/* control-connections: the
+					   kernel's largest open-files limit */
 
 struct gk_upstream {
 	struct gk_addr	addr;
@@ -36,6 +38,7 @@ struct gk_conf {
 	char		 config_path[PATH_MAX];
 	bool		 config_given;		/* -c on the command line */
 	char		 control[108];		/* sun_path */
+	uint32_t	 control_conns;		/* 0: auto (gk_limit.h) */
 	struct gk_addr	 listen;
 	uint16_t	 dns_port;
 	uint16_t	 socks_port;

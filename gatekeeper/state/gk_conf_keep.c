@@ -86,6 +86,7 @@ struct field {
 
 static const struct field fields[K__MAX] = {
 	[K_CONTROL] = F_STR(control),
+	[K_CONTROL_CONNS] = F(control_conns),
 	[K_DNS_PORT] = F(dns_port),
 	[K_SOCKS_PORT] = F(socks_port),
 	[K_HTTP_PORT] = F(http_port),

@@ -343,6 +343,25 @@ set_cgroup(struct gk_conf *c, const char *key, const char *value,
 	    errlen);
 }
 
+/* control-connections: a count, or auto (0: derived from the open-files
+ * limit at start, gk_limit_control_conns()). */
+static int
+set_conns(struct gk_conf *c, const char *value, char *err, size_t errlen)
+{
+	unsigned long n;
+
+	if (strcmp(value, "auto") == 0) {
+		c->control_conns = 0;
+		return 0;
+	}
+	if (parse_uint(value, 1, GK_CONF_CONNS_MAX, &n) == -1)
+		return gk_seterr(err, errlen, "control-connections: '%s' is not "
+		    "a number of connections from 1 to %d, or auto", value,
+		    GK_CONF_CONNS_MAX);
+	c->control_conns = (uint32_t)n;
+	return 0;
+}
+
 static int
 set_log_level(struct gk_conf *c, const char *value, char *err, size_t errlen)
 {
@@ -420,6 +439,8 @@ gk_conf_set(struct gk_conf *c, const char *key, const char *value, int src,
 		return set_cgroup(c, key, value, err, errlen);
 	case K_LOG_LEVEL:
 		return set_log_level(c, value, err, errlen);
+	case K_CONTROL_CONNS:
+		return set_conns(c, value, err, errlen);
 	default:
 		return not_a_key(k, key, err, errlen);
 	}
