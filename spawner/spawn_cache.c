@@ -40,8 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
+#include "gatekeeper/base/gk_sha256.h"
 #include "spawner/spawn_int.h"
 
 /* Relative to $HOME: where tools keep caches and user installs. */
@@ -117,9 +116,8 @@ int
 spawn_cache_key(const char *project, char *out, size_t outlen)
 {
 	static const char hex[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
+	uint8_t md[GK_SHA256_LEN];
 	char name[SPAWN_CACHE_NAME_MAX + 1 + CACHE_KEY_HEX + 1];
-	unsigned int mdlen;
 	const char *base;
 	size_t n, i;
 
@@ -127,11 +125,7 @@ spawn_cache_key(const char *project, char *out, size_t outlen)
 		errno = EINVAL;
 		return -1;
 	}
-	if (EVP_Digest(project, strlen(project), md, &mdlen, EVP_sha256(),
-	    NULL) != 1 || mdlen * 2 < CACHE_KEY_HEX) {
-		errno = EINVAL;
-		return -1;
-	}
+	gk_sha256(project, strlen(project), md);
 	base = strrchr(project, '/') + 1;
 	if (*base == '\0')
 		base = "root";

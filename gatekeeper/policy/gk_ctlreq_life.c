@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include <json-c/json.h>
-#include <openssl/evp.h>
 
 #include "gatekeeper/base/gk_err.h"
+#include "gatekeeper/base/gk_sha256.h"
 #include "gatekeeper/policy/gk_ctlreq.h"
 #include "gatekeeper/policy/gk_ctlreq_int.h"
 
@@ -287,16 +287,16 @@ int
 gk_ctlreq_spec_sha256(const struct gk_ctlreq *req, char hex[65])
 {
 	struct json_object *o = gk_ctlreq_spec(req);
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0, i;
+	uint8_t md[GK_SHA256_LEN];
 	const char *s;
+	unsigned int i;
 	int r = -1;
 
 	s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
 	    JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (s != NULL && EVP_Digest(s, strlen(s), md, &mdlen, EVP_sha256(),
-	    NULL) == 1 && mdlen == 32) {
-		for (i = 0; i < mdlen; i++)
+	if (s != NULL) {
+		gk_sha256(s, strlen(s), md);
+		for (i = 0; i < GK_SHA256_LEN; i++)
 			snprintf(hex + i * 2, 3, "%02x", md[i]);
 		r = 0;
 	}

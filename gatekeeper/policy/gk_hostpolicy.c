@@ -4,12 +4,12 @@
  * and hands the pattern texts to gk_allowlist_new(); matching and the
  * bound check are linear scans over the parsed patterns.
  */
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gatekeeper/base/gk_err.h"
+#include "gatekeeper/base/gk_sha256.h"
 #include "gatekeeper/policy/gk_hostpolicy.h"
 
 #define LINE_MAX_LEN	1024	/* bytes in a line, newline aside */
@@ -169,16 +169,11 @@ one_line(struct hp_parse *ps, size_t lineno, char *s, size_t n)
 static int
 digest_version(struct hp_parse *ps, const uint8_t *buf, size_t len)
 {
-	static const uint8_t empty[1];
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int mdlen = 0;
+	uint8_t md[GK_SHA256_LEN];
 	size_t i;
 	int n;
 
-	if (EVP_Digest(len > 0 ? buf : empty, len, md, &mdlen, EVP_sha256(),
-	    NULL) != 1 || mdlen * 2 < DIGEST_HEX)
-		return gk_seterr(ps->err, ps->errlen, "%s: cannot compute "
-		    "the file's SHA-256 digest", ps->shown);
+	gk_sha256(buf, len, md);
 	n = snprintf(ps->out->version, sizeof(ps->out->version), "sha256:");
 	for (i = 0; i < DIGEST_HEX / 2; i++)
 		snprintf(ps->out->version + n + i * 2, 3, "%02x", md[i]);
