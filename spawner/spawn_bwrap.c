@@ -15,8 +15,8 @@
  *     bundles, then --env's] [--seccomp FD]
  *     [--json-status-fd FD] -- COMMAND [ARG...]
  * Where gk-run's child made the view (spawn_view.c), its mounts are
- * --bind / / (the view, whole), --dev /dev, --proc /proc and its
- * --ro-bind /proc/sys, with no --remount-ro.
+ * --bind / / (the view, whole), --dev-bind /dev /dev (its /dev, devices
+ * usable), --proc /proc and its --ro-bind /proc/sys, no --remount-ro.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -227,8 +227,10 @@ spawn_bwrap_build(const struct spawn_plan *p, struct spawn_strv *a)
 			mount_args(a, &p->mounts[i]);
 		else if (i == 0)
 			push3(a, "--bind", "/", "/");	/* the view, whole */
-		else if (p->mounts[i].kind == SPAWN_MNT_DEV ||
-		    p->mounts[i].kind == SPAWN_MNT_PROC)
+		else if (p->mounts[i].kind == SPAWN_MNT_DEV)
+			push3(a, "--dev-bind", p->mounts[i].path,
+			    p->mounts[i].path);		/* the view's */
+		else if (p->mounts[i].kind == SPAWN_MNT_PROC)
 			mount_args(a, &p->mounts[i]);
 	if (p->net != SPAWN_NET_HOST && p->resolv_fd != -1)
 		push_fd(a, "--ro-bind-data", p->resolv_fd, "/etc/resolv.conf");

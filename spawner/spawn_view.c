@@ -34,12 +34,12 @@
  * A missing mount point is made as bwrap makes it (directories 0755,
  * files 0444, parents too), resolved inside the tree (RESOLVE_IN_ROOT):
  * a link there never leads out of it. The plan's /dev and /proc stay
- * bwrap's (--dev, --proc), and so do what needs the cage (resolv.conf,
- * trust bundles).
+ * bwrap's --proc, and so do what needs the cage (resolv.conf, trust
+ * bundles); /dev is made here as bwrap's --dev makes it, and bound whole.
  *
  * The bwrap process, once forked, enters the tree (spawn_view_enter:
- * chroot to it) and runs bwrap with --bind / / and no other mount but
- * those. A kernel without the API (before 5.12) or a plan of another
+ * chroot to it) and runs bwrap with --bind / /, --dev-bind /dev /dev and
+ * no other mount but those. A kernel without the API (before 5.12) or a plan of another
  * shape (--fs host) leaves the view to bwrap, as before; so does
  * GK_RUN_VIEW=bwrap in the environment.
  */
@@ -97,20 +97,42 @@ setattr_(int fd, uint64_t set, uint64_t clr, bool recursive)
 	    (recursive ? AT_RECURSIVE : 0), &a, sizeof(a));
 }
 
-/* A fresh tmpfs, mode 0755, detached: its fd, or -1. */
+/* A fresh fs of type with options key=val..., detached: its fd, or -1. */
 static int
-tmpfs_new(void)
+fs_new(const char *type, const char *const *opts, unsigned int attrs)
 {
-	int fs, m = -1;
+	int fs, m = -1, r = 0;
 
-	if ((fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC)) == -1)
+	if ((fs = (int)syscall(SYS_fsopen, type, FSOPEN_CLOEXEC)) == -1)
 		return -1;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755",
-	    0) == 0 && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL,
+	for (; r == 0 && opts[0] != NULL; opts += 2)
+		r = (int)syscall(SYS_fsconfig, fs, opts[1] != NULL ?
+		    FSCONFIG_SET_STRING : FSCONFIG_SET_FLAG, opts[0], opts[1],
+		    0);
+	if (r == 0 && syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL,
 	    NULL, 0) == 0)
-		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, SETUP_ATTRS);
+		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, attrs);
 	close(fs);
 	return m;
+}
+
+/* A fresh tmpfs, mode 0755: bwrap's --tmpfs. */
+static int
+tmpfs_new(unsigned int attrs)
+{
+	static const char *const opts[] = { "mode", "0755", NULL, NULL };
+
+	return fs_new("tmpfs", opts, attrs);
+}
+
+/* A devpts of its own: bwrap's --dev's. */
+static int
+devpts_new(void)
+{
+	static const char *const opts[] = { "newinstance", NULL,
+	    "ptmxmode", "0666", "mode", "620", NULL, NULL };
+
+	return fs_new("devpts", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
 }
 
 /* rel (no leading '/'; "" is the root) opened inside the tree. */
@@ -274,7 +296,7 @@ tmpfs_at(struct view *v, const struct spawn_mount *m)
 {
 	int fd, keep = -1;
 
-	if ((fd = tmpfs_new()) == -1)
+	if ((fd = tmpfs_new(SETUP_ATTRS)) == -1)
 		return fail(v, m->path, "a tmpfs");
 	if (m->kind == SPAWN_MNT_HIDE_DIR &&
 	    (keep = fcntl(fd, F_DUPFD_CLOEXEC, 0)) == -1) {
@@ -360,6 +382,67 @@ symlink_at(struct view *v, const struct spawn_mount *m)
 	return r == -1 && errno != EEXIST ? fail(v, m->path, "symlink") : 0;
 }
 
+/*
+ * /dev as bwrap's --dev makes it: a tmpfs with the host's null, zero,
+ * full, random, urandom and tty bound on it (devices allowed), the
+ * stdio, fd and core links, shm, a devpts of its own with ptmx linked
+ * to it, and the terminal of stdout as console when there is one.
+ * bwrap binds it whole (--dev-bind), which keeps the devices usable.
+ */
+static int
+dev_at(struct view *v, const struct spawn_mount *m)
+{
+	static const char *const nodes[] = { "null", "zero", "full",
+	    "random", "urandom", "tty" };
+	static const char *const links[][2] = { { "stdin", "/proc/self/fd/0" },
+	    { "stdout", "/proc/self/fd/1" }, { "stderr", "/proc/self/fd/2" },
+	    { "fd", "/proc/self/fd" }, { "core", "/proc/kcore" },
+	    { "ptmx", "pts/ptmx" } };
+	char src[64], dst[PATH_MAX];
+	const char *tty;
+	size_t i;
+	int fd, d, r = 0;
+
+	if ((fd = tmpfs_new(MOUNT_ATTR_NOSUID)) == -1)
+		return fail(v, m->path, "a tmpfs");
+	if (place(v, fd, m->path) == -1)
+		return -1;
+	for (i = 0; r == 0 && i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+		snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
+		if ((fd = open_tree_(AT_FDCWD, src, OPEN_TREE_CLONE |
+		    OPEN_TREE_CLOEXEC)) == -1)
+			return fail(v, src, "cannot bind it");
+		if (setattr_(fd, MOUNT_ATTR_NOSUID, 0, false) == -1) {
+			close(fd);
+			return fail(v, src, "its flags");
+		}
+		snprintf(dst, sizeof(dst), "%s/%s", m->path, nodes[i]);
+		r = place(v, fd, dst);
+	}
+	if (r == -1 || (d = in_tree(v, m->path + 1, O_PATH |
+	    O_DIRECTORY)) == -1)
+		return r == -1 ? -1 : fail(v, m->path, "the directory");
+	for (i = 0; r == 0 && i < sizeof(links) / sizeof(links[0]); i++)
+		r = symlinkat(links[i][1], d, links[i][0]);
+	if (r == 0 && (mkdirat(d, "shm", 0755) == -1 ||
+	    mkdirat(d, "pts", 0755) == -1))
+		r = -1;
+	close(d);
+	if (r == -1)
+		return fail(v, m->path, "its entries");
+	snprintf(dst, sizeof(dst), "%s/pts", m->path);
+	if ((fd = devpts_new()) == -1)
+		return fail(v, dst, "a devpts");
+	if (place(v, fd, dst) == -1)
+		return -1;
+	if (isatty(1) && (tty = ttyname(1)) != NULL && (fd = open_tree_(
+	    AT_FDCWD, tty, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC)) != -1) {
+		snprintf(dst, sizeof(dst), "%s/console", m->path);
+		return place(v, fd, dst);
+	}
+	return 0;
+}
+
 static int
 one(struct view *v, const struct spawn_mount *m, size_t i)
 {
@@ -383,6 +466,7 @@ one(struct view *v, const struct spawn_mount *m, size_t i)
 	case SPAWN_MNT_SYMLINK:
 		return symlink_at(v, m);
 	case SPAWN_MNT_DEV:
+		return dev_at(v, m);
 	case SPAWN_MNT_PROC:
 	case SPAWN_MNT_DEV_BIND:
 		break;		/* bwrap's */
@@ -474,7 +558,7 @@ tree_start(struct view *v)
 		return fail(v, "/", "the tree");
 	if (base_flags(v) == -1)
 		return fail(v, "/dev and /proc", "their flags");
-	if ((v->scratch = tmpfs_new()) == -1 ||
+	if ((v->scratch = tmpfs_new(SETUP_ATTRS)) == -1 ||
 	    (t = in_tree(v, "tmp", O_PATH | O_DIRECTORY)) == -1)
 		return fail(v, "/tmp", "a tmpfs");
 	if (move_mount_(v->scratch, t) == -1) {
