@@ -323,6 +323,10 @@ implicit_hide(struct spawn_mlist *l, const char *path, bool macos, bool dir_only
 	struct stat st;
 	char *p;
 
+	/* most are not there: one lstat says so, where realpath would read
+	 * every component's link first */
+	if (!macos && lstat(path, &st) == -1 && errno == ENOENT)
+		return 0;
 	if ((p = realpath(path, NULL)) == NULL || stat(p, &st) == -1) {
 		free(p);
 		return macos ? spawn_ml_add(l, SPAWN_MNT_HIDE_DIR, strdup(path),
