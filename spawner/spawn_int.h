@@ -555,6 +555,10 @@ bool		 spawn_view_wanted(const struct spawn_plan *p);
 int		 spawn_view_build(const struct spawn_plan *p, char *err,
 		    size_t errlen);
 int		 spawn_view_enter(int root, char *err, size_t errlen);
+/* A read-only file of fd's text (mode) at path in the view, once built
+ * (what needs the cage: resolv.conf, trust bundles); 0 or -1 with err. */
+int		 spawn_view_file(int root, const char *path, int fd,
+		    mode_t mode, char *err, size_t errlen);
 /* The keeper, before its work on the host at gk-run's death: the view
  * (the child's) detached and let go, so that its mount points (the
  * placeholders) can be removed (spawn_start.c). */

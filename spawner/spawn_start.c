@@ -140,6 +140,23 @@ child_fail(int chan, const char *msg)
 	_exit(SPAWN_EXIT_FAIL);
 }
 
+/* fd out of the list bwrap inherits, and closed: the view has its text
+ * (no stray descriptor reaches the command). */
+static void
+fds_drop(struct spawn_fds *f, int fd)
+{
+	size_t i;
+
+	for (i = 0; i < f->n; i++)
+		if (f->fd[i] == fd) {
+			f->fd[i] = f->fd[f->n - 1];
+			f->src[i] = f->src[f->n - 1];
+			f->n--;
+			break;
+		}
+	close(fd);
+}
+
 static int view_root = -1;	/* the child's: its view (spawn_view.c) */
 
 /* The view made here, where the plan and the kernel allow: after the
@@ -148,6 +165,7 @@ static void
 child_view(const struct spawn_child *c)
 {
 	char err[SPAWN_ERRLEN];
+	size_t i;
 	int fd;
 
 	if (!spawn_view_wanted(c->plan))
@@ -157,6 +175,12 @@ child_view(const struct spawn_child *c)
 	if (fd >= 0) {
 		view_root = fd;
 		c->plan->view = true;
+		/* the files' texts are in the view: bwrap gets none */
+		for (i = 0; i < c->plan->nmounts; i++)
+			if (c->plan->mounts[i].fd >= 0) {
+				fds_drop(c->fds, c->plan->mounts[i].fd);
+				c->plan->mounts[i].fd = -1;
+			}
 	}
 	if (c->verbose > 0)
 		fprintf(stderr, "gk-run: the filesystem view's %zu mounts %s\n",
@@ -262,15 +286,24 @@ child_nonet(const struct spawn_child *c)
 static void
 child_resolv(const struct spawn_child *c)
 {
-	char resolv[SPAWN_ENDPOINT_MAX + 16];
+	char resolv[SPAWN_ENDPOINT_MAX + 16], err[SPAWN_ERRLEN];
 	int fd;
 
 	spawn_resolv_conf(c->plan, resolv, sizeof(resolv));
 	if (resolv[0] == '\0')
 		return;
 	if ((fd = spawn_memfd_data("gk-run-resolv", resolv,
-	    strlen(resolv))) == -1 ||
-	    spawn_fds_add(c->fds, fd, NULL, 0, false) == -1)
+	    strlen(resolv))) == -1)
+		child_fail(c->chan, "cannot pass resolv.conf to the sandbox "
+		    "(memfd_create)");
+	if (c->plan->view) {
+		if (spawn_view_file(view_root, "/etc/resolv.conf", fd, 0600,
+		    err, sizeof(err)) == -1)
+			child_fail(c->chan, err);
+		close(fd);
+		return;
+	}
+	if (spawn_fds_add(c->fds, fd, NULL, 0, false) == -1)
 		child_fail(c->chan, "cannot pass resolv.conf to the sandbox "
 		    "(memfd_create)");
 	c->plan->resolv_fd = fd;
@@ -282,9 +315,22 @@ child_trust(const struct spawn_child *c, const struct spawn_cage *cage)
 {
 	char err[SPAWN_ERRLEN];
 
-	if (c->plan->trust != NULL && spawn_trust_fds(c->plan->trust,
-	    cage->ca, c->fds, err, sizeof(err)) == -1)
+	struct spawn_trust *t = c->plan->trust;
+	size_t i;
+
+	if (t != NULL && spawn_trust_fds(t, cage->ca, c->fds, err,
+	    sizeof(err)) == -1)
 		child_fail(c->chan, err);
+	/* readable by every user inside, as a system bundle is */
+	for (i = 0; t != NULL && c->plan->view && i < t->n; i++) {
+		if (t->file[i].fd == -1)
+			continue;
+		if (spawn_view_file(view_root, t->file[i].path, t->file[i].fd,
+		    0444, err, sizeof(err)) == -1)
+			child_fail(c->chan, err);
+		fds_drop(c->fds, t->file[i].fd);
+		t->file[i].fd = -1;	/* bwrap has nothing to bind */
+	}
 }
 
 /* The unix socket gate's filter, last: its listener goes to gk-run. */

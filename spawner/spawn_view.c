@@ -34,8 +34,10 @@
  * A missing mount point is made as bwrap makes it (directories 0755,
  * files 0444, parents too), resolved inside the tree (RESOLVE_IN_ROOT):
  * a link there never leads out of it. The plan's /dev and /proc stay
- * bwrap's --proc, and so do what needs the cage (resolv.conf, trust
- * bundles); /dev is made here as bwrap's --dev makes it, and bound whole.
+ * bwrap's --proc; /dev is made here as bwrap's --dev makes it, and bound
+ * whole. What needs the cage (resolv.conf, the trust bundles, mode 0444)
+ * comes once gatekeeperd has made it (spawn_view_file), on the same
+ * scratch, before the view is entered.
  *
  * The bwrap process, once forked, enters the tree (spawn_view_enter:
  * chroot to it) and runs bwrap with --bind / /, --dev-bind /dev /dev and
@@ -66,6 +68,7 @@ struct view {
 	const struct spawn_plan *p;
 	int		 root;		/* the tree */
 	int		 scratch;	/* the data files' tmpfs, or -1 */
+	mode_t		 mode;		/* a data file's: 0600, as bwrap's */
 	int		*hides;		/* HIDE_DIR tmpfs, made read-only last */
 	size_t		 nhides;
 	char		*err;
@@ -347,7 +350,7 @@ data_at(struct view *v, const struct spawn_mount *m, size_t i)
 
 	snprintf(name, sizeof(name), "d%zu", i);
 	if ((fd = openat(v->scratch, name, O_WRONLY | O_CREAT | O_EXCL |
-	    O_CLOEXEC, 0600)) == -1)
+	    O_CLOEXEC, v->mode)) == -1 || fchmod(fd, v->mode) == -1)
 		return fail(v, m->path, "its text");
 	r = m->fd != -1 ? copy_data(m->fd, fd) : 0;
 	if (close(fd) == -1 || r == -1)
@@ -569,11 +572,15 @@ tree_start(struct view *v)
 	return 1;
 }
 
+/* The scratch, kept for the files that need the cage (spawn_view_file)
+ * until the view is entered. */
+static int kept_scratch = -1;
+
 int
 spawn_view_build(const struct spawn_plan *p, char *err, size_t errlen)
 {
-	struct view v = { .p = p, .root = -1, .scratch = -1, .err = err,
-	    .errlen = errlen };
+	struct view v = { .p = p, .root = -1, .scratch = -1, .mode = 0600,
+	    .err = err, .errlen = errlen };
 	size_t i;
 	int r;
 
@@ -589,18 +596,39 @@ spawn_view_build(const struct spawn_plan *p, char *err, size_t errlen)
 		close(v.hides[i]);
 	}
 	free(v.hides);
+	if (r == 0 && v.root != -1) {
+		kept_scratch = v.scratch;
+		return v.root;
+	}
 	if (v.scratch != -1)
 		close(v.scratch);
-	if (r == 0 && v.root != -1)
-		return v.root;
 	if (v.root != -1)
 		close(v.root);
 	return r == 0 ? -2 : -1;
 }
 
 int
+spawn_view_file(int root, const char *path, int fd, mode_t mode, char *err,
+    size_t errlen)
+{
+	static size_t n;
+	struct view v = { .root = root, .scratch = kept_scratch,
+	    .mode = mode, .err = err, .errlen = errlen };
+	struct spawn_mount m = { .kind = SPAWN_MNT_DATA, .path = (char *)path,
+	    .fd = fd };
+
+	if (kept_scratch == -1)
+		return gk_seterr(err, errlen, "the sandbox's view is made");
+	return data_at(&v, &m, 100000 + n++);
+}
+
+int
 spawn_view_enter(int root, char *err, size_t errlen)
 {
+	if (kept_scratch != -1) {
+		close(kept_scratch);
+		kept_scratch = -1;
+	}
 	if (fchdir(root) == -1 || chroot(".") == -1 || chdir("/") == -1)
 		return gk_seterr(err, errlen, "cannot enter the sandbox's "
 		    "view: %s", strerror(errno));

@@ -307,6 +307,16 @@ checks_fs() {
 	GK_DETAIL="$(detail) | exists: $(ls "$d/outside")"
 	gk_check "$who: writing outside the working directory fails" \
 		eval '[ "$RC" != 0 ] && [ ! -e "$d/outside/x" ]'
+	# the descriptors the command starts with: what gk-run was given
+	# (0-2 and the harness's own), none of gk-run's or bwrap's (the
+	# view's texts, the seccomp filter, bwrap's status)
+	local fds_out fds_in
+	fds_out=$(sh -c 'ls /proc/self/fd' </dev/null 2>&1 | sort -n | paste -sd' ')
+	run "$who" -- -- sh -c 'ls /proc/self/fd'
+	fds_in=$(sort -n "$T/out" | paste -sd' ')
+	GK_DETAIL="inside: $fds_in | outside: $fds_out | $(detail)"
+	gk_check "$who: the command inherits no descriptor of gk-run's or bwrap's" \
+		eval '[ "$RC" = 0 ] && [ "$fds_in" = "$fds_out" ]'
 	run "$who" -- -- sh -c 'echo made > made-inside'
 	GK_DETAIL=$(detail)
 	gk_check "$who: writing in the working directory works (seen outside)" \
