@@ -168,8 +168,11 @@ child_view(const struct spawn_child *c)
 	size_t i;
 	int fd;
 
+	struct timespec t0, t1;
+
 	if (!spawn_view_wanted(c->plan))
 		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	if ((fd = spawn_view_build(c->plan, err, sizeof(err))) == -1)
 		child_fail(c->chan, err);
 	if (fd >= 0) {
@@ -182,11 +185,14 @@ child_view(const struct spawn_child *c)
 				c->plan->mounts[i].fd = -1;
 			}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (c->verbose > 0)
-		fprintf(stderr, "gk-run: the filesystem view's %zu mounts %s\n",
-		    c->plan->nmounts, fd >= 0 ? "made by gk-run before bwrap "
-		    "(GK_RUN_VIEW=bwrap leaves them to bwrap)" : "left to "
-		    "bwrap: this kernel has no mount_setattr (Linux 5.12)");
+		fprintf(stderr, "gk-run: the filesystem view's %zu mounts %s "
+		    "(%.2f ms)\n", c->plan->nmounts, fd >= 0 ? "made by gk-run "
+		    "before bwrap (GK_RUN_VIEW=bwrap leaves them to bwrap)" :
+		    "left to bwrap: this kernel has no mount_setattr (Linux "
+		    "5.12)", (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+		    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 }
 
 int
