@@ -37,7 +37,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,7 +52,7 @@
 
 #define KEEPER_PARENT_GONE	(SIGRTMIN + 3)	/* gk-run died */
 #define KEEPER_REAP_MS		5000	/* what is killed is gone by then */
-#define KEEPER_POLL_MS		2
+#define KEEPER_POLL_MS		20	/* a check for what does not die */
 
 /* SIGKILL to each child this process has now; how many there were. */
 static int
@@ -92,9 +91,12 @@ kill_children(void)
 static void
 reap_all(void)
 {
-	struct timespec t0, now;
+	struct timespec t0, now, step = { 0, KEEPER_POLL_MS * 1000000L };
+	sigset_t chld;
 	int ms;
 
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		(void)kill_children();
@@ -107,7 +109,10 @@ reap_all(void)
 		    (now.tv_nsec - t0.tv_nsec) / 1000000);
 		if (ms >= KEEPER_REAP_MS)
 			return;
-		(void)poll(NULL, 0, KEEPER_POLL_MS);
+		/* the next death wakes this at once (every signal is blocked
+		 * here, SIGCHLD stays pending); a child that does not die,
+		 * or one reparented here meanwhile, within KEEPER_POLL_MS */
+		(void)sigtimedwait(&chld, NULL, &step);
 	}
 }
 
