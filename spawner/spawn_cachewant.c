@@ -59,21 +59,55 @@ exists(const char *dir, const char *name)
 	    lstat(p, &st) == 0;
 }
 
+#define PATH_DIRS_MAX	64
+
+/* PATH's directories, opened once (O_PATH): a name is then looked up in
+ * each without walking the directory's own path again. */
+static struct {
+	int	 fd[PATH_DIRS_MAX];
+	size_t	 n;
+	char	*path;		/* the PATH they are of */
+} dirs;
+
+/* The directories of PATH as it is now (again if it changed). */
+static void
+path_dirs(const char *path)
+{
+	const char *s, *e;
+	char p[PATH_MAX];
+	int fd;
+
+	while (dirs.n > 0)
+		close(dirs.fd[--dirs.n]);
+	free(dirs.path);
+	if ((dirs.path = strdup(path)) == NULL)
+		return;
+	for (s = path; *s != '\0' && dirs.n < PATH_DIRS_MAX;
+	    s = *e != '\0' ? e + 1 : e) {
+		e = s + strcspn(s, ":");
+		if (e > s && *s == '/' && (size_t)(e - s) < sizeof(p)) {
+			snprintf(p, sizeof(p), "%.*s", (int)(e - s), s);
+			if ((fd = open(p, O_PATH | O_DIRECTORY |
+			    O_CLOEXEC)) != -1)
+				dirs.fd[dirs.n++] = fd;
+		}
+	}
+}
+
 /* Is prog an executable in a directory of PATH? */
 static bool
 on_path(const char *prog)
 {
-	const char *path = getenv("PATH"), *s, *e;
-	char p[PATH_MAX];
-	int n;
+	const char *path = getenv("PATH");
+	size_t i;
 
-	for (s = path; s != NULL && *s != '\0'; s = *e != '\0' ? e + 1 : e) {
-		e = s + strcspn(s, ":");
-		n = snprintf(p, sizeof(p), "%.*s/%s", (int)(e - s), s, prog);
-		if (e > s && *s == '/' && n < (int)sizeof(p) &&
-		    access(p, X_OK) == 0)
+	if (path == NULL)
+		return false;
+	if (dirs.path == NULL || strcmp(dirs.path, path) != 0)
+		path_dirs(path);
+	for (i = 0; i < dirs.n; i++)
+		if (faccessat(dirs.fd[i], prog, X_OK, 0) == 0)
 			return true;
-	}
 	return false;
 }
 
