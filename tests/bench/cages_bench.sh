@@ -13,6 +13,8 @@
 #   GK_BENCH_LEVELS="0 1000 5000 10000"  live cages at each level
 #   GK_BENCH_SAMPLES=30                  samples per level (medians)
 #   GK_KEEP_TMP=1                        keep the temp directory (logs)
+#   GK_BENCH_PERF=FILE                   perf record -a -g of the samples
+#                                        at the largest level, into FILE
 #
 # Setup, all inside a private network, mount and PID namespace (lib.sh;
 # the machine's own interfaces, routes and nftables are never touched):
@@ -145,7 +147,19 @@ for l in $LEVELS; do
 	gk_alive "holding $l cages"
 	sleep 1		# the creations' teardown-free tail settles
 	RSS[$l]=$(rss_kib)
+	perf_pid=
+	if [ -n "${GK_BENCH_PERF:-}" ] && [ "$l" = "$MAXL" ]; then
+		perf record -q -a -g -F 999 -o "$GK_BENCH_PERF" \
+			>"$T/perf.log" 2>&1 &
+		perf_pid=$!
+		sleep 1
+	fi
 	out=$(hold_cmd "sample $SAMPLES" $((60 + SAMPLES * 30)))
+	if [ -n "$perf_pid" ]; then
+		kill -INT "$perf_pid" 2>/dev/null
+		gk_wait_exit "$perf_pid" 100 || kill -KILL "$perf_pid" 2>/dev/null
+		echo "  (perf record of the samples at $l cages: $GK_BENCH_PERF)"
+	fi
 	gk_alive "sampling at $l cages"
 	[ "$(kv errors "$out")" = 0 ] || broken "at $l cages: $out: $(tail -n 1 "$T/hold.err")"
 	CREATE[$l]=$(kv create_us "$out")
