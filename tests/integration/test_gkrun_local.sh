@@ -812,11 +812,62 @@ checks_gated() {
 	return 0
 }
 
+# checks_view WHO: the view gk-run's child makes with the kernel's mount
+# API is bwrap's own (GK_RUN_VIEW=bwrap), path for path: kind, mode,
+# owner and whether it can be written, in a developer's home of 50
+# entries outside /tmp (tests/bench/gkrun_home.sh) and its git project.
+VIEW_PROBE='cd "$HOME" || exit 9
+for p in . .[!.]* * .cargo/registry .cargo/git .local/bin .local/lib \
+    go/pkg/mod .m2/repository src/proj src/proj/.git \
+    src/proj/.git/hooks src/proj/.git/config src/proj/.vscode \
+    src/proj/.envrc; do
+	if [ ! -e "$p" ] && [ ! -L "$p" ]; then echo "$p absent"; continue; fi
+	w=ro
+	if [ -d "$p" ] && [ ! -L "$p" ]; then
+		touch "$p/.gk-view-probe" 2>/dev/null &&
+			rm -f "$p/.gk-view-probe" && w=rw
+	elif (: >>"$p") 2>/dev/null; then w=rw; fi
+	echo "$p $(stat -c "%F %a %U" "$p") $w"
+done
+echo "tmp: $(ls -A /tmp | wc -l); shadow: $(stat -c "%F %a" /etc/shadow) $(wc -c </etc/shadow)"
+echo "dev: $(ls -A /dev | tr "\n" " ")"
+echo "resolv: $(stat -c "%F %a" /etc/resolv.conf) $(wc -c </etc/resolv.conf)"'
+checks_view() {
+	local who=$1 h
+	# shellcheck source=tests/bench/gkrun_home.sh
+	. "$(dirname "$GK_SELF")/../bench/gkrun_home.sh"
+	h=$(mktemp -d /var/tmp/gk-view-test.XXXXXX) || return
+	chmod 755 "$h"
+	if ! bench_home "$h" "${who%%:*}" 2>"$T/view-home.err"; then
+		GK_DETAIL=$(head -c 300 "$T/view-home.err")
+		rm -rf "$h"
+		gk_check "$who: the view made by gk-run is bwrap's (a 50-entry home)" false
+		return
+	fi
+	as_prefix "$who"
+	( cd "$h/src/proj" && exec timeout -s KILL 60 "${AS[@]}" HOME="$h" \
+	    "$GKRUN" --net none -- sh -c "$VIEW_PROBE" >"$T/view-mine" \
+	    2>"$T/view-mine.err" </dev/null )
+	RC=$?
+	( cd "$h/src/proj" && exec timeout -s KILL 60 "${AS[@]}" HOME="$h" \
+	    GK_RUN_VIEW=bwrap "$GKRUN" --net none -- sh -c "$VIEW_PROBE" \
+	    >"$T/view-bwrap" 2>"$T/view-bwrap.err" </dev/null )
+	GK_DETAIL="rc $RC/$? | $(diff "$T/view-mine" "$T/view-bwrap" | head -8 |
+		paste -sd'|') | $(head -c 200 "$T/view-mine.err")"
+	gk_check "$who: the view made by gk-run is bwrap's, path for path (a 50-entry home, its git project: kind, mode, owner, writable)" \
+		eval '[ "$RC" = 0 ] && [ "$(wc -l <"$T/view-mine")" -gt 60 ] &&
+		    grep -q "^.ssh directory 755 .* ro$" "$T/view-mine" &&
+		    grep -q "^src/proj/.vscode directory 755 .* ro$" "$T/view-mine" &&
+		    cmp -s "$T/view-mine" "$T/view-bwrap"'
+	rm -rf "$h"
+}
+
 for who in "${WHOS[@]}"; do
 	prepare "$who"
 	echo "---- as $who ----"
 	checks_net "$who"
 	checks_fs "$who"
+	checks_view "$who"
 	checks_env "$who"
 	checks_exit "$who"
 	checks_signals "$who"
