@@ -276,17 +276,11 @@ int
 gk_cg_cage_attach(struct gk_cg_cage *c, pid_t pid, gk_cg_attach_cb cb,
     void *arg, char *err, size_t errlen)
 {
-	char v[32];
-	int d;
-
 	if (c->g->sd != NULL && !c->made[CG_V2])
 		return scope_start(c, pid, cb, arg, err, errlen);
-	snprintf(v, sizeof(v), "%d", (int)pid);
-	for (d = 0; d < CG__DIRS; d++)
-		if (c->made[d] && cage_write(c, d, "cgroup.procs", v, err,
-		    errlen) == -1)
-			return -1;
-	return 0;
+	c->cb = cb;
+	c->cb_arg = arg;
+	return cg_move_start(c, pid, err, errlen);
 }
 
 static int
@@ -392,6 +386,7 @@ gk_cg_cage_end(struct gk_cg_cage *c)
 	if (c == NULL)
 		return;
 	g = c->g;
+	cg_move_cancel(c);
 	if (c->job != NULL) {	/* killed when systemd has made it */
 		gk_cgsd_job_cancel(c->job);
 		free(c);
@@ -426,6 +421,8 @@ gk_cg_cage_forget(struct gk_cg_cage *c)
 {
 	if (c != NULL && c->job != NULL)	/* half made: not kept */
 		gk_cgsd_job_cancel(c->job);
+	if (c != NULL)
+		cg_move_cancel(c);
 	free(c);
 }
 

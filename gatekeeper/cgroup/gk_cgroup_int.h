@@ -51,6 +51,8 @@ struct gk_cg {
 	char			 slice[GK_CG_NAME_MAX * 4 + 8];
 };
 
+struct cg_move;
+
 struct gk_cg_cage {
 	TAILQ_ENTRY(gk_cg_cage)	 entry;
 	struct gk_cg		*g;
@@ -64,7 +66,19 @@ struct gk_cg_cage {
 	struct gk_cgsd_job	*job;
 	gk_cg_attach_cb		 cb;
 	void			*cb_arg;
+	struct cg_move		*move;		/* a move under way, or NULL */
 };
+
+/*
+ * gk_cgmove.c: pid written to cgroup.procs of each of c's directories on
+ * a thread of its own (the kernel makes a move wait for an RCU grace
+ * period, which the loop must not); c->cb(c->cb_arg, rc, err) from the
+ * loop once done, unless cancelled. 1 (under way), or -1 with err.
+ */
+int	 cg_move_start(struct gk_cg_cage *c, pid_t pid, char *err,
+	    size_t errlen);
+/* The cage ends: its move's end is not told (the thread ends alone). */
+void	 cg_move_cancel(struct gk_cg_cage *c);
 
 int	 cg_write_file(const char *path, const char *val, char *err,
 	    size_t errlen);

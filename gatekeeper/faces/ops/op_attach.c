@@ -47,7 +47,8 @@ op_attach(struct ctlconn *cc, const struct gk_ctlreq *req, int pidfd)
 	}
 	rc = gk_cage_contain_attach(c, pidfd, cc->pid, cc->uid, attach_done,
 	    cc, err, sizeof(err));
-	if (rc == 1) {		/* its answer when systemd is done */
+	if (rc == 1) {		/* its answer when the move is done (systemd's
+				   job, or gk_cgmove.c's thread) */
 		ctlconn_wait(cc);
 		return;
 	}
