@@ -216,7 +216,10 @@ mount_point(struct view *v, const char *rel, bool dir)
 
 	if ((fd = in_tree(v, rel, O_PATH)) != -1 || errno != ENOENT)
 		return fd;
-	if (parents(v, rel) == -1 || make_in(v, rel, dir) == -1)
+	/* its directory is there, mostly: the walk from the top only when
+	 * it is not */
+	if (make_in(v, rel, dir) == -1 && (errno != ENOENT ||
+	    parents(v, rel) == -1 || make_in(v, rel, dir) == -1))
 		return -1;
 	return in_tree(v, rel, O_PATH);
 }
