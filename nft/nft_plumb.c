@@ -31,7 +31,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -42,6 +41,7 @@
 #include <netlink/socket.h>
 
 #include "gatekeeper/base/gk_log.h"
+#include "gatekeeper/base/gk_thread.h"
 #include "gatekeeper/base/gk_time.h"
 #include "nft/nft_int.h"
 
@@ -589,15 +589,10 @@ sweep(struct nft_plumb *p, const char *when, char *err, size_t errlen)
 static int
 worker_start(struct nft_plumb *p, char *err, size_t errlen)
 {
-	sigset_t all, old;
 	int rc;
 
 	/* Signals are the loop's business. */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&p->worker, NULL, worker_main, p);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
+	if ((rc = gk_thread_start(&p->worker, worker_main, p, false)) != 0) {
 		gk_seterr(err, errlen, "starting the teardown thread: %s",
 		    strerror(rc));
 		return -1;

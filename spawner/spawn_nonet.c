@@ -28,7 +28,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -37,6 +36,7 @@
 #include <unistd.h>
 
 #include "dns/dns_msg.h"
+#include "gatekeeper/base/gk_thread.h"
 #include "spawner/spawn_int.h"
 
 /* What is said, once per run, whichever comes first: the answerer's
@@ -200,7 +200,6 @@ int
 spawn_nonet_start(int chan, const char *cmdname, bool quiet, char *err,
     size_t errlen)
 {
-	sigset_t all, old;
 	pthread_t t;
 	int fd, rc;
 
@@ -209,15 +208,11 @@ spawn_nonet_start(int chan, const char *cmdname, bool quiet, char *err,
 	atomic_store(&nonet_say.said, quiet);
 	nonet_say.cmdname = cmdname;
 	/* signals stay with the main thread's signalfd */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&t, NULL, serve, (void *)(intptr_t)fd);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
+	if ((rc = gk_thread_start(&t, serve, (void *)(intptr_t)fd,
+	    true)) != 0) {
 		close(fd);
 		return gk_seterr(err, errlen, "--net none: the sandbox's "
 		    "resolver: %s", strerror(rc));
 	}
-	(void)pthread_detach(t);
 	return 0;
 }

@@ -52,7 +52,6 @@
 #include <linux/openat2.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +61,7 @@
 
 #include <seccomp.h>
 
+#include "gatekeeper/base/gk_thread.h"
 #include "spawner/spawn_int.h"
 
 #ifndef PIDFD_THREAD
@@ -626,7 +626,6 @@ spawn_sockgate_start(int fd, const struct spawn_plan *p, bool quiet,
     char *err, size_t errlen)
 {
 	struct spawn_sockgate *g;
-	sigset_t all, old;
 	pthread_t t;
 	int rc;
 
@@ -643,16 +642,12 @@ spawn_sockgate_start(int fd, const struct spawn_plan *p, bool quiet,
 	    SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 	pthread_mutex_init(&g->lock, NULL);
 	/* signals stay with the main thread's signalfd */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
 	rc = pipe2(g->wake, O_CLOEXEC | O_NONBLOCK) == -1 ? errno : 0;
-	if (rc == 0 && (rc = pthread_create(&t, NULL, waiter, g)) == 0) {
-		(void)pthread_detach(t);
+	if (rc == 0 && (rc = gk_thread_start(&t, waiter, g, true)) == 0) {
 		/* the waiter reads when it has room */
 		(void)fcntl(g->wake[0], F_SETFL, 0);
-		rc = pthread_create(&t, NULL, supervise, g);
+		rc = gk_thread_start(&t, supervise, g, true);
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		snprintf(err, errlen, "the unix socket gate: %s",
 		    strerror(rc));
@@ -660,6 +655,5 @@ spawn_sockgate_start(int fd, const struct spawn_plan *p, bool quiet,
 		free(g);
 		return NULL;
 	}
-	(void)pthread_detach(t);
 	return g;
 }

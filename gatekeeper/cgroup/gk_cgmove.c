@@ -15,8 +15,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +23,7 @@
 #include <event2/event.h>
 
 #include "gatekeeper/base/gk_err.h"
+#include "gatekeeper/base/gk_thread.h"
 #include "gatekeeper/cgroup/gk_cgroup.h"
 #include "gatekeeper/cgroup/gk_cgroup_int.h"
 
@@ -82,31 +81,11 @@ move_done(evutil_socket_t fd, short what, void *arg)
 	move_free(m);
 }
 
-/* A thread that holds no signal (the loop's signalfd takes them). */
-static int
-move_thread(struct cg_move *m)
-{
-	sigset_t all, old;
-	pthread_attr_t at;
-	pthread_t t;
-	int rc;
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	if ((rc = pthread_attr_init(&at)) == 0) {
-		(void)pthread_attr_setdetachstate(&at,
-		    PTHREAD_CREATE_DETACHED);
-		rc = pthread_create(&t, &at, move_run, m);
-		pthread_attr_destroy(&at);
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return rc;
-}
-
 int
 cg_move_start(struct gk_cg_cage *c, pid_t pid, char *err, size_t errlen)
 {
 	struct cg_move *m;
+	pthread_t t;
 	int d, rc;
 
 	if ((m = calloc(1, sizeof(*m))) == NULL)
@@ -126,7 +105,8 @@ cg_move_start(struct gk_cg_cage *c, pid_t pid, char *err, size_t errlen)
 		move_free(m);
 		return gk_seterr(err, errlen, "out of memory");
 	}
-	if ((rc = move_thread(m)) != 0) {
+	/* signals are the loop's */
+	if ((rc = gk_thread_start(&t, move_run, m, true)) != 0) {
 		move_free(m);
 		return gk_seterr(err, errlen, "cannot start a thread to put "
 		    "the process in its cgroup: %s", strerror(rc));
