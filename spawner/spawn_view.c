@@ -162,20 +162,30 @@ fail(struct view *v, const char *path, const char *what)
 
 /* ---- mount points -------------------------------------------------------- */
 
+/* The directory rel is in, opened inside the tree (O_PATH), and rel's
+ * last component in *base; -1 with errno. */
+static int
+in_parent(struct view *v, const char *rel, const char **base)
+{
+	const char *slash = strrchr(rel, '/');
+	char parent[PATH_MAX];
+
+	snprintf(parent, sizeof(parent), "%.*s", slash != NULL ?
+	    (int)(slash - rel) : 0, rel);
+	*base = slash != NULL ? slash + 1 : rel;
+	return in_tree(v, parent, O_PATH | O_DIRECTORY);
+}
+
 /* rel made in the tree: a directory (0755) or an empty file (0444), as
  * bwrap makes them; there already is fine. */
 static int
 make_in(struct view *v, const char *rel, bool dir)
 {
-	const char *base = strrchr(rel, '/');
-	char parent[PATH_MAX];
+	const char *base;
 	int dfd, r;
 
-	snprintf(parent, sizeof(parent), "%.*s", base != NULL ?
-	    (int)(base - rel) : 0, rel);
-	if ((dfd = in_tree(v, parent, O_PATH | O_DIRECTORY)) == -1)
+	if ((dfd = in_parent(v, rel, &base)) == -1)
 		return -1;
-	base = base != NULL ? base + 1 : rel;
 	if (dir)
 		r = mkdirat(dfd, base, 0755);
 	else if ((r = openat(dfd, base, O_WRONLY | O_CREAT | O_NOFOLLOW |
@@ -374,16 +384,12 @@ data_at(struct view *v, const struct spawn_mount *m, size_t i)
 static int
 symlink_at(struct view *v, const struct spawn_mount *m)
 {
-	const char *rel = m->path + 1, *base = strrchr(rel, '/');
-	char parent[PATH_MAX];
+	const char *rel = m->path + 1, *base;
 	int dfd, r;
 
-	snprintf(parent, sizeof(parent), "%.*s", base != NULL ?
-	    (int)(base - rel) : 0, rel);
-	if (parents(v, rel) == -1 ||
-	    (dfd = in_tree(v, parent, O_PATH | O_DIRECTORY)) == -1)
+	if (parents(v, rel) == -1 || (dfd = in_parent(v, rel, &base)) == -1)
 		return fail(v, m->path, "its directory");
-	r = symlinkat(m->src, dfd, base != NULL ? base + 1 : rel);
+	r = symlinkat(m->src, dfd, base);
 	close(dfd);
 	return r == -1 && errno != EEXIST ? fail(v, m->path, "symlink") : 0;
 }
