@@ -55,13 +55,21 @@ cg_limit_dir(const struct gk_cg *g, enum gk_cg_ctl c)
 	return g->v2_limits && (g->can & (1u << c)) ? CG_V2 : -1;
 }
 
+void
+cg_cage_file(const struct gk_cg_cage *c, int d, const char *file,
+    char out[CG_FILE_PATH_MAX])
+{
+	snprintf(out, CG_FILE_PATH_MAX, "%s/%s/%s", c->g->dir[d], c->name,
+	    file);
+}
+
 static int
 cage_write(struct gk_cg_cage *c, int d, const char *file, const char *val,
     char *err, size_t errlen)
 {
-	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 64];
+	char path[CG_FILE_PATH_MAX];
 
-	snprintf(path, sizeof(path), "%s/%s/%s", c->g->dir[d], c->name, file);
+	cg_cage_file(c, d, file, path);
 	return cg_write_file(path, val, err, errlen);
 }
 
@@ -287,10 +295,10 @@ static int
 cage_counter(struct gk_cg_cage *c, int d, const char *file, const char *key,
     uint64_t *out)
 {
-	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 64], buf[1024];
+	char path[CG_FILE_PATH_MAX], buf[1024];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "%s/%s/%s", c->g->dir[d], c->name, file);
+	cg_cage_file(c, d, file, path);
 	if ((n = cg_read_file(path, buf, sizeof(buf))) < 0)
 		return -1;
 	return gk_cg_counter(buf, (size_t)n, key, out);
@@ -321,13 +329,12 @@ gk_cg_cage_kill_path(const struct gk_cg_cage *c)
 static void
 kill_listed(struct gk_cg_cage *c, int d)
 {
-	char path[GK_CG_PATH_MAX + CG_DIR_MAX + 64], buf[CG_FILE_MAX];
+	char path[CG_FILE_PATH_MAX], buf[CG_FILE_MAX];
 	char *p, *end;
 	long pid;
 	int round;
 
-	snprintf(path, sizeof(path), "%s/%s/cgroup.procs", c->g->dir[d],
-	    c->name);
+	cg_cage_file(c, d, "cgroup.procs", path);
 	for (round = 0; round < CG_KILL_ROUNDS; round++) {
 		if (cg_read_file(path, buf, sizeof(buf)) <= 0)
 			return;

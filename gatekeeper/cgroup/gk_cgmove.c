@@ -29,7 +29,7 @@
 
 struct cg_move {
 	struct gk_cg_cage *c;		/* NULL: the cage ended (loop side) */
-	char		 path[CG__DIRS][GK_CG_PATH_MAX + CG_DIR_MAX + 64];
+	char		 path[CG__DIRS][CG_FILE_PATH_MAX];
 	int		 n;
 	char		 pid[32];
 	int		 rc;		/* the thread's */
@@ -94,8 +94,7 @@ cg_move_start(struct gk_cg_cage *c, pid_t pid, char *err, size_t errlen)
 	snprintf(m->pid, sizeof(m->pid), "%d", (int)pid);
 	for (d = 0; d < CG__DIRS; d++)
 		if (c->made[d])
-			snprintf(m->path[m->n++], sizeof(m->path[0]),
-			    "%s/%s/cgroup.procs", c->g->dir[d], c->name);
+			cg_cage_file(c, d, "cgroup.procs", m->path[m->n++]);
 	if (pipe2(m->pipe, O_CLOEXEC | O_NONBLOCK) == -1) {
 		free(m);
 		return gk_seterr(err, errlen, "pipe: %s", strerror(errno));

@@ -80,6 +80,10 @@ int	 cg_move_start(struct gk_cg_cage *c, pid_t pid, char *err,
 /* The cage ends: its move's end is not told (the thread ends alone). */
 void	 cg_move_cancel(struct gk_cg_cage *c);
 
+/* The path of file in cage c's directory of hierarchy d. */
+#define CG_FILE_PATH_MAX	(GK_CG_PATH_MAX + CG_DIR_MAX + 64)
+void	 cg_cage_file(const struct gk_cg_cage *c, int d, const char *file,
+	    char out[CG_FILE_PATH_MAX]);
 int	 cg_write_file(const char *path, const char *val, char *err,
 	    size_t errlen);
 /* The whole (small) file into buf, NUL-terminated: its length, or -1. */
