@@ -176,19 +176,15 @@ keep(const struct spawn_plan *plan, int guard_fd, pid_t bwrap, int sfd)
 static void
 close_all_but(int a, int b)
 {
-	int lo = a < b ? a : b, hi = a < b ? b : a, from = 3;
+	int keep[2] = { a < b ? a : b, a < b ? b : a }, from = 3, i;
 
-	if (lo >= from) {
-		if (lo > from)
+	for (i = 0; i < 2; i++) {
+		if (keep[i] < from)
+			continue;
+		if (keep[i] > from)
 			(void)close_range((unsigned int)from,
-			    (unsigned int)lo - 1, 0);
-		from = lo + 1;
-	}
-	if (hi >= from) {
-		if (hi > from)
-			(void)close_range((unsigned int)from,
-			    (unsigned int)hi - 1, 0);
-		from = hi + 1;
+			    (unsigned int)keep[i] - 1, 0);
+		from = keep[i] + 1;
 	}
 	(void)close_range((unsigned int)from, ~0U, 0);
 }

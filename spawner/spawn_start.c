@@ -164,11 +164,10 @@ static int view_root = -1;	/* the child's: its view (spawn_view.c) */
 static void
 child_view(const struct spawn_child *c)
 {
+	struct timespec t0, t1;
 	char err[SPAWN_ERRLEN];
 	size_t i;
 	int fd;
-
-	struct timespec t0, t1;
 
 	if (!spawn_view_wanted(c->plan))
 		return;
@@ -204,22 +203,13 @@ spawn_view_fd(void)
 void
 spawn_view_drop(void)
 {
-	bool back = false;
-	int here;
+	char path[64];
 
 	if (view_root == -1)
 		return;
-	/* the tree is reached by its fd only: from inside it, "." */
-	if ((here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC)) != -1 &&
-	    fchdir(view_root) == 0) {
-		(void)umount2(".", MNT_DETACH);
-		/* back where it was; the work that follows takes absolute
-		 * paths, so a failure here changes nothing */
-		back = fchdir(here) == 0;
-	}
-	if (here != -1)
-		close(here);
-	(void)back;
+	/* the tree is reached by its fd only */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", view_root);
+	(void)umount2(path, MNT_DETACH);
 	close(view_root);
 	view_root = -1;
 }
@@ -319,9 +309,8 @@ child_resolv(const struct spawn_child *c)
 static void
 child_trust(const struct spawn_child *c, const struct spawn_cage *cage)
 {
-	char err[SPAWN_ERRLEN];
-
 	struct spawn_trust *t = c->plan->trust;
+	char err[SPAWN_ERRLEN];
 	size_t i;
 
 	if (t != NULL && spawn_trust_fds(t, cage->ca, c->fds, err,
