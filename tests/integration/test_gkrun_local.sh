@@ -33,6 +33,8 @@
 GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
+# shellcheck source=tests/bench/gkrun_home.sh
+. "$(dirname "$GK_SELF")/../bench/gkrun_home.sh"	# bench_home
 
 gk_exe_args test_gkrun_local.sh GKRUN=gk-run GKD=gatekeeperd -- "$@"
 GK_GROUP=gatekeeper	# may use the control socket (gatekeeper/gk_control.c)
@@ -834,8 +836,6 @@ echo "dev: $(ls -A /dev | tr "\n" " ")"
 echo "resolv: $(stat -c "%F %a" /etc/resolv.conf) $(wc -c </etc/resolv.conf)"'
 checks_view() {
 	local who=$1 h
-	# shellcheck source=tests/bench/gkrun_home.sh
-	. "$(dirname "$GK_SELF")/../bench/gkrun_home.sh"
 	h=$(mktemp -d /var/tmp/gk-view-test.XXXXXX) || return
 	chmod 755 "$h"
 	if ! bench_home "$h" "${who%%:*}" 2>"$T/view-home.err"; then
