@@ -541,6 +541,16 @@ base_flags(struct view *v)
 	return 0;
 }
 
+/* What failed on / says the kernel has no mount API (or may not use it
+ * here): 0, bwrap makes the view; else -1 with err. */
+static int
+no_api(struct view *v, const char *what)
+{
+	if (errno == ENOSYS || errno == EINVAL || errno == EPERM)
+		return 0;
+	return fail(v, "/", what);
+}
+
 /*
  * The host's / cloned, read-only, attached over this process's /; the
  * scratch tmpfs on its /tmp. 1: done; 0: the kernel cannot (nothing
@@ -556,14 +566,13 @@ tree_start(struct view *v)
 	v->root = open_tree_(AT_FDCWD, "/", OPEN_TREE_CLONE |
 	    OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 	if (v->root == -1)
-		return errno == ENOSYS || errno == EINVAL || errno == EPERM ?
-		    0 : fail(v, "/", "cannot clone it");
+		return no_api(v, "cannot clone it");
 	if (setattr_(v->root, SETUP_ATTRS | MOUNT_ATTR_RDONLY, 0, true) ==
 	    -1) {
+		t = no_api(v, "its flags");
 		close(v->root);
 		v->root = -1;
-		return errno == ENOSYS || errno == EINVAL || errno == EPERM ?
-		    0 : fail(v, "/", "its flags");
+		return t;
 	}
 	if (syscall(SYS_move_mount, v->root, "", AT_FDCWD, "/",
 	    MOVE_MOUNT_F_EMPTY_PATH) == -1)
