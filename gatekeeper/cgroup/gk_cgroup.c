@@ -192,20 +192,22 @@ any_v1(const struct gk_cg_mounts *m)
 
 /*
  * systemd's scopes, where systemd manages the cgroups (PID 1, cgroup v2
- * alone): 1 in use, 0 not such a host, -1 such a host but systemd cannot
- * be asked (why).
+ * alone): 1 in use, 0 not such a host, 2 such a host but we are in a PID
+ * namespace of our own, -1 such a host but systemd cannot be asked (why).
  */
 static int
 open_systemd(struct gk_cg *g, const struct gk_cg_mounts *m,
     const char *subtree, char *why, size_t whylen)
 {
 	char sdwhy[256], ctl[128];
+	enum gk_cgsd_fit fit;
 	unsigned bits;
 
-	if (!gk_cgsd_usable(m->v2[0] != '\0' && !any_v1(m), sdwhy,
-	    sizeof(sdwhy))) {
+	fit = gk_cgsd_usable(m->v2[0] != '\0' && !any_v1(m), sdwhy,
+	    sizeof(sdwhy));
+	if (fit != GK_CGSD_YES) {
 		log_debug("cgroup: not systemd's scopes: %s", sdwhy);
-		return 0;
+		return fit == GK_CGSD_PIDNS ? 2 : 0;
 	}
 	if (!gk_cgsd_slice_name(subtree, g->slice, sizeof(g->slice)) ||
 	    !cg_path2(g->dir[CG_V2], sizeof(g->dir[CG_V2]), m->v2, g->slice)) {
@@ -261,6 +263,24 @@ open_cgroupfs(struct gk_cg *g, const struct gk_cg_mounts *m,
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * systemd owns this host's cgroups but cannot place our pids: a delegated
+ * scope of our own (gk_cgown.c). Without it our cgroup is systemd's
+ * unit's (a session's scope), where nothing can be limited: said so.
+ */
+static void
+own_scope(const struct gk_cg_mounts *m, struct gk_cg_self *self,
+    const char *subtree)
+{
+	char why[512];
+
+	if (cg_own_scope(m->v2, subtree, self, why, sizeof(why)) == -1)
+		log_warnx("cgroup: %s; cages' cgroups go below gatekeeperd's "
+		    "own, %s, which systemd manages: limits will likely not "
+		    "apply there (run gatekeeperd as its unit, or under "
+		    "`systemd-run --scope -p Delegate=yes`)", why, self->v2);
 }
 
 /* For the start-up log: where cages go and what limits them. */
@@ -338,7 +358,9 @@ gk_cg_open(struct event_base *base, const char *subtree, char *why,
 	}
 	g->base = base;
 	TAILQ_INIT(&g->dying);
-	if ((sd = open_systemd(g, &m, subtree, why, whylen)) == 0)
+	if ((sd = open_systemd(g, &m, subtree, why, whylen)) == 2)
+		own_scope(&m, &self, subtree);
+	if (sd == 0 || sd == 2)
 		sd = open_cgroupfs(g, &m, &self, subtree, why, whylen);
 	if (sd != -1 && (g->rm_ev = evtimer_new(base, cg_rm_cb, g)) == NULL) {
 		gk_seterr(why, whylen, "out of memory");

@@ -98,5 +98,12 @@ int	 cg_limit_dir(const struct gk_cg *g, enum gk_cg_ctl c);
 bool	 cg_cage_rmdirs(struct gk_cg_cage *c);
 /* The removal timer's callback (g->rm_ev). */
 void	 cg_rm_cb(int fd, short what, void *arg);
+/*
+ * gk_cgown.c: our own process into a delegated scope systemd makes for
+ * it (or finds it in one already): self->v2 then names the scope. mnt is
+ * the cgroup2 mount. 0, or -1 with why (self unchanged).
+ */
+int	 cg_own_scope(const char *mnt, const char *subtree,
+	    struct gk_cg_self *self, char *why, size_t whylen);
 
 #endif /* GK_CGROUP_INT_H */

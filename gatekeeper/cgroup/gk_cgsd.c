@@ -7,8 +7,9 @@
  * the process is in the scope only when that job is done (the
  * JobRemoved signal); both are bounded by JOB_TIMEOUT_MS.
  */
-#include <sys/stat.h>
 #include <sys/queue.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -267,27 +268,49 @@ started_cb(sd_bus_message *m, void *arg, sd_bus_error *e)
 
 /* ---- the API ------------------------------------------------------------ */
 
-bool
+/*
+ * Is systemd, PID 1 of the host, a process of our PID namespace? Its
+ * private socket's peer credentials say: the kernel gives its pid as our
+ * namespace sees it, 0 when it is outside. (/proc/1 cannot say: in a
+ * namespace with a /proc of its own, that is the namespace's own init.)
+ * -1: the socket cannot be reached.
+ */
+static int
+systemd_visible(void)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+	int fd, r = -1;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", SD_PRIVATE + 10);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 &&
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) == 0)
+		r = cr.pid != 0;
+	close(fd);
+	return r;
+}
+
+enum gk_cgsd_fit
 gk_cgsd_usable(bool unified_only, char *why, size_t whylen)
 {
-	struct stat self, init;
-
 	if (sd_booted() <= 0) {
 		gk_seterr(why, whylen, "systemd is not PID 1");
-		return false;
-	}
-	if (stat("/proc/self/ns/pid", &self) == -1 ||
-	    stat("/proc/1/ns/pid", &init) == -1 || self.st_ino != init.st_ino) {
-		gk_seterr(why, whylen, "gatekeeperd runs in a pid namespace "
-		    "of its own (systemd cannot see its peers' pids)");
-		return false;
+		return GK_CGSD_NO;
 	}
 	if (!unified_only) {
 		gk_seterr(why, whylen, "systemd runs with cgroup v1 "
 		    "controllers (hybrid or legacy layout)");
-		return false;
+		return GK_CGSD_NO;
 	}
-	return true;
+	if (systemd_visible() == 0) {
+		gk_seterr(why, whylen, "gatekeeperd runs in a pid namespace "
+		    "of its own (systemd cannot see its peers' pids)");
+		return GK_CGSD_PIDNS;
+	}
+	return GK_CGSD_YES;
 }
 
 /* systemd's version ("252.38-1~deb12u1": 252); 0 if unknown. */

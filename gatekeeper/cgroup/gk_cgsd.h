@@ -31,10 +31,14 @@ struct gk_cgsd;
 struct gk_cgsd_job;
 
 /*
- * Whether systemd manages this host's cgroups as we need (booted with
- * it, our pid namespace its own, cgroup v2 alone): false with why.
+ * Whether systemd manages this host's cgroups as we need: YES when booted
+ * with it, cgroup v2 alone and its PID namespace ours; PIDNS when all but
+ * the last (it cannot place our pids: gk_cgown.c's case); NO otherwise.
+ * Not YES: with why.
  */
-bool		 gk_cgsd_usable(bool unified_only, char *why, size_t whylen);
+enum gk_cgsd_fit { GK_CGSD_NO, GK_CGSD_YES, GK_CGSD_PIDNS };
+enum gk_cgsd_fit gk_cgsd_usable(bool unified_only, char *why,
+		    size_t whylen);
 /* Connect. NULL with why. */
 struct gk_cgsd	*gk_cgsd_open(struct event_base *base, char *why,
 		    size_t whylen);

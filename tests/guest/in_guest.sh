@@ -17,7 +17,10 @@
 #      left; start again
 #   g. AppArmor: the package's gk-run profile; gk-run's message when user
 #      namespaces are off (user.max_user_namespaces=0)
-#   h. apt-get purge: nothing of the package left
+#   h. the suite's scripts that depend most on the kernel and the cgroup
+#      layout (nft, nft_transparent, contain, cage_limits), as root from a
+#      login session (in_guest_suite.sh)
+#   i. apt-get purge: nothing of the package left
 #
 # The internet is the guest's own: a network namespace "inet" behind a
 # veth (documentation addresses: github.com 203.0.113.10, evil.example
@@ -218,6 +221,26 @@ gk_check "systemd-analyze security gatekeeperd: exposure <= 4.0" \
 	eval '[ -n "$exposure" ] && awk -v e="$exposure" "BEGIN { exit !(e <= 4.0) }"'
 [ -S /run/gatekeeper/control.sock ] ||
 	gk_wait_for 100 test -S /run/gatekeeper/control.sock
+
+# the counts, the failed checks, and the exit status
+summary() {
+	part ""
+	echo "$GK_NPASS passed, $GK_NFAIL failed"
+	for f in "${GK_FAILED[@]}"; do
+		echo "FAILED: $f"
+	done
+	[ "$GK_NFAIL" -eq 0 ]
+	exit
+}
+
+# GK_GUEST_PARTS=suite (run_guest.sh): the suite's scripts alone
+PARTS=$(cat "$SHARE/parts" 2>/dev/null || echo all)
+if [ "$PARTS" = suite ]; then
+	part "h. the suite's kernel and cgroup scripts"
+	# shellcheck source=tests/guest/in_guest_suite.sh
+	. "$SHARE/tests/guest/in_guest_suite.sh"
+	summary
+fi
 
 # ---------------------------------------------------------------------------
 part "b. gated commands: alice in a login session, root"
@@ -529,7 +552,12 @@ gk_check "alice with user.max_user_namespaces=0: exit 125 and gk-run names user.
 	eval '[ "$RC" = 125 ] && grep -q "user.max_user_namespaces" "$T/userns.err"'
 
 # ---------------------------------------------------------------------------
-part "h. purge"
+part "h. the suite's kernel and cgroup scripts"
+# shellcheck source=tests/guest/in_guest_suite.sh
+. "$SHARE/tests/guest/in_guest_suite.sh"
+
+# ---------------------------------------------------------------------------
+part "i. purge"
 
 if [ "$PKG" = deb ]; then
 	apt-get purge -y gatekeeper >"$T/purge.log" 2>&1
@@ -549,9 +577,4 @@ else
 	info "no package: purge not tried"
 fi
 
-part ""
-echo "$GK_NPASS passed, $GK_NFAIL failed"
-for f in "${GK_FAILED[@]}"; do
-	echo "FAILED: $f"
-done
-[ "$GK_NFAIL" -eq 0 ]
+summary

