@@ -64,7 +64,9 @@ struct nft_plumb;
  * (logged when one was there) by the table, set, chains and rules in ONE
  * nftables transaction; delete leftover veth links named gk-* (logged with
  * their count); start the teardown worker. NULL with err on failure (then
- * nothing was changed, or the fresh table was removed again).
+ * nothing was changed, or the fresh table was removed again), and for
+ * GK_NFT_PINS set to anything but "off" (which forces the older kernels'
+ * mode, logged: no pins, every transparent cage open) or empty.
  */
 struct nft_plumb	*nft_plumb_new(struct event_base *base,
 			    const struct nft_conf *c, char *err,
@@ -115,8 +117,8 @@ int			 nft_cage_up(struct nft_plumb *p, int nsfd,
  * A transparent cage's TCP to `addr` goes to the transparent listener
  * for the next `seconds` (set pins; adding it again renews it). Else it
  * is refused at the SYN, and the refusal logged to NFT_LOG_GROUP. A no-op
- * where the kernel cannot renew timeouts (every transparent cage is then
- * open). Synchronous, ~0.1 ms. 0, or -1 with err.
+ * where the kernel cannot renew timeouts or GK_NFT_PINS=off (every
+ * transparent cage is then open). Synchronous, ~0.1 ms. 0, or -1 with err.
  */
 int			 nft_cage_pin(struct nft_plumb *p, uint32_t ifindex,
 			    struct in_addr addr, uint32_t seconds, char *err,

@@ -24,7 +24,8 @@
  * time out. A kernel that cannot renew a timeout (checked at start) would
  * drop pins still in use, so there every transparent cage goes in set
  * open instead (its connections are accepted and checked by the listener,
- * and refused ones reset).
+ * and refused ones reset); GK_NFT_PINS=off in the environment asks for
+ * that on any kernel.
  */
 #include <sys/eventfd.h>
 #include <sys/queue.h>
@@ -495,6 +496,49 @@ pins_probe(struct nft_plumb *p)
 	return ok;
 }
 
+/*
+ * GK_NFT_PINS, read once at start: unset or empty, pins when the kernel
+ * renews timeouts; "off", every transparent cage in set open as on an
+ * older kernel (what the tests use to cover that mode on a newer one).
+ * 0 with *off, or -1 with err for any other value.
+ */
+static int
+pins_env(bool *off, char *err, size_t errlen)
+{
+	const char *e = getenv("GK_NFT_PINS");
+
+	*off = e != NULL && strcmp(e, "off") == 0;
+	if (e != NULL && *e != '\0' && !*off) {
+		gk_seterr(err, errlen, "GK_NFT_PINS=%s: unknown value (the only "
+		    "one is \"off\": no pins, as on a kernel before 6.10)", e);
+		return -1;
+	}
+	return 0;
+}
+
+/* With a transparent port: pins, or (forced off, or the kernel cannot
+ * renew timeouts) set open for every transparent cage; logged either way. */
+static void
+pins_choose(struct nft_plumb *p, bool off)
+{
+	if (p->conf.transparent_port == 0)
+		return;
+	if (!off && (p->pins_ok = pins_probe(p)))
+		log_info("nft: transparent cages' TCP to addresses their DNS "
+		    "did not give them is refused at the SYN (set %s)",
+		    NFT_SET_PINS);
+	else if (off)
+		log_warnx("nft: GK_NFT_PINS=off: as on a kernel before 6.10, "
+		    "transparent cages' TCP to addresses their DNS did not "
+		    "give them is accepted and then reset, not refused at the "
+		    "SYN");
+	else
+		log_warnx("nft: this kernel cannot renew a set element's "
+		    "timeout (Linux 6.10 and later can): transparent cages' "
+		    "TCP to addresses their DNS did not give them is accepted "
+		    "and then reset, not refused at the SYN");
+}
+
 void
 nft_cage_down(struct nft_plumb *p, const char *ifname, struct in_addr cage)
 {
@@ -636,8 +680,10 @@ nft_plumb_new(struct event_base *base, const struct nft_conf *c, char *err,
 {
 	struct nft_plumb *p;
 	char gw[INET_ADDRSTRLEN], net[INET_ADDRSTRLEN];
+	bool pins_off;
 
-	if (conf_check(c, err, errlen) == -1)
+	if (conf_check(c, err, errlen) == -1 ||
+	    pins_env(&pins_off, err, errlen) == -1)
 		return NULL;
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		gk_seterr(err, errlen, "out of memory");
@@ -667,11 +713,7 @@ nft_plumb_new(struct event_base *base, const struct nft_conf *c, char *err,
 	}
 	if (table_install(p, err, errlen) == -1)
 		goto fail;
-	if (c->transparent_port != 0 && !(p->pins_ok = pins_probe(p)))
-		log_warnx("nft: this kernel cannot renew a set element's "
-		    "timeout (Linux 6.10 and later can): transparent cages' "
-		    "TCP to addresses their DNS did not give them is accepted "
-		    "and then reset, not refused at the SYN");
+	pins_choose(p, pins_off);
 	if (sweep(p, "leftover", err, errlen) == -1 ||
 	    worker_start(p, err, errlen) == -1)
 		goto fail_table;

@@ -19,7 +19,7 @@
  *			    nft_cage_pin: "ok USEC"
  *	  open IFNAME ADDR  nft_cage_open: "ok"
  *	  down IFNAME ADDR  nft_cage_down: "ok"
- *	  wait              until no teardown is pending (at most 5 s):
+ *	  wait              until no teardown is pending (at most 60 s):
  *			    "ok USEC" (since the last down) or "err timeout"
  *	  alloc             the pool alone: "ok ADDR"
  *	  check NSPATH UID  nft_netns_check: "ok" or "err MESSAGE"
@@ -44,7 +44,7 @@
 #include "gatekeeper/base/gk_log.h"
 #include "nft/nft.h"
 
-#define WAIT_MAX_US	5000000
+#define WAIT_MAX_US	60000000	/* bounds a failure only */
 
 struct drive {
 	struct event_base	*base;

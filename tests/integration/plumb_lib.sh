@@ -19,6 +19,12 @@
 T=$GK_TMP
 GW=10.143.0.1
 LOG=$T/listen.log
+# How long (seconds) a probe waits for an answer, and the scripts for
+# their helpers. Answers take milliseconds here; these figures only bound
+# a check that fails, so they are generous for slow (emulated) hosts. No
+# verdict depends on how long anything took: a refusal is told from a
+# silent drop by what came back (ECONNREFUSED, an ICMP error).
+W=15
 
 # ---------------------------------------------------------------------------
 # plumb_drive processes: NAME -> fd of the fifo we write commands to, pid
@@ -32,7 +38,7 @@ drv_close_fds() {
 	done
 }
 
-# drv_start NAME [serve options]: start `plumb_drive serve`; wait (10 s at
+# drv_start NAME [serve options]: start `plumb_drive serve`; wait (60 s at
 # most) for its first line; succeed if that is "ready".
 drv_start() {
 	local name=$1 fifo fd i
@@ -50,7 +56,7 @@ drv_start() {
 	gk_track_pid "${DRV_PID[$name]}"
 	exec {fd}>"$fifo"
 	DRV_FD[$name]=$fd
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		if [ -s "$T/drv-$name.out" ]; then
 			[ "$(head -1 "$T/drv-$name.out")" = ready ]
 			return
@@ -61,13 +67,14 @@ drv_start() {
 	return 1
 }
 
-# drv_send NAME COMMAND: print the reply line (10 s at most).
+# drv_send NAME COMMAND: print the reply line (120 s at most: `wait`
+# itself gives up after 60 s).
 drv_send() {
 	local name=$1 out n i
 	out=$T/drv-$name.out
 	n=$(($(wc -l <"$out") + 1))
 	printf '%s\n' "$2" 1>&"${DRV_FD[$name]}" 2>/dev/null || return 1
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 1200; i++)); do
 		if [ "$(wc -l <"$out")" -ge "$n" ]; then
 			sed -n "${n}p" "$out"
 			return 0
@@ -79,17 +86,35 @@ drv_send() {
 	return 1
 }
 
-# drv_quit NAME: quit (nft_plumb_free), wait 15 s at most; sets GK_RC.
+# drv_quit NAME: quit (nft_plumb_free, which waits 10 s at most for the
+# teardowns), wait 60 s at most; sets GK_RC.
 drv_quit() {
 	local name=$1
 	DRV_QUIT=$(drv_send "$name" quit)
 	eval "exec ${DRV_FD[$name]}>&-"
-	if ! gk_wait_exit "${DRV_PID[$name]}" 150; then
+	if ! gk_wait_exit "${DRV_PID[$name]}" 600; then
 		kill -KILL "${DRV_PID[$name]}" 2>/dev/null
 		gk_wait_exit "${DRV_PID[$name]}" 20
 		GK_RC=timeout
 	fi
 	unset "DRV_FD[$name]" "DRV_PID[$name]"
+}
+
+# pl_mode NAME: how the nft module in driver NAME said at start that it
+# treats a transparent cage's TCP to an address not pinned: PL_MODE=pins
+# (refused at the SYN), open (the kernel cannot renew a set element's
+# timeout, or GK_NFT_PINS=off: every transparent cage in set open, the
+# listener decides), none (it said neither: no transparent port) or
+# several (it said more than one). PL_WHY: what it said.
+pl_mode() {
+	local said='nft: (this kernel cannot renew|GK_NFT_PINS=off|transparent cages.* refused at the SYN)'
+	PL_WHY=$(grep -E "$said" "$T/drv-$1.log")
+	case $(grep -cE "$said" "$T/drv-$1.log"):$PL_WHY in
+	0:*) PL_MODE=none ;;
+	1:*"cannot renew"* | 1:*GK_NFT_PINS=off*) PL_MODE=open ;;
+	1:*"(set pins)") PL_MODE=pins ;;
+	*) PL_MODE=several ;;
+	esac
 }
 
 # drv_crash NAME: kill -9, as a crash would.
@@ -121,7 +146,7 @@ new_cage() {
 	pid=$!
 	gk_track_pid "$pid"
 	# unshare execs sleep once the namespaces exist.
-	gk_wait_for 50 eval "[ \"\$(readlink /proc/$pid/exe)\" = \"\$(readlink -f \"\$(command -v sleep)\")\" ]" ||
+	gk_wait_for 300 eval "[ \"\$(readlink /proc/$pid/exe)\" = \"\$(readlink -f \"\$(command -v sleep)\")\" ]" ||
 		return 1
 	printf -v "$1" '%s' "$pid"
 }
@@ -143,7 +168,8 @@ up() {
 	printf -v "$4" '%s' "$addr"
 }
 
-# timed CMD...: run CMD with output in $T/out; MS = wall time in ms.
+# timed CMD...: run CMD with output in $T/out; MS = wall time in ms (for
+# the log only).
 timed() {
 	local t0 t1 rc
 	t0=$(date +%s%N)
@@ -155,10 +181,10 @@ timed() {
 }
 out() { head -c 400 "$T/out" | tr '\n' ' '; }
 
-# The check for "refused at once": the command failed, said PATTERN, and
-# took less than FAST ms (a silent drop would take its full timeout).
-FAST=500
-# refused MSG PATTERN CMD...
+# refused MSG PATTERN CMD...: "refused at once", told by what came back:
+# the command (whose own timeout is $W s) failed and said PATTERN (its
+# words for ECONNREFUSED or an ICMP error); a silent drop would have it
+# say "timed out" instead. The time taken is only reported.
 refused() {
 	local msg=$1 pat=$2
 	shift 2
@@ -166,8 +192,6 @@ refused() {
 		gk_fail "$msg" "succeeded: $(out)"
 	elif ! grep -qiE "$pat" "$T/out"; then
 		gk_fail "$msg" "no '$pat' in: $(out) (${MS} ms)"
-	elif [ "$MS" -ge "$FAST" ]; then
-		gk_fail "$msg" "took ${MS} ms: $(out)"
 	else
 		gk_ok "$msg (${MS} ms)"
 	fi
@@ -176,7 +200,7 @@ refused() {
 # nc_hello MSG CAGEPID ADDR PORT WANT: a TCP connection gets the listener's
 # greeting, which contains WANT.
 nc_hello() {
-	if timed in_cage "$2" nc -w 2 "$3" "$4" </dev/null &&
+	if timed in_cage "$2" nc -w "$W" "$3" "$4" </dev/null &&
 	    grep -qF -- "$5" "$T/out"; then
 		gk_ok "$1"
 	else
@@ -188,7 +212,7 @@ nc_hello() {
 dig_ok() {
 	local msg=$1 pid=$2 server=$3
 	shift 3
-	timed in_cage "$pid" dig @"$server" probe.test A +time=2 +tries=1 "$@"
+	timed in_cage "$pid" dig @"$server" probe.test A +time="$W" +tries=1 "$@"
 	if grep -q 'status: NOERROR' "$T/out" &&
 	    grep -q "SERVER: $server#" "$T/out"; then
 		gk_ok "$msg"
@@ -198,31 +222,36 @@ dig_ok() {
 }
 
 lines() { grep -c -- "$1" "$LOG" 2>/dev/null; }
-table_has() { nft list set inet gatekeeper cages 2>/dev/null | grep -qF "$1"; }
-tp_has() { nft list set inet gatekeeper transparent 2>/dev/null | grep -qF "$1"; }
-tp_empty() {
-	nft list set inet gatekeeper transparent >/dev/null 2>&1 &&
-		! nft list set inet gatekeeper transparent | grep -q elements
+# set_has SET STRING, set_empty SET: set SET of table inet gatekeeper
+set_has() { nft list set inet gatekeeper "$1" 2>/dev/null | grep -qF -- "$2"; }
+set_empty() {
+	nft list set inet gatekeeper "$1" >/dev/null 2>&1 &&
+		! nft list set inet gatekeeper "$1" | grep -q elements
 }
+table_has() { set_has cages "$1"; }
+tp_has() { set_has transparent "$1"; }
+tp_empty() { set_empty transparent; }
 sets() {
-	echo "cages: $(nft list set inet gatekeeper cages 2>&1 | tr -s '\n\t' ' ')"
-	echo "transparent: $(nft list set inet gatekeeper transparent 2>&1 | tr -s '\n\t' ' ')"
+	local s
+	for s in cages transparent open pins; do
+		echo "$s: $(nft list set inet gatekeeper $s 2>&1 | tr -s '\n\t' ' ')"
+	done
 }
 gk_links() { ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | grep '^gk-'; }
 
-# $T/udp_probe.py ADDR PORT (pl_setup writes it): what a QUIC client
-# sees. A connected UDP socket sends one datagram and waits 2 s for an
+# $T/udp_probe.py ADDR PORT WAIT (pl_setup writes it): what a QUIC client
+# sees. A connected UDP socket sends one datagram and waits WAIT s for an
 # answer. Prints "refused MS" (ECONNREFUSED: an ICMP port-unreachable came
 # back), "answer MS" or "timeout MS". (An unconnected socket sees no ICMP
 # errors at all without IP_RECVERR: NOTES-linux.md, "does NOT work" item
 # 6.)
-# udp_fast MSG CAGEPID ADDR PORT: refused within a second.
-udp_fast() {
+# udp_refused MSG CAGEPID ADDR PORT: refused (not answered, not timed
+# out); the time is only reported.
+udp_refused() {
 	local r
-	r=$(in_cage "$2" "$PYTHON" "$T/udp_probe.py" "$3" "$4" 2>&1)
+	r=$(in_cage "$2" "$PYTHON" "$T/udp_probe.py" "$3" "$4" "$W" 2>&1)
 	GK_DETAIL=$r
-	gk_check "$1 (${r#* } ms)" eval \
-		'[[ "$r" == "refused "* ]] && [ "${r#refused }" -lt 1000 ]'
+	gk_check "$1 (${r#* } ms)" eval '[[ "$r" == "refused "* ]]'
 }
 
 # ---------------------------------------------------------------------------
@@ -244,7 +273,7 @@ pl_setup() {
 	cat >"$T/udp_probe.py" <<'PY'
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.settimeout(2)
+s.settimeout(float(sys.argv[3]))
 t0 = time.monotonic()
 ms = lambda: int((time.monotonic() - t0) * 1000)
 try:
@@ -337,7 +366,7 @@ PY
 		2>"$T/listen.err") &
 	LISTEN_PID=$!
 	gk_track_pid "$LISTEN_PID"
-	if ! gk_wait_for 50 grep -qx ready "$LOG"; then
+	if ! gk_wait_for 300 grep -qx ready "$LOG"; then
 		gk_fail "listeners start" "$(cat "$T/listen.err")"
 		exit 1
 	fi

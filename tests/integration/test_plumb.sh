@@ -16,6 +16,13 @@
 # Python listener on the gateway address plays gatekeeperd's listeners and
 # logs every connection and datagram it gets (plumb_lib.sh).
 #
+# Without a transparent port the nft module neither probes nor uses the
+# kernel's renewal of set element timeouts (test_plumb_transparent.sh
+# covers both of its modes), so every check here holds on any kernel; the
+# restart after the crash forces GK_NFT_PINS=off to show that it changes
+# nothing here. No verdict depends on how long anything took (timings
+# are reported only).
+#
 # Prints one line per check ("ok   ..." or "FAIL ..."), then timings
 # ("info ..."); exits 1 if any check failed, 77 (skip) when not root or
 # namespaces/nftables are unavailable. GK_KEEP_TMP=1 keeps the logs.
@@ -40,7 +47,20 @@ pl_setup
 # ===========================================================================
 echo "---- start: table, set, chains, rules ----"
 
+r=$(GK_NFT_PINS=bogus "$DRV" serve -t 15001 </dev/null 2>&1)
+GK_DETAIL="$r; $(nft list tables 2>&1)"
+gk_check "an unknown GK_NFT_PINS is refused at start, nothing made" eval \
+	'[[ "$r" == "err GK_NFT_PINS=bogus: unknown value"* ]] &&
+	 ! nft list table inet gatekeeper >/dev/null 2>&1'
 gk_check "nft_plumb_new succeeds (plumb_drive ready)" drv_start main
+# Without a transparent port, transparent cages' pins and set open do not
+# arise: the module neither probes the kernel for them nor says anything,
+# and every check here is the same on any kernel.
+pl_mode main
+GK_DETAIL=$PL_WHY
+gk_check "no transparent port: the module says nothing of pins or set open" \
+	test "$PL_MODE" = none
+gk_info "mode checked: no transparent port (pins and set open unused; GK_NFT_PINS ${GK_NFT_PINS:-unset} here)"
 nft list table inet gatekeeper >"$T/table.txt" 2>&1
 GK_DETAIL=$(head -c 600 "$T/table.txt")
 gk_check "table inet gatekeeper exists with set cages (ifname . ipv4_addr)" \
@@ -83,7 +103,8 @@ GK_DETAIL=$UP_REPLY
 gk_check "cage B plumbed (10.143.0.3), transparent asked for" \
 	test "${B_IP:-}" = 10.143.0.3
 GK_DETAIL=$(sets)
-gk_check "no transparent port: set transparent stays empty" tp_empty
+gk_check "no transparent port: sets transparent and open stay empty" eval \
+	'tp_empty && set_empty open'
 
 GK_DETAIL=$(ip -o addr show dev gk-cagea)
 gk_check "host end carries the gateway /32" \
@@ -136,25 +157,25 @@ nc_hello "cage B reaches the gateway too, named by its own source" "$B" \
 	"$GW" 1080 "hello 1080 $B_IP"
 
 refused "other gateway TCP port (22): refused at once" "refused" \
-	in_cage "$A" nc -v -w 2 $GW 22
+	in_cage "$A" nc -v -w $W $GW 22
 refused "a host service on 0.0.0.0:2222 is not reachable via the gateway" \
-	"refused" in_cage "$A" nc -v -w 2 $GW 2222
+	"refused" in_cage "$A" nc -v -w $W $GW 2222
 GK_DETAIL=$(grep "tcp 2222" "$LOG")
 gk_check "... and the host service saw nothing" eval '! grep -q "tcp 2222" "$LOG"'
-refused "other gateway UDP port (9999): refused at once" "refused" \
-	in_cage "$A" dig @$GW -p 9999 probe.test +time=2 +tries=1
+refused "other gateway UDP port (9999): refused at once" "connection refused" \
+	in_cage "$A" dig @$GW -p 9999 probe.test +time=$W +tries=1
 refused "TCP to another address: reset at once (nc)" "refused" \
-	in_cage "$A" nc -v -w 2 203.0.113.5 80
+	in_cage "$A" nc -v -w $W 203.0.113.5 80
 refused "TCP to another address: refused at once (curl)" "connection refused" \
-	in_cage "$A" curl -sSv --max-time 2 http://203.0.113.5/
-refused "UDP to another address: refused at once" "refused" \
-	in_cage "$A" dig @203.0.113.5 -p 5353 probe.test +time=2 +tries=1
-udp_fast "UDP (QUIC) to 203.0.113.50:443, connected socket: ECONNREFUSED" \
+	in_cage "$A" curl -sSv --max-time $W http://203.0.113.5/
+refused "UDP to another address: refused at once" "connection refused" \
+	in_cage "$A" dig @203.0.113.5 -p 5353 probe.test +time=$W +tries=1
+udp_refused "UDP (QUIC) to 203.0.113.50:443, connected socket: ECONNREFUSED" \
 	"$A" 203.0.113.50 443
 refused "B (transparent asked for, no port): TCP elsewhere reset at once" \
-	"refused" in_cage "$B" nc -v -w 2 203.0.113.5 80
+	"refused" in_cage "$B" nc -v -w $W 203.0.113.5 80
 refused "ICMP to another address: admin-prohibited at once" \
-	"filtered|prohibited" in_cage "$A" ping -n -c 1 -W 2 203.0.113.5
+	"filtered|prohibited" in_cage "$A" ping -n -c 1 -W $W 203.0.113.5
 GK_DETAIL=$(out)
 gk_check "ping to the gateway gets no answer (input drops it)" \
 	eval '! timed in_cage $A ping -n -c 1 -W 1 $GW'
@@ -163,7 +184,7 @@ gk_check "ping to the gateway gets no answer (input drops it)" \
 # A second host address (another link): still not reachable.
 pl_host_dummy
 refused "another host address (10.200.0.1:2222) is refused" "refused" \
-	in_cage "$A" nc -v -w 2 10.200.0.1 2222
+	in_cage "$A" nc -v -w $W 10.200.0.1 2222
 
 # ---- cage A cannot reach cage B ----
 : >"$T/b.log"
@@ -173,43 +194,43 @@ gk_track_pid $!
 (drv_close_fds; exec nsenter -t "$B" -n socat -u \
 	UDP-RECV:7778,bind="$B_IP" OPEN:"$T/b.log",append) &
 gk_track_pid $!
-gk_wait_for 30 eval 'in_cage $B ss -ltn | grep -q ":7777"'
+gk_wait_for 300 eval 'in_cage $B ss -ltn | grep -q ":7777"'
 refused "cage A -> cage B (TCP): refused at once" "refused" \
-	in_cage "$A" sh -c "echo a-to-b | nc -v -w 2 $B_IP 7777"
+	in_cage "$A" sh -c "echo a-to-b | nc -v -w $W $B_IP 7777"
 refused "cage A -> cage B (UDP): refused at once" "refused" \
-	in_cage "$A" sh -c "echo a-to-b | socat -T 2 - UDP:$B_IP:7778"
+	in_cage "$A" sh -c "echo a-to-b | socat -T $W - UDP:$B_IP:7778"
 sysctl -qw net.ipv4.ip_forward=1
 refused "cage A -> cage B with ip_forward=1 on the host: still refused" \
-	"refused" in_cage "$A" sh -c "echo a-to-b | nc -v -w 2 $B_IP 7777"
+	"refused" in_cage "$A" sh -c "echo a-to-b | nc -v -w $W $B_IP 7777"
 sysctl -qw net.ipv4.ip_forward=0
 GK_DETAIL=$(cat "$T/b.log")
 gk_check "cage B received nothing from A" test ! -s "$T/b.log"
-GK_DETAIL=$(in_cage "$B" sh -c "echo self | nc -w 2 $B_IP 7777" 2>&1)
+GK_DETAIL=$(in_cage "$B" sh -c "echo self | nc -N -w $W $B_IP 7777" 2>&1)
 gk_check "(control: B's own listener works)" \
-	gk_wait_for 20 grep -q self "$T/b.log"
+	gk_wait_for 300 grep -q self "$T/b.log"
 
 # ---- the host is untouched ----
-GK_DETAIL=$(nc -w 2 127.0.0.1 7000 </dev/null 2>&1)
+GK_DETAIL=$(nc -w $W 127.0.0.1 7000 </dev/null 2>&1)
 gk_check "host: TCP over lo still accepted" eval \
-	'nc -w 2 127.0.0.1 7000 </dev/null 2>&1 | grep -q "hello 7000"'
-GK_DETAIL=$(echo x | socat -T 2 - UDP:127.0.0.1:7001 2>&1)
+	'nc -w $W 127.0.0.1 7000 </dev/null 2>&1 | grep -q "hello 7000"'
+GK_DETAIL=$(echo x | socat -T $W - UDP:127.0.0.1:7001 2>&1)
 gk_check "host: UDP over lo still accepted" eval \
-	'echo x | socat -T 2 - UDP:127.0.0.1:7001 2>&1 | grep -q "hello 7001"'
-GK_DETAIL=$(nc -w 2 $GW 1080 </dev/null 2>&1)
+	'echo x | socat -T $W - UDP:127.0.0.1:7001 2>&1 | grep -q "hello 7001"'
+GK_DETAIL=$(nc -w $W $GW 1080 </dev/null 2>&1)
 gk_check "host: its own traffic to the gateway's proxy port works" eval \
-	'nc -w 2 $GW 1080 </dev/null 2>&1 | grep -q "hello 1080"'
+	'nc -w $W $GW 1080 </dev/null 2>&1 | grep -q "hello 1080"'
 new_cage O root
 ip link add other0 type veth peer name eth0 netns "/proc/$O/ns/net"
 ip addr add 10.200.1.1/24 dev other0 && ip link set other0 up
 in_cage "$O" ip addr add 10.200.1.2/24 dev eth0
 in_cage "$O" ip link set eth0 up
 in_cage "$O" ip link set lo up
-GK_DETAIL=$(in_cage "$O" nc -w 2 10.200.1.1 2222 </dev/null 2>&1)
+GK_DETAIL=$(in_cage "$O" nc -w $W 10.200.1.1 2222 </dev/null 2>&1)
 gk_check "host: a non-gk link reaches a host service (not filtered)" eval \
-	'in_cage $O nc -w 2 10.200.1.1 2222 </dev/null 2>&1 | grep -q "hello 2222"'
-GK_DETAIL=$(in_cage "$O" ping -n -c 1 -W 2 10.200.1.1 2>&1)
+	'in_cage $O nc -w $W 10.200.1.1 2222 </dev/null 2>&1 | grep -q "hello 2222"'
+GK_DETAIL=$(in_cage "$O" ping -n -c 1 -W $W 10.200.1.1 2>&1)
 gk_check "host: a non-gk link pings the host" \
-	eval 'in_cage $O ping -n -q -c 1 -W 2 10.200.1.1 >/dev/null 2>&1'
+	eval 'in_cage $O ping -n -q -c 1 -W $W 10.200.1.1 >/dev/null 2>&1'
 
 # ===========================================================================
 echo "---- IPv6 from a cage link is dropped ----"
@@ -315,11 +336,10 @@ fi
 echo "---- teardown ----"
 
 drv_send main "down gk-cagea $A_IP" >/dev/null
-r=$(drv_send main wait)	# answers when the worker reported back (5 s max)
+r=$(drv_send main wait)	# answers when the worker reported back (60 s max)
 DOWN_US=${r#ok }
 GK_DETAIL=$r
-gk_check "teardown completes within 2 s (${DOWN_US} us)" \
-	eval '[[ "$r" == "ok "* ]] && [ "$DOWN_US" -lt 2000000 ]'
+gk_check "teardown completes (${DOWN_US} us)" eval '[[ "$r" == "ok "* ]]'
 GK_DETAIL="link: $(ip -o link show gk-cagea 2>&1); set: $(nft list set inet gatekeeper cages 2>&1 | tr '\n' ' ')"
 gk_check "... and then link and element are gone" eval \
 	'! ip link show gk-cagea >/dev/null 2>&1 && ! table_has "\"gk-cagea\""'
@@ -386,12 +406,18 @@ ip link add gk-stale0 type veth peer name gk-stale1
 ip link add gk-notveth type dummy 2>/dev/null ||
 	ip link add gk-notveth type bridge
 nft add chain inet gatekeeper junk
-drv_start main2
+# The restart forces the older kernels' mode: without a transparent port
+# it must change nothing (cage C below asks for transparent).
+GK_NFT_PINS=off drv_start main2
 GK_DETAIL=$(cat "$T/drv-main2.log")
 gk_check "restart: logs that it replaced a stale table" \
 	grep -q "replacing a stale table inet gatekeeper" "$T/drv-main2.log"
 gk_check "restart: logs how many leftover links it removed (4)" \
 	grep -q "removed 4 leftover gk-\* links" "$T/drv-main2.log"
+pl_mode main2
+GK_DETAIL=$PL_WHY
+gk_check "restart with GK_NFT_PINS=off, no transparent port: nothing said of pins" \
+	test "$PL_MODE" = none
 GK_DETAIL=$(gk_links | tr '\n' ' ')
 gk_check "restart: no gk-* veth left (a gk-* dummy is not ours and stays)" \
 	test "$(gk_links | tr '\n' ' ')" = "gk-notveth "
@@ -439,7 +465,11 @@ gk_check "no gk-* link left after the teardowns" test -z "$(gk_links)"
 echo "---- stop: nft_plumb_free ----"
 
 new_cage C user
-up main2 "$C" gk-cagec C_IP
+up main2 "$C" gk-cagec C_IP transparent
+GK_DETAIL="$UP_REPLY; $(sets)"
+gk_check "GK_NFT_PINS=off, no port: C (transparent asked for) in neither set transparent nor open" \
+	eval '[ -n "${C_IP:-}" ] && table_has "\"gk-cagec\" . $C_IP" &&
+	      tp_empty && set_empty open'
 drv_quit main2
 GK_DETAIL="rc $GK_RC, $DRV_QUIT"
 gk_check "nft_plumb_free returns (driver exits 0)" test "$GK_RC" = 0
