@@ -107,7 +107,8 @@ t_img=$((SECONDS - t0))
 
 # --- the share: the guest test, the suite's scripts, their programs ----
 cp "$HERE/in_guest.sh" "$HERE/in_guest_suite.sh" "$SHARE/tests/guest/"
-cp "$SRC"/tests/integration/*.sh "$SHARE/tests/integration/"
+cp "$SRC"/tests/integration/*.sh "$SRC"/tests/integration/*.py \
+	"$SHARE/tests/integration/"
 mkdir -p "$SHARE/bin"
 for b in "$@"; do
 	[ -x "$b" ] || die "$b: not an executable"

@@ -64,11 +64,22 @@ mkdir -p "$T/run" "$WORK" && chmod 755 "$T/run"
 
 oneline() { printf '%s' "$1" | tr '\n' '|' | cut -c1-600; }
 
+# (ready: its socket is there, and it has said where cages go: that line
+# comes after the socket, once the cgroups are set up, which may take a
+# slow host's systemd a while; the log is appended to across restarts)
+said_cgroups() {
+	local n
+	n=$(grep -c "cgroups: \|cgroup off: " "$T/GKD_PID.log" 2>/dev/null)
+	[ "${n:-0}" -gt "$1" ]
+}
 start_daemon() {
+	local before
+	before=$(grep -c "cgroups: \|cgroup off: " "$T/GKD_PID.log" 2>/dev/null)
 	gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
 		--metrics "$METRICS" --upstream 127.0.0.1:5353 --log-level debug \
 		--audit-log "$AUDIT" "$@"
-	gk_wait_for 100 test -S "$SOCK"
+	gk_wait_for 300 test -S "$SOCK" &&
+		gk_wait_for 300 said_cgroups "${before:-0}"
 }
 # run ARGS...: gk-run in $WORK, stdout/stderr in $T/run.out/.err, RC.
 run() {
@@ -333,11 +344,12 @@ while time.monotonic() - t < 2.0:
 print(int(time.process_time() * 1000), int((time.monotonic() - t) * 1000))'
 detail
 read -r cpu wall <"$T/run.out"
-# at most half of the loop's wall time, plus two of the quota's 100 ms
-# periods (a slow host may give it less: that says nothing of the limit)
-gk_check "--cpus 0.5: a busy loop got ${cpu:-?} ms of CPU in ${wall:-?} ms (at most half, and some)" \
+# half of the loop's wall time, with room for an emulated host's clock
+# (a guest under TCG gave it 64%); unlimited, it gets all of it (a slow
+# host may give it less: that says nothing of the limit)
+gk_check "--cpus 0.5: a busy loop got ${cpu:-?} ms of CPU in ${wall:-?} ms (at most 3/4 of it: limited)" \
 	eval '[ "$RC" = 0 ] && [ "${cpu:-0}" -gt 0 ] && [ "${wall:-0}" -ge 2000 ] &&
-	    [ "$((cpu * 2))" -le "$((wall + 400))" ]'
+	    [ "$((cpu * 4))" -le "$((wall * 3))" ]'
 run --allow x.example --memory 3M -- true
 detail
 gk_check "--memory 3M: a usage error naming the range (125)" \
