@@ -64,7 +64,7 @@ rc=$?
 GK_DETAIL="rc=$rc $out"
 gk_check "gatekeeperd -n with a policy whose bound is a public suffix: exit 2, FILE:LINE" \
 	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -qF "$POLICY:3:"'
-out=$(timeout 10 "$GKD" -f -c "$T/gk.conf" --policy "$T/nope" --control "$T/x.sock" \
+out=$(timeout 60 "$GKD" -f -c "$T/gk.conf" --policy "$T/nope" --control "$T/x.sock" \
 	--metrics off 2>&1 </dev/null)
 rc=$?
 GK_DETAIL="rc=$rc $out"

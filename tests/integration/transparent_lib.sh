@@ -75,7 +75,7 @@ audit_n() { audit_new | grep -c .; }
 # audit_wait N [TENTHS]: wait (gk_audit_wait, 2 s by default) for N
 # transparent proxy.deny lines since mark.
 audit_wait() {
-	gk_audit_wait -n "$1" "$AUDIT" "${AUDIT_MARK:-0}" "${2:-20}" \
+	gk_audit_wait -n "$1" "$AUDIT" "${AUDIT_MARK:-0}" "${2:-300}" \
 		'"event":"proxy\.deny"' '"proto":"transparent"'
 }
 
