@@ -6,7 +6,7 @@
  *   cage_flood MODE [--src A] [--dst A (127.0.0.1)] [--port N] [--secs S (5)]
  *       [--count N] [--ready FILE] [--name N] [--suffix S] [--target H:P]
  *       [--sock PATH] [--name-mode unique|fixed] [--send-hello socks5]
- *       [--tcp] [--http]
+ *       [--tcp] [--http] [--wait S] [--hold S]
  *
  * dns-flood      For --secs, A queries (RD, random id) from one UDP socket in
  *                sendmmsg batches of 64, as fast as it goes or --count a
@@ -50,7 +50,11 @@
  * A mode's first failure is told on stderr. Opening (hold, socks-tunnels)
  * and holding last --secs at most each, winding down about 1 s (a probe's
  * last attempt: 2 s). --ready FILE: the number and a newline go to FILE.tmp,
- * then renamed to FILE. Exit 1 on a runtime failure, 2 on a usage error.
+ * then renamed to FILE. --wait S: a step (a probe's attempt) waits S for
+ * its reply instead of the 1 s / 2 s above (a session of socks-tunnels: 3
+ * steps). --hold S: hold, socks-tunnels hold for S instead of --secs. Both
+ * let a test on a slow host wait long enough that only what never comes
+ * counts as lost. Exit 1 on a runtime failure, 2 on a usage error.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -91,6 +95,7 @@
 struct opts {
 	struct sockaddr_in src, dst;	/* src.sin_family 0: no --src */
 	int64_t		 dur;		/* --secs, us */
+	int64_t		 wait, hold;	/* --wait (0: the mode's), --hold */
 	unsigned long	 count;
 	const char	*ready, *sock;
 	int		 fixed, tcp, http, hello;
@@ -131,6 +136,7 @@ struct mode {
 struct run {
 	const struct opts *o;
 	const struct mode *m;
+	struct mode	 mc;		/* *m with --wait applied */
 	enum kind	 kind;
 	size_t		 active, nheld, nlat, cap;
 	int64_t		 next;		/* no start before */
@@ -650,7 +656,12 @@ run_init(struct run *r, const struct opts *o, const struct mode *m)
 	size_t i;
 
 	r->o = o;
-	r->m = m;
+	r->mc = *m;
+	if (o->wait > 0 && m->step > 0) {
+		r->mc.total = m->total / m->step * o->wait;
+		r->mc.step = o->wait;
+	}
+	r->m = &r->mc;
 	r->kind = m->kind;
 	if (m->kind == K_SILENT && o->hello)
 		r->kind = K_HELLO;
@@ -684,7 +695,7 @@ held_gone(const struct pollfd *pfd)
 static void
 held_watch(struct run *r)
 {
-	int64_t t0 = now_us(), end = t0 + r->o->dur;
+	int64_t t0 = now_us(), end = t0 + r->o->hold;
 	struct pollfd *p;
 
 	while (!stop && now_us() < end) {
@@ -1001,6 +1012,8 @@ static const struct option longopts[] = {
 	{ "send-hello", required_argument, NULL, 'e' },
 	{ "tcp", no_argument, NULL, 'C' },
 	{ "http", no_argument, NULL, 'H' },
+	{ "wait", required_argument, NULL, 'w' },
+	{ "hold", required_argument, NULL, 'o' },
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
 };
@@ -1046,12 +1059,25 @@ parse_target(struct opts *o, const char *s)
 	q[o->reqlen++] = (uint8_t)o->tport;
 }
 
+/* A duration in seconds, (0, 86400], in us. */
+static int64_t
+parse_secs(const char *opt, const char *s)
+{
+	double secs;
+	char *end;
+
+	errno = 0;
+	secs = strtod(s, &end);
+	if (end == s || *end != '\0' || errno != 0 || !isfinite(secs) ||
+	    secs <= 0 || secs > 86400)
+		die(2, "--%s: not a duration in (0, 86400]: %s", opt, s);
+	return (int64_t)(secs * SEC);
+}
+
 static void
 parse_opt(struct opts *o, int c, const char *arg)
 {
 	struct sockaddr_un sa;
-	double secs;
-	char *end;
 
 	switch (c) {
 	case 's':
@@ -1067,12 +1093,13 @@ parse_opt(struct opts *o, int c, const char *arg)
 		    65535));
 		break;
 	case 't':
-		errno = 0;
-		secs = strtod(arg, &end);
-		if (end == arg || *end != '\0' || errno != 0 ||
-		    !isfinite(secs) || secs <= 0 || secs > 86400)
-			die(2, "--secs: not a duration in (0, 86400]: %s", arg);
-		o->dur = (int64_t)(secs * SEC);
+		o->dur = parse_secs("secs", arg);
+		break;
+	case 'w':
+		o->wait = parse_secs("wait", arg);
+		break;
+	case 'o':
+		o->hold = parse_secs("hold", arg);
 		break;
 	case 'c':
 		o->count = parse_num("count", arg, 0, 10000000);
@@ -1153,7 +1180,7 @@ main(int argc, char **argv)
 	o.dst.sin_family = AF_INET;
 	o.dst.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	o.dur = 5 * SEC;
-	while ((c = getopt_long(argc, argv, "s:d:p:t:c:r:n:x:T:u:m:e:CHh",
+	while ((c = getopt_long(argc, argv, "s:d:p:t:c:r:n:x:T:u:m:e:w:o:CHh",
 	    longopts, NULL)) != -1)
 		parse_opt(&o, c, optarg);
 	if (optind != argc - 1)
@@ -1163,6 +1190,8 @@ main(int argc, char **argv)
 			m = &modes[i];
 	if (m == NULL)
 		die(2, "unknown mode: %s", argv[optind]);
+	if (o.hold == 0)
+		o.hold = o.dur;
 	check_needs(m, &o);
 	setup();
 	c = m->run(&o, m);

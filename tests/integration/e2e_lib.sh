@@ -210,7 +210,7 @@ cage() {
 	as_cmd "$who"
 	t0=$(date +%s%N)
 	( cd "$T/work-$who" &&
-	  exec timeout -s KILL 120 "${AS_CMD[@]}" "$GKRUN" --control "$SOCK" "$@" \
+	  exec timeout -s KILL 300 "${AS_CMD[@]}" "$GKRUN" --control "$SOCK" "$@" \
 		>"$T/run.out" 2>"$T/run.err" </dev/null )
 	RUN_RC=$?
 	RUN_MS=$((($(date +%s%N) - t0) / 1000000))

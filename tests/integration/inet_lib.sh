@@ -337,7 +337,7 @@ inet_ssh_opts() {
 	printf '%s\n' -F /dev/null -i "$2" -o IdentitiesOnly=yes \
 		-o BatchMode=yes -o StrictHostKeyChecking=yes \
 		-o "UserKnownHostsFile=$1/ssh/known_hosts" \
-		-o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=10 \
+		-o GlobalKnownHostsFile=/dev/null -o ConnectTimeout=30 \
 		-o ServerAliveInterval=5 -o ServerAliveCountMax=2 \
 		-o LogLevel=ERROR
 }

@@ -246,7 +246,7 @@ gk_start_upstream() {
 	) &
 	GK_UPSTREAM_PID=$!
 	gk_track_pid "$GK_UPSTREAM_PID"
-	for ((i = 0; i < 50; i++)); do
+	for ((i = 0; i < 300; i++)); do
 		if ! kill -0 "$GK_UPSTREAM_PID" 2>/dev/null; then
 			gk_err "dnsmasq (upstream, port $port) exited:"
 			cat "$GK_TMP/dnsmasq-$port.stderr" "$log" >&2
@@ -258,7 +258,7 @@ gk_start_upstream() {
 		fi
 		sleep 0.1
 	done
-	gk_err "dnsmasq (upstream, port $port) did not answer within 5 s"
+	gk_err "dnsmasq (upstream, port $port) did not answer within 30 s"
 	return 1
 }
 
@@ -267,11 +267,11 @@ gk_upstream_saw() {
 	grep -Eq "query\[[A-Z0-9=]+\] ${2//./\\.} from " "$1"
 }
 
-# gk_upstream_wait LOG NAME: wait (up to 3 s) until the upstream logged a
+# gk_upstream_wait LOG NAME: wait (up to 30 s) until the upstream logged a
 # query for NAME; used as a "the log is flushed" marker.
 gk_upstream_wait() {
 	local i
-	for ((i = 0; i < 30; i++)); do
+	for ((i = 0; i < 300; i++)); do
 		gk_upstream_saw "$1" "$2" && return 0
 		sleep 0.1
 	done
@@ -301,10 +301,11 @@ gk_start_daemon() {
 
 # gk_wait_ready PID SOCKET DNSPORT [LISTEN]
 # Ready = the control socket exists and a query from an address that names
-# no cage (127.0.0.254) is answered REFUSED. Bounded: 10 s.
+# no cage (127.0.0.254) is answered REFUSED. Bounded: 60 s (generous: a
+# slow host, a qemu guest under emulation, starts it slowly).
 gk_wait_ready() {
 	local pid=$1 sock=$2 port=$3 listen=${4:-127.0.0.1} i st
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		if ! kill -0 "$pid" 2>/dev/null; then
 			gk_err "gatekeeperd (pid $pid) exited before it was ready"
 			return 1
@@ -317,22 +318,34 @@ gk_wait_ready() {
 		fi
 		sleep 0.1
 	done
-	gk_err "gatekeeperd (pid $pid) not ready within 10 s" \
+	gk_err "gatekeeperd (pid $pid) not ready within 60 s" \
 		"(socket $sock, DNS $listen:$port)"
 	return 1
 }
 
-# gk_stop_daemon PID [SIGNAL]: signal it, wait up to 5 s. Sets GK_RC to the
-# exit status ("timeout" if it did not exit; it is then killed).
+# gk_stop_daemon PID [SIGNAL]: signal it, wait up to 30 s. Sets GK_RC to
+# the exit status ("timeout" if it did not exit; it is then killed).
 gk_stop_daemon() {
 	local pid=$1 sig=${2:-TERM}
 	kill -"$sig" "$pid" 2>/dev/null
-	gk_wait_exit "$pid" 50 && return 0
+	gk_wait_exit "$pid" 300 && return 0
 	kill -KILL "$pid" 2>/dev/null
 	gk_wait_exit "$pid" 20
 	GK_RC=timeout
 	return 1
 }
+
+# gk_hup PID LOG: SIGHUP gatekeeperd and wait (up to 30 s) until LOG says
+# the reload is done, whether it took ("reloaded: ") or failed ("reload
+# failed"): what follows meets the new configuration on any host, where a
+# fixed sleep may not be long enough on a slow one.
+gk_hup() {
+	local pid=$1 log=$2 n
+	n=$(gk_hup_count "$log")
+	kill -HUP "$pid" 2>/dev/null || return 1
+	gk_wait_for 300 eval '[ "$(gk_hup_count "$log")" -gt "$n" ]'
+}
+gk_hup_count() { grep -cE 'reloaded: |reload failed' "$1" 2>/dev/null; }
 
 # ---------------------------------------------------------------------------
 # Control connections. Each is a gkctl.py --hold process reading requests
@@ -349,7 +362,7 @@ gk_close_ctl_fds() {
 # gk_ctl_once REQUEST...: one control connection to $SOCK (bounded), a
 # reply line per request.
 gk_ctl_once() {
-	timeout -s KILL 10 "$PYTHON" "$GKCTL" "$SOCK" --timeout 3 "$@"
+	timeout -s KILL 60 "$PYTHON" "$GKCTL" "$SOCK" --timeout 30 "$@"
 }
 
 # gk_ctl_answers: gatekeeperd (GKD_PID) runs and answers on $SOCK.
@@ -392,7 +405,7 @@ gk_start_local_daemon() {
 	gk_start_daemon GKD_PID "$GKD" -f -c "$GK_TMP/empty.conf" \
 		--control "$SOCK" --metrics off --upstream 127.0.0.1:5353 \
 		--log-level debug
-	if ! gk_wait_for 100 gk_ctl_answers; then
+	if ! gk_wait_for 600 gk_ctl_answers; then
 		gk_fail "gatekeeperd starts and answers on its control socket" \
 			"$(gk_tail "$GK_TMP/GKD_PID.log")"
 		return 1
@@ -419,7 +432,7 @@ gk_ctl_open() {
 }
 
 # gk_ctl_send NAME JSON: send one request; print the reply line. Returns 1
-# when no reply comes within 6 s or the client died. Requests are
+# when no reply comes within 30 s or the client died. Requests are
 # synchronous (one in flight), so the reply is the line after those already
 # in the client's output; that also works from $(...) subshells.
 gk_ctl_send() {
@@ -432,7 +445,7 @@ gk_ctl_send() {
 		gk_err "gk_ctl_send $name: client gone: $(cat "$GK_TMP/ctl-$name.err")"
 		return 1
 	}
-	for ((i = 0; i < 60; i++)); do
+	for ((i = 0; i < 300; i++)); do
 		if [ "$(wc -l <"$out")" -ge "$n" ]; then
 			sed -n "${n}p" "$out"
 			return 0
@@ -452,7 +465,7 @@ gk_ctl_close() {
 	fd=${GK_CTL_FD[$name]:-}
 	pid=${GK_CTL_PID[$name]:-}
 	[ -n "$fd" ] && eval "exec $fd>&-"
-	if [ -n "$pid" ] && ! gk_wait_exit "$pid" 50; then
+	if [ -n "$pid" ] && ! gk_wait_exit "$pid" 300; then
 		kill -KILL "$pid" 2>/dev/null
 		gk_wait_exit "$pid" 20
 	fi
@@ -489,15 +502,16 @@ GK_DNS_PORT=53
 # gk_dig SRC NAME [TYPE] [DIG OPTIONS...]
 # Query GK_DNS_SERVER:GK_DNS_PORT from SRC. The full output is kept in
 # $GK_TMP/dig.out; sets DIG_STATUS (NOERROR, NXDOMAIN, ..., or TIMEOUT),
-# DIG_MS (wall time in ms). +time=1 +tries=1 unless overridden (dig takes
-# the last option).
+# DIG_MS (wall time in ms). +time=10 +tries=1 unless overridden (dig takes
+# the last option): generous, so that only a query never answered times
+# out on a slow host.
 gk_dig() {
 	local src=$1 name=$2 type=${3:-A} t0 t1
 	shift 2
 	[ $# -gt 0 ] && shift
 	t0=$(date +%s%N)
 	dig -b "$src" @"$GK_DNS_SERVER" -p "$GK_DNS_PORT" "$name" "$type" \
-		+time=1 +tries=1 "$@" >"$GK_TMP/dig.out" 2>&1
+		+time=10 +tries=1 "$@" >"$GK_TMP/dig.out" 2>&1
 	t1=$(date +%s%N)
 	DIG_MS=$(((t1 - t0) / 1000000))
 	DIG_STATUS=$(sed -n 's/.*->>HEADER<<-.*status: \([A-Z0-9]*\),.*/\1/p' \
@@ -535,7 +549,7 @@ dig_summary() {
 
 # gk_metrics_fetch ADDR:PORT FILE
 gk_metrics_fetch() {
-	curl -sf --max-time 3 "http://$1/metrics" -o "$2"
+	curl -sf --max-time 20 "http://$1/metrics" -o "$2"
 }
 
 # gk_num X: a metric value as an integer (1e+06 -> 1000000); empty -> -1.

@@ -45,7 +45,11 @@ MODE
             "raw_recv=LEN", "raw_statuses=200,..." (HTTP status lines
             seen), "raw_hello=NAME,..." (the "hello from NAME" bodies
             seen), "raw_end=closed|reset|open" and "raw_end_ms=N" (from
-            the last write to the end).
+            the last write to the end). After the last write, --until-end
+            reads until the tunnel ends (or --timeout), and --hellos N
+            until N "hello from" bodies came, --bytes N until N bytes came
+            (or it ends, or --timeout), then --idle quietly: what is expected is waited for however
+            slowly it comes, not for a fixed idle time.
 Always "ms=N": time from connect() to the handshake's answer.
 Exit status: 0 if the proxy's answer was read (whatever it said), 1 on a
 connection/usage error before that, 2 usage.
@@ -247,13 +251,22 @@ def unescape(t):
     return bytes(out)
 
 
-def raw_read(s, idle, deadline, got):
-    """Read until idle seconds pass quietly, the peer ends or deadline;
-    returns "closed", "reset" or "open"."""
+def nhellos(got):
+    t = bytes(got).decode("latin-1").replace("\r\n", "\n")
+    return sum(1 for ln in t.split("\n") if ln.startswith("hello from "))
+
+
+def raw_read(s, idle, deadline, got, done=None):
+    """Read until idle seconds pass quietly (after done(got), when given),
+    the peer ends or deadline; returns "closed", "reset" or "open"."""
     while time.monotonic() < deadline:
         wait = min(idle, deadline - time.monotonic())
+        if done is not None and not done(got):
+            wait = deadline - time.monotonic()
         r, _, _ = select.select([s], [], [], max(wait, 0))
         if not r:
+            if done is not None and not done(got):
+                continue
             return "open"
         try:
             d = s.recv(65536)
@@ -272,7 +285,8 @@ def raw(s, a, left):
     end = "open"
     deadline = time.monotonic() + a.timeout
     t1 = time.monotonic()
-    for i, text in enumerate(a.send or []):
+    sends = a.send or []
+    for i, text in enumerate(sends):
         b = unescape(text)
         t1 = time.monotonic()
         try:
@@ -283,7 +297,14 @@ def raw(s, a, left):
             end = "reset" if isinstance(e, ConnectionResetError) else \
                 "closed"
             break
-        end = raw_read(s, a.idle, deadline, got)
+        done = None
+        if i == len(sends) - 1 and a.until_end:
+            done = lambda g: False
+        elif i == len(sends) - 1 and a.hellos:
+            done = lambda g: nhellos(g) >= a.hellos
+        elif i == len(sends) - 1 and a.bytes:
+            done = lambda g: len(g) >= a.bytes
+        end = raw_read(s, a.idle, deadline, got, done)
         if end != "open":
             break
     out("raw_recv", len(got))
@@ -348,6 +369,9 @@ def main():
     p.add_argument("--host-header")
     p.add_argument("--send", action="append")
     p.add_argument("--idle", type=float, default=0.5)
+    p.add_argument("--until-end", action="store_true")
+    p.add_argument("--hellos", type=int, default=0)
+    p.add_argument("--bytes", type=int, default=0)
     p.add_argument("mode", choices=["connect", "banner", "tls", "http",
                                     "pipe", "hold", "raw"])
     p.add_argument("host")

@@ -153,9 +153,9 @@ cage_bg UB user --quiet --label userjob --allow github.com --ro "$EN_DIR" -- sh 
 	dig +short @$GW pypi.org A; ${CURL[*]} -o /dev/null https://pypi.org/simple/ 2>/dev/null
 	echo done >asked
 	i=0; while [ ! -e stop ] && [ \$i -lt 900 ]; do sleep 0.1; i=\$((i + 1)); done"
-wait_ms 150 has_cage rootjob
-wait_ms 150 test -s "$T/work-user/asked"
-wait_ms 100 eval '[ "$(grep -c . "$T/work-root/tries" 2>/dev/null)" -ge 2 ]'
+wait_ms 300 has_cage rootjob
+wait_ms 300 test -s "$T/work-user/asked"
+wait_ms 300 eval '[ "$(grep -c . "$T/work-root/tries" 2>/dev/null)" -ge 2 ]'
 RID=$(cage_id rootjob)
 UID_CAGE=$(cage_id userjob)
 GK_DETAIL="root cage '$RID', user cage '$UID_CAGE' | $(oneline "$(tail -c 300 "$T/RB.err") $(tail -c 300 "$T/UB.err")")"
@@ -200,7 +200,7 @@ gk_check "denials (user): only its own cage's" \
 # ---- follow, allow, revoke --------------------------------------------------------------
 follow_bg FOLLOW root follow --cage "$RID"
 follow_bg UFOLLOW user ufollow
-wait_ms 100 grep -q "codeload.github.com" "$T/follow.out"
+wait_ms 300 grep -q "codeload.github.com" "$T/follow.out"
 GK_DETAIL="$(oneline "$(tail -c 500 "$T/follow.out") | $(cat "$T/follow.err")")"
 gk_check "denials --follow --cage: the loop's new denials, live" \
 	grep -q "codeload.github.com" "$T/follow.out"
@@ -210,7 +210,7 @@ ctl allow "$RID" codeload.github.com:443
 gk_check "allow: exit 0, the new allowlist printed" \
 	eval '[ "$CTL_RC" = 0 ] && grep -q "codeload.github.com:443" "$T/ctl.out"'
 n0=$(grep -c . "$T/work-root/tries")
-wait_ms 100 eval '[ "$(tries_after "$n0" "^0$")" -ge 2 ]'
+wait_ms 300 eval '[ "$(tries_after "$n0" "^0$")" -ge 2 ]'
 GK_DETAIL="after allow: $(tail -n +$((n0 + 1)) "$T/work-root/tries" | head -20 | tr '\n' ' ')"
 gk_check "... the running cage reaches codeload.github.com from then on" \
 	eval '[ "$(tries_after "$n0" "^0$")" -ge 2 ]'
@@ -218,7 +218,7 @@ ctl revoke "$RID" codeload.github.com:443
 gk_check "revoke: exit 0, the allowlist without it" \
 	eval '[ "$CTL_RC" = 0 ] && ! grep -q "codeload" "$T/ctl.out" && grep -q "github.com" "$T/ctl.out"'
 n1=$(grep -c . "$T/work-root/tries")
-wait_ms 100 eval '[ "$(tries_after $((n1 + 1)) "^[1-9]")" -ge 2 ]'
+wait_ms 300 eval '[ "$(tries_after $((n1 + 1)) "^[1-9]")" -ge 2 ]'
 GK_DETAIL="after revoke: $(tail -n +$((n1 + 1)) "$T/work-root/tries" | head -20 | tr '\n' ' ')"
 gk_check "... and is refused again (the next tries fail)" \
 	eval '[ "$(tries_after $((n1 + 1)) "^[1-9]")" -ge 2 ] &&
@@ -273,7 +273,7 @@ cage_bg AB root --label askjob --ask --ask-timeout 60 --events-fd 3 --decisions-
 	${CURL[*]} --max-time 50 -o /dev/null https://codeload.github.com/index.html; echo got \$? >asked" \
 	3>"$T/ev.fifo" 4<"$T/dec.fifo"
 qid=
-wait_ms 150 eval 'grep -q "\"event\": *\"ask\"" "$T/sup.log"'
+wait_ms 300 eval 'grep -q "\"event\": *\"ask\"" "$T/sup.log"'
 ctl --json pending
 qid=$(jget questions.0.id 2>/dev/null)
 ctl pending
@@ -362,7 +362,7 @@ cage_bg LB root --label life-up --allow registry.npmjs.org --ro "$SHARE" --ro "$
 	    --data-binary @$SHARE/life.bin https://registry.npmjs.org/-/npm/v1/security/advisories/bulk
 	echo \$? >posted
 	i=0; while [ ! -e life-stop ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done"
-wait_ms 200 test -s "$T/work-root/posted"
+wait_ms 300 test -s "$T/work-root/posted"
 LID=$(cage_id life-up)
 ctl show "$LID"
 GK_DETAIL="$GK_DETAIL | posted: $(cat "$T/work-root/posted" 2>/dev/null)"

@@ -38,21 +38,21 @@ echo "# gatekeeperd: $GKD"
 # ---- bad values ------------------------------------------------------------
 for v in 0 -1 1048577 lots 4x; do
 	printf '# limits\ncontrol-connections = %s\n' "$v" >"$CONF"
-	out=$(timeout 5 "$GKD" -n -c "$CONF" 2>&1 </dev/null)
+	out=$(timeout 60 "$GKD" -n -c "$CONF" 2>&1 </dev/null)
 	rc=$?
 	GK_DETAIL="rc=$rc output: $out"
 	gk_check "control-connections = $v: exit 2 naming file:line and the range" \
 		eval '[ "$rc" = 2 ] && printf "%s" "$out" |
 		grep -qF "$CONF:2: control-connections: '"'"'$v'"'"' is not a number of connections from 1 to 1048576, or auto"'
 done
-out=$(timeout 5 "$GKD" -n -c /dev/null --control-connections 0 2>&1 </dev/null)
+out=$(timeout 60 "$GKD" -n -c /dev/null --control-connections 0 2>&1 </dev/null)
 rc=$?
 GK_DETAIL="rc=$rc output: $out"
 gk_check "--control-connections 0 on the command line: exit 2 naming it" \
 	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -q -- "--control-connections"'
 printf 'control-connections = auto\n' >"$CONF"
 gk_check "control-connections = auto is a valid configuration" \
-	eval 'timeout 5 "$GKD" -n -c "$CONF" </dev/null | grep -qx "configuration OK"'
+	eval 'timeout 60 "$GKD" -n -c "$CONF" </dev/null | grep -qx "configuration OK"'
 
 # ---- the limit --------------------------------------------------------------
 printf 'control-connections = 4\n' >"$CONF"
@@ -60,7 +60,7 @@ gk_start_daemon GKD_PID "$GKD" -f -c "$CONF" --control "$SOCK" \
 	--plumbing off --listen 127.0.0.1 --dns-port 5354 --metrics off \
 	--upstream 127.0.0.1:5300 --log-level info
 ready() { kill -0 "$GKD_PID" 2>/dev/null && [ -S "$SOCK" ]; }
-gk_wait_for 100 ready || gk_abort "gatekeeperd did not start"
+gk_wait_for 600 ready || gk_abort "gatekeeperd did not start"
 gk_check "the log names the limit at start" \
 	grep -q "control connections: at most 4 at once" "$LOG"
 
@@ -83,13 +83,17 @@ gk_check "the fifth is refused with the limit and the key" \
 gk_check "the log names the limit and the key" \
 	eval 'grep "$REFUSED" "$LOG" | grep -qF "the limit (control-connections = 4;"'
 
+t0=$(date +%s%N)
 for ((i = 0; i < 30; i++)); do
 	gk_ctl_once '{"op":"cage.list"}' >/dev/null 2>&1
 done
+secs=$((($(date +%s%N) - t0) / 1000000000))
 n=$(grep -c "$REFUSED" "$LOG")
 GK_DETAIL="$n lines: $(grep "$REFUSED" "$LOG" | tail -n 3)"
-# 31 refusals in well under the time it takes: a line a second at most
-gk_check "31 refusals make a few log lines, not 31" eval '[ "$n" -ge 1 ] && [ "$n" -le 6 ]'
+# a line a second at most: over the time the 31 refusals took (measured,
+# so a slow host that takes longer may have more lines), fewer than 31
+gk_check "31 refusals in $secs s make a few log lines (a second's at most), not 31" \
+	eval '[ "$n" -ge 1 ] && [ "$n" -le $((secs + 3)) ] && [ "$n" -lt 31 ]'
 
 gk_ctl_close c1
 out=$(gk_ctl_once '{"op":"cage.list"}' 2>&1)
@@ -100,7 +104,7 @@ gk_check "a freed slot is usable again" eval 'printf "%s" "$out" | grep -q "\"ok
 printf 'control-connections = 6\n' >"$CONF"
 kill -HUP "$GKD_PID"
 gk_check "SIGHUP applies a new control-connections" \
-	gk_wait_for 50 grep -q "control connections: at most 6 at once" "$LOG"
+	gk_wait_for 300 grep -q "control connections: at most 6 at once" "$LOG"
 gk_ctl_open c1 "$SOCK"
 gk_ctl_open c5 "$SOCK"
 gk_ctl_open c6 "$SOCK"

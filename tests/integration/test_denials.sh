@@ -8,7 +8,8 @@
 #   - each kind of denial is exactly one stderr line naming the host and
 #     the --allow to add, however often the client retries, and one
 #     summary line at exit; a special range says why, with no --allow;
-#   - the line comes while the command still runs (within a second);
+#   - the line comes while the command still runs (the command waits
+#     until the line was seen);
 #   - the HTTP proxy's 403 status line names the host and the rule (what
 #     curl -v and wget print);
 #   - an allowed connection that fails upstream (no address, refused)
@@ -23,8 +24,8 @@
 #     command with --allow-file FILE works with nothing denied; special
 #     ranges stay refused while learning;
 #   - TCP to an address the cage never resolved fails at the SYN with
-#     ECONNREFUSED in under 100 ms (python connect(), ssh, node fetch),
-#     with one line naming the address;
+#     ECONNREFUSED, long before the client's own timeout (python
+#     connect(), ssh, node fetch), with one line naming the address;
 #   - a client that resolves once and connects again after the capped TTL
 #     (gatekeeperd runs with --ttl-cap 2) still connects, within
 #     --pin-grace; with pin-grace 0 (SIGHUP) it is refused, and told,
@@ -102,7 +103,7 @@ gk_check "... curl -v shows the 403 status line naming the host and the rule" \
 
 # ---- retried: still one line ------------------------------------------------------
 cage root --allow api.github.com -- sh -c \
-	"for i in 1 2 3 4 5; do curl -s --max-time 5 https://$EVIL/; done; exit 7"
+	"for i in 1 2 3 4 5; do curl -s --max-time 20 https://$EVIL/; done; exit 7"
 detail
 gk_check "five tries of the same host: one line, the count of distinct denials 1" \
 	eval '[ "$RUN_RC" = 7 ] && [ "$(ndenials)" = 1 ] &&
@@ -116,7 +117,7 @@ NOADDR=nosuch.github.com
 WHY_NOADDR="it has no address (the upstream DNS said NXDOMAIN)"
 unreachable() { grep -oE 'gk-run: [^ ]+ could not be reached: .*' "$T/run.err"; }
 cage root --allow '*.github.com' -- sh -c \
-	"for i in 1 2 3 4 5; do curl -sS -v --max-time 5 https://$NOADDR/; done; exit 7"
+	"for i in 1 2 3 4 5; do curl -sS -v --max-time 20 https://$NOADDR/; done; exit 7"
 detail
 gk_check "curl -v (HTTP proxy) to $NOADDR: the 502 status line names the host and why" \
 	eval '[ "$RUN_RC" = 7 ] && grep -qF "HTTP/1.1 502 Bad Gateway: $NOADDR:443 could not be reached: $WHY_NOADDR" "$T/run.err"'
@@ -124,12 +125,12 @@ gk_check "... five tries: gk-run says it in one line, and no denial" \
 	eval '[ "$(unreachable)" = "gk-run: $NOADDR:443 could not be reached: $WHY_NOADDR" ] &&
 	    [ "$(ndenials)" = 0 ]'
 cage root --allow github.com -- "${NOHTTP[@]}" sh -c \
-	"curl -sS --max-time 5 http://github.com:81/; curl -sS --max-time 5 http://github.com:81/; exit 7"
+	"curl -sS --max-time 20 http://github.com:81/; curl -sS --max-time 20 http://github.com:81/; exit 7"
 detail
 gk_check "curl (SOCKS5) to github.com:81, refused twice: one line saying the address refused it" \
 	eval '[ "$RUN_RC" = 7 ] && [ "$(unreachable | grep -c .)" = 1 ] &&
 	    unreachable | grep -qE "^gk-run: github.com:81 could not be reached: [0-9a-f.:]+ refused the connection$"'
-cage root --allow github.com -- curl -sS -v --max-time 5 http://github.com:81/
+cage root --allow github.com -- curl -sS -v --max-time 20 http://github.com:81/
 detail
 gk_check "curl -v (HTTP proxy, plain GET) to github.com:81: the 502 status line says it was refused" \
 	eval 'grep -qE "HTTP/1.1 502 Bad Gateway: github.com:81 could not be reached: [0-9a-f.:]+ refused the connection" "$T/run.err"'
@@ -199,7 +200,7 @@ gk_check "npm with a registry not allowed: fails, one line naming it and the --a
 	    [ "$(denials)" = "$LINE_HTTP" ]'
 gk_check "... npm's own error shows the 403 that names the host" \
 	eval 'grep -qi "403" "$T/run.err" && grep -q "$EVIL" "$T/run.err"'
-cage root --allow github.com -- ssh -o BatchMode=yes -o ConnectTimeout=5 \
+cage root --allow github.com -- ssh -o BatchMode=yes -o ConnectTimeout=20 \
 	-o StrictHostKeyChecking=no "git@$EVIL" true
 detail
 gk_check "ssh to a host not allowed: fails, one line for its lookup with the --allow" \
@@ -221,25 +222,30 @@ gk_check "... one line saying it is the cloud metadata service, without a plain 
 # An address no DNS answer gave the cage: connect() fails with ECONNREFUSED
 # at once (the kernel refuses the SYN; nothing was accepted), and gk-run
 # says so. EVIL_IP is evil.example's address; the cage never resolved it.
+# What came back tells a refusal from a dropped SYN (the client's own
+# timeout, 30 s: "timeout"); the refusal must also come well before it.
 EVIL_IP=203.0.113.66
 cage root --allow api.github.com -- "${NP[@]}" "$PYTHON" -c "
 import errno, socket, time
 s = socket.socket()
+s.settimeout(30)
 t = time.monotonic()
 try:
     s.connect(('$EVIL_IP', 443))
     print('connected', int((time.monotonic() - t) * 1000))
+except socket.timeout:
+    print('timeout', int((time.monotonic() - t) * 1000))
 except OSError as e:
     print(errno.errorcode.get(e.errno, e.errno), int((time.monotonic() - t) * 1000))
 "
 detail
 read -r what ms <"$T/run.out"
-gk_check "connect() to $EVIL_IP:443, never resolved: ${what:-?} in ${ms:-?} ms (ECONNREFUSED, under 100 ms)" \
-	eval '[ "$what" = ECONNREFUSED ] && [ "${ms:-1000}" -lt 100 ]'
+gk_check "connect() to $EVIL_IP:443, never resolved: ${what:-?} in ${ms:-?} ms (ECONNREFUSED, well before the client's 30 s timeout)" \
+	eval '[ "$what" = ECONNREFUSED ] && [ "${ms:-30000}" -lt 15000 ]'
 gk_check "... one line naming the address, why, and the --allow" \
 	eval '[ "$(ndenials)" = 1 ] &&
 	    [ "$(denials)" = "gk-run: denied $EVIL_IP:443 (an address no allowed name resolved to); to allow it: --allow $EVIL_IP/32, or allow the name it belongs to" ]'
-cage root --allow api.github.com -- ssh -o BatchMode=yes -o ConnectTimeout=5 \
+cage root --allow api.github.com -- ssh -o BatchMode=yes -o ConnectTimeout=20 \
 	-o StrictHostKeyChecking=no "git@$EVIL_IP" true
 detail
 gk_check "ssh to $EVIL_IP: 'Connection refused' (not a server that hangs up), one line" \
@@ -269,24 +275,31 @@ else
 fi
 
 # ---- while the command runs ----------------------------------------------------------
-rm -f "$T/work-root/tried"
+# The command, once refused, waits (up to 60 s) until the test saw the
+# line; so the line can be seen while it runs only if gk-run says it then,
+# not at the end (the test looks for 30 s), on any host.
+rm -f "$T/work-root/tried" "$T/work-root/seen"
 cage_bg BG root --allow api.github.com -- sh -c \
-	"curl -s --max-time 5 https://$EVIL/ >/dev/null; date +%s%N >tried; sleep 4"
-gk_wait_for 100 test -s "$T/work-root/tried"
+	"curl -s --max-time 20 https://$EVIL/ >/dev/null; date +%s%N >tried
+	 i=0; while [ ! -e seen ] && [ \$i -lt 600 ]; do sleep 0.1; i=\$((i + 1)); done"
+gk_wait_for 600 test -s "$T/work-root/tried"
 seen=
-for ((i = 0; i < 30; i++)); do
+for ((i = 0; i < 300; i++)); do
 	if grep -q "^gk-run: denied $EVIL:443" "$T/BG.err" 2>/dev/null; then
 		seen=$(date +%s%N)
 		break
 	fi
-	sleep 0.05
+	sleep 0.1
 done
+running=no
+kill -0 "$BG" 2>/dev/null && [ ! -e "$T/work-root/seen" ] && running=yes
+: >"$T/work-root/seen"
 ms=
 [ -n "$seen" ] && ms=$(((seen - $(cat "$T/work-root/tried")) / 1000000))
-GK_DETAIL="err: $(oneline "$(cat "$T/BG.err")"); ${ms:-never} ms after curl's end"
+GK_DETAIL="err: $(oneline "$(cat "$T/BG.err")"); ${ms:-never} ms after curl's end; command still running: $running"
 gk_check "the line is on stderr while the command still runs (${ms:-never} ms after the refusal)" \
-	eval '[ -n "$ms" ] && [ "$ms" -lt 1000 ] && kill -0 "$BG" 2>/dev/null'
-gk_wait_exit "$BG" 100
+	eval '[ -n "$ms" ] && [ "$running" = yes ]'
+gk_wait_exit "$BG" 600
 gk_untrack_pid "$BG"
 
 # ---- -q and --events-fd ---------------------------------------------------------------
@@ -296,8 +309,8 @@ gk_check "-q: refused, and no denial or summary line" \
 	eval '[ "$RUN_RC" != 0 ] && ! grep -q "denied" "$T/run.err"'
 exec 3>"$T/ev.json"
 cage root -q --events-fd 3 --allow api.github.com -- sh -c \
-	"curl -s --max-time 5 https://$EVIL/; curl -s --max-time 5 https://$EVIL/; \
-	 ${NP[*]} curl -s --noproxy '*' --max-time 5 http://169.254.169.254/"
+	"curl -s --max-time 20 https://$EVIL/; curl -s --max-time 20 https://$EVIL/; \
+	 ${NP[*]} curl -s --noproxy '*' --max-time 20 http://169.254.169.254/"
 exec 3>&-
 GK_DETAIL="events: $(oneline "$(cat "$T/ev.json")") | $(run_detail)"
 gk_check "--events-fd 3 (with -q): one JSON object per distinct denial, nothing on stderr" \
@@ -323,10 +336,10 @@ cage root -q --events-fd 3 --allow api.github.com -- sh -c \
 	'i=0; while [ $i -lt 900 ]; do getent hosts "n$i.evil.example" >/dev/null; i=$((i + 1)); done'
 exec 3>&-
 detail
-gk_check "--events-fd whose reader does not read: gk-run ends with its command, saying what was not delivered" \
-	eval '[ "$RUN_MS" -lt 30000 ] && grep -q "event line(s) not delivered" "$T/run.err"'
-timeout 10 sh -c 'echo go >"$1"' sh "$T/go.fifo"
-gk_wait_for 100 eval '! kill -0 "$SLOW_READER" 2>/dev/null'
+gk_check "--events-fd whose reader does not read: gk-run ends with its command (exit 0, not the bound's kill), saying what was not delivered (${RUN_MS} ms)" \
+	eval '[ "$RUN_RC" = 0 ] && grep -q "event line(s) not delivered" "$T/run.err"'
+timeout 60 sh -c 'echo go >"$1"' sh "$T/go.fifo"
+gk_wait_for 600 eval '! kill -0 "$SLOW_READER" 2>/dev/null'
 GK_DETAIL="$(wc -lc <"$T/slow.json") lines/bytes; $(grep -o 'gk-run: --events-fd.*' "$T/run.err")"
 gk_check "... and the reader, reading late, gets only whole JSON lines (more than 100)" \
 	"$PYTHON" - "$T/slow.json" <<'EOF'
@@ -391,14 +404,14 @@ gk_check "... and its cage.destroy audit line says how often learning let someth
 # that command, as typed (as cage() runs gk-run: as root, bounded)
 as_cmd root
 ( cd "$T/work-root" &&
-  eval "exec timeout -s KILL 120 ${AS_CMD[*]@Q} $NEXT" >"$T/run.out" 2>"$T/run.err" </dev/null )
+  eval "exec timeout -s KILL 300 ${AS_CMD[*]@Q} $NEXT" >"$T/run.out" 2>"$T/run.err" </dev/null )
 RUN_RC=$?
 RUN_MS=0
 detail
 gk_check "gk-run's next command (--allow-file learned.allow): works, nothing denied" \
 	eval '[ "$RUN_RC" = 0 ] && [ "$(ndenials)" = 0 ]'
 cage root --learn learned2.allow --allow api.github.com --ro "$EN_DIR" -- \
-	sh -c "$LEARN_CMD; ${NP[*]} curl -s --noproxy '*' --max-time 5 http://169.254.169.254/; true"
+	sh -c "$LEARN_CMD; ${NP[*]} curl -s --noproxy '*' --max-time 20 http://169.254.169.254/; true"
 detail
 GK_DETAIL="file: $(oneline "$(cat "$T/work-root/learned2.allow" 2>&1)") | $(run_detail)"
 gk_check "--learn with --allow api.github.com: only the others are written; the metadata address stays refused" \
@@ -428,12 +441,12 @@ npins() { nft list set inet gatekeeper pins 2>/dev/null | grep -oE '[^ {,]+ \. [
 rm -f "$T/work-root/resolved"
 cage_bg PB root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" sh -c '
 getent hosts api.github.com >/dev/null && : >resolved
-i=0; while [ $i -lt 100 ] && [ ! -e stop ]; do sleep 0.1; i=$((i + 1)); done'
-wait_ms 100 test -e "$T/work-root/resolved"
+i=0; while [ $i -lt 600 ] && [ ! -e stop ]; do sleep 0.1; i=$((i + 1)); done'
+wait_ms 600 test -e "$T/work-root/resolved"
 n_live=$(npins)
 : >"$T/work-root/stop"
-gk_wait_exit "$PB" 100
-gk_wait_for 50 eval '[ "$(npins)" = 0 ]'
+gk_wait_exit "$PB" 600
+gk_wait_for 300 eval '[ "$(npins)" = 0 ]'
 GK_DETAIL="while the cage ran: $n_live element(s); after: $(oneline "$(nft list set inet gatekeeper pins 2>&1)")"
 gk_check "set pins: the cage's address is there while it runs, and no element is left once it ended (pin-grace 600)" \
 	eval '[ "${n_live:-0}" -ge 1 ] && [ "$(npins)" = 0 ]'
@@ -442,7 +455,7 @@ rm -f "$T/work-root/stop"
 # the cage's; the kernel refuses the SYN (not accepted, then reset)
 echo 'pin-grace = 2' >"$T/gk.conf"
 kill -HUP "$GKD_PID"
-gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 1 ]'
+gk_wait_for 300 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 1 ]'
 cage root --allow api.github.com --ro "$EN_DIR" -- "${NP[@]}" "$PYTHON" -c "
 import errno, socket, time
 ip = socket.gethostbyname('api.github.com')
@@ -461,7 +474,7 @@ gk_check "with --pin-grace 2 and TTL 2, a connection 8 s after the lookup is ref
 	eval 'grep -qx ECONNREFUSED "$T/run.out"'
 echo 'pin-grace = 0' >"$T/gk.conf"
 kill -HUP "$GKD_PID"
-gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 2 ]'
+gk_wait_for 300 eval '[ "$(grep -c reloaded "$T/GKD_PID.log")" -ge 2 ]'
 late
 gk_check "with pin-grace 0 (SIGHUP): refused, and the line says the address was not pinned" \
 	eval '[ "$RUN_RC" != 0 ] && [ "$RUN_RC" != 9 ] && [ "$RUN_RC" != 77 ] &&

@@ -44,13 +44,13 @@ GK_DETAIL="rc=$rc output: $(printf '%s' "$out" | head -3)"
 gk_check "--help exits 0 and documents --ttl-cap" \
 	eval '[ "$rc" = 0 ] && printf "%s" "$out" | grep -q -- "--ttl-cap"'
 
-out=$(timeout 5 "$GKD" -f --no-such-option 2>&1 </dev/null)
+out=$(timeout 60 "$GKD" -f --no-such-option 2>&1 </dev/null)
 rc=$?
 GK_DETAIL="rc=$rc output: $out"
 gk_check "an unknown option exits 2 naming it" \
 	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -q "no-such-option"'
 
-out=$(timeout 5 "$GKD" -f -c /dev/null --ttl-cap banana --control "$T/x.sock" \
+out=$(timeout 60 "$GKD" -f -c /dev/null --ttl-cap banana --control "$T/x.sock" \
 	--metrics off --listen 127.0.0.1 --dns-port 5454 2>&1 </dev/null)
 rc=$?
 GK_DETAIL="rc=$rc output: $out"
@@ -58,7 +58,7 @@ gk_check "a bad --ttl-cap value exits 2 naming the option" \
 	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -q "ttl-cap"'
 
 printf '# a comment\nbogus-key = 1\n' >"$T/bad.conf"
-out=$(timeout 5 "$GKD" -f -c "$T/bad.conf" --control "$T/x.sock" \
+out=$(timeout 60 "$GKD" -f -c "$T/bad.conf" --control "$T/x.sock" \
 	--metrics off --listen 127.0.0.1 --dns-port 5454 2>&1 </dev/null)
 rc=$?
 GK_DETAIL="rc=$rc output: $out"
@@ -119,8 +119,7 @@ gk_check "config ttl-cap = 30: TTL $ttl (<= 30)" \
 	eval '[ "$DIG_STATUS" = NOERROR ] && [ "$ttl" -ge 0 ] && [ "$ttl" -le 30 ]'
 
 write_conf 5 127.0.0.1:5300
-kill -HUP "$GKD2"
-sleep 0.5
+gk_hup "$GKD2" "$T/GKD2.log"
 gk_check "SIGHUP: gatekeeperd keeps running" daemon_alive "$GKD2"
 gk_dig $A_SRC api.github.com A
 ttl=$(dig_max_ttl)
@@ -143,8 +142,8 @@ restart_warns() { grep -c 'effect only after a restart' "$T/GKD2.log"; }
 w0=$(restart_warns)
 write_conf 5 127.0.0.1:5300 127.0.0.1:9478 "$T/audit3.log"
 for n in 1 2; do
-	kill -HUP "$GKD2"
-	gk_wait_for 30 eval '[ "$(restart_warns)" -ge $((w0 + n)) ]'
+	gk_hup "$GKD2" "$T/GKD2.log"
+	gk_wait_for 300 eval '[ "$(restart_warns)" -ge $((w0 + n)) ]'
 	got=$(($(restart_warns) - w0))
 	line=$(grep 'effect only after a restart' "$T/GKD2.log" | tail -n 1)
 	GK_DETAIL="log: ${line:-<no warning>}"
@@ -161,33 +160,40 @@ for n in 1 2; do
 	expect_dns "SIGHUP $n: hup$n.example is denied" $A_SRC hup$n.example A NXDOMAIN ""
 	GK_DETAIL="no dns.deny for hup$n.example in audit2.log, or audit3.log exists"
 	gk_check "SIGHUP $n: the audit log is still audit2.log" \
-		eval 'gk_audit_wait "$T/audit2.log" 0 30 "\"event\":\"dns.deny\"" "\"cage\":\"$D_ID\"" \
+		eval 'gk_audit_wait "$T/audit2.log" 0 300 "\"event\":\"dns.deny\"" "\"cage\":\"$D_ID\"" \
 		      "hup$n.example" &&
 		      [ ! -e "$T/audit3.log" ]'
 done
 
+# A dead upstream: the client gets SERVFAIL, by the upstream-timeout (2 s)
+# and not left to its own timeout. dig waits 30 s (15 times the
+# upstream-timeout); SERVFAIL is the daemon's answer, and it must come
+# within 5 times the upstream-timeout (a slow host delays it by its work,
+# not by seconds).
+UP_TMO_MS=2000
+servfail_in_time() {
+	[ "$DIG_STATUS" = SERVFAIL ] && [ "$DIG_MS" -lt $((5 * UP_TMO_MS)) ]
+}
 write_conf 5 127.0.0.1:5398
-kill -HUP "$GKD2"
-sleep 0.5
-gk_dig $A_SRC codeload.github.com A +time=6
+gk_hup "$GKD2" "$T/GKD2.log"
+gk_dig $A_SRC codeload.github.com A +time=30
 GK_DETAIL=$(dig_summary)
-gk_check "black-hole upstream: SERVFAIL in under 3 s (${DIG_MS} ms)" \
-	test "$DIG_STATUS" = SERVFAIL -a "$DIG_MS" -lt 3000
-gk_dig $A_SRC codeload.github.com A +time=6 +tcp
+gk_check "black-hole upstream: SERVFAIL by the upstream-timeout, not the client's (${DIG_MS} ms)" \
+	servfail_in_time
+gk_dig $A_SRC codeload.github.com A +time=30 +tcp
 GK_DETAIL=$(dig_summary)
-gk_check "black-hole upstream over TCP: SERVFAIL in under 3 s (${DIG_MS} ms)" \
-	test "$DIG_STATUS" = SERVFAIL -a "$DIG_MS" -lt 3000
+gk_check "black-hole upstream over TCP: SERVFAIL by the upstream-timeout, not the client's (${DIG_MS} ms)" \
+	servfail_in_time
 GK_DETAIL="log: $(grep 'effect only after a restart' "$T/GKD2.log" | tail -n 1)"
 gk_check "SIGHUP with the running metrics and audit-log again: no warning" \
 	test "$(restart_warns)" -eq $((w0 + 2))
 
 write_conf 5 127.0.0.1:5399
-kill -HUP "$GKD2"
-sleep 0.5
-gk_dig $A_SRC gist.github.com A +time=6
+gk_hup "$GKD2" "$T/GKD2.log"
+gk_dig $A_SRC gist.github.com A +time=30
 GK_DETAIL=$(dig_summary)
-gk_check "closed upstream port: SERVFAIL in under 3 s (${DIG_MS} ms)" \
-	test "$DIG_STATUS" = SERVFAIL -a "$DIG_MS" -lt 3000
+gk_check "closed upstream port: SERVFAIL, not the client's timeout (${DIG_MS} ms)" \
+	servfail_in_time
 fetch_metrics "$T/m2.txt"
 ue=$(metric "$T/m2.txt" gatekeeper_dns_upstream_errors_total)
 GK_DETAIL="value $ue"
@@ -195,14 +201,12 @@ gk_check "gatekeeper_dns_upstream_errors_total counts the failures (>= 2)" test 
 expect_dns "dead upstream: a denied name is still NXDOMAIN" $A_SRC evil.example A NXDOMAIN ""
 
 write_conf 5 127.0.0.1:5300
-kill -HUP "$GKD2"
-sleep 0.5
+gk_hup "$GKD2" "$T/GKD2.log"
 expect_dns "SIGHUP back to the live upstream: raw.github.com resolves" \
-	$A_SRC raw.github.com A NOERROR "A 192.0.2.15" +time=3
+	$A_SRC raw.github.com A NOERROR "A 192.0.2.15"
 
 printf 'ttl-cap = banana\n' >"$CONF"
-kill -HUP "$GKD2"
-sleep 0.5
+gk_hup "$GKD2" "$T/GKD2.log"
 gk_check "SIGHUP with a broken config: gatekeeperd keeps running" daemon_alive "$GKD2"
 expect_dns "... keeps its old config and cages (github.com resolves)" \
 	$A_SRC github.com A NOERROR "A 192.0.2.10"

@@ -149,7 +149,7 @@ restart_case() {	# WHO HOW (TERM|KILL)
 	cage_bg "$var" "$who" --allow '*.github.com' --ro "$SHARE" --rw "$dir" \
 		-- "$PYTHON" "$SHARE/attack.py" "$dir" "$SOCK" "$dir/handed.sock" \
 		"$SHARE/ca.crt"
-	wait_ms 100 eval '[ "$(nlinks)" -ge 1 ]'
+	wait_ms 300 eval '[ "$(nlinks)" -ge 1 ]'
 	GK_DETAIL="$(leftover_detail) | $(oneline "$(cat "$T/$var.err" 2>/dev/null)")"
 	gk_check "$who/$how: the attacking cage runs (link $(gk_links | paste -sd, -))" \
 		eval '[ "$(nlinks)" -ge 1 ]'
@@ -196,7 +196,7 @@ restart_case root TERM
 restart_case user TERM
 restart_case root KILL
 restart_case user KILL
-wait_ms 40 no_leftovers
+wait_ms 300 no_leftovers
 GK_DETAIL="$(leftover_detail)"
 gk_check "after the restart cases: no link or set element left" no_leftovers
 
@@ -262,7 +262,7 @@ sysctl_case() {	# WHO
 	[ "$who" = user ] && chown "$E2E_USER:" "$dir"
 	cage_bg "$var" "$who" --allow '*.github.com' --ro "$SHARE" --rw "$dir" \
 		-- "$PYTHON" "$SHARE/sysctl.py" "$dir"
-	wait_ms 100 test -s "$dir/sysctl"
+	wait_ms 300 test -s "$dir/sysctl"
 	GK_DETAIL="$(oneline "$(cat "$T/$var.err" 2>/dev/null)")"
 	gk_check "$who: the sysctl probe ran in a cage" test -s "$dir/sysctl"
 	bad=$(awk '$2 != "rc=missing" && ($2 == "rc=0" || $3 != "before=" substr($4, 7)) {print}' \
@@ -291,7 +291,7 @@ sysctl_case() {	# WHO
 }
 sysctl_case root
 sysctl_case user
-wait_ms 40 no_leftovers
+wait_ms 300 no_leftovers
 GK_DETAIL="$(leftover_detail)"
 gk_check "after the sysctl cases: no link or set element left" no_leftovers
 

@@ -64,7 +64,7 @@ rc=$?
 GK_DETAIL="rc=$rc $out"
 gk_check "gatekeeperd -n with a policy whose bound is a public suffix: exit 2, FILE:LINE" \
 	eval '[ "$rc" = 2 ] && printf "%s" "$out" | grep -qF "$POLICY:3:"'
-out=$(timeout 10 "$GKD" -f -c "$T/gk.conf" --policy "$T/nope" --control "$T/x.sock" \
+out=$(timeout 60 "$GKD" -f -c "$T/gk.conf" --policy "$T/nope" --control "$T/x.sock" \
 	--metrics off 2>&1 </dev/null)
 rc=$?
 GK_DETAIL="rc=$rc $out"
@@ -135,14 +135,14 @@ cage_bg BG root --allow github.com --allow codeload.github.com --ro "$EN_DIR" --
 	while [ ! -e go ] && [ \$i -lt 300 ]; do sleep 0.1; i=\$((i + 1)); done
 	${CURL[*]} -o /dev/null https://github.com/index.html; echo github \$? >r2
 	${CURL[*]} -o /dev/null https://codeload.github.com/index.html; echo after \$? >r3"
-wait_ms 150 test -s "$T/work-root/r1"
+wait_ms 300 test -s "$T/work-root/r1"
 cat >"$POLICY" <<'EOF'
 version t2
 deny api.github.com
 allow github.com
 EOF
 kill -HUP "$GKD_PID"
-wait_ms 50 grep -q "version t2" "$T/GKD_PID.log"
+wait_ms 300 grep -q "version t2" "$T/GKD_PID.log"
 touch "$T/work-root/go"
 gk_wait_exit "$BG" 300
 GK_DETAIL="$(cat "$T/work-root/r1" "$T/work-root/r2" "$T/work-root/r3" 2>&1 | tr '\n' ' ') | $(oneline "$(tail -c 600 "$T/BG.err")")"
@@ -170,7 +170,7 @@ gk_check "an asking cage (bound: github.com) is refused codeload.github.com with
 # ---- a broken policy at reload ---------------------------------------------------------------
 printf 'version t3\nallow nonsense pattern here\n' >"$POLICY"
 kill -HUP "$GKD_PID"
-wait_ms 50 grep -q "the running host policy (t2) is kept" "$T/GKD_PID.log"
+wait_ms 300 grep -q "the running host policy (t2) is kept" "$T/GKD_PID.log"
 v=$(info_version)
 GK_DETAIL="version ${v:-?}; log: $(grep -m1 "host policy" "$T/GKD_PID.log" | tail -c 300)"
 gk_check "a broken policy at reload: said, with FILE:LINE; t2 keeps running" \

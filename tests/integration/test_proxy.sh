@@ -220,7 +220,7 @@ gk_check "S: OpenSSH root@github.com through HTTP CONNECT (ProxyCommand)" \
 socks_rep "A: SOCKS evil.example:443 is denied" $A_SRC evil.example 443 0x02
 expect_deny not_allowlisted evil.example "$A_ID" "A socks evil.example"
 GK_DETAIL="$LAST_MS ms"
-gk_check "A: ... and fast (< 1000 ms)" test "$LAST_MS" -lt 1000
+gk_check "A: ... at once, not at the client's timeout (15 s): $LAST_MS ms" test "$LAST_MS" -lt 7500
 socks_rep "A: SOCKS gitlab.com:443 (B's name) is denied" $A_SRC gitlab.com 443 0x02
 expect_deny not_allowlisted gitlab.com "$A_ID" "A socks gitlab.com"
 socks_rep "B: SOCKS gitlab.com:80 (B allows only :443) is denied" $B_SRC gitlab.com 80 0x02
@@ -270,7 +270,7 @@ while True:
     except OSError: pass
     c.close()' ) &
 gk_track_pid $!
-gk_wait_for 30 listening 127.0.0.1 7070
+gk_wait_for 300 listening 127.0.0.1 7070
 o=$(sc --bind $C_SRC --timeout 10 banner rebind.github.com 7070 2>&1)
 GK_DETAIL="got: $(oneline "$o")"
 gk_check "C: rebind.github.com:7070 (-> 127.0.0.1) allowed by C's CIDR entry 127.0.0.1/32" \
@@ -343,8 +343,14 @@ curl_http $A_SRC http://evil.example/index.html
 expect_deny not_allowlisted evil.example "$A_ID" "metrics block socks 1"
 expect_deny not_allowlisted gitlab.com "$A_ID" "metrics block socks 2"
 expect_deny not_allowlisted evil.example "$A_ID" "metrics block http"
-sleep 0.3	# let the tunnels' byte counts settle
-fetch_metrics "$T/mb1.txt"
+# the tunnels' byte counts settle when they have ended: wait (bounded)
+# until the active tunnels are back to what they were, not a fixed time
+settled() {
+	fetch_metrics "$T/mb1.txt" &&
+		[ "$(gk_metric_sum "$T/mb1.txt" gatekeeper_active_tunnels)" = \
+		  "$(gk_metric_sum "$T/mb0.txt" gatekeeper_active_tunnels)" ]
+}
+gk_wait_for 300 settled
 GK_DETAIL="block fetches: $ok1 $ok2 $ok3 $ok4"
 gk_check "metrics block: the 4 allowed fetches worked" \
 	test "$ok1$ok2$ok3$ok4" = 200200200200
@@ -400,7 +406,7 @@ for i in 1 2; do
 	hold_pids+=($!)
 	gk_track_pid $!
 done
-gk_wait_for 50 eval 'grep -q held "$T/hold1.out" && grep -q held "$T/hold2.out"'
+gk_wait_for 300 eval 'grep -q held "$T/hold1.out" && grep -q held "$T/hold2.out"'
 fetch_metrics "$T/mt1.txt"
 t1v=$(gk_metric_sum "$T/mt1.txt" gatekeeper_active_tunnels)
 GK_DETAIL="$t0v -> $t1v; $(cat "$T/hold1.out" "$T/hold2.out" | paste -sd' ' -)"
@@ -416,13 +422,13 @@ tunnels_back() {
 	[ "$t2v" -eq "$t0v" ]
 }
 GK_DETAIL="still ${t2v:-?} (was $t0v)"
-gk_check "gatekeeper_active_tunnels falls back when they close" gk_wait_for 50 tunnels_back
+gk_check "gatekeeper_active_tunnels falls back when they close" gk_wait_for 300 tunnels_back
 
 # ---- metrics: exact deltas per deny reason over the whole run --------------------------------
 px_deny_totals
 
 # ---- audit log ----------------------------------------------------------------------------------
-gk_audit_wait "$AUDIT" 0 30 '"event":"[a-z0-9_.]*deny"' "\"cage\":\"$A_ID\"" \
+gk_audit_wait "$AUDIT" 0 300 '"event":"[a-z0-9_.]*deny"' "\"cage\":\"$A_ID\"" \
 	'evil\.example' '"reason":"not_allowlisted"'
 px_audit_denies
 
@@ -456,16 +462,16 @@ gk_check "audit-allowed is off by default: no conn.allow line so far" \
 	eval '! grep -q "\"event\":\"conn.allow\"" "$AUDIT"'
 echo 'audit-allowed = 2' >"$T/empty.conf"
 kill -HUP "$GKD"
-gk_wait_for 30 grep -q reloaded "$T/GKD.log"
+gk_wait_for 300 grep -q reloaded "$T/GKD.log"
 for i in 1 2 3 4; do curl_socks $A_SRC http://github.com/index.html; done
-gk_audit_wait -n 2 "$AUDIT" 0 30 '"event":"conn\.allow"' "\"cage\":\"$A_ID\"" \
+gk_audit_wait -n 2 "$AUDIT" 0 300 '"event":"conn\.allow"' "\"cage\":\"$A_ID\"" \
 	'"host":"github\.com"' '"port":80[,}]'
 GK_DETAIL="$(grep conn.allow "$AUDIT" | tail -n 3 | paste -sd' ' -)"
 gk_check "SIGHUP with audit-allowed = 2: 4 tunnels of A to github.com:80 give 2 conn.allow audit lines (cage, host, port, proto, up, down, ms)" \
 	eval '[ "$(conn_allow "$A_ID" github.com 80)" = 2 ]'
 : >"$T/empty.conf"
 kill -HUP "$GKD"
-gk_wait_for 30 eval '[ "$(grep -c reloaded "$T/GKD.log")" -ge 2 ]'
+gk_wait_for 300 eval '[ "$(grep -c reloaded "$T/GKD.log")" -ge 2 ]'
 
 # ---- after the exact counts ------------------------------------------------------------------
 # The reason may be special_range or ip_not_pinned here.

@@ -725,7 +725,7 @@ ctl_rules() {
 		--allow 'GET codeload.github.com/index.html' --ro "$EN_DIR" --ro "$SHARE" \
 		--rw "$d" --cwd "$d" -- sh "$SHARE/steps.sh" "$d" "$SHARE"
 	pid=$CTLCAGE
-	wait_ms 150 eval '[ -n "$(cage_id "rules-$who")" ]'
+	wait_ms 300 eval '[ -n "$(cage_id "rules-$who")" ]'
 	id=$(cage_id "rules-$who")
 	GK_DETAIL="stderr: $(oneline "$(tail -c 500 "$T/CTLCAGE.err" 2>/dev/null)")"
 	gk_check "$who: a running cage, --allow 'GET codeload.github.com/index.html' ($id)" \

@@ -52,7 +52,7 @@
 #           where nothing listens (counted "failed"), the transparent port
 #           itself;
 #   UDP:    a connected UDP socket to 192.0.2.10:443 (QUIC) gets
-#           ECONNREFUSED within a second;
+#           ECONNREFUSED (the error, not a timeout);
 #   gk-run --transparent off: direct TCP refused fast, the proxies work;
 #   gatekeeperd --transparent-port off: the same for every cage, no
 #           redirect rule, no listener.
@@ -109,6 +109,16 @@ e2e_vars
 
 # ---------------------------------------------------------------------------
 tr_start
+
+# refused_in_time: the last cage run failed, and not by a timeout: no
+# curl 28, no timeout(1) 124, no kill by the run's bound (137), and within
+# half of the clients' own timeout (TR_MAX, curl --max-time and ssh's
+# ConnectTimeout 30 s): a refusal, told apart from a timeout on any host.
+TR_MAX=30
+refused_in_time() {
+	[ "$RUN_RC" != 0 ] && [ "$RUN_RC" != 28 ] && [ "$RUN_RC" != 124 ] &&
+		[ "$RUN_RC" != 137 ] && [ "$RUN_MS" -lt $((TR_MAX * 1000 / 2)) ]
+}
 
 # The ERR code and the time of the last probe's output.
 probe_err() { sed -n 's/^ERR \([A-Z0-9a-z_]*\) .*/\1/p' "$T/run.out" | head -1; }
@@ -226,9 +236,9 @@ works() {	# WHO
 	GK_DETAIL="$(audit_new | head -3 | paste -sd' ' -)"
 	gk_check "$who: no transparent proxy.deny audit line during the allowed cases" \
 		eval '[ "$(audit_n)" = 0 ]'
-	wait_ms 20 no_leftovers
+	wait_ms 300 no_leftovers
 	GK_DETAIL="links: $(gk_links | paste -sd, -) elements: $(set_elems | paste -sd, -)"
-	gk_check "$who: no gk-* link or set element left within 2 s of the cages ending" \
+	gk_check "$who: no gk-* link or set element left once the cages ended (waited up to 30 s)" \
 		no_leftovers
 }
 works root
@@ -251,8 +261,8 @@ denied() {
 	done
 	line=$(audit_new | head -1)
 	GK_DETAIL="$(run_detail) | $(tr_moved)"
-	gk_check "$who: $what fails in under 2 s (${RUN_MS} ms)" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$RUN_MS" -lt 2000 ] &&
+	gk_check "$who: $what is refused, not timed out (${RUN_MS} ms)" \
+		eval 'refused_in_time &&
 		      ! got_through'
 	gk_check "$who: ... counted: transparent denied +1, denied_total{kind=transparent,reason=${rs[0]}} +1, nothing allowed" \
 		eval '[ "$(tr_no)" = 1 ] && [ "$n" = 1 ] && [ "$(tr_all_denied)" = 1 ] &&
@@ -277,18 +287,18 @@ fails() {	# WHO
 	# evil.example by name: the resolver says NXDOMAIN; nothing connects.
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 10 https://evil.example/index.html
+		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 https://evil.example/index.html
 	after
 	GK_DETAIL="$(run_detail) | $(tr_moved) | dns denied +$(dm gatekeeper_dns_queries_total verdict=denied)"
-	gk_check "$who: curl --noproxy '*' https://evil.example/ fails in under 2 s (${RUN_MS} ms; the name does not resolve)" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$RUN_MS" -lt 2000 ] && ! out_has "hello from" &&
+	gk_check "$who: curl --noproxy '*' https://evil.example/ is refused, not timed out (${RUN_MS} ms; the name does not resolve)" \
+		eval 'refused_in_time && ! out_has "hello from" &&
 		      [ "$(dm gatekeeper_dns_queries_total verdict=denied)" -ge 1 ] &&
 		      [ "$(tr_ok)" = 0 ] && [ "$(tr_no)" = 0 ]'
 
 	# evil.example's address, forced: TLS to an address never pinned.
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 10 \
+		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 \
 		--resolve evil.example:443:203.0.113.66 https://evil.example/index.html
 	denied "$who" "curl --resolve evil.example:443:203.0.113.66 (TLS, SNI evil.example, address not pinned)" \
 		'ip_not_pinned|not_allowlisted|sni_mismatch' 203.0.113.66 443
@@ -301,7 +311,7 @@ fails() {	# WHO
 		ip_not_pinned "$GH" 7777 ''
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' -k --max-time 10 "https://$GH/index.html"
+		-- "${NP[@]}" curl -sS --noproxy '*' -k --max-time 30 "https://$GH/index.html"
 	denied "$who" "curl -k https://$GH/ (an IP literal never resolved here)" \
 		'ip_not_pinned|no_sni' "$GH" 443
 
@@ -309,7 +319,7 @@ fails() {	# WHO
 	# then TLS to its address names evil.example.
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" -- "${NP[@]}" sh -c \
-		"getent ahostsv4 github.com >/dev/null && exec curl -sS --noproxy '*' --max-time 10 \
+		"getent ahostsv4 github.com >/dev/null && exec curl -sS --noproxy '*' --max-time 30 \
 		--resolve evil.example:443:$GH https://evil.example/index.html"
 	denied "$who" "TLS to github.com's pinned address with SNI evil.example (curl --resolve)" \
 		sni_mismatch github.com 443 evil.example
@@ -378,7 +388,7 @@ fails() {	# WHO
 		special_range "$EN_HOST_ADDR" "$EN_ECHO_PORT" ''
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 10 \
+		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 \
 		http://169.254.169.254/latest/meta-data/
 	denied "$who" "http://169.254.169.254/ (cloud metadata address)" \
 		special_range 169.254.169.254 80
@@ -386,7 +396,7 @@ fails() {	# WHO
 	# Plain HTTP whose Host names another host than the pinned one.
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 10 \
+		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 \
 		-H 'Host: evil.example' http://github.com/index.html
 	denied "$who" "http://github.com/ with 'Host: evil.example'" \
 		host_mismatch github.com 80 evil.example
@@ -395,22 +405,22 @@ fails() {	# WHO
 	# failed (not denied).
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 10 http://github.com:81/
+		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 http://github.com:81/
 	after
 	GK_DETAIL="$(run_detail) | $(tr_moved) | failed +$(dm gatekeeper_connections_total proto=transparent verdict=failed)"
-	gk_check "$who: http://github.com:81/ (allowed, nothing listens) fails in under 2 s, counted as failed, not denied" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$RUN_MS" -lt 2000 ] &&
+	gk_check "$who: http://github.com:81/ (allowed, nothing listens) is refused, not timed out, counted as failed, not denied" \
+		eval 'refused_in_time &&
 		      [ "$(dm gatekeeper_connections_total proto=transparent verdict=failed)" = 1 ] &&
 		      [ "$(tr_no)" = 0 ] && [ "$(tr_ok)" = 0 ]'
 
 	# The transparent port itself, asked directly: not a way around.
 	mark
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 5 "http://$GW:$TPORT/"
+		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 "http://$GW:$TPORT/"
 	after
 	GK_DETAIL="$(run_detail) | $(tr_moved) | daemon alive: $(gkd_alive && echo yes || echo NO)"
-	gk_check "$who: curl http://$GW:$TPORT/ (the transparent port itself) fails fast, gatekeeperd lives" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$RUN_MS" -lt 2000 ] && ! out_has "hello from" &&
+	gk_check "$who: curl http://$GW:$TPORT/ (the transparent port itself) is refused, not timed out, gatekeeperd lives" \
+		eval 'refused_in_time && ! out_has "hello from" &&
 		      [ "$(tr_ok)" = 0 ] && gkd_alive'
 
 	# QUIC: UDP other than DNS is refused with ICMP at once.
@@ -418,8 +428,8 @@ fails() {	# WHO
 	cage "$who" --allow '*.github.com' "${CA_ARGS[@]}" -- "${NP[@]}" "${PROBE[@]}" udp "$GH" 443 github.com
 	after
 	GK_DETAIL="$(run_detail)"
-	gk_check "$who: a connected UDP socket to $GH:443 (QUIC) gets ECONNREFUSED within a second ($(probe_ms) ms)" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$(probe_err)" = ECONNREFUSED ] && [ "$(probe_ms)" -lt 1000 ]'
+	gk_check "$who: a connected UDP socket to $GH:443 (QUIC) gets ECONNREFUSED, not a timeout ($(probe_ms) ms)" \
+		eval '[ "$RUN_RC" != 0 ] && [ "$(probe_err)" = ECONNREFUSED ]'
 }
 fails root
 fails user
@@ -438,18 +448,18 @@ old_behaviour() {
 	cage "$who" --allow '*.github.com' "$@" "${CA_ARGS[@]}" \
 		-- "${NP[@]}" "${PROBE[@]}" tcp "$GH" 443 github.com
 	GK_DETAIL="$(run_detail)"
-	gk_check "$who, $what: TCP to github.com's (pinned) address is refused at once ($(probe_ms) ms, $(probe_err))" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$(probe_err)" = ECONNREFUSED ] && [ "$(probe_ms)" -lt 1000 ]'
+	gk_check "$who, $what: TCP to github.com's (pinned) address is refused at once: ECONNREFUSED, not a timeout ($(probe_ms) ms, $(probe_err))" \
+		eval '[ "$RUN_RC" != 0 ] && [ "$(probe_err)" = ECONNREFUSED ]'
 	cage "$who" --allow '*.github.com' "$@" "${CA_ARGS[@]}" \
-		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 10 https://github.com/index.html
+		-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 https://github.com/index.html
 	GK_DETAIL="$(run_detail)"
-	gk_check "$who, $what: curl --noproxy '*' https://github.com/ fails in under 2 s (${RUN_MS} ms)" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$RUN_MS" -lt 2000 ] && ! out_has "hello from"'
+	gk_check "$who, $what: curl --noproxy '*' https://github.com/ is refused, not timed out (${RUN_MS} ms)" \
+		eval 'refused_in_time && ! out_has "hello from"'
 	cage "$who" --allow '*.github.com' "$@" "${CA_ARGS[@]}" \
 		-- "${NP[@]}" "${SSHC[@]}" root@github.com echo ssh-ok
 	GK_DETAIL="$(run_detail)"
-	gk_check "$who, $what: ssh root@github.com fails in under 2 s (${RUN_MS} ms)" \
-		eval '[ "$RUN_RC" != 0 ] && [ "$RUN_MS" -lt 2000 ] && ! out_has ssh-ok'
+	gk_check "$who, $what: ssh root@github.com is refused, not timed out (${RUN_MS} ms)" \
+		eval 'refused_in_time && ! out_has ssh-ok'
 	cage "$who" --allow '*.github.com' "$@" "${CA_ARGS[@]}" \
 		-- curl -sS --max-time 20 https://github.com/index.html
 	after
@@ -492,7 +502,7 @@ cage_bg_pid=
 	--allow '*.github.com' -- sleep 30 >/dev/null 2>&1 ) &
 cage_bg_pid=$!
 gk_track_pid "$cage_bg_pid"
-wait_ms 50 eval '[ "$(nlinks)" -ge 1 ]'
+wait_ms 300 eval '[ "$(nlinks)" -ge 1 ]'
 GK_DETAIL="$(nft list table inet gatekeeper 2>&1 | grep -E 'redirect|reject' | head -5 | paste -sd'|' -)"
 gk_check "--transparent-port off: with a (default) cage running, the table has no redirect rule" \
 	eval '[ "$(nlinks)" -ge 1 ] && nft list table inet gatekeeper >/dev/null 2>&1 && ! redirect_rule'
@@ -501,10 +511,10 @@ gk_wait_exit "$cage_bg_pid" 50 || { kill -KILL "$cage_bg_pid" 2>/dev/null; gk_wa
 old_behaviour root "gatekeeperd --transparent-port off"
 old_behaviour user "gatekeeperd --transparent-port off"
 cage user --allow '*.github.com' --transparent on "${CA_ARGS[@]}" \
-	-- "${NP[@]}" curl -sS --noproxy '*' --max-time 10 https://github.com/index.html
+	-- "${NP[@]}" curl -sS --noproxy '*' --max-time 30 https://github.com/index.html
 GK_DETAIL=$(run_detail)
 gk_check "gatekeeperd --transparent-port off: gk-run --transparent on does not get around it (${RUN_MS} ms)" \
-	eval '[ "$RUN_RC" != 0 ] && [ "$RUN_MS" -lt 2000 ] && ! out_has "hello from"'
+	eval 'refused_in_time && ! out_has "hello from"'
 gk_info "gk-run --transparent on against --transparent-port off: rc $RUN_RC, stderr: $(oneline "$(cat "$T/run.err")")"
 
 # ---- stop ---------------------------------------------------------------------------

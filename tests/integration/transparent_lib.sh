@@ -75,7 +75,7 @@ audit_n() { audit_new | grep -c .; }
 # audit_wait N [TENTHS]: wait (gk_audit_wait, 2 s by default) for N
 # transparent proxy.deny lines since mark.
 audit_wait() {
-	gk_audit_wait -n "$1" "$AUDIT" "${AUDIT_MARK:-0}" "${2:-20}" \
+	gk_audit_wait -n "$1" "$AUDIT" "${AUDIT_MARK:-0}" "${2:-300}" \
 		'"event":"proxy\.deny"' '"proto":"transparent"'
 }
 
@@ -185,7 +185,7 @@ tr_after_denials() {
 		      grep -q "^gatekeeper_connections_total{.*proto=\"transparent\"" "$T/m-all.txt" &&
 		      grep -q "^gatekeeper_denied_total{.*kind=\"transparent\"" "$T/m-all.txt"'
 
-	wait_ms 20 no_leftovers
+	wait_ms 300 no_leftovers
 	GK_DETAIL="links: $(gk_links | paste -sd, -) elements: $(set_elems | paste -sd, -)"
 	gk_check "no gk-* link or set element left after the denial cases" no_leftovers
 }
@@ -193,7 +193,7 @@ tr_after_denials() {
 # tr_stop: nothing left behind, gatekeeperd exits 0 on SIGTERM and takes
 # its table along, no sanitizer reports.
 tr_stop() {
-	wait_ms 20 no_leftovers
+	wait_ms 300 no_leftovers
 	GK_DETAIL="links: $(gk_links | paste -sd, -) elements: $(set_elems | paste -sd, -)"
 	gk_check "no gk-* link or set element left at the end" no_leftovers
 	gk_stop_daemon "$GKD_PID" TERM
