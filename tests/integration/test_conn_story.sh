@@ -77,8 +77,10 @@ run_case() {
 	cage root --allow "$2" --ro "$EN_DIR" -- "${cmd[@]}" -fsS \
 		--max-time 20 "$3"
 	after
-	# the close line may follow the client's exit by a loop turn
-	sleep 0.2
+	# the connection's last line (close, deny or fail) may follow the
+	# client's exit by a loop turn, longer on a slow host: waited for
+	gk_wait_for 100 eval 'tail -n +"$((n + 1))" "$LOG" |
+		grep -qE "action=(close|deny|fail) "'
 	tail -n +"$((n + 1))" "$LOG" >"$T/case.log"
 }
 

@@ -224,7 +224,7 @@ with open(sys.argv[2], "a") as out:
 EOF
 LISTENER=$!
 gk_track_pid "$LISTENER"
-for ((i = 0; i < 50; i++)); do [ -S "$NS" ] && break; sleep 0.1; done
+for ((i = 0; i < 300; i++)); do [ -S "$NS" ] && break; sleep 0.1; done
 : >"$T/notify.log"
 : >"$T/gk.conf"
 # A sanitizer build's leak check at exit needs ptrace, which the filter
@@ -238,9 +238,9 @@ NOTIFY_SOCKET=$NS gk_start_daemon GKD_PID "$JAIL" "$T/syscalls.list" -- \
 	--control "$T/control.sock" --listen 127.0.0.1 --dns-port 5353 \
 	--socks-port 11080 --http-port 13128 --transparent-port off \
 	--metrics off --plumbing off --cgroup off
-waitfor() {	# waitfor PATTERN: a notify line matching it, within 5 s
+waitfor() {	# waitfor PATTERN: a notify line matching it (bounded: 30 s)
 	local i
-	for ((i = 0; i < 100; i++)); do
+	for ((i = 0; i < 600; i++)); do
 		grep -q "$1" "$T/notify.log" && return 0
 		sleep 0.05
 	done
