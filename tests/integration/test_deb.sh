@@ -33,7 +33,7 @@
 # needs is missing.
 
 # Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2034  # eval'd checks; GK_DETAIL: read by gk_check
 GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"

@@ -163,7 +163,7 @@ restart_case() {	# WHO HOW (TERM|KILL)
 	touch "$dir/go"
 	wait_ms 300 eval '[ -n "$(res "$dir" done)" ]'
 	GK_DETAIL="result: $(oneline "$(cat "$dir/result" 2>&1)")"
-	gk_check "$who/$how: the attack ran to its end" test -n "$(res "$dir" done)"
+	gk_check "$who/$how: the attack ran to its end" test -n "$(res "$dir" "done")"
 	GK_DETAIL="ls: $(res "$dir" ls)"
 	gk_check "$who/$how: the control socket's directory shows no socket in the cage" \
 		eval '! res "$dir" ls | grep -q "control.sock"'

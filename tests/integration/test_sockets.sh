@@ -25,7 +25,7 @@
 # tmpfs on /var/tmp.
 
 # Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
-# shellcheck disable=SC2016,SC2317
+# shellcheck disable=SC2016,SC2317,SC2034
 GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"

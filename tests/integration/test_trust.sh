@@ -31,7 +31,7 @@
 # namespaces (lib.sh), everything under a temporary directory.
 
 # Checks are often `gk_check MSG eval '...'`: the single quotes are meant.
-# shellcheck disable=SC2016
+# shellcheck disable=SC2016,SC2034  # eval'd checks read the variables they name
 GK_SELF=$(readlink -f "${BASH_SOURCE[0]}")
 # shellcheck source=tests/integration/lib.sh
 . "$(dirname "$GK_SELF")/lib.sh"
@@ -188,7 +188,7 @@ for who in root nobody; do
 		rm .git/index && ln -s ../myindex .git/index && echo linked' \
 		sh "$W/marks"
 	host "$who" "$W/gl" git status --porcelain
-	GK_DETAIL="$(detail) | $(ls -l "$W/gl/.git" | grep index | tr '\n' ' ') | marks: $(ls "$W/marks")"
+	GK_DETAIL="$(detail) | $(ls -ld "$W/gl/.git"/index* 2>&1 | tr '\n' ' ') | marks: $(ls "$W/marks")"
 	gk_check "$who: gitlinks: an index replaced by a link to one of the sandbox's: moved aside, said; the host's git status runs nothing" \
 		eval 'grep -qx linked "$T/out" && [ ! -e "$W/gl/.git/index" ] &&
 		    [ -L "$W/gl/.git/index-untrusted-by-gk-run" ] &&
@@ -199,7 +199,7 @@ for who in root nobody; do
 	t0=$(date +%s)
 	run "$who" "$W/gl" -- sh -c 'rm .git/index && mkfifo .git/index && echo fifo'
 	t1=$(date +%s)
-	GK_DETAIL="$(detail) | $((t1 - t0)) s | $(ls -l "$W/gl/.git" | grep index | tr '\n' ' ')"
+	GK_DETAIL="$(detail) | $((t1 - t0)) s | $(ls -ld "$W/gl/.git"/index* 2>&1 | tr '\n' ' ')"
 	gk_check "$who: gitlinks: an index replaced by a FIFO: gk-run does not block on it, moves it aside" \
 		eval 'grep -qx fifo "$T/out" && [ "$((t1 - t0))" -lt 20 ] &&
 		    [ -p "$W/gl/.git/index-untrusted-by-gk-run" ] && [ ! -e "$W/gl/.git/index" ]'
