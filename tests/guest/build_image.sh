@@ -67,6 +67,9 @@ PKGS=(
 	iproute2 nftables procps util-linux python3
 	# what the suite's scripts run in the guest use besides
 	bind9-dnsutils socat netcat-openbsd iputils-ping
+	# /etc/protocols and /etc/services, as on any installed Debian host
+	# (nft prints "tcp" where it would print 6 without them)
+	netbase
 	# the package's shared libraries
 	libevent-2.1-7 libevent-core-2.1-7 libc-ares2 libpsl5 libjson-c5
 	libnftnl11 libmnl0 libnl-3-200 libnl-route-3-200 libssl3 libseccomp2

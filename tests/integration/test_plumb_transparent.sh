@@ -77,11 +77,12 @@ tp_begin() {
 	gk_check "cage TN plumbed with transparent off" test -n "${TN_IP:-}"
 	nft list table inet gatekeeper >"$T/table-$D.txt" 2>&1
 	GK_DETAIL=$(grep -E 'redirect|15001' "$T/table-$D.txt")
-	gk_check "nat_pre redirects set transparent's TCP to its pins" grep -qF \
-		'iifname "gk-*" ip daddr != 10.143.0.1 meta l4proto tcp iifname . ip saddr @transparent iif . ip daddr @pins redirect to :15001' \
+	# (nft prints the protocol "tcp", or 6 on a host without /etc/protocols)
+	gk_check "nat_pre redirects set transparent's TCP to its pins" grep -qE \
+		'iifname "gk-\*" ip daddr != 10\.143\.0\.1 meta l4proto (tcp|6) iifname \. ip saddr @transparent iif \. ip daddr @pins redirect to :15001' \
 		"$T/table-$D.txt"
-	gk_check "... and set open's TCP anywhere" grep -qF \
-		'iifname "gk-*" ip daddr != 10.143.0.1 meta l4proto tcp iifname . ip saddr @transparent iifname . ip saddr @open redirect to :15001' \
+	gk_check "... and set open's TCP anywhere" grep -qE \
+		'iifname "gk-\*" ip daddr != 10\.143\.0\.1 meta l4proto (tcp|6) iifname \. ip saddr @transparent iifname \. ip saddr @open redirect to :15001' \
 		"$T/table-$D.txt"
 	GK_DETAIL=$(grep -E 'log group' "$T/table-$D.txt")
 	gk_check "filter_pre logs the refused SYNs of set transparent (rate-limited)" \
