@@ -101,7 +101,8 @@ start_daemon --cgroup "$CG" || gk_abort "gatekeeperd starts" "$T/GKD_PID.log"
 V2=$(sed -n "s/.*cgroups: cages' processes in \([^;]*\);.*/\1/p" "$T/GKD_PID.log" | head -1)
 GK_DETAIL=$(grep -m1 cgroups: "$T/GKD_PID.log")
 # the subtree as /proc/PID/cgroup names it: below the cgroup2 mount (the
-# hierarchy's root here; a delegated scope of systemd's on a systemd host)
+# hierarchy's root here; a delegated scope of systemd's on a systemd host,
+# whose name has backslashes: matched as a fixed string)
 V2MNT=$(findmnt -n -t cgroup2 -o TARGET | head -1)
 REL=${V2#"$V2MNT"}
 gk_info "cages' cgroups: $V2 (in /proc/PID/cgroup: 0::$REL/cage-...)"
@@ -121,7 +122,8 @@ pid=$(pgrep -f -- "^sleep 50.$U" | head -1)
 cg=$(cat "/proc/$pid/cgroup" 2>/dev/null | tr '\n' ' ')
 GK_DETAIL="sleep pid ${pid:-none}: $cg"
 gk_check "the command runs in its cage's cgroup (v2 and the v1 ones it needs)" \
-	eval '[ -n "$pid" ] && [ -n "$REL" ] && grep -q "0::$REL/cage-[a-z0-9]*-[0-9]*-[0-9]*-[0-9]*" "/proc/$pid/cgroup"'
+	eval '[ -n "$pid" ] && [ -n "$REL" ] && grep -F "0::$REL/cage-" "/proc/$pid/cgroup" |
+	    grep -q "/cage-[a-z0-9]*-[0-9]*-[0-9]*-[0-9]*$"'
 kill -TERM "$BG"
 gk_wait_exit "$BG" 50
 gk_untrack_pid "$BG"
@@ -400,7 +402,7 @@ gk_check "... audited as a cage.create with \"reattach\": true, its cgroup taken
 pid=$(pgrep -f -- "^sleep 52.$U" | head -1)
 GK_DETAIL="sleep ${pid:-gone}: $(cat "/proc/$pid/cgroup" 2>&1 | tr '\n' ' ')"
 gk_check "... the command's processes are still in its cgroup" \
-	eval '[ -n "$pid" ] && [ -n "$REL" ] && grep -q "0::$REL/cage-" "/proc/$pid/cgroup"'
+	eval '[ -n "$pid" ] && [ -n "$REL" ] && grep -qF "0::$REL/cage-" "/proc/$pid/cgroup"'
 kill -TERM "$RE"
 gk_wait_exit "$RE" 50
 gk_untrack_pid "$RE"
