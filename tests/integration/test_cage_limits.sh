@@ -18,7 +18,9 @@
 # While an attack runs, every probe of B's cached DNS, B's proxy set-up
 # (SOCKS5 and CONNECT) and cage creation is answered: none lost, none
 # failed. A probe waits PROBE_WAIT (20 s) for its answer, so that a slow
-# host (a qemu guest under emulation) loses only what never comes; the
+# host (a qemu guest under emulation) loses only what never comes (a DNS
+# query over UDP goes again every second meanwhile, as a resolver's does:
+# a flood may fill the socket's queue, and UDP drops); the
 # latencies (p50, p99, max) are printed as information, not checked: how
 # fast is a benchmark's question, not a test's. The audit log grows by
 # less than 2 MB in all; A's descriptors are back at the baseline when A
