@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "gatekeeper/cgroup/gk_cgparse.h"
+#include "gatekeeper/cgroup/gk_cgroup_int.h"
 #include "gatekeeper/cgroup/gk_cgsd.h"
 
 static const char hybrid[] =
@@ -165,6 +166,57 @@ test_unscope(void **state)
 	assert_int_equal(gk_cg_unscope(""), 0);
 }
 
+/* A path of /proc/self/cgroup in a unit: the unit a whole component. */
+static void
+test_in_unit(void **state)
+{
+	static const char u[] = "gatekeeperd-gk\\x2dtest.scope";
+	char out[64], small[36];
+
+	(void)state;
+	assert_true(gk_cg_in_unit("/system.slice/gatekeeperd-gk\\x2dtest.scope"
+	    "/daemon", u, out, sizeof(out)));
+	assert_string_equal(out, "/system.slice/gatekeeperd-gk\\x2dtest.scope");
+	assert_true(gk_cg_in_unit("/system.slice/gatekeeperd-gk\\x2dtest.scope",
+	    u, out, sizeof(out)));
+	assert_string_equal(out, "/system.slice/gatekeeperd-gk\\x2dtest.scope");
+	/* part of a component, either end: not in it */
+	assert_false(gk_cg_in_unit("/system.slice/xgatekeeperd-gk\\x2dtest.scope",
+	    u, out, sizeof(out)));
+	assert_false(gk_cg_in_unit("/system.slice/gatekeeperd-gk\\x2dtest.scope2",
+	    u, out, sizeof(out)));
+	assert_false(gk_cg_in_unit("gatekeeperd-gk\\x2dtest.scope", u, out,
+	    sizeof(out)));
+	assert_false(gk_cg_in_unit("/user.slice/session-2.scope", u, out,
+	    sizeof(out)));
+	assert_false(gk_cg_in_unit("/", u, out, sizeof(out)));
+	assert_false(gk_cg_in_unit("/a", "", out, sizeof(out)));
+	/* a later whole component after a partial one */
+	assert_true(gk_cg_in_unit("/x.scopex/x.scope/y", "x.scope", out,
+	    sizeof(out)));
+	assert_string_equal(out, "/x.scopex/x.scope");
+	/* "/system.slice/" + 29 = 43 bytes and its NUL: too long for 36 */
+	assert_false(gk_cg_in_unit("/system.slice/gatekeeperd-gk\\x2dtest.scope",
+	    u, small, sizeof(small)));
+	assert_true(gk_cg_in_unit("/gatekeeperd-gk\\x2dtest.scope", u, small,
+	    sizeof(small)));
+}
+
+/* The daemon's own scope's name: its subtree, escaped as systemd does. */
+static void
+test_own_unit(void **state)
+{
+	char out[64], small[20];
+
+	(void)state;
+	assert_true(cg_own_unit("gatekeeper", out, sizeof(out)));
+	assert_string_equal(out, "gatekeeperd-gatekeeper.scope");
+	assert_true(cg_own_unit("gk-test-1", out, sizeof(out)));
+	assert_string_equal(out, "gatekeeperd-gk\\x2dtest\\x2d1.scope");
+	assert_false(cg_own_unit("", out, sizeof(out)));
+	assert_false(cg_own_unit("gatekeeper", small, sizeof(small)));
+}
+
 /* --cgroup NAME -> the slice: systemd's escaping, bounded. */
 static void
 test_slice_name(void **state)
@@ -216,6 +268,8 @@ main(void)
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_slice_name),
 		cmocka_unit_test(test_unscope),
+		cmocka_unit_test(test_in_unit),
+		cmocka_unit_test(test_own_unit),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,9 +56,8 @@ delegated(const char *dir)
 	return n == 1 && v[0] == '1';
 }
 
-/* "gk-test" -> "gatekeeperd-gk\x2dtest.scope". */
-static bool
-own_name(const char *subtree, char *unit, size_t ulen)
+bool
+cg_own_unit(const char *subtree, char *unit, size_t ulen)
 {
 	char esc[CG_DIR_MAX + 64];
 	size_t n;
@@ -112,19 +111,14 @@ own_wait(const char *unit, char *own, size_t ownlen, char *why,
 {
 	struct timespec ts = { 0, OWN_POLL_MS * 1000000L };
 	struct gk_cg_self self;
-	char buf[CG_FILE_MAX], *at;
+	char buf[CG_FILE_MAX];
 	int waited;
 
 	for (waited = 0; waited <= OWN_WAIT_MS; waited += OWN_POLL_MS) {
 		if (cg_read_file("/proc/self/cgroup", buf, sizeof(buf)) > 0) {
 			gk_cg_self_parse(buf, strlen(buf), &self);
-			if ((at = strstr(self.v2, unit)) != NULL &&
-			    (at[strlen(unit)] == '\0' ||
-			    at[strlen(unit)] == '/') && at[-1] == '/') {
-				at[strlen(unit)] = '\0';
-				snprintf(own, ownlen, "%s", self.v2);
+			if (gk_cg_in_unit(self.v2, unit, own, ownlen))
 				return 0;
-			}
 		}
 		nanosleep(&ts, NULL);
 	}
@@ -144,7 +138,7 @@ cg_own_scope(const char *mnt, const char *subtree, struct gk_cg_self *self,
 	if (self->v2[0] != '\0' && strcmp(self->v2, "/") != 0 &&
 	    delegated(dir))
 		return 0;		/* ours already */
-	if (!own_name(subtree, unit, sizeof(unit)))
+	if (!cg_own_unit(subtree, unit, sizeof(unit)))
 		return gk_seterr(why, whylen, "cgroup name \"%s\" too long",
 		    subtree);
 	if ((r = sd_bus_new(&bus)) < 0 ||

@@ -295,3 +295,25 @@ gk_cg_unscope(const char *dir)
 
 	return n > k && strcmp(dir + n - k, GK_CG_SCOPE) == 0 ? n - k : 0;
 }
+
+bool
+gk_cg_in_unit(const char *path, const char *unit, char *out, size_t len)
+{
+	size_t ul = strlen(unit), end;
+	const char *at;
+
+	if (ul == 0)
+		return false;
+	for (at = strstr(path, unit); at != NULL; at = strstr(at + 1, unit)) {
+		if (at == path || at[-1] != '/' ||
+		    (at[ul] != '\0' && at[ul] != '/'))
+			continue;
+		end = (size_t)(at - path) + ul;
+		if (end >= len)
+			return false;
+		memcpy(out, path, end);
+		out[end] = '\0';
+		return true;
+	}
+	return false;
+}

@@ -83,4 +83,13 @@ bool		 gk_cg_name_parse(const char *name, char *id, size_t idlen,
 #define GK_CG_SCOPE	".scope"
 size_t		 gk_cg_unscope(const char *dir);
 
+/*
+ * Is path (a cgroup path of /proc/PID/cgroup) in unit, one of its
+ * components ("/system.slice/u.scope/daemon" is in "u.scope")? Then its
+ * path through that component goes into out: true. False if not, or if
+ * out (len) is too small.
+ */
+bool		 gk_cg_in_unit(const char *path, const char *unit, char *out,
+		    size_t len);
+
 #endif /* GK_CGPARSE_H */

@@ -105,5 +105,7 @@ void	 cg_rm_cb(int fd, short what, void *arg);
  */
 int	 cg_own_scope(const char *mnt, const char *subtree,
 	    struct gk_cg_self *self, char *why, size_t whylen);
+/* Its unit's name: "gk-test" -> "gatekeeperd-gk\x2dtest.scope". */
+bool	 cg_own_unit(const char *subtree, char *unit, size_t ulen);
 
 #endif /* GK_CGROUP_INT_H */

@@ -1,6 +1,7 @@
 /*
  * Fuzz the cgroup text parsers over one input: mountinfo, the own-cgroup
- * list, a counter file, /proc/PID/stat and a cage cgroup name.
+ * list (and whether it is in a unit), a counter file, /proc/PID/stat and
+ * a cage cgroup name.
  * Invariants: no read past the input (sanitizers); every path found is
  * absolute, NUL-terminated and inside its buffer; a name that parses
  * prints back to itself.
@@ -37,6 +38,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	gk_cg_self_parse(t, size, &s);
 	check_path(m.v2);
 	check_path(s.v2);
+	/* the own cgroup in a unit: a prefix of it, ending with the unit */
+	if (gk_cg_in_unit(s.v2, "gatekeeperd-x.scope", buf, sizeof(buf))) {
+		CHECK(strncmp(s.v2, buf, strlen(buf)) == 0);
+		CHECK(strlen(buf) >= 20 && strcmp(buf + strlen(buf) - 19,
+		    "gatekeeperd-x.scope") == 0 && buf[strlen(buf) - 20] == '/');
+	}
 	for (c = 0; c < GK_CG__CTLS; c++) {
 		check_path(m.v1[c]);
 		check_path(s.v1[c]);
