@@ -11,34 +11,27 @@
  * processes sit in it, so no cage could be limited. So we ask systemd for
  * `gatekeeperd-<subtree>.scope` with Delegate=yes (its subtree is ours),
  * in systemd's default slice (a slice of its own would outlive us, and
- * the cages' slice is the unit's to stop), holding ourselves: StartTransientUnit with the
- * PID 0, which systemd reads as the caller, whose pid it knows from the
- * socket in its own namespace. If the scope is there already (an earlier
- * gatekeeperd of the same subtree, whose cages it may still hold and our
- * start-up sweep ends), we join it (AttachProcessesToUnit). The cages'
- * cgroups are then made below it by cgroupfs as on any delegated host.
+ * the cages' slice is the unit's to stop), holding ourselves
+ * (gk_cgsd_own_scope(): StartTransientUnit with the PID 0, which systemd
+ * reads as the caller, whose pid it knows from the socket in its own
+ * namespace). If the scope is there already (an earlier gatekeeperd of
+ * the same subtree, whose cages it may still hold and our start-up sweep
+ * ends), we join it. The cages' cgroups are then made below it by
+ * cgroupfs as on any delegated host.
  *
- * Synchronous, at start only; each call bounded.
+ * Synchronous, at start only; each call and the wait bounded.
  */
 #include <sys/xattr.h>
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
-
-#include <systemd/sd-bus.h>
 
 #include "gatekeeper/base/gk_err.h"
 #include "gatekeeper/base/gk_log.h"
 #include "gatekeeper/cgroup/gk_cgroup_int.h"
 #include "gatekeeper/cgroup/gk_cgsd.h"
 
-#define OWN_DEST	"org.freedesktop.systemd1"
-#define OWN_PATH	"/org/freedesktop/systemd1"
-#define OWN_MANAGER	"org.freedesktop.systemd1.Manager"
-#define OWN_CALL_US	(5 * 1000 * 1000)
 #define OWN_WAIT_MS	15000
 #define OWN_POLL_MS	10
 
@@ -59,48 +52,8 @@ delegated(const char *dir)
 bool
 cg_own_unit(const char *subtree, char *unit, size_t ulen)
 {
-	char esc[CG_DIR_MAX + 64];
-	size_t n;
-	int w;
-
-	if (!gk_cgsd_slice_name(subtree, esc, sizeof(esc)))
-		return false;
-	n = strlen(esc) - strlen(".slice");
-	esc[n] = '\0';
-	w = snprintf(unit, ulen, "gatekeeperd-%s.scope", esc);
-	return w > 0 && (size_t)w < ulen;
-}
-
-/* Our own process into unit: a new delegated scope, or the one an earlier
- * gatekeeperd left. 0, or -1 with why. */
-static int
-own_ask(sd_bus *bus, const char *unit, char *why, size_t whylen)
-{
-	sd_bus_error e = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
-	int r;
-
-	r = sd_bus_call_method(bus, OWN_DEST, OWN_PATH, OWN_MANAGER,
-	    "StartTransientUnit", &e, &reply, "ssa(sv)a(sa(sv))", unit,
-	    "fail", 4, "Description", "s", "gatekeeperd and its cages",
-	    "PIDs", "au", 1, (uint32_t)0,
-	    "Delegate", "b", 1, "CollectMode", "s", "inactive-or-failed", 0);
-	if (r < 0 && sd_bus_error_has_name(&e,
-	    "org.freedesktop.systemd1.UnitExists")) {
-		sd_bus_error_free(&e);
-		sd_bus_message_unref(reply);
-		reply = NULL;
-		r = sd_bus_call_method(bus, OWN_DEST, OWN_PATH, OWN_MANAGER,
-		    "AttachProcessesToUnit", &e, &reply, "ssau", unit,
-		    "/daemon", 1, (uint32_t)0);
-	}
-	if (r < 0)
-		gk_seterr(why, whylen, "systemd would not give gatekeeperd "
-		    "the delegated scope %s: %s", unit, e.message != NULL ?
-		    e.message : strerror(-r));
-	sd_bus_error_free(&e);
-	sd_bus_message_unref(reply);
-	return r < 0 ? -1 : 0;
+	return gk_cgsd_unit_name("gatekeeperd-", subtree, ".scope", unit,
+	    ulen);
 }
 
 /* Wait (bounded) until /proc/self/cgroup's v2 line is in unit; its path
@@ -131,8 +84,6 @@ cg_own_scope(const char *mnt, const char *subtree, struct gk_cg_self *self,
     char *why, size_t whylen)
 {
 	char dir[GK_CG_PATH_MAX * 2], unit[CG_DIR_MAX + 96];
-	sd_bus *bus = NULL;
-	int r;
 
 	snprintf(dir, sizeof(dir), "%s%s", mnt, self->v2);
 	if (self->v2[0] != '\0' && strcmp(self->v2, "/") != 0 &&
@@ -141,18 +92,8 @@ cg_own_scope(const char *mnt, const char *subtree, struct gk_cg_self *self,
 	if (!cg_own_unit(subtree, unit, sizeof(unit)))
 		return gk_seterr(why, whylen, "cgroup name \"%s\" too long",
 		    subtree);
-	if ((r = sd_bus_new(&bus)) < 0 ||
-	    (r = sd_bus_set_address(bus, "unix:path=/run/systemd/private")) <
-	    0 || (r = sd_bus_start(bus)) < 0) {
-		sd_bus_unref(bus);
-		return gk_seterr(why, whylen, "cannot talk to systemd "
-		    "(/run/systemd/private): %s", strerror(-r));
-	}
-	sd_bus_set_method_call_timeout(bus, OWN_CALL_US);
-	r = own_ask(bus, unit, why, whylen);
-	sd_bus_flush_close_unref(bus);
-	if (r == -1 || own_wait(unit, self->v2, sizeof(self->v2), why,
-	    whylen) == -1)
+	if (gk_cgsd_own_scope(unit, why, whylen) == -1 ||
+	    own_wait(unit, self->v2, sizeof(self->v2), why, whylen) == -1)
 		return -1;
 	log_info("cgroup: gatekeeperd runs in a PID namespace of its own: "
 	    "systemd gave it the delegated scope %s for its cages", unit);

@@ -39,6 +39,7 @@
 #define JOB_TIMEOUT_MS	15000
 #define LATE_KEEP_MS	60000		/* a timed-out job, kept */
 #define SYNC_TIMEOUT_US	(2 * 1000 * 1000)
+#define OWN_CALL_US	(5 * 1000 * 1000)	/* gk_cgsd_own_scope()'s */
 #define CPU_USEC_PER_S	1000000ULL
 
 struct gk_cgsd {
@@ -332,8 +333,10 @@ manager_version(struct gk_cgsd *sd)
 	return n;
 }
 
-static int
-connect_bus(struct gk_cgsd *sd, char *why, size_t whylen)
+/* systemd's private socket, else the system bus; calls bounded by
+ * SYNC_TIMEOUT_US. NULL with why. */
+static sd_bus *
+open_bus(char *why, size_t whylen)
 {
 	sd_bus *bus = NULL;
 	int r;
@@ -347,9 +350,21 @@ connect_bus(struct gk_cgsd *sd, char *why, size_t whylen)
 			gk_seterr(why, whylen, "cannot talk to systemd (%s, "
 			    "or the system bus): %s", SD_PRIVATE + 10,
 			    strerror(-r));
-			return -1;
+			return NULL;
 		}
 	}
+	sd_bus_set_method_call_timeout(bus, SYNC_TIMEOUT_US);
+	return bus;
+}
+
+static int
+connect_bus(struct gk_cgsd *sd, char *why, size_t whylen)
+{
+	sd_bus *bus;
+	int r;
+
+	if ((bus = open_bus(why, whylen)) == NULL)
+		return -1;
 	if ((r = sd_bus_match_signal(bus, &sd->removed, NULL, SD_PATH,
 	    SD_MANAGER, "JobRemoved", removed_cb, sd)) < 0) {
 		gk_seterr(why, whylen, "systemd's JobRemoved signal: %s",
@@ -357,7 +372,6 @@ connect_bus(struct gk_cgsd *sd, char *why, size_t whylen)
 		sd_bus_flush_close_unref(bus);
 		return -1;
 	}
-	sd_bus_set_method_call_timeout(bus, SYNC_TIMEOUT_US);
 	sd->bus = bus;
 	sd->rev = event_new(sd->base, sd_bus_get_fd(bus), EV_READ | EV_PERSIST,
 	    bus_cb, sd);
@@ -427,16 +441,18 @@ gk_cgsd_close(struct gk_cgsd *sd)
 }
 
 bool
-gk_cgsd_slice_name(const char *name, char *out, size_t len)
+gk_cgsd_unit_name(const char *prefix, const char *name, const char *suffix,
+    char *out, size_t len)
 {
 	static const char ok[] = "abcdefghijklmnopqrstuvwxyz"
 	    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789:_.";
-	size_t o = 0;
+	size_t o;
 	int n;
 
-	if (name[0] == '\0' || name[0] == '.')
+	if (name[0] == '\0' || name[0] == '.' ||
+	    (n = snprintf(out, len, "%s", prefix)) < 0 || (size_t)n >= len)
 		return false;
-	for (; *name != '\0'; name++) {
+	for (o = (size_t)n; *name != '\0'; name++) {
 		n = strchr(ok, *name) != NULL ?
 		    snprintf(out + o, len - o, "%c", *name) :
 		    snprintf(out + o, len - o, "\\x%02x", (unsigned char)*name);
@@ -444,8 +460,46 @@ gk_cgsd_slice_name(const char *name, char *out, size_t len)
 			return false;
 		o += (size_t)n;
 	}
-	n = snprintf(out + o, len - o, ".slice");
-	return n > 0 && (size_t)n < len - o;
+	n = snprintf(out + o, len - o, "%s", suffix);
+	return n >= 0 && (size_t)n < len - o;
+}
+
+bool
+gk_cgsd_slice_name(const char *name, char *out, size_t len)
+{
+	return gk_cgsd_unit_name("", name, ".slice", out, len);
+}
+
+int
+gk_cgsd_own_scope(const char *unit, char *why, size_t whylen)
+{
+	sd_bus_error e = SD_BUS_ERROR_NULL;
+	sd_bus *bus;
+	int r;
+
+	if ((bus = open_bus(why, whylen)) == NULL)
+		return -1;
+	sd_bus_set_method_call_timeout(bus, OWN_CALL_US);
+	/* PIDs 0: the caller, whose pid systemd has from the socket */
+	r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER,
+	    "StartTransientUnit", &e, NULL, "ssa(sv)a(sa(sv))", unit, "fail",
+	    4, "Description", "s", "gatekeeperd and its cages", "PIDs", "au",
+	    1, (uint32_t)0, "Delegate", "b", 1, "CollectMode", "s",
+	    "inactive-or-failed", 0);
+	if (r < 0 && sd_bus_error_has_name(&e,
+	    "org.freedesktop.systemd1.UnitExists")) {
+		sd_bus_error_free(&e);
+		r = sd_bus_call_method(bus, SD_DEST, SD_PATH, SD_MANAGER,
+		    "AttachProcessesToUnit", &e, NULL, "ssau", unit, "/daemon",
+		    1, (uint32_t)0);
+	}
+	if (r < 0)
+		gk_seterr(why, whylen, "systemd would not give gatekeeperd "
+		    "the delegated scope %s: %s", unit, e.message != NULL ?
+		    e.message : strerror(-r));
+	sd_bus_error_free(&e);
+	sd_bus_flush_close_unref(bus);
+	return r < 0 ? -1 : 0;
 }
 
 /* The scope's properties: who is in it, where, its limits, and that a

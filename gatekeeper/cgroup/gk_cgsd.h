@@ -48,6 +48,20 @@ void		 gk_cgsd_close(struct gk_cgsd *sd);
 /* "gatekeeper" -> "gatekeeper.slice", systemd's escaping for anything
  * but [A-Za-z0-9:_.] (so a '-' does not nest it in another slice). */
 bool		 gk_cgsd_slice_name(const char *name, char *out, size_t len);
+/* prefix, then name escaped as above, then suffix ("gatekeeperd-",
+ * "gk-test", ".scope" -> "gatekeeperd-gk\x2dtest.scope"); false if it
+ * does not fit or name is empty or starts with a dot. */
+bool		 gk_cgsd_unit_name(const char *prefix, const char *name,
+		    const char *suffix, char *out, size_t len);
+
+/*
+ * Our own process into delegated scope `unit` (Delegate=yes, systemd's
+ * default slice), made for it or, when there (an earlier gatekeeperd's),
+ * joined in its "/daemon". Synchronous, each call bounded; the move is
+ * systemd's job, done shortly after: the caller waits for it. 0, or -1
+ * with why.
+ */
+int		 gk_cgsd_own_scope(const char *unit, char *why, size_t whylen);
 
 /*
  * rc 0 (the process is in the scope) or -1 with a message; called once,
