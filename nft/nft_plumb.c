@@ -527,16 +527,12 @@ pins_choose(struct nft_plumb *p, bool off)
 		log_info("nft: transparent cages' TCP to addresses their DNS "
 		    "did not give them is refused at the SYN (set %s)",
 		    NFT_SET_PINS);
-	else if (off)
-		log_warnx("nft: GK_NFT_PINS=off: as on a kernel before 6.10, "
-		    "transparent cages' TCP to addresses their DNS did not "
-		    "give them is accepted and then reset, not refused at the "
-		    "SYN");
 	else
-		log_warnx("nft: this kernel cannot renew a set element's "
-		    "timeout (Linux 6.10 and later can): transparent cages' "
-		    "TCP to addresses their DNS did not give them is accepted "
-		    "and then reset, not refused at the SYN");
+		log_warnx("nft: %s: transparent cages' TCP to addresses their "
+		    "DNS did not give them is accepted and then reset, not "
+		    "refused at the SYN", off ? "GK_NFT_PINS=off, as on a "
+		    "kernel before 6.10" : "this kernel cannot renew a set "
+		    "element's timeout (Linux 6.10 and later can)");
 }
 
 void
