@@ -22,7 +22,8 @@
 #   - --memory 64M and a program allocating 512 MiB: exit 137, "gk-run:
 #     killed: out of memory (limit 64M)", a cage.limit audit line and
 #     gatekeeper_cage_limit_events_total{limit="memory"};
-#   - --cpus 0.5: a 2 s busy loop gets at most half its wall time of CPU;
+#   - --cpus 0.5: a 2 s busy loop gets at most 3/4 of its wall time of
+#     CPU (half, with room for the quota's periods and an emulated clock);
 #   - gatekeeperd restarted while a command runs: the command carries on,
 #     gk-run registers it again (same namespace, same cgroup), and its
 #     next connection works once the daemon is back;
@@ -68,19 +69,15 @@ oneline() { printf '%s' "$1" | tr '\n' '|' | cut -c1-600; }
 # (ready: its socket is there, and it has said where cages go: that line
 # comes after the socket, once the cgroups are set up, which may take a
 # slow host's systemd a while; the log is appended to across restarts)
-said_cgroups() {
-	local n
-	n=$(grep -c "cgroups: \|cgroup off: " "$T/GKD_PID.log" 2>/dev/null)
-	[ "${n:-0}" -gt "$1" ]
-}
+cgroups_said() { grep -c "cgroups: \|cgroup off: " "$T/GKD_PID.log" 2>/dev/null; }
 start_daemon() {
 	local before
-	before=$(grep -c "cgroups: \|cgroup off: " "$T/GKD_PID.log" 2>/dev/null)
+	before=$(cgroups_said)
 	gk_start_daemon GKD_PID "$GKD" -f -c "$T/empty.conf" --control "$SOCK" \
 		--metrics "$METRICS" --upstream 127.0.0.1:5353 --log-level debug \
 		--audit-log "$AUDIT" "$@"
 	gk_wait_for 300 test -S "$SOCK" &&
-		gk_wait_for 300 said_cgroups "${before:-0}"
+		gk_wait_for 300 eval '[ "$(cgroups_said)" -gt "${before:-0}" ]'
 }
 # run ARGS...: gk-run in $WORK, stdout/stderr in $T/run.out/.err, RC.
 run() {
