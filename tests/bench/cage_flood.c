@@ -34,8 +34,8 @@
  *                a fresh UDP socket or, with --tcp, connection (timed from
  *                connect); over UDP the query goes again every second
  *                while unanswered, as a stub resolver's does (a datagram
- *                may be dropped under a flood: lost is no answer at all).  Out: n lost p50_ms p99_ms max_ms rcode_noerror
- *                rcode_other
+ *                may be dropped under a flood: lost is no answer at all).
+ *                Out: n lost p50_ms p99_ms max_ms rcode_noerror rcode_other
  * probe-socks    every 50 ms a fresh connection, SOCKS5 CONNECT to --target
  *                (--http: HTTP CONNECT), 2 s in all, timed from connect to
  *                the whole reply; ok on REP 0 / status 200.
