@@ -37,13 +37,12 @@ suite_run() {
 		>"$T/suite-$name.log" 2>&1 </dev/null || rc=$?
 	GK_DETAIL="exit $rc after $((SECONDS - t0)) s: $(grep -c '^ok' \
 		"$T/suite-$name.log") ok, $(grep -c '^FAIL' "$T/suite-$name.log") FAIL"
+	gk_check "$name on this host: every check passed" test "$rc" = 0
 	if [ "$rc" = 0 ]; then
-		gk_check "$name on this host: every check passed" true
 		grep -E '^(info|note)' "$T/suite-$name.log" | sed 's/^/       /' |
 			head -n 40
 		return
 	fi
-	gk_check "$name on this host: every check passed" false
 	# its FAIL lines, each with its detail (the indented lines after it)
 	awk '/^FAIL/ { p = 1; print; next } /^       / { if (p) print; next }
 		{ p = 0 }' "$T/suite-$name.log" | sed 's/^/       /' | head -n 80
